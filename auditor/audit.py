@@ -1,0 +1,222 @@
+"""The single-dataset audit: load -> roles -> checks -> shingles -> pairs -> clusters/curve.
+
+``scan`` runs the steps in order and returns a ``ScanResult`` that keeps the verified
+pairs, so ``result.near_duplicates(t)`` answers a new threshold without searching again.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from . import normalize
+from .clusters import GIANT_SHARE, CurvePoint, clusters_at, curve
+from .concentration import Concentration, concentration
+from .errors import AuditorError
+from .exact import (DuplicateGroups, LabelConflicts, combine, duplicate_groups, key_ids, label_conflicts,
+                    normalized)
+from .near import Pairs, find_pairs
+from .roles import Fields, Roles, canonical_record, extract, fingerprint, resolve_roles
+from .schema import Degenerate, Schema, check_degenerate, check_schema
+from .shingles import ShingleSpec, shingle_matrix
+from .sources import Table, load
+
+DEFAULT_THRESHOLDS = (0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3)
+PAIRS_SAMPLE = 50
+
+
+@dataclass(frozen=True)
+class ScanSettings:
+    threshold: float = 0.7
+    thresholds: tuple = DEFAULT_THRESHOLDS
+    shingle: ShingleSpec = ShingleSpec()
+    normalizer: str = "default"          # for text, text+answer and record duplicates
+    answer_normalizer: str = "auto"      # "auto": code for code/SQL answers, else default
+    method: str = "auto"                 # near-duplicate search: auto, exact or lsh
+    num_perm: int = 128
+    seed: int = 1
+
+    def validated(self) -> "ScanSettings":
+        for t in (self.threshold, *self.thresholds):
+            if not isinstance(t, (int, float)) or not (0 < t <= 1):
+                raise AuditorError("usage", f"Threshold {t!r} is outside (0, 1].",
+                                   "Jaccard thresholds are fractions such as 0.7.")
+        if not self.thresholds:
+            raise AuditorError("usage", "No thresholds for the curve.", "Give e.g. 0.9,0.8,0.7.")
+        normalize.get(self.normalizer)
+        if self.answer_normalizer != "auto":
+            normalize.get(self.answer_normalizer)
+        thresholds = tuple(sorted({round(float(t), 6) for t in self.thresholds}, reverse=True))
+        return replace(self, threshold=round(float(self.threshold), 6), thresholds=thresholds)
+
+    @property
+    def min_threshold(self) -> float:
+        return min(self.threshold, *self.thresholds)
+
+
+@dataclass(frozen=True)
+class NearDuplicates:
+    threshold: float
+    pairs: int
+    clusters: int
+    identical_clusters: int
+    variant_clusters: int
+    records_in_clusters: int
+    largest_cluster: int
+    giant_cluster: dict | None          # {records, share, sample_rows} when one cluster > 5% of records
+    pairs_sample: list                  # [{a, b, jaccard}]
+
+
+@dataclass(frozen=True)
+class ScanResult:
+    table: Table
+    roles: Roles
+    settings: ScanSettings
+    fingerprint: str
+    answer_normalizer: str | None
+    schema: Schema
+    degenerate: Degenerate
+    exact: dict                          # name -> DuplicateGroups (text, answer, text_and_answer, record)
+    exact_by_normalizer: dict            # name -> {normalizer: DuplicateGroups}
+    pairs: Pairs
+    curve: list                          # [CurvePoint]
+    concentration: Concentration | None
+    label_conflicts: LabelConflicts | None
+    fields: Fields = field(repr=False)
+    evaluated_key: np.ndarray = field(repr=False)
+    timings: dict = field(default_factory=dict)
+
+    @property
+    def records(self) -> int:
+        return len(self.table.rows)
+
+    def near_duplicates(self, threshold: float | None = None) -> NearDuplicates:
+        """Near-duplicate figures at any threshold within the searched range, from the cache."""
+        t = self.settings.threshold if threshold is None else float(threshold)
+        self.pairs.check_threshold(t)
+        clusters = clusters_at(self.pairs, t, self.evaluated_key)
+        largest = int(clusters.sizes.max(initial=0))
+        giant = None
+        if clusters.count and largest > GIANT_SHARE * self.records:
+            biggest = int(np.argmax(clusters.sizes))
+            giant = {"records": largest, "share": round(largest / self.records, 4),
+                     "sample_rows": clusters.members(biggest)[:10].tolist()}
+        sample = [{"a": a, "b": b, "jaccard": round(j, 4)}
+                  for a, b, j in self.pairs.record_pair_sample(t, PAIRS_SAMPLE)]
+        return NearDuplicates(threshold=t, pairs=self.pairs.record_pairs(t), clusters=clusters.count,
+                              identical_clusters=int(clusters.identical.sum()),
+                              variant_clusters=int((~clusters.identical).sum()),
+                              records_in_clusters=int(clusters.sizes.sum()), largest_cluster=largest,
+                              giant_cluster=giant, pairs_sample=sample)
+
+    def summary(self, threshold: float | None = None) -> dict:
+        from .report import summary
+        return summary(self, threshold)
+
+    def markdown(self, threshold: float | None = None) -> str:
+        from .report import markdown
+        return markdown(self, threshold)
+
+
+def scan(source: str | Table, *, config: str | None = None, split: str | None = None,
+         text: str | None = None, answer: str | None = None, group: str | None = None,
+         labels=None, id: str | None = None, settings: ScanSettings | None = None,
+         max_rows: int | None = None, token: str | None = None, progress=None) -> ScanResult:
+    """Audit one dataset. ``source`` is anything ``auditor.load`` takes, or a loaded Table.
+    ``progress(fraction, stage)`` is called as the steps advance."""
+    settings = (settings or ScanSettings()).validated()
+    report = progress or (lambda fraction, stage: None)
+    timings: dict[str, float] = {}
+    clock = time.perf_counter()
+
+    def step(name: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        timings[name] = round(now - clock, 4)
+        clock = now
+
+    report(0.0, "loading")
+    table = source if isinstance(source, Table) else load(source, config, split, max_rows=max_rows, token=token)
+    rows = table.rows
+    if not rows:
+        raise AuditorError("empty_input", f"{table.source}: no records to audit.", "Check the source and split.")
+    step("load")
+
+    report(0.15, "reading fields")
+    roles = resolve_roles(rows, text=text, answer=answer, group=group, labels=labels, id=id)
+    fields = extract(rows, roles)
+    records = [canonical_record(r) for r in rows]
+    step("roles")
+
+    report(0.25, "checking schema and exact duplicates")
+    schema = check_schema(rows)
+    degenerate = check_degenerate({"text": fields.text, "answer": fields.answer, "group": fields.group})
+    answer_normalizer = None
+    if fields.answer is not None:
+        answer_normalizer = settings.answer_normalizer
+        if answer_normalizer == "auto":
+            answer_normalizer = "code" if normalize.looks_like_code(fields.answer) else settings.normalizer
+    exact, by_normalizer, evaluated_key, text_default = _exact_duplicates(
+        fields, records, settings.normalizer, answer_normalizer)
+    step("exact")
+
+    report(0.35, "hashing shingles")
+    matrix = shingle_matrix(fields.text, settings.shingle)
+    step("shingles")
+    report(0.45, "searching near duplicates")
+    pairs = find_pairs(matrix, settings.min_threshold, settings.method, num_perm=settings.num_perm,
+                       seed=settings.seed,
+                       progress=lambda f, stage: report(0.45 + 0.35 * f, stage))
+    step("near_duplicates")
+
+    report(0.85, "clustering")
+    points = curve(pairs, list(settings.thresholds))
+    conc = concentration(roles.group, fields.group) if fields.group is not None else None
+    conflicts = label_conflicts(text_default, fields.labels)
+    step("curve")
+    report(1.0, "done")
+    return ScanResult(table=table, roles=roles, settings=settings, fingerprint=fingerprint(records, roles),
+                      answer_normalizer=answer_normalizer, schema=schema, degenerate=degenerate, exact=exact,
+                      exact_by_normalizer=by_normalizer, pairs=pairs, curve=points, concentration=conc,
+                      label_conflicts=conflicts, fields=fields, evaluated_key=evaluated_key, timings=timings)
+
+
+def _exact_duplicates(fields: Fields, records: list, text_normalizer: str, answer_normalizer: str | None):
+    """Duplicate groups on text, answer, text+answer and the whole record, and the key that
+    says which records are identical in every evaluated field."""
+    by_normalizer: dict[str, dict[str, DuplicateGroups]] = {"text": {}, "answer": {}, "record": {}}
+    text_keys = {}
+    for name in ("exact", "default"):
+        text_keys[name] = key_ids(normalized(fields.text, name))
+        by_normalizer["text"][name] = duplicate_groups(text_keys[name], name)
+        by_normalizer["record"][name] = duplicate_groups(key_ids(normalized(records, name)), name)
+    exact = {"text": by_normalizer["text"][text_normalizer] if text_normalizer in text_keys else
+             duplicate_groups(key_ids(normalized(fields.text, text_normalizer)), text_normalizer)}
+    text_key = text_keys.get(text_normalizer)
+    if text_key is None:
+        text_key = key_ids(normalized(fields.text, text_normalizer))
+    answer_key = None
+    if fields.answer is not None:
+        for name in ("exact", "default", "code"):
+            keys = key_ids(normalized(fields.answer, name))
+            by_normalizer["answer"][name] = duplicate_groups(keys, name)
+            if name == answer_normalizer:
+                answer_key = keys
+        exact["answer"] = by_normalizer["answer"][answer_normalizer]
+        exact["text_and_answer"] = duplicate_groups(combine(text_key, answer_key),
+                                                    f"{text_normalizer}+{answer_normalizer}")
+    else:
+        exact["answer"] = exact["text_and_answer"] = None
+        del by_normalizer["answer"]
+    exact["record"] = by_normalizer["record"].get(text_normalizer) or \
+        duplicate_groups(key_ids(normalized(records, text_normalizer)), text_normalizer)
+    # Evaluated fields under the default normaliser; a missing value is its own value here.
+    parts = [key_ids(_with_missing(normalized(values, "default")))
+             for values in (fields.text, fields.answer, fields.group, *fields.labels.values()) if values is not None]
+    evaluated = combine(*parts) if len(parts) > 1 else parts[0]
+    return exact, by_normalizer, evaluated, text_keys["default"]
+
+
+def _with_missing(values: list) -> list:
+    return ["\x00missing" if v is None else v for v in values]

@@ -1,0 +1,40 @@
+"""The one error type of the library.
+
+Every failure a user can cause (bad source, bad option, bad data) is raised as an
+``AuditorError`` with a stable ``code``, a message that says what went wrong and
+where, and a hint of what to try. The CLI prints it and exits 2; the app shows it.
+"""
+from __future__ import annotations
+
+
+class AuditorError(Exception):
+    """A failure caused by the input, explained for the person who gave it."""
+
+    # Stable codes; tests and API users match on these, so never rename one.
+    CODES = frozenset({
+        "usage",            # an option or argument is out of range or malformed
+        "not_found",        # file, glob, dataset id or bundled example does not exist
+        "bad_config",       # the hub dataset has no such config
+        "bad_split",        # the source has no such split
+        "gated",            # the dataset needs a token / accepted terms
+        "hub_unreachable",  # the hub did not answer
+        "empty_input",      # the source holds no records
+        "bad_format",       # corrupt, truncated or mis-named file; rows that are not objects
+        "missing_field",    # a role names a field that no record has
+        "bad_value",        # a role's value cannot be read as text
+        "too_large",        # beyond a hard size limit
+    })
+
+    def __init__(self, code: str, message: str, hint: str = ""):
+        if code not in self.CODES:
+            raise ValueError(f"unknown error code {code!r}")
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.hint = hint
+
+    def to_dict(self) -> dict:
+        return {"error": {"code": self.code, "message": self.message, "hint": self.hint}}
+
+    def __str__(self) -> str:
+        return f"{self.message}\nHint: {self.hint}" if self.hint else self.message

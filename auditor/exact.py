@@ -1,0 +1,83 @@
+"""Exact duplicates: records whose value (text, answer, both, or the whole record) is
+equal under a named normaliser; and label conflicts (same text, different labels)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import normalize
+
+SAMPLE_GROUPS = 5
+
+
+@dataclass(frozen=True)
+class DuplicateGroups:
+    normalizer: str
+    groups: int           # distinct values held by two or more records
+    records: int          # records in those groups
+    examples: list        # row lists of the largest groups (up to SAMPLE_GROUPS)
+
+    @property
+    def redundant(self) -> int:
+        """Records beyond the first of each group: what deduplication would remove."""
+        return self.records - self.groups
+
+
+def key_ids(values: list) -> np.ndarray:
+    """An integer per value, equal for equal values; -1 for None (missing never matches)."""
+    ids: dict = {}
+    get = ids.setdefault
+    return np.fromiter((-1 if v is None else get(v, len(ids)) for v in values), dtype=np.int64,
+                       count=len(values))
+
+
+def normalized(values: list | None, normalizer: str) -> list | None:
+    if values is None:
+        return None
+    fn = normalize.get(normalizer)
+    # Blank values are missing, not duplicates of each other (they are degenerate).
+    return [fn(v) if v is not None and v.strip() else None for v in values]
+
+
+def duplicate_groups(keys: np.ndarray, normalizer: str) -> DuplicateGroups:
+    valid = keys >= 0
+    counts = np.bincount(keys[valid]) if valid.any() else np.zeros(0, np.int64)
+    dup_keys = np.flatnonzero(counts >= 2)
+    examples = []
+    if dup_keys.size:
+        # Largest groups first; ties by first occurrence, so the sample is deterministic.
+        first_row = np.full(counts.size, keys.size, dtype=np.int64)
+        np.minimum.at(first_row, keys[valid], np.flatnonzero(valid))
+        top = sorted(dup_keys.tolist(), key=lambda k: (-counts[k], first_row[k]))[:SAMPLE_GROUPS]
+        examples = [np.flatnonzero(keys == k)[:10].tolist() for k in top]
+    return DuplicateGroups(normalizer, int(dup_keys.size), int(counts[dup_keys].sum()), examples)
+
+
+def combine(*keys: np.ndarray) -> np.ndarray:
+    """One id per distinct tuple of ids; -1 where any part is missing."""
+    stacked = np.stack(keys, axis=1)
+    out = np.unique(stacked, axis=0, return_inverse=True)[1].reshape(-1)
+    return np.where((stacked < 0).any(axis=1), -1, out)
+
+
+@dataclass(frozen=True)
+class LabelConflicts:
+    fields: list
+    groups: int           # normalised texts that carry more than one distinct label
+    records: int
+    examples: list
+
+
+def label_conflicts(text_keys: np.ndarray, labels: dict) -> LabelConflicts | None:
+    if not labels:
+        return None
+    label_keys = combine(*[key_ids(v) if v is not None else np.full(text_keys.size, -1)
+                           for v in labels.values()]) if len(labels) > 1 else key_ids(next(iter(labels.values())))
+    valid = text_keys >= 0
+    pairs = np.unique(np.stack([text_keys[valid], label_keys[valid]], axis=1), axis=0)
+    labels_per_text = np.bincount(pairs[:, 0], minlength=int(text_keys.max(initial=-1)) + 1)
+    conflicted = np.flatnonzero(labels_per_text >= 2)
+    in_conflict = valid & np.isin(text_keys, conflicted)
+    examples = [np.flatnonzero(text_keys == k)[:10].tolist() for k in conflicted[:SAMPLE_GROUPS]]
+    return LabelConflicts(list(labels), int(conflicted.size), int(in_conflict.sum()), examples)

@@ -1,0 +1,275 @@
+"""Step 4, search: every pair of records whose shingle sets have Jaccard >= the lowest
+threshold of interest, each verified with its true Jaccard.
+
+Records with identical shingle sets are first collapsed into one *node* that carries
+its record count, so a dataset with 100,000 copies of one text costs one node, not
+five billion pairs. Candidates then come from one of two searches:
+
+- ``exact-all-pairs``: the sparse node x shingle matrix times its transpose gives the
+  intersection of every pair that shares a shingle; nothing is missed.
+- ``minhash-lsh``: MinHash signatures (numpy, seeded) split into bands; nodes that
+  agree on a whole band become candidates. Bands and rows are chosen for the lowest
+  threshold, and the probability of catching a pair at each threshold is reported.
+
+Either way every candidate is verified with its exact Jaccard, so scores mean the
+same under both methods. The result, ``Pairs``, is cached by callers and answers
+any threshold at or above ``min_threshold`` without searching again.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from .errors import AuditorError
+from .shingles import set_sizes
+
+EPS = 1e-9                   # float slack when comparing a Jaccard with a threshold
+EXACT_MAX_NODES = 40_000     # above this many distinct texts, "auto" uses LSH (see BENCHMARKS.md)
+TARGET_RECALL = 0.99         # LSH: per-pair catch probability wanted at the lowest threshold
+PRODUCT_BUDGET = 8_000_000   # exact search: product entries per block, bounds memory
+
+
+@dataclass(frozen=True)
+class Pairs:
+    """Verified near-duplicate pairs over nodes (groups of records with identical shingle sets)."""
+
+    n_records: int
+    node_of: np.ndarray = field(repr=False)    # (n_records,) node id, -1 for a record with no shingles
+    weight: np.ndarray = field(repr=False)     # (n_nodes,) records per node
+    a: np.ndarray = field(repr=False)          # node pairs (a < b), sorted by jaccard desc, then a, b
+    b: np.ndarray = field(repr=False)
+    jaccard: np.ndarray = field(repr=False)
+    min_threshold: float = 0.3
+    method: str = "exact-all-pairs"
+    candidates: int = 0                        # node pairs whose Jaccard was computed
+    num_perm: int | None = None
+    bands: int | None = None
+    rows: int | None = None
+    seed: int | None = None
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.weight.size)
+
+    def catch_probability(self, threshold: float) -> float:
+        """Chance that the search proposes a pair whose Jaccard is exactly ``threshold``."""
+        if self.method != "minhash-lsh":
+            return 1.0
+        return float(1.0 - (1.0 - threshold ** self.rows) ** self.bands)
+
+    def upto(self, threshold: float) -> int:
+        """How many node pairs have Jaccard >= threshold (they form a prefix)."""
+        self.check_threshold(threshold)
+        return int(np.searchsorted(-self.jaccard, -threshold + EPS, side="right"))
+
+    def check_threshold(self, threshold: float) -> None:
+        if not (self.min_threshold - EPS <= threshold <= 1.0):
+            raise AuditorError("usage", f"Threshold {threshold} is outside the searched range "
+                               f"[{self.min_threshold}, 1].",
+                               "Re-run with a lower --thresholds minimum to look that low.")
+
+    def record_pairs(self, threshold: float) -> int:
+        """Unordered record pairs with Jaccard >= threshold, identical texts included."""
+        k = self.upto(threshold)
+        w = self.weight.astype(np.int64)
+        within = int((w * (w - 1) // 2).sum())
+        return within + int((w[self.a[:k]] * w[self.b[:k]]).sum())
+
+    def members(self) -> list[np.ndarray]:
+        """Record ids of every node, in record order."""
+        order = np.argsort(self.node_of, kind="stable")
+        order = order[self.node_of[order] >= 0]
+        return np.split(order, np.cumsum(self.weight)[:-1])
+
+    def record_pair_sample(self, threshold: float, limit: int) -> list[tuple[int, int, float]]:
+        """Up to ``limit`` record pairs (a < b) with their Jaccard, highest first, then by position."""
+        members = self.members()
+        out: list[tuple[int, int, float]] = []
+        for node in np.flatnonzero(self.weight > 1):          # identical shingle sets: Jaccard 1
+            m = members[node]
+            out.extend((int(m[0]), int(x), 1.0) for x in m[1:limit + 1])
+        k = self.upto(threshold)
+        for a, b, j in zip(self.a[:k].tolist(), self.b[:k].tolist(), self.jaccard[:k].tolist()):
+            if len(out) >= 2 * limit and j < out[-1][2]:
+                break
+            ra, rb = int(members[a][0]), int(members[b][0])
+            out.append((min(ra, rb), max(ra, rb), j))
+        out.sort(key=lambda p: (-p[2], p[0], p[1]))
+        return out[:limit]
+
+
+# --------------------------------------------------------------------------- entry point
+
+def find_pairs(matrix: sp.csr_matrix, min_threshold: float, method: str = "auto", *,
+               num_perm: int = 128, seed: int = 1, exact_max_nodes: int = EXACT_MAX_NODES,
+               progress=None) -> Pairs:
+    """All record pairs with Jaccard >= ``min_threshold`` (see module docstring)."""
+    if not (0 < min_threshold <= 1):
+        raise AuditorError("usage", f"Threshold {min_threshold} is outside (0, 1].",
+                           "Use a Jaccard threshold such as 0.7.")
+    if method not in ("auto", "exact", "lsh"):
+        raise AuditorError("usage", f"Unknown near-duplicate method {method!r}.", "Use auto, exact or lsh.")
+    node_of, weight, nodes = collapse_identical(matrix)
+    if method == "auto":
+        method = "exact" if nodes.shape[0] <= exact_max_nodes else "lsh"
+    common = dict(n_records=matrix.shape[0], node_of=node_of, weight=weight, min_threshold=min_threshold)
+    if method == "exact":
+        a, b, jac, candidates = exact_all_pairs(nodes, min_threshold, progress)
+        return Pairs(**common, **_sorted(a, b, jac), method="exact-all-pairs", candidates=candidates)
+    bands, rows = choose_bands(min_threshold, num_perm)
+    signatures = minhash_signatures(nodes, bands * rows, seed, progress)
+    cand_a, cand_b = lsh_candidates(signatures, bands, rows)
+    jac = verify(nodes, cand_a, cand_b)
+    keep = jac >= min_threshold - EPS
+    return Pairs(**common, **_sorted(cand_a[keep], cand_b[keep], jac[keep]), method="minhash-lsh",
+                 candidates=int(cand_a.size), num_perm=num_perm, bands=bands, rows=rows, seed=seed)
+
+
+def _sorted(a, b, jac) -> dict:
+    order = np.lexsort((b, a, -jac))
+    return {"a": a[order].astype(np.int64), "b": b[order].astype(np.int64), "jaccard": jac[order]}
+
+
+def collapse_identical(matrix: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, sp.csr_matrix]:
+    """Group records with identical non-empty shingle sets into nodes (numbered by first record)."""
+    sizes = set_sizes(matrix)
+    rng = np.random.default_rng(0x5EED)
+    # Two independent 64-bit random weights per shingle, summed per record: a 128-bit set hash
+    # (order-free, so it identifies the set); a collision needs ~2^64 distinct sets.
+    h1 = rng.integers(0, 2 ** 63, size=matrix.shape[1], dtype=np.uint64)
+    h2 = rng.integers(0, 2 ** 63, size=matrix.shape[1], dtype=np.uint64)
+    nonempty = sizes > 0
+    key1 = np.zeros(matrix.shape[0], dtype=np.uint64)
+    key2 = np.zeros(matrix.shape[0], dtype=np.uint64)
+    if matrix.nnz:
+        starts = matrix.indptr[:-1][nonempty]
+        with np.errstate(over="ignore"):
+            key1[nonempty] = np.add.reduceat(h1[matrix.indices], starts)
+            key2[nonempty] = np.add.reduceat(h2[matrix.indices], starts)
+    keys = np.stack([key1, key2, sizes.astype(np.uint64)], axis=1)[nonempty]
+    _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    # Renumber nodes by their first record, so node order follows the data.
+    rank = np.empty(first.size, dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(first.size)
+    node_of = np.full(matrix.shape[0], -1, dtype=np.int64)
+    node_of[nonempty] = rank[inverse]
+    weight = np.bincount(node_of[nonempty], minlength=first.size).astype(np.int64)
+    representatives = np.flatnonzero(nonempty)[np.sort(first)]
+    return node_of, weight, matrix[representatives]
+
+
+def exact_all_pairs(nodes: sp.csr_matrix, min_threshold: float, progress=None):
+    """Exact Jaccard of every node pair sharing a shingle, in row blocks of bounded size."""
+    n = nodes.shape[0]
+    sizes = set_sizes(nodes).astype(np.float64)
+    transposed = nodes.T.tocsr()
+    df = np.diff(transposed.indptr).astype(np.float64)
+    cost = nodes @ df                              # upper bound on product entries per row
+    out_a, out_b, out_j = [], [], []
+    candidates = 0
+    start = 0
+    bounds = np.cumsum(cost)
+    while start < n:
+        limit = (bounds[start - 1] if start else 0.0) + PRODUCT_BUDGET
+        stop = max(start + 1, int(np.searchsorted(bounds, limit, side="right")))
+        block = (nodes[start:stop] @ transposed).tocoo()
+        rows = block.row.astype(np.int64) + start
+        cols = block.col.astype(np.int64)
+        upper = cols > rows
+        rows, cols, inter = rows[upper], cols[upper], block.data[upper].astype(np.float64)
+        candidates += rows.size
+        jac = inter / (sizes[rows] + sizes[cols] - inter)
+        keep = jac >= min_threshold - EPS
+        out_a.append(rows[keep]); out_b.append(cols[keep]); out_j.append(jac[keep])
+        start = stop
+        if progress:
+            progress(start / n, "verifying pairs")
+    cat = (lambda parts, dt: np.concatenate(parts) if parts else np.zeros(0, dt))
+    return cat(out_a, np.int64), cat(out_b, np.int64), cat(out_j, np.float64), candidates
+
+
+def choose_bands(min_threshold: float, num_perm: int) -> tuple[int, int]:
+    """The most rows per band (fewest false candidates) that still catch a pair at the
+    lowest threshold with probability >= TARGET_RECALL, using at most num_perm hashes."""
+    if num_perm < 2:
+        raise AuditorError("usage", f"num_perm must be at least 2, got {num_perm}.", "The default is 128.")
+    best = (num_perm, 1)
+    for rows in range(1, num_perm + 1):
+        bands = num_perm // rows
+        if 1 - (1 - min_threshold ** rows) ** bands >= TARGET_RECALL:
+            best = (bands, rows)
+    return best
+
+
+_MASK32 = np.uint64(0xFFFFFFFF)
+
+
+def _splitmix64(x: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        x = x + np.uint64(0x9E3779B97F4A7C15)
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return x ^ (x >> np.uint64(31))
+
+
+def minhash_signatures(nodes: sp.csr_matrix, num_perm: int, seed: int, progress=None) -> np.ndarray:
+    """(n_nodes, num_perm) uint32 MinHash signatures; every node has at least one shingle."""
+    rng = np.random.default_rng(seed)
+    mul = rng.integers(1, 2 ** 63, size=num_perm, dtype=np.uint64) | np.uint64(1)
+    add = rng.integers(0, 2 ** 63, size=num_perm, dtype=np.uint64)
+    base = _splitmix64(np.arange(nodes.shape[1], dtype=np.uint64) ^ np.uint64(seed))[nodes.indices]
+    starts = nodes.indptr[:-1]
+    sig = np.empty((nodes.shape[0], num_perm), dtype=np.uint32)
+    with np.errstate(over="ignore"):
+        for p in range(num_perm):
+            hashed = ((base * mul[p] + add[p]) >> np.uint64(32)).astype(np.uint32)
+            sig[:, p] = np.minimum.reduceat(hashed, starts)
+            if progress and p % 16 == 15:
+                progress((p + 1) / num_perm, "hashing")
+    return sig
+
+
+def lsh_candidates(sig: np.ndarray, bands: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """Node pairs (a < b) that agree on at least one whole band, deduplicated."""
+    found = []
+    for band in range(bands):
+        chunk = np.ascontiguousarray(sig[:, band * rows:(band + 1) * rows])
+        bucket = np.unique(chunk.view(np.dtype((np.void, 4 * rows))).reshape(-1), return_inverse=True)[1]
+        found.append(pairs_within_groups(bucket.reshape(-1)))
+    codes = np.unique(np.concatenate(found)) if found else np.zeros(0, np.int64)
+    return np.divmod(codes, np.int64(sig.shape[0]))
+
+
+def pairs_within_groups(labels: np.ndarray) -> np.ndarray:
+    """Every pair (a < b) of items sharing a label, encoded as a * n + b."""
+    n = labels.size
+    order = np.argsort(labels, kind="stable")
+    sorted_labels = labels[order]
+    starts = np.flatnonzero(np.r_[True, sorted_labels[1:] != sorted_labels[:-1]])
+    sizes = np.diff(np.r_[starts, n])
+    multi = sizes > 1
+    if not multi.any():
+        return np.zeros(0, np.int64)
+    # For item at sorted position p in a group ending at e, pair it with p+1 .. e-1.
+    ends = np.repeat(starts + sizes, sizes)
+    after = ends - np.arange(n) - 1
+    left = np.repeat(np.arange(n), after)
+    offsets = np.arange(left.size) - np.repeat(np.cumsum(after) - after, after)
+    right = left + 1 + offsets
+    a, b = order[left], order[right]
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    return lo.astype(np.int64) * n + hi
+
+
+def verify(nodes: sp.csr_matrix, a: np.ndarray, b: np.ndarray, chunk: int = 1_000_000) -> np.ndarray:
+    """Exact Jaccard of node pairs (a[i], b[i])."""
+    sizes = set_sizes(nodes).astype(np.float64)
+    out = np.empty(a.size, dtype=np.float64)
+    for s in range(0, a.size, chunk):
+        ia, ib = a[s:s + chunk], b[s:s + chunk]
+        inter = np.asarray(nodes[ia].multiply(nodes[ib]).sum(axis=1)).reshape(-1)
+        out[s:s + chunk] = inter / (sizes[ia] + sizes[ib] - inter)
+    return out

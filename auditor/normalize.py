@@ -1,0 +1,67 @@
+"""Named normalisers: two values are "the same" when their normal forms are equal.
+
+- ``exact``: the value as it is.
+- ``default``: Unicode NFC, lowercase, whitespace collapsed.
+- ``code``: comments stripped (Python ``#``, C-like ``//`` and ``/* */``, SQL ``--``),
+  string literals kept, then whitespace collapsed. Case is kept: in code it matters.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+
+NORMALIZERS = ("exact", "default", "code")
+
+_WS = re.compile(r"\s+")
+# One pass over the text: string literals are matched (and kept) before comment
+# markers, so '#' or '--' inside a string is not taken for a comment.
+_CODE_TOKENS = re.compile(
+    r'''(?P<str>"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')'''
+    r"|(?P<block>/\*[\s\S]*?\*/)"
+    r"|(?P<line>//[^\n]*|#[^\n]*|--[^\n]*)"
+)
+_SQL_START = re.compile(r"^\s*(select|with|insert|update|delete|create|drop|alter)\b", re.I)
+_C_PREPROCESSOR = re.compile(r"^\s*#\s*(include|define|if|ifdef|ifndef|endif|pragma|else|elif)\b", re.M)
+
+
+def exact(value: str) -> str:
+    return value
+
+
+def default(value: str) -> str:
+    return _WS.sub(" ", unicodedata.normalize("NFC", value).lower()).strip()
+
+
+def code(value: str) -> str:
+    is_sql = bool(_SQL_START.match(value))
+    keep_hash = bool(_C_PREPROCESSOR.search(value))   # C preprocessor lines are code, not comments
+
+    def strip(match: re.Match) -> str:
+        if match.group("str") is not None:
+            return match.group("str")
+        token = match.group(0)
+        if token.startswith("--") and not is_sql:
+            return token          # `x--` in C, not a comment
+        if token.startswith("#") and (is_sql or keep_hash):
+            return token
+        return " "
+
+    return _WS.sub(" ", _CODE_TOKENS.sub(strip, value)).strip()
+
+
+def get(name: str):
+    """The normaliser function called ``name``."""
+    try:
+        return {"exact": exact, "default": default, "code": code}[name]
+    except KeyError:
+        from .errors import AuditorError
+        raise AuditorError("usage", f"Unknown normaliser {name!r}.",
+                           f"Choose one of: {', '.join(NORMALIZERS)}.") from None
+
+
+def looks_like_code(values, sample: int = 200) -> bool:
+    """True when most non-empty values read as code or SQL (used to pick the answer normaliser)."""
+    pattern = re.compile(r"^\s*(def |class |import |from \w+ import|select\b|#include|function\b|return\b)"
+                         r"|[;{}]\s*$|\bdef \w+\(|\bSELECT\b.*\bFROM\b", re.I | re.M)
+    seen = [v for v in values[:sample * 5] if v][:sample]
+    return bool(seen) and sum(1 for v in seen if pattern.search(v)) >= 0.5 * len(seen)

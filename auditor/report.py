@@ -1,0 +1,197 @@
+"""Step 6, report: results to the summary.json contract and to REPORT.md.
+
+Nothing else formats. Output is deterministic: no timings, no dates, fixed rounding,
+so the same input and settings give byte-identical files.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import numpy as np
+
+from . import __version__
+
+SCHEMA_VERSION = 1
+PARAPHRASE_CAVEAT = ("Overlap here is lexical (shared words and n-grams). Paraphrases, translations and "
+                     "reformatted items are not detected.")
+
+
+def plain(value):
+    """Dataclasses, numpy scalars and arrays, tuples -> JSON-ready Python values."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value) if f.repr}
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return plain(value.tolist())
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return round(float(value), 6)
+    return value
+
+
+def to_json(summary: dict) -> str:
+    return json.dumps(plain(summary), indent=2, ensure_ascii=False) + "\n"
+
+
+def input_block(table, fingerprint: str) -> dict:
+    return {"source": table.source, "config": table.config, "split": table.split, "records": len(table.rows),
+            "fingerprint": fingerprint, "files": list(table.files), "row_cap": table.row_cap,
+            "truncated": table.truncated, "notices": list(table.notices)}
+
+
+def _groups(d) -> dict | None:
+    if d is None:
+        return None
+    return {"normalizer": d.normalizer, "groups": d.groups, "records": d.records, "redundant": d.redundant,
+            "examples": d.examples}
+
+
+def summary(result, threshold: float | None = None) -> dict:
+    """The summary.json content of a ScanResult (at its threshold, or another cached one)."""
+    s, pairs = result.settings, result.pairs
+    near = result.near_duplicates(threshold)
+    expected = {f"{t:g}": round(pairs.catch_probability(t), 4) for t in s.thresholds}
+    conc = result.concentration
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "scan",
+        "tool": {"name": "auditor", "version": __version__},
+        "input": input_block(result.table, result.fingerprint),
+        "roles": result.roles.to_dict(),
+        "settings": {"normalizer": s.normalizer, "answer_normalizer": result.answer_normalizer,
+                     "shingle": {"unit": s.shingle.unit, "size": s.shingle.size},
+                     "threshold": s.threshold, "thresholds": list(s.thresholds), "num_perm": pairs.num_perm,
+                     "bands": pairs.bands, "rows": pairs.rows, "seed": s.seed},
+        "method": {"near_duplicates": pairs.method, "candidates": pairs.candidates,
+                   "distinct_texts": pairs.n_nodes, "expected_recall": expected,
+                   "note": ("every candidate pair that shares a shingle was scored: recall is 1"
+                            if pairs.method == "exact-all-pairs" else
+                            "MinHash-LSH proposes candidates, each verified with its exact Jaccard; "
+                            "expected_recall is the chance of catching a pair whose Jaccard equals that "
+                            "threshold (pairs above it are caught more often)")},
+        "schema": {"fields": [{"name": f.name, "type": f.majority_type, "present": f.present}
+                              for f in result.schema.fields],
+                   "issues": plain(result.schema.issues)},
+        "degenerate": plain(result.degenerate),
+        "exact_duplicates": {name: _groups(groups) for name, groups in result.exact.items()},
+        "exact_duplicates_by_normalizer": {field: {name: _groups(g) for name, g in table.items()}
+                                           for field, table in result.exact_by_normalizer.items()},
+        "near_duplicates": plain(near),
+        "curve": plain(result.curve),
+        "concentration": None if conc is None else plain(conc),
+        "label_conflicts": None if result.label_conflicts is None else plain(result.label_conflicts),
+    }
+
+
+def write_outputs(out_dir: str | Path, summary_dict: dict, markdown_text: str, extra: dict | None = None) -> list:
+    """summary.json, REPORT.md and any extra files (name -> text) into ``out_dir``."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    files = {"summary.json": to_json(summary_dict), "REPORT.md": markdown_text, **(extra or {})}
+    written = []
+    for name, text in files.items():
+        (out / name).write_text(text, encoding="utf-8")
+        written.append(out / name)
+    return written
+
+
+# --------------------------------------------------------------------------- REPORT.md
+
+def md_cell(value) -> str:
+    """Dataset content inside a Markdown table: escaped so it renders as text, never markup."""
+    text = "" if value is None else str(value)
+    text = text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("\r", " ")
+    for ch in "`*_[]<>#!":
+        text = text.replace(ch, "\\" + ch)
+    return text[:200] + ("…" if len(text) > 200 else "")
+
+
+def _pct(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.2f}%" if whole else "–"
+
+
+def markdown(result, threshold: float | None = None) -> str:
+    d = summary(result, threshold)
+    n = d["input"]["records"]
+    near = d["near_duplicates"]
+    lines = [f"# Integrity audit: {md_cell(d['input']['source'])}", ""]
+    cfg = ", ".join(f"{k} {md_cell(d['input'][k])}" for k in ("config", "split") if d["input"][k])
+    lines += [f"{n:,} records{' (' + cfg + ')' if cfg else ''}; fingerprint `{d['input']['fingerprint']}`.", ""]
+    if d["input"]["truncated"]:
+        lines += [f"> **Row cap:** only the first {d['input']['row_cap']:,} records were read; the source has "
+                  "more. Figures describe that prefix.", ""]
+    for notice in d["input"]["notices"]:
+        lines.append(f"> Note: {md_cell(notice)}")
+    roles = d["roles"]
+    lines += ["", "## Roles", "", "| role | field | |", "|---|---|---|"]
+    for role in ("text", "answer", "group", "id"):
+        lines.append(f"| {role} | {md_cell(roles[role]) or '–'} | {'guessed' if role in roles['guessed'] else ''} |")
+    lines.append(f"| labels | {md_cell(', '.join(roles['labels'])) or '–'} | |")
+    ex = d["exact_duplicates"]
+    lines += ["", "## Overview", "", "| check | result |", "|---|---|",
+              f"| schema issues | {len(d['schema']['issues'])} |",
+              f"| degenerate records | {d['degenerate']['records']} |"]
+    for name in ("text", "answer", "text_and_answer", "record"):
+        g = ex.get(name)
+        if g:
+            lines.append(f"| exact duplicates: {name.replace('_', ' ')} ({g['normalizer']}) | {g['groups']} groups, "
+                         f"{g['records']} records ({_pct(g['redundant'], n)} redundant) |")
+    lines += [f"| near-duplicate pairs at {near['threshold']:g} | {near['pairs']:,} |",
+              f"| near-duplicate clusters | {near['clusters']} ({near['identical_clusters']} identical in every "
+              f"evaluated field, {near['variant_clusters']} shared-stem variants) |",
+              f"| records in clusters | {near['records_in_clusters']} |"]
+    if near["giant_cluster"]:
+        g = near["giant_cluster"]
+        lines += ["", f"> **Giant cluster:** one cluster holds {g['records']:,} records ({100 * g['share']:.1f}% of "
+                  "the data). It usually means a shared template or boilerplate; inspect it before "
+                  "trusting per-cluster counts."]
+    m = d["method"]
+    lines += ["", "## Method", "",
+              f"Near duplicates: `{m['near_duplicates']}` over {m['distinct_texts']:,} distinct shingle sets, "
+              f"{m['candidates']:,} candidate pairs scored; shingles {d['settings']['shingle']['unit']}:"
+              f"{d['settings']['shingle']['size']}; every reported pair carries its exact Jaccard."]
+    if m["near_duplicates"] == "minhash-lsh":
+        recall = ", ".join(f"{t}: {p:.3f}" for t, p in m["expected_recall"].items())
+        lines += ["", f"MinHash-LSH with {d['settings']['num_perm']} permutations, {d['settings']['bands']} bands x "
+                  f"{d['settings']['rows']} rows, seed {d['settings']['seed']}. Chance of catching a pair whose "
+                  f"Jaccard equals the threshold: {recall}. Counts are lower bounds."]
+    lines += ["", "## Threshold curve", "", "| threshold | pairs | clusters | per 1,000 records | jump |",
+              "|---|---|---|---|---|"]
+    for p in d["curve"]:
+        jump = "–" if p["jump_vs_previous"] is None else f"{p['jump_vs_previous']:.2f}x"
+        lines.append(f"| {p['threshold']:g} | {p['pairs']:,} | {p['clusters']} | {p['clusters_per_1000']:.2f} | "
+                     f"{jump} |")
+    if near["pairs_sample"]:
+        text = result.fields.text
+        lines += ["", f"## Near-duplicate pairs (top {min(10, len(near['pairs_sample']))})", "",
+                  "| a | b | Jaccard | text a | text b |", "|---|---|---|---|---|"]
+        for p in near["pairs_sample"][:10]:
+            lines.append(f"| {p['a']} | {p['b']} | {p['jaccard']:.4f} | {md_cell(text[p['a']])} | "
+                         f"{md_cell(text[p['b']])} |")
+    conc = d["concentration"]
+    if conc:
+        lines += ["", f"## Concentration ({md_cell(conc['field'])})", "",
+                  f"{conc['groups']} groups, {conc['mean_per_group']:.1f} records per group on average; the largest, "
+                  f"{md_cell(conc['largest']['value'])}, holds {100 * conc['largest']['share']:.1f}%. "
+                  f"Herfindahl index {conc['hhi']:.4f}.", "", "| group | records | share |", "|---|---|---|"]
+        for t in conc["top"]:
+            lines.append(f"| {md_cell(t['value'])} | {t['records']} | {100 * t['share']:.1f}% |")
+    if d["schema"]["issues"]:
+        lines += ["", "## Schema issues", "", "| field | issue | records | expected | found | rows |",
+                  "|---|---|---|---|---|---|"]
+        for i in d["schema"]["issues"]:
+            found = ", ".join(f"{k}: {v}" for k, v in i["found"].items()) or "absent"
+            lines.append(f"| {md_cell(i['field'])} | {i['kind']} | {i['records']} | {i['expected']} | {found} | "
+                         f"{', '.join(map(str, i['rows_sample']))} |")
+    if d["label_conflicts"]:
+        lc = d["label_conflicts"]
+        lines += ["", "## Label conflicts", "",
+                  f"{lc['groups']} texts carry different labels ({lc['records']} records)."]
+    lines += ["", "---", PARAPHRASE_CAVEAT, ""]
+    return "\n".join(lines)

@@ -1,0 +1,187 @@
+"""Step 2, roles: which field is the text, the answer, the group, the labels, the id.
+
+Roles may name nested fields with a dotted path (``question.stem``). Values become
+text: lists are joined with spaces, numbers and booleans are written out, null is
+missing. Blank roles are guessed from common field names, and ``Roles.guessed``
+says which were guessed so the report can show it.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+
+from .errors import AuditorError
+
+ROLE_NAMES = ("text", "answer", "group", "labels", "id")
+
+# Common field names, most specific first.
+GUESSES = {
+    "text": ("question", "prompt", "instruction", "problem", "text", "query_text", "input", "sentence",
+             "content", "context", "premise", "document", "nl", "utterance"),
+    "answer": ("answer", "canonical_solution", "solution", "output", "response", "completion", "code",
+               "query", "sql", "target", "answers", "reference", "chosen"),
+    "group": ("db_id", "source", "subject", "category", "domain", "topic", "task", "dataset", "repo",
+              "source_file"),
+    "id": ("id", "task_id", "idx", "uid", "_id", "example_id", "question_id", "qid"),
+}
+
+
+@dataclass(frozen=True)
+class Roles:
+    text: str | None = None
+    answer: str | None = None
+    group: str | None = None
+    labels: tuple = ()
+    id: str | None = None
+    guessed: tuple = ()
+
+    def to_dict(self) -> dict:
+        return {"text": self.text, "answer": self.answer, "group": self.group,
+                "labels": list(self.labels), "id": self.id, "guessed": list(self.guessed)}
+
+
+@dataclass(frozen=True)
+class Fields:
+    """The role values of every record as text (None where missing or null)."""
+
+    text: list
+    answer: list | None
+    group: list | None
+    labels: dict          # label field -> list of values
+    ids: list | None
+
+
+def _blank(value) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def resolve_roles(rows: list[dict], text=None, answer=None, group=None, labels=None, id=None) -> Roles:
+    """Check the given roles exist and guess the blank ones."""
+    fields = available_fields(rows)
+    given = {"text": text, "answer": answer, "group": group, "id": id}
+    given = {k: (v.strip() if isinstance(v, str) else v) for k, v in given.items()}
+    label_list = [labels] if isinstance(labels, str) else list(labels or [])
+    label_list = [item.strip() for lab in label_list for item in str(lab).split(",") if item.strip()]
+    for role, path in [*given.items(), *(("labels", lab) for lab in label_list)]:
+        if not _blank(path) and not _present(rows, path):
+            raise AuditorError("missing_field", f"The {role} field {path!r} is in no record.",
+                               f"Available fields: {', '.join(fields) or '(none)'}.")
+    taken = {v for v in given.values() if not _blank(v)} | set(label_list)
+    guessed = []
+    for role in ("text", "answer", "group", "id"):
+        if _blank(given[role]):
+            choice = next((name for name in GUESSES[role] if name in fields and name not in taken), None)
+            if role == "text" and choice is None:
+                choice = _longest_string_field(rows, fields, taken)
+            if choice is not None:
+                given[role] = choice
+                taken.add(choice)
+                guessed.append(role)
+            else:
+                given[role] = None
+    if given["text"] is None:
+        raise AuditorError("missing_field", "No text field given, and none could be guessed.",
+                           f"Name one with --text. Available fields: {', '.join(fields) or '(none)'}.")
+    return Roles(text=given["text"], answer=given["answer"], group=given["group"], labels=tuple(label_list),
+                 id=given["id"], guessed=tuple(guessed))
+
+
+def available_fields(rows: list[dict], sample: int = 1000) -> list[str]:
+    """Top-level fields, then one level of nested dotted paths, in first-seen order."""
+    seen: dict[str, None] = {}
+    for row in rows[:sample]:
+        for key, value in row.items():
+            seen[str(key)] = None
+            if isinstance(value, dict):
+                for sub in value:
+                    seen[f"{key}.{sub}"] = None
+    return list(seen)
+
+
+def _present(rows, path, sample: int = 100_000) -> bool:
+    return any(_lookup(row, path) is not _MISSING for row in rows[:sample])
+
+
+def _longest_string_field(rows, fields, taken) -> str | None:
+    best, best_len = None, 0.0
+    for name in fields:
+        if name in taken or "." in name:
+            continue
+        values = [row.get(name) for row in rows[:200]]
+        strings = [v for v in values if isinstance(v, str)]
+        if len(strings) >= 0.5 * len(values):
+            mean = sum(map(len, strings)) / max(1, len(strings))
+            if mean > best_len:
+                best, best_len = name, mean
+    return best
+
+
+_MISSING = object()
+
+
+def _lookup(row, path: str):
+    """A field by dotted path; a literal key containing a dot wins over nesting."""
+    if path in row:
+        return row[path]
+    value = row
+    for part in path.split("."):
+        if isinstance(value, dict):
+            value = value.get(part, _MISSING)
+        elif isinstance(value, list):  # a list of objects: take the field from each
+            value = [v.get(part) for v in value if isinstance(v, dict)]
+        else:
+            return _MISSING
+        if value is _MISSING:
+            return _MISSING
+    return value
+
+
+def as_text(value, field: str, row: int) -> str | None:
+    """A role value as text; dicts are refused (name a nested field instead)."""
+    if value is None or value is _MISSING:
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value) if isinstance(value, float) else str(value)
+    if isinstance(value, (list, tuple)):
+        parts = [as_text(v, field, row) for v in value]
+        return " ".join(p for p in parts if p)
+    if isinstance(value, dict):
+        keys = ", ".join(f"{field}.{k}" for k in list(value)[:5])
+        raise AuditorError("bad_value", f"Field {field!r} of row {row} is an object, not text.",
+                           f"Name a nested field with a dotted path, e.g. {keys}.")
+    if isinstance(value, bytes):
+        raise AuditorError("bad_value", f"Field {field!r} of row {row} holds binary data, not text.",
+                           "Choose a text field for this role.")
+    return str(value)  # dates, decimals: their written form
+
+
+def column(rows: list[dict], path: str | None) -> list | None:
+    if path is None:
+        return None
+    return [as_text(_lookup(row, path), path, i) for i, row in enumerate(rows)]
+
+
+def extract(rows: list[dict], roles: Roles) -> Fields:
+    return Fields(text=column(rows, roles.text), answer=column(rows, roles.answer),
+                  group=column(rows, roles.group), labels={lab: column(rows, lab) for lab in roles.labels},
+                  ids=column(rows, roles.id))
+
+
+def canonical_record(row: dict) -> str:
+    """One JSON string per record with sorted keys: the basis of record identity and fingerprints."""
+    return json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def fingerprint(records: list[str], roles: Roles) -> str:
+    """A stable hash of the loaded records (canonical JSON, in order) and the roles applied."""
+    digest = hashlib.sha256()
+    digest.update(json.dumps(roles.to_dict(), sort_keys=True).encode())
+    for record in records:
+        digest.update(record.encode("utf-8", "surrogatepass"))
+        digest.update(b"\n")
+    return "sha256:" + digest.hexdigest()[:16]

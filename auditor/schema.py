@@ -1,0 +1,101 @@
+"""Checks of shape: the majority type of every field, records that deviate from it or
+omit it, and degenerate records (empty text, answer or group)."""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+SAMPLE_ROWS = 5      # rows listed per issue
+
+
+def type_name(value) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (list, tuple)):
+        return "list"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+@dataclass(frozen=True)
+class FieldSchema:
+    name: str
+    majority_type: str
+    present: int
+
+
+@dataclass(frozen=True)
+class SchemaIssue:
+    field: str
+    kind: str            # "missing" (field absent) or "type" (present with another type)
+    records: int
+    expected: str
+    found: dict          # type -> count (for "type" issues)
+    rows_sample: list
+
+
+@dataclass(frozen=True)
+class Schema:
+    fields: list
+    issues: list
+
+    @property
+    def records_with_issues(self) -> int:
+        return sum(i.records for i in self.issues)
+
+
+def check_schema(rows: list[dict]) -> Schema:
+    types: dict[str, Counter] = {}
+    rows_by: dict[tuple, list] = {}
+    for i, row in enumerate(rows):
+        for key, value in row.items():
+            t = type_name(value)
+            types.setdefault(key, Counter())[t] += 1
+            bucket = rows_by.setdefault((key, t), [])
+            if len(bucket) < SAMPLE_ROWS:
+                bucket.append(i)
+    fields, issues = [], []
+    n = len(rows)
+    for key, counts in types.items():
+        present = sum(counts.values())
+        # The majority among non-null values; null counts as a deviation only for typed fields.
+        non_null = Counter({t: c for t, c in counts.items() if t != "null"}) or counts
+        majority = sorted(non_null.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
+        fields.append(FieldSchema(str(key), majority, present))
+        if present < n:
+            missing_rows = [i for i, row in enumerate(rows) if key not in row][:SAMPLE_ROWS]
+            issues.append(SchemaIssue(str(key), "missing", n - present, majority, {}, missing_rows))
+        others = {t: c for t, c in counts.items() if t != majority}
+        if others:
+            sample = sorted(i for t in others for i in rows_by[(key, t)])[:SAMPLE_ROWS]
+            issues.append(SchemaIssue(str(key), "type", sum(others.values()), majority,
+                                      dict(sorted(others.items())), sample))
+    return Schema(fields=fields, issues=issues)
+
+
+@dataclass(frozen=True)
+class Degenerate:
+    records: int          # records with at least one empty evaluated field
+    by_role: dict         # role -> count of empty values
+    rows_sample: list
+
+
+def check_degenerate(columns: dict) -> Degenerate:
+    """``columns``: role -> list of text values (None = missing). Empty means blank after strip."""
+    by_role, bad = {}, set()
+    for role, values in columns.items():
+        if values is None:
+            continue
+        empty = [i for i, v in enumerate(values) if v is None or not v.strip()]
+        by_role[role] = len(empty)
+        bad.update(empty)
+    return Degenerate(records=len(bad), by_role=by_role, rows_sample=sorted(bad)[:SAMPLE_ROWS * 2])

@@ -1,0 +1,197 @@
+"""Minimal fake Hugging Face Hub for offline tests (stdlib only: http.server + threading).
+
+Usage::
+
+    hub = FakeHub(tmp_path / "hub")
+    hub.add_repo("openai/gsm8k", {"main/train-00000-of-00001.parquet": data}, readme=README)
+    hub.add_repo("acme/gated", {"data/train.jsonl": b"..."}, gated_token="hf_secret")
+    endpoint = hub.start()      # "http://127.0.0.1:PORT"
+    # in a FRESH process, before importing datasets / huggingface_hub:
+    #   HF_ENDPOINT=endpoint HF_UPDATE_DOWNLOAD_COUNTS=0 HF_HUB_DISABLE_TELEMETRY=1
+    #   HF_HOME=<tmp> HF_DATASETS_CACHE=<tmp>   (and no HF_TOKEN)
+    hub.stop()
+    hub.requests                # [(method, path_with_query), ...]
+
+Routes served (what datasets 5.2 / huggingface_hub 2.4 actually request):
+  GET  /api/datasets/{repo}[/revision/{rev}]         -> repo info JSON (sha, siblings, gated)
+  GET  /api/datasets/{repo}/tree/{rev}[/{dir}]       -> tree listing (?recursive=, ?expand= accepted)
+  POST /api/datasets/{repo}/paths-info/{rev}         -> info for the given paths
+  HEAD/GET /datasets/{repo}/resolve/{rev}/{file}     -> file bytes; X-Repo-Commit, ETag; Range -> 206
+Errors carry `X-Error-Code` (RepoNotFound / RevisionNotFound / EntryNotFound / GatedRepo), which is
+what huggingface_hub.utils.hf_raise_for_status keys on. `rev` may be "main" or the repo's commit sha.
+Gated repos: repo info/tree are public (as on the real Hub); file downloads need
+`Authorization: Bearer <gated_token>` -> 401 without a token, 403 with a wrong one (both GatedRepo).
+
+OBSERVED CLIENT BEHAVIOUR (datasets 5.2.0, huggingface_hub 2.4.0; see tests/test_hub_server.py)
+  FILLED IN BELOW after measurement.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, unquote, urlsplit
+
+_ROUTE = re.compile(
+    r"^/(?:api/datasets/(?P<api_repo>[^/]+/[^/]+)(?:/(?P<op>revision|tree|paths-info)/(?P<api_rev>[^/]+)(?:/(?P<dir>.*))?)?"
+    r"|datasets/(?P<dl_repo>[^/]+/[^/]+)/resolve/(?P<dl_rev>[^/]+)/(?P<file>.+))$"
+)
+
+
+class FakeHub:
+    """A fake Hub serving dataset repos stored under ``root_dir/<owner>/<name>/``."""
+
+    def __init__(self, root_dir):
+        self.root = Path(root_dir)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.repos: dict[str, dict] = {}  # repo_id -> {"sha": str, "gated_token": str | None}
+        self.requests: list[tuple[str, str]] = []  # (method, path incl. query), in arrival order
+        self._server: ThreadingHTTPServer | None = None
+
+    def add_repo(self, repo_id, files, readme=None, gated_token=None):
+        """Create/replace a dataset repo. ``files`` maps repo-relative paths to bytes."""
+        files = dict(files)
+        if readme is not None:
+            files["README.md"] = readme.encode()
+        repo_dir = self.root / repo_id
+        for rel, data in sorted(files.items()):
+            (repo_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+            (repo_dir / rel).write_bytes(data)
+        digest = hashlib.sha1(repo_id.encode())
+        for rel in sorted(files):
+            digest.update(rel.encode() + b"\0" + hashlib.sha1(files[rel]).digest())
+        self.repos[repo_id] = {"sha": digest.hexdigest(), "gated_token": gated_token}
+
+    def start(self) -> str:
+        """Serve on an ephemeral port of 127.0.0.1 in a daemon thread; return the endpoint URL."""
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def stop(self):
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    # -- helpers used by the handler -------------------------------------------------------------
+    def _files(self, repo_id):
+        repo_dir = self.root / repo_id
+        return sorted(p.relative_to(repo_dir).as_posix() for p in repo_dir.rglob("*") if p.is_file())
+
+    def _entry(self, repo_id, rel):
+        path = self.root / repo_id / rel
+        if path.is_dir():
+            return {"type": "directory", "oid": hashlib.sha1(rel.encode()).hexdigest(), "size": 0, "path": rel}
+        data = path.read_bytes()
+        return {"type": "file", "oid": _git_oid(data), "size": len(data), "path": rel}
+
+
+def _git_oid(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def _make_handler(hub: FakeHub):
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive: every response sets Content-Length
+
+        def log_message(self, *args):  # keep pytest output quiet
+            pass
+
+        def do_HEAD(self):
+            self._dispatch(head=True)
+
+        def do_GET(self):
+            self._dispatch(head=False)
+
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
+            self._dispatch(head=False, form=parse_qs(body))  # paths-info: form-encoded paths=...
+
+        def _send(self, status, body=b"", headers=None, head=False):
+            self.send_response(status)
+            for key, value in (headers or {}).items():
+                self.send_header(key, value)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if not head:
+                self.wfile.write(body)
+
+        def _error(self, status, code, message, head):
+            body = json.dumps({"error": message}).encode()
+            headers = {"X-Error-Code": code, "X-Error-Message": message, "Content-Type": "application/json"}
+            self._send(status, body, headers, head)
+
+        def _json(self, obj, head):
+            self._send(200, json.dumps(obj).encode(), {"Content-Type": "application/json"}, head)
+
+        def _dispatch(self, head, form=None):
+            url = urlsplit(self.path)
+            hub.requests.append((self.command, self.path))
+            m = _ROUTE.match(unquote(url.path))
+            if not m:
+                return self._error(404, "NotFound", f"no route for {url.path}", head)
+            repo_id = m["api_repo"] or m["dl_repo"]
+            repo = hub.repos.get(repo_id)
+            if repo is None:
+                return self._error(404, "RepoNotFound", "Repository not found", head)
+            rev = m["api_rev"] or m["dl_rev"] or "main"
+            if rev not in ("main", repo["sha"]):
+                return self._error(404, "RevisionNotFound", f"Invalid rev id: {rev}", head)
+            if m["dl_repo"]:
+                return self._resolve(repo_id, repo, m["file"], head)
+            if m["op"] == "tree":
+                return self._tree(repo_id, m["dir"] or "", parse_qs(url.query), head)
+            if m["op"] == "paths-info":
+                paths = [p for p in (form or {}).get("paths", []) if (hub.root / repo_id / p).exists()]
+                return self._json([hub._entry(repo_id, p) for p in paths], head)
+            return self._json(self._info(repo_id, repo), head)
+
+        def _info(self, repo_id, repo):
+            return {
+                "_id": repo["sha"][:24], "id": repo_id, "author": repo_id.split("/")[0],
+                "sha": repo["sha"], "private": False, "gated": "auto" if repo["gated_token"] else False,
+                "disabled": False, "downloads": 0, "likes": 0, "tags": [], "cardData": {},
+                "lastModified": "2024-01-01T00:00:00.000Z", "createdAt": "2024-01-01T00:00:00.000Z",
+                "siblings": [{"rfilename": f} for f in hub._files(repo_id)],
+            }
+
+        def _tree(self, repo_id, rel_dir, query, head):
+            base = hub.root / repo_id / rel_dir
+            if not base.is_dir():
+                return self._error(404, "EntryNotFound", f"{rel_dir} does not exist", head)
+            recursive = query.get("recursive", ["false"])[0].lower() in ("1", "true")
+            children = base.rglob("*") if recursive else base.iterdir()
+            rels = sorted(p.relative_to(hub.root / repo_id).as_posix() for p in children)
+            return self._json([hub._entry(repo_id, r) for r in rels], head)
+
+        def _resolve(self, repo_id, repo, rel, head):
+            token = repo["gated_token"]
+            if token is not None and self.headers.get("Authorization") != f"Bearer {token}":
+                status = 403 if self.headers.get("Authorization") else 401
+                msg = f"Access to dataset {repo_id} is restricted. You must have access to it and be authenticated."
+                return self._error(status, "GatedRepo", msg, head)
+            path = hub.root / repo_id / rel
+            if not path.is_file():
+                return self._error(404, "EntryNotFound", f"{rel} does not exist on main", head)
+            data = path.read_bytes()
+            headers = {"X-Repo-Commit": repo["sha"], "ETag": f'"{_git_oid(data)}"',
+                       "Accept-Ranges": "bytes", "Content-Type": "application/octet-stream"}
+            rng = re.fullmatch(r"bytes=(\d*)-(\d*)", self.headers.get("Range", ""))
+            if not rng:
+                return self._send(200, data, headers, head)
+            start, end = rng.groups()
+            if start == "":  # suffix range: last N bytes
+                start, end = max(0, len(data) - int(end)), len(data) - 1
+            start, end = int(start), min(int(end) if end else len(data) - 1, len(data) - 1)
+            if start >= len(data):
+                return self._send(416, b"", {"Content-Range": f"bytes */{len(data)}"}, head)
+            headers["Content-Range"] = f"bytes {start}-{end}/{len(data)}"
+            return self._send(206, data[start : end + 1], headers, head)
+
+    return Handler
