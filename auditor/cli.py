@@ -95,6 +95,59 @@ def build_parser() -> argparse.ArgumentParser:
     scan.add_argument("--num-perm", type=_positive_int, default=128, help="MinHash permutations (LSH)")
     scan.add_argument("--seed", type=int, default=1)
     _add_output_options(scan)
+
+    leak = sub.add_parser("leak", help="records of B (evaluation) that occur in A (training)", allow_abbrev=False,
+                          description="Identical text, identical answer, identical both, near-duplicate text and "
+                          "shared groups; every figure is a count of B's records.")
+    leak.add_argument("a", help="training side: file, directory, glob, hub id or example:NAME")
+    leak.add_argument("b", help="evaluation side")
+    for side in ("a", "b"):
+        leak.add_argument(f"--config-{side}")
+        leak.add_argument(f"--split-{side}")
+    leak.add_argument("--text"); leak.add_argument("--answer"); leak.add_argument("--group")
+    leak.add_argument("--text-b", help="text field of B when it differs from A's")
+    leak.add_argument("--answer-b"); leak.add_argument("--group-b")
+    leak.add_argument("--threshold", type=_threshold, default=0.7)
+    leak.add_argument("--shingle", type=_shingle, default=None)
+    leak.add_argument("--method", choices=("auto", "exact", "lsh"), default="auto")
+    leak.add_argument("--max-rows", type=_positive_int)
+    leak.add_argument("--evidence", metavar="CSV", help="write every leaked B record and its A matches here")
+    leak.add_argument("--fail-on-overlap", action="store_true", help="exit 1 when any B record leaks (for CI)")
+    _add_output_options(leak)
+
+    cont = sub.add_parser("contamination", help="benchmark items sharing an n-gram with a corpus",
+                          allow_abbrev=False)
+    cont.add_argument("corpus", help="corpus source (JSONL and Parquet stream)")
+    cont.add_argument("--benchmark", required=True, help="gsm8k, humaneval, mbpp, mbpp-sanitized, or any source")
+    cont.add_argument("--benchmark-config"); cont.add_argument("--benchmark-split")
+    cont.add_argument("--benchmark-text")
+    cont.add_argument("--config"); cont.add_argument("--split"); cont.add_argument("--text")
+    cont.add_argument("--ngram", default="auto", help="auto (5th percentile, 8..13) or a whole number")
+    cont.add_argument("--max-rows", type=_positive_int)
+    cont.add_argument("--fail-on-overlap", action="store_true")
+    _add_output_options(cont)
+
+    matrix = sub.add_parser("matrix", help="overlap matrices across several datasets and splits",
+                            allow_abbrev=False)
+    matrix.add_argument("-d", "--dataset", action="append", required=True, metavar="NAME[:SPLIT]=SOURCE")
+    matrix.add_argument("--text")
+    matrix.add_argument("--near", action="store_true", help="also count near duplicates")
+    matrix.add_argument("--threshold", type=_threshold, default=0.7)
+    matrix.add_argument("--max-rows", type=_positive_int)
+    matrix.add_argument("--fail-on-overlap", action="store_true")
+    _add_output_options(matrix)
+
+    clean = sub.add_parser("clean", help="write TEST without the records that leak from --against",
+                           allow_abbrev=False)
+    clean.add_argument("test")
+    clean.add_argument("--against", action="append", required=True, metavar="TRAIN")
+    clean.add_argument("--out", required=True, help="output .jsonl, .csv or .parquet")
+    clean.add_argument("--report", help="JSON report of every dropped row (default: OUT + .dropped.json)")
+    clean.add_argument("--near", action="store_true"); clean.add_argument("--dedup", action="store_true")
+    clean.add_argument("--threshold", type=_threshold, default=0.7)
+    clean.add_argument("--config"); clean.add_argument("--split")
+    clean.add_argument("--text"); clean.add_argument("--answer")
+    clean.add_argument("--quiet", action="store_true")
     return parser
 
 
@@ -138,7 +191,59 @@ def cmd_scan(args) -> int:
     return 0
 
 
-COMMANDS = {"scan": cmd_scan}
+def cmd_leak(args) -> int:
+    from .leakage import leak
+    from .shingles import ShingleSpec
+    result = leak(args.a, args.b, config_a=args.config_a, split_a=args.split_a, config_b=args.config_b,
+                  split_b=args.split_b, text=args.text, answer=args.answer, group=args.group,
+                  text_b=args.text_b, answer_b=args.answer_b, group_b=args.group_b, threshold=args.threshold,
+                  shingle=args.shingle or ShingleSpec(), method=args.method, max_rows=args.max_rows,
+                  progress=_progress(args.quiet))
+    evidence = result.evidence_csv()
+    if args.evidence:
+        with open(args.evidence, "w", encoding="utf-8") as fh:
+            fh.write(evidence)
+    _emit(args, result.summary(), result.markdown(), {"evidence.csv": evidence})
+    return 1 if args.fail_on_overlap and result.any_leak() else 0
+
+
+def cmd_contamination(args) -> int:
+    from .contamination import contamination
+    result = contamination(args.corpus, args.benchmark, corpus_config=args.config, corpus_split=args.split,
+                           corpus_text=args.text, benchmark_config=args.benchmark_config,
+                           benchmark_split=args.benchmark_split, benchmark_text=args.benchmark_text,
+                           ngram=args.ngram, max_rows=args.max_rows, progress=_progress(args.quiet))
+    _emit(args, result.summary(), result.markdown())
+    return 1 if args.fail_on_overlap and result.items else 0
+
+
+def cmd_matrix(args) -> int:
+    from .matrix import overlap_matrix
+    result = overlap_matrix(args.dataset, text=args.text, near=args.near, threshold=args.threshold,
+                            max_rows=args.max_rows, progress=_progress(args.quiet))
+    _emit(args, result.summary(), result.markdown())
+    crossed = any(cell["count"] for row, cells in result.split_matrix.items()
+                  for col, cell in cells.items() if col != row)
+    return 1 if args.fail_on_overlap and crossed else 0
+
+
+def cmd_clean(args) -> int:
+    from .clean import clean, write_rows
+    from .report import to_json
+    result = clean(args.test, args.against, near=args.near, dedup=args.dedup, threshold=args.threshold,
+                   config=args.config, split=args.split, text=args.text, answer=args.answer)
+    write_rows(result.kept, args.out)
+    report_path = args.report or f"{args.out}.dropped.json"
+    with open(report_path, "w", encoding="utf-8") as fh:
+        fh.write(to_json(result.summary()))
+    if not args.quiet:
+        print(f"kept {len(result.kept)} of {result.records} rows; dropped {len(result.dropped)} "
+              f"(report: {report_path})", file=sys.stderr)
+    return 0
+
+
+COMMANDS = {"scan": cmd_scan, "leak": cmd_leak, "contamination": cmd_contamination, "matrix": cmd_matrix,
+            "clean": cmd_clean}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -273,3 +273,63 @@ def verify(nodes: sp.csr_matrix, a: np.ndarray, b: np.ndarray, chunk: int = 1_00
         inter = np.asarray(nodes[ia].multiply(nodes[ib]).sum(axis=1)).reshape(-1)
         out[s:s + chunk] = inter / (sizes[ia] + sizes[ib] - inter)
     return out
+
+
+# --------------------------------------------------------------------------- across two datasets
+
+@dataclass(frozen=True)
+class CrossPairs:
+    """Verified pairs (a in dataset A, b in dataset B) with Jaccard >= min_threshold."""
+
+    a: np.ndarray
+    b: np.ndarray
+    jaccard: np.ndarray
+    min_threshold: float
+    method: str
+    candidates: int
+    bands: int | None = None
+    rows: int | None = None
+
+
+def find_cross_pairs(matrix_a: sp.csr_matrix, matrix_b: sp.csr_matrix, min_threshold: float,
+                     method: str = "auto", *, num_perm: int = 128, seed: int = 1,
+                     exact_max_nodes: int = EXACT_MAX_NODES) -> CrossPairs:
+    """Near duplicates between two shingle matrices built over one vocabulary (same width)."""
+    n_a, n_b = matrix_a.shape[0], matrix_b.shape[0]
+    if method == "auto":
+        method = "exact" if n_a + n_b <= 4 * exact_max_nodes else "lsh"
+    stacked = sp.vstack([matrix_a, matrix_b]).tocsr()
+    nonempty = set_sizes(stacked) > 0
+    if method == "exact":
+        sizes = set_sizes(stacked).astype(np.float64)
+        transposed = matrix_a.T.tocsr()
+        out_a, out_b, out_j, candidates = [], [], [], 0
+        for start in range(0, n_b, 4096):
+            block = (matrix_b[start:start + 4096] @ transposed).tocoo()
+            bi = block.row.astype(np.int64) + start
+            ai = block.col.astype(np.int64)
+            inter = block.data.astype(np.float64)
+            candidates += bi.size
+            jac = inter / (sizes[ai] + sizes[n_a + bi] - inter)
+            keep = jac >= min_threshold - EPS
+            out_a.append(ai[keep]); out_b.append(bi[keep]); out_j.append(jac[keep])
+        cat = (lambda parts, dt: np.concatenate(parts) if parts else np.zeros(0, dt))
+        a, b, jac = cat(out_a, np.int64), cat(out_b, np.int64), cat(out_j, np.float64)
+        bands = rows = None
+        label = "exact-all-pairs"
+    else:
+        bands, rows = choose_bands(min_threshold, num_perm)
+        index = np.flatnonzero(nonempty)
+        sig = minhash_signatures(stacked[index], bands * rows, seed)
+        lo, hi = lsh_candidates(sig, bands, rows)
+        lo, hi = index[lo], index[hi]
+        cross = (lo < n_a) & (hi >= n_a)
+        a, b = lo[cross], hi[cross] - n_a
+        candidates = int(a.size)
+        jac = verify(stacked, a, b + n_a)
+        keep = jac >= min_threshold - EPS
+        a, b, jac = a[keep], b[keep], jac[keep]
+        label = "minhash-lsh"
+    order = np.lexsort((a, b, -jac))
+    return CrossPairs(a=a[order], b=b[order], jaccard=jac[order], min_threshold=min_threshold, method=label,
+                      candidates=candidates, bands=bands, rows=rows)

@@ -3,7 +3,9 @@
 - ``exact``: the value as it is.
 - ``default``: Unicode NFC, lowercase, whitespace collapsed.
 - ``code``: comments stripped (Python ``#``, C-like ``//`` and ``/* */``, SQL ``--``),
-  string literals kept, then whitespace collapsed. Case is kept: in code it matters.
+  string literals kept, then whitespace collapsed. Case is kept in code, where it
+  matters; SQL is lowercased outside string literals, since its keywords and
+  identifiers are case-insensitive.
 """
 from __future__ import annotations
 
@@ -46,7 +48,22 @@ def code(value: str) -> str:
             return token
         return " "
 
+    if is_sql:
+        value = _lower_outside_strings(value)
     return _WS.sub(" ", _CODE_TOKENS.sub(strip, value)).strip()
+
+
+_STRINGS = re.compile(r'"(?:\\.|[^"\\\n])*"' + r"|'(?:\\.|[^'\\\n])*'")
+
+
+def _lower_outside_strings(value: str) -> str:
+    parts, last = [], 0
+    for m in _STRINGS.finditer(value):
+        parts.append(value[last:m.start()].lower())
+        parts.append(m.group(0))
+        last = m.end()
+    parts.append(value[last:].lower())
+    return "".join(parts)
 
 
 def get(name: str):

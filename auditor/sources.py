@@ -257,13 +257,21 @@ def _read_jsonl(path: Path, max_rows) -> tuple[list[dict], bool]:
 
 
 def _parse_jsonl(text: str, name: str, max_rows) -> tuple[list[dict], bool]:
+    # split("\n"), not splitlines(): U+2028 and friends may sit inside a JSON string.
     rows: list[dict] = []
-    loads = json.loads
-    for lineno, line in enumerate(text.split("\n"), 1):  # not splitlines(): U+2028 may sit inside a string
-        if not line.strip():
-            continue
+    for row in jsonl_rows(text.split("\n"), name):
         if max_rows is not None and len(rows) >= max_rows:
             return rows, True
+        rows.append(row)
+    return rows, False
+
+
+def jsonl_rows(lines, name: str):
+    """Records of JSONL lines, one at a time, with errors that name the line."""
+    loads = json.loads
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
         try:
             row = loads(line)
         except ValueError as exc:
@@ -274,8 +282,35 @@ def _parse_jsonl(text: str, name: str, max_rows) -> tuple[list[dict], bool]:
         if not isinstance(row, dict):
             raise AuditorError("bad_format", f"{name}, line {lineno}: a JSON {type(row).__name__}, not an object.",
                                "Every line of a JSONL file must be a JSON object like {\"text\": ...}.")
-        rows.append(row)
-    return rows, False
+        yield row
+
+
+def iter_records(source: str, config: str | None = None, split: str | None = None, *, token: str | None = None):
+    """Records one at a time, for corpora larger than memory: local JSONL (plain or .gz) and
+    Parquet stream; other sources are loaded whole."""
+    if not source.startswith("example:") and _looks_local(source):
+        for path in _expand_local(source):
+            fmt = _format_of(path)
+            if fmt == "jsonl":
+                opener = gzip.open if path.name.lower().endswith(".gz") else open
+                try:
+                    with opener(path, "rt", encoding="utf-8-sig", newline="\n") as fh:
+                        yield from jsonl_rows((line.rstrip("\n") for line in fh), path.name)
+                except (UnicodeDecodeError, gzip.BadGzipFile, EOFError, OSError) as exc:
+                    raise AuditorError("bad_format", f"{path.name}: unreadable ({type(exc).__name__}: {exc}).",
+                                       "Check that the file is UTF-8 JSONL (optionally gzip'd).") from None
+            elif fmt == "parquet" and not path.name.lower().endswith(".gz"):
+                import pyarrow.parquet as pq
+                try:
+                    for batch in pq.ParquetFile(path).iter_batches(batch_size=10_000):
+                        yield from batch.to_pylist()
+                except Exception as exc:
+                    raise AuditorError("bad_format", f"{path.name}: not a readable Parquet file ({exc}).",
+                                       "Re-export the file.") from None
+            else:
+                yield from read_file(path)[0]
+        return
+    yield from load(source, config, split, token=token).rows
 
 
 def _parse_json(text: str, name: str, max_rows) -> tuple[list[dict], bool]:

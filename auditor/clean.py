@@ -1,0 +1,82 @@
+"""Clean splits: a copy of TEST without the records that leak into it from the
+training side(s), optionally without internal duplicates, in the original rows and
+columns; plus a report of every dropped row and why."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import AuditorError
+from .exact import normalized
+from .leakage import leak, prepare_side
+
+
+@dataclass(frozen=True)
+class CleanResult:
+    kept: list           # original rows of TEST
+    dropped: list        # [{row, reason, against, matches}]
+    source: str
+    records: int
+
+    def summary(self) -> dict:
+        reasons: dict[str, int] = {}
+        for d in self.dropped:
+            reasons[d["reason"]] = reasons.get(d["reason"], 0) + 1
+        return {"kind": "clean", "source": self.source, "records": self.records, "kept": len(self.kept),
+                "dropped": len(self.dropped), "by_reason": reasons, "dropped_rows": self.dropped}
+
+
+def clean(test, against: list, *, near: bool = False, dedup: bool = False, threshold: float = 0.7,
+          config=None, split=None, text=None, answer=None, max_rows=None, token=None) -> CleanResult:
+    if not against:
+        raise AuditorError("usage", "Nothing to clean against.", "Give --against TRAIN (repeatable).")
+    side = prepare_side(test, config, split, text, answer, None, max_rows, token)
+    reasons: dict[int, dict] = {}
+    for other in against:
+        result = leak(other, side.table, text=text, answer=answer, threshold=threshold, max_rows=max_rows,
+                      token=token)
+        for b_row, m in result.matches.items():
+            if b_row in reasons:
+                continue
+            if m.get("identical_text"):
+                reasons[b_row] = {"row": b_row, "reason": "identical_text", "against": result.a.table.source,
+                                  "matches": m["identical_text"]}
+            elif near and m.get("near_duplicate"):
+                reasons[b_row] = {"row": b_row, "reason": f"near_duplicate (Jaccard {m['jaccard']:.4f})",
+                                  "against": result.a.table.source, "matches": m["near_duplicate"]}
+    if dedup:
+        first: dict[str, int] = {}
+        for i, key in enumerate(normalized(side.fields.text, "default")):
+            if key is None:
+                continue
+            if key in first and i not in reasons:
+                reasons[i] = {"row": i, "reason": "internal_duplicate", "against": None, "matches": [first[key]]}
+            first.setdefault(key, i)
+    kept = [row for i, row in enumerate(side.table.rows) if i not in reasons]
+    return CleanResult(kept=kept, dropped=[reasons[i] for i in sorted(reasons)], source=side.table.source,
+                       records=len(side.table.rows))
+
+
+def write_rows(rows: list, path: str | Path) -> None:
+    """Rows to .jsonl, .csv or .parquet, by the file's extension."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix in (".jsonl", ".ndjson"):
+        path.write_text("".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows), encoding="utf-8")
+    elif suffix == ".csv":
+        columns = list(dict.fromkeys(k for r in rows for k in r))
+        buf = io.StringIO()
+        writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows([{k: (json.dumps(v, ensure_ascii=False) if isinstance(v, (list, dict)) else v)
+                           for k, v in r.items()} for r in rows])
+        path.write_text(buf.getvalue(), encoding="utf-8")
+    elif suffix in (".parquet", ".pq"):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+        pq.write_table(pa.Table.from_pylist(rows), path)
+    else:
+        raise AuditorError("usage", f"Cannot write {path.name}: unknown extension.", "Use .jsonl, .csv or .parquet.")

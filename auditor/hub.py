@@ -1,0 +1,124 @@
+"""Hugging Face Hub sources, through the real ``datasets`` / ``huggingface_hub`` clients.
+
+Imported only when a hub id is given (``datasets`` takes ~1.5 s to import). The hub is
+asked first, with a short timeout, whether the repo exists and can be read, so an
+unreachable hub or a wrong id is a clear message in seconds instead of minutes of
+retries. Rows are streamed, so a row cap reads only what it needs.
+
+A token comes from the ``token`` argument or ``HF_TOKEN``; it is passed to the client
+for this request and never stored, logged or written to a report.
+"""
+from __future__ import annotations
+
+import os
+
+from .errors import AuditorError
+from .sources import Table, _choose_split
+
+HUB_TIMEOUT = float(os.environ.get("AUDITOR_HUB_TIMEOUT", "10"))
+
+
+def _token(token: str | None) -> str | None:
+    return token or os.environ.get("HF_TOKEN") or None
+
+
+def _classify(exc: Exception, repo_id: str, config=None) -> AuditorError:
+    """Map whatever the hub clients raised to one clear AuditorError."""
+    name = type(exc).__name__
+    text = str(exc)
+    if name in ("GatedRepoError",) or "gated" in text.lower():
+        return AuditorError("gated", f"{repo_id} is a gated dataset: access needs a token of an account that "
+                            "accepted its terms.", "Accept the terms on the dataset page, then pass a token "
+                            "(HF_TOKEN or the token box).")
+    if name in ("RepositoryNotFoundError", "DatasetNotFoundError", "RevisionNotFoundError") or \
+            "404" in text and "Repo" in text:
+        return AuditorError("not_found", f"Dataset {repo_id!r} was not found on the Hub (or it is private).",
+                            "Check the id (owner/name, as in the dataset page URL); private sets need a token.")
+    if name in ("OfflineModeIsEnabled",) or "offline" in text.lower():
+        return AuditorError("hub_unreachable", f"The Hub cannot be reached for {repo_id!r}: offline mode is on "
+                            "(HF_HUB_OFFLINE) and the dataset is not in the local cache.",
+                            "Unset HF_HUB_OFFLINE, or use a local file or a bundled example:NAME.")
+    if any(k in name for k in ("Connect", "Timeout", "Network", "Protocol", "RemoteDisconnected")) or \
+            any(k in text for k in ("Connection refused", "timed out", "Name or service", "Failed to resolve")):
+        return AuditorError("hub_unreachable", f"The Hub did not answer for {repo_id!r} ({name}).",
+                            "Check the network (or HF_ENDPOINT); offline, use a local file or example:NAME.")
+    if config is not None and ("BuilderConfig" in text or "config" in text.lower()):
+        return AuditorError("bad_config", f"{repo_id} has no config {config!r}.",
+                            "Leave the config blank to list the available ones.")
+    return AuditorError("bad_format", f"{repo_id}: the dataset could not be read ({name}: {text[:300]}).",
+                        "Check the dataset page; a script-based or unusual dataset may need converting to files.")
+
+
+def _check_reachable(repo_id: str, token: str | None) -> None:
+    if os.environ.get("HF_HUB_OFFLINE") == "1":
+        return  # the datasets cache answers, or load_dataset says offline
+    from huggingface_hub import HfApi
+    try:
+        HfApi().dataset_info(repo_id, token=token, timeout=HUB_TIMEOUT)
+    except Exception as exc:  # the hub client raises many types (httpx2.*, HfHubHTTPError, ...)
+        raise _classify(exc, repo_id) from None
+
+
+def describe(repo_id: str, config: str | None = None, token: str | None = None) -> dict:
+    """Configs, the splits of ``config`` (or the first config) and its columns."""
+    token = _token(token)
+    _check_reachable(repo_id, token)
+    import datasets
+    try:
+        configs = list(datasets.get_dataset_config_names(repo_id, token=token))
+    except Exception as exc:
+        raise _classify(exc, repo_id) from None
+    chosen = config or (configs[0] if configs else None)
+    if config is not None and configs and config not in configs:
+        raise AuditorError("bad_config", f"{repo_id} has no config {config!r}.",
+                           f"Available configs: {', '.join(configs)}.")
+    try:
+        splits = list(datasets.get_dataset_split_names(repo_id, chosen, token=token))
+        first = next(iter(datasets.load_dataset(repo_id, chosen, split=splits[0], streaming=True, token=token)),
+                     {})
+    except Exception as exc:
+        raise _classify(exc, repo_id, chosen) from None
+    return {"configs": configs, "config": chosen, "splits": splits, "columns": list(first)}
+
+
+def load_hub(repo_id: str, config, split, max_rows, token) -> Table:
+    token = _token(token)
+    _check_reachable(repo_id, token)
+    import datasets
+    notices = []
+    try:
+        configs = list(datasets.get_dataset_config_names(repo_id, token=token))
+    except Exception as exc:
+        raise _classify(exc, repo_id) from None
+    if config is None:
+        if len(configs) > 1:
+            config = "default" if "default" in configs else configs[0]
+            notices.append(f"config not given: using '{config}' (available: {', '.join(configs)})")
+        elif configs:
+            config = configs[0]
+    elif configs and config not in configs:
+        raise AuditorError("bad_config", f"{repo_id} has no config {config!r}.",
+                           f"Available configs: {', '.join(configs)}.")
+    try:
+        splits = list(datasets.get_dataset_split_names(repo_id, config, token=token))
+    except Exception as exc:
+        raise _classify(exc, repo_id, config) from None
+    split, note = _choose_split(split, splits, repo_id)
+    if note:
+        notices.append(note)
+    rows: list[dict] = []
+    truncated = False
+    try:
+        stream = datasets.load_dataset(repo_id, config, split=split, streaming=True, token=token)
+        for row in stream:
+            if max_rows is not None and len(rows) >= max_rows:
+                truncated = True
+                break
+            rows.append(row)
+    except Exception as exc:
+        raise _classify(exc, repo_id, config) from None
+    if not rows:
+        raise AuditorError("empty_input", f"{repo_id} ({config}/{split}) has no rows.", "Try another split.")
+    return Table(rows=rows, source=repo_id, config=config, split=split, files=(f"{repo_id}/{config}/{split}",),
+                 row_cap=max_rows, truncated=truncated, splits=tuple(splits), configs=tuple(configs),
+                 notices=tuple(notices))

@@ -1,0 +1,183 @@
+"""Many datasets at once: split x split and dataset x dataset overlap matrices, and a
+comparison table of per-dataset scan figures.
+
+Cell [X][Y] counts the records of X whose text also occurs in Y (exact under the
+default normaliser; with ``near``, also a near duplicate at the threshold), with its
+fraction of X. The split diagonal [X][X] counts records with an internal duplicate;
+the dataset diagonal counts records that occur in a *different split* of the same
+dataset (leakage inside one dataset).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from .errors import AuditorError
+from .exact import key_ids, normalized
+from .near import find_pairs
+from .report import SCHEMA_VERSION, md_cell
+from .roles import column, resolve_roles
+from .shingles import shingle_matrix
+from .sources import _looks_local, load
+
+
+@dataclass(frozen=True)
+class Group:
+    dataset: str
+    split: str
+    source: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.dataset}/{self.split}"
+
+
+def parse_spec(spec: str) -> Group:
+    """NAME[:SPLIT]=SOURCE."""
+    name, sep, source = spec.partition("=")
+    if not sep or not name.strip() or not source.strip():
+        raise AuditorError("usage", f"Bad dataset spec {spec!r}.", "Use NAME[:SPLIT]=SOURCE, e.g. gsm8k:test=example:gsm8k.")
+    dataset, _, split = name.strip().partition(":")
+    return Group(dataset, split or "all", source.strip())
+
+
+def _counts(node: np.ndarray, group: np.ndarray, n_groups: int, adjacency=None) -> np.ndarray:
+    """(n_nodes, n_groups): how many records of each group sit in, or next to, each node."""
+    n_nodes = int(node.max(initial=-1)) + 1
+    valid = node >= 0
+    counts = sp.csr_matrix((np.ones(valid.sum()), (node[valid], group[valid])), shape=(n_nodes, n_groups))
+    if adjacency is not None:
+        counts = counts + adjacency @ counts
+    return np.asarray(counts.todense())
+
+
+@dataclass(frozen=True)
+class MatrixResult:
+    groups: list
+    records: list                  # records per group
+    split_matrix: dict
+    dataset_matrix: dict
+    near_split_matrix: dict | None
+    near_dataset_matrix: dict | None
+    comparison: list
+    threshold: float
+
+    def summary(self) -> dict:
+        return {"schema_version": SCHEMA_VERSION, "kind": "matrix",
+                "groups": [{"name": g.name, "dataset": g.dataset, "split": g.split, "records": n}
+                           for g, n in zip(self.groups, self.records)],
+                "split_matrix": self.split_matrix, "dataset_matrix": self.dataset_matrix,
+                "near": None if self.near_split_matrix is None else
+                {"threshold": self.threshold, "split_matrix": self.near_split_matrix,
+                 "dataset_matrix": self.near_dataset_matrix},
+                "comparison": self.comparison}
+
+    def markdown(self) -> str:
+        lines = ["# Overlap matrices", "", "Cell [row][column]: records of the row that also occur in the column "
+                 "(exact text under the default normaliser). Diagonal: internal duplicates (split matrix) or "
+                 "records found in another split of the same dataset (dataset matrix).", ""]
+        for title, m in (("Split x split", self.split_matrix), ("Dataset x dataset", self.dataset_matrix),
+                         ("Split x split, exact or near", self.near_split_matrix)):
+            if m is None:
+                continue
+            cols = list(next(iter(m.values())))
+            lines += [f"## {title}", "", "| | " + " | ".join(md_cell(c) for c in cols) + " |",
+                      "|---" * (len(cols) + 1) + "|"]
+            for row, cells in m.items():
+                lines.append(f"| {md_cell(row)} | " + " | ".join(
+                    f"{c['count']} ({100 * c['fraction']:.1f}%)" for c in cells.values()) + " |")
+            lines.append("")
+        if self.comparison:
+            keys = list(self.comparison[0])
+            lines += ["## Comparison", "", "| " + " | ".join(keys) + " |", "|---" * len(keys) + "|"]
+            for row in self.comparison:
+                lines.append("| " + " | ".join(md_cell(row[k]) for k in keys) + " |")
+        return "\n".join(lines) + "\n"
+
+
+def overlap_matrix(specs: list, *, text=None, near: bool = False, threshold: float = 0.7,
+                   compare: bool = True, max_rows=None, token=None, progress=None) -> MatrixResult:
+    """``specs``: Group objects or NAME[:SPLIT]=SOURCE strings."""
+    groups = [parse_spec(s) if isinstance(s, str) else s for s in specs]
+    if len(groups) < 2:
+        raise AuditorError("usage", "Give at least two datasets or splits (-d NAME[:SPLIT]=SOURCE, repeated).",
+                           "e.g. -d gsm8k:train=example:gsm8k -d gsm8k:test=...")
+    if len({g.name for g in groups}) != len(groups):
+        raise AuditorError("usage", "Two datasets share a NAME:SPLIT.", "Give each -d a distinct NAME:SPLIT.")
+    report = progress or (lambda f, s: None)
+    texts, group_of, tables = [], [], []
+    for gi, g in enumerate(groups):
+        report(gi / len(groups) * 0.5, f"loading {g.name}")
+        split = None if _looks_local(g.source) or g.split == "all" else g.split
+        table = load(g.source, None, split, max_rows=max_rows, token=token)
+        roles = resolve_roles(table.rows, text=text)
+        values = column(table.rows, roles.text)
+        tables.append((table, roles))
+        texts.extend(values)
+        group_of.extend([gi] * len(values))
+    group_of = np.asarray(group_of, dtype=np.int64)
+    datasets = sorted({g.dataset for g in groups}, key=[g.dataset for g in groups].index)
+    dataset_of_group = np.asarray([datasets.index(g.dataset) for g in groups])
+    exact_node = key_ids(normalized(texts, "default"))
+    split_m, dataset_m = _matrices(_counts(exact_node, group_of, len(groups)), exact_node, group_of, groups,
+                                   datasets, dataset_of_group)
+    near_split = near_dataset = None
+    if near:
+        report(0.6, "searching near duplicates")
+        pairs = find_pairs(shingle_matrix(texts), threshold)
+        k = pairs.upto(threshold)
+        adj = sp.coo_matrix((np.ones(2 * k), (np.r_[pairs.a[:k], pairs.b[:k]], np.r_[pairs.b[:k], pairs.a[:k]])),
+                            shape=(pairs.n_nodes, pairs.n_nodes)).tocsr()
+        near_split, near_dataset = _matrices(_counts(pairs.node_of, group_of, len(groups), adj), pairs.node_of,
+                                             group_of, groups, datasets, dataset_of_group)
+    comparison = []
+    if compare:
+        from .audit import ScanSettings, scan
+        for gi, (g, (table, roles)) in enumerate(zip(groups, tables)):
+            report(0.7 + 0.3 * gi / len(groups), f"scanning {g.name}")
+            r = scan(table, text=roles.text, settings=ScanSettings(threshold=threshold))
+            nd = r.near_duplicates()
+            ex = r.exact["text"]
+            comparison.append({"dataset": g.name, "records": r.records, "schema_issues": len(r.schema.issues),
+                               "degenerate": r.degenerate.records, "exact_duplicate_records": ex.records,
+                               "near_clusters": nd.clusters, "identical_clusters": nd.identical_clusters,
+                               "variant_clusters": nd.variant_clusters,
+                               "clusters_per_1000": round(1000 * nd.clusters / max(r.records, 1), 4)})
+    return MatrixResult(groups=groups, records=np.bincount(group_of, minlength=len(groups)).tolist(),
+                        split_matrix=split_m, dataset_matrix=dataset_m, near_split_matrix=near_split,
+                        near_dataset_matrix=near_dataset, comparison=comparison, threshold=threshold)
+
+
+def _matrices(counts, node, group_of, groups, datasets, dataset_of_group):
+    n_groups = len(groups)
+    valid = node >= 0
+    present = np.zeros((node.size, n_groups), dtype=bool)
+    present[valid] = counts[node[valid]] > 0
+    # A record is always "present" in its own group; the diagonal needs a second record there.
+    own = np.zeros(node.size, dtype=bool)
+    own[valid] = counts[node[valid], group_of[valid]] >= 2
+    split_m = {}
+    for gi, g in enumerate(groups):
+        mine = group_of == gi
+        size = int(mine.sum())
+        row = {}
+        for hi, h in enumerate(groups):
+            hits = int((own[mine] if hi == gi else present[mine, hi]).sum())
+            row[h.name] = {"count": hits, "fraction": round(hits / size, 6) if size else 0.0}
+        split_m[g.name] = row
+    dataset_m = {}
+    for di, d in enumerate(datasets):
+        mine = dataset_of_group[group_of] == di
+        size = int(mine.sum())
+        row = {}
+        for ei, e in enumerate(datasets):
+            cols = np.flatnonzero(dataset_of_group == ei)
+            hit = present[:, cols].copy()
+            if ei == di:   # another split of the same dataset: not the record's own group
+                hit &= cols[None, :] != group_of[:, None]
+            count = int(hit[mine].any(axis=1).sum())
+            row[e] = {"count": count, "fraction": round(count / size, 6) if size else 0.0}
+        dataset_m[d] = row
+    return split_m, dataset_m
