@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh machine: installs what it needs, then runs pytest.
+# Browser tests drive Debian's chromium (installed here with apt-get when missing);
+# they never download a browser.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+if [ ! -x /usr/bin/chromium ]; then
+  if command -v apt-get >/dev/null 2>&1; then
+    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+  else
+    echo "chromium is needed for the browser tests: install Debian's chromium at /usr/bin/chromium" >&2
+    exit 1
+  fi
+fi
+export GRADIO_ANALYTICS_ENABLED=False HF_HUB_DISABLE_TELEMETRY=1
+exec .venv/bin/python -m pytest "$@"
