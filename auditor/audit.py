@@ -198,7 +198,8 @@ def _exact_duplicates(fields: Fields, records: list, text_normalizer: str, answe
         text_key = key_ids(normalized(fields.text, text_normalizer))
     answer_key = None
     if fields.answer is not None:
-        for name in ("exact", "default", "code"):
+        # "code" is costly (a regex pass per value): only when the answers are code.
+        for name in dict.fromkeys(("exact", "default", answer_normalizer)):
             keys = key_ids(normalized(fields.answer, name))
             by_normalizer["answer"][name] = duplicate_groups(keys, name)
             if name == answer_normalizer:

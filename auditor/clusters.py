@@ -37,6 +37,8 @@ def cluster_labels(pairs: Pairs, threshold: float) -> tuple[np.ndarray, np.ndarr
     """Per record, its cluster id (numbered by first record; -1 if in none), and cluster sizes."""
     k = pairs.upto(threshold)
     n_nodes = pairs.n_nodes
+    if n_nodes == 0:  # every text empty: nothing can cluster
+        return np.full(pairs.n_records, -1, dtype=np.int64), np.zeros(0, dtype=np.int64)
     graph = sp.coo_matrix((np.ones(k, dtype=np.int8), (pairs.a[:k], pairs.b[:k])), shape=(n_nodes, n_nodes))
     _, node_component = connected_components(graph, directed=False)
     record_component = np.where(pairs.node_of >= 0, node_component[np.maximum(pairs.node_of, 0)], -1)

@@ -232,13 +232,20 @@ def minhash_signatures(nodes: sp.csr_matrix, num_perm: int, seed: int, progress=
     return sig
 
 
-def lsh_candidates(sig: np.ndarray, bands: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
-    """Node pairs (a < b) that agree on at least one whole band, deduplicated."""
-    found = []
+def lsh_candidates(sig: np.ndarray, bands: int, rows: int, flush_at: int = 20_000_000) -> tuple[np.ndarray, np.ndarray]:
+    """Node pairs (a < b) that agree on at least one whole band, deduplicated.
+    Candidates are deduplicated whenever the buffer passes ``flush_at`` entries, so a
+    template shared by thousands of texts costs its distinct pairs once, not once per band."""
+    found: list[np.ndarray] = []
+    buffered = 0
     for band in range(bands):
         chunk = np.ascontiguousarray(sig[:, band * rows:(band + 1) * rows])
         bucket = np.unique(chunk.view(np.dtype((np.void, 4 * rows))).reshape(-1), return_inverse=True)[1]
         found.append(pairs_within_groups(bucket.reshape(-1)))
+        buffered += found[-1].size
+        if buffered > flush_at:
+            found = [np.unique(np.concatenate(found))]
+            buffered = found[0].size
     codes = np.unique(np.concatenate(found)) if found else np.zeros(0, np.int64)
     return np.divmod(codes, np.int64(sig.shape[0]))
 

@@ -31,7 +31,9 @@ def exact(value: str) -> str:
 
 
 def default(value: str) -> str:
-    return _WS.sub(" ", unicodedata.normalize("NFC", value).lower()).strip()
+    if not unicodedata.is_normalized("NFC", value):   # the check is much cheaper than normalising
+        value = unicodedata.normalize("NFC", value)
+    return " ".join(value.lower().split())
 
 
 def code(value: str) -> str:

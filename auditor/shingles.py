@@ -56,29 +56,30 @@ def shingle_matrix(texts: list, spec: ShingleSpec = ShingleSpec()) -> sp.csr_mat
 
 
 def _word_tokens(texts: list) -> tuple[np.ndarray, np.ndarray]:
-    vocab: dict[str, int] = {}
-    ids: list[int] = []
+    words: list[str] = []
+    add = words.extend
     lengths = np.zeros(len(texts), dtype=np.int64)
-    get = vocab.setdefault
     for i, text in enumerate(texts):
         if text:
-            words = text.lower().split()
-            lengths[i] = len(words)
-            ids.extend([get(w, len(vocab)) for w in words])
-    return np.asarray(ids, dtype=np.int64), lengths
+            tokens = text.lower().split()
+            lengths[i] = len(tokens)
+            add(tokens)
+    # Ids in sorted word order, so they depend on the vocabulary, not on record order;
+    # dict.fromkeys and map(dict.__getitem__) keep the per-word work in C.
+    index = {w: i for i, w in enumerate(sorted(dict.fromkeys(words)))}
+    return np.fromiter(map(index.__getitem__, words), dtype=np.int64, count=len(words)), lengths
 
 
 def _char_tokens(texts: list) -> tuple[np.ndarray, np.ndarray]:
-    prepared = [_WS.sub(" ", t.lower()).strip() if t else "" for t in texts]
+    prepared = [" ".join(t.lower().split()) if t else "" for t in texts]
     lengths = np.fromiter((len(t) for t in prepared), dtype=np.int64, count=len(prepared))
     codepoints = np.frombuffer("".join(prepared).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    return codepoints.astype(np.int64), lengths
+    return np.unique(codepoints, return_inverse=True)[1].reshape(-1).astype(np.int64), lengths
 
 
 def _windows_to_matrix(token_ids: np.ndarray, lengths: np.ndarray, k: int) -> sp.csr_matrix:
+    """token_ids: dense ids 0..V-1 of all records' tokens, concatenated; lengths per record."""
     n = len(lengths)
-    if token_ids.size:
-        _, token_ids = np.unique(token_ids, return_inverse=True)  # dense ids 0..V-1
     vocab = int(token_ids.max()) + 1 if token_ids.size else 0
     pad = vocab                      # marks "no word here" in a short text's single shingle
     starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
@@ -90,20 +91,22 @@ def _windows_to_matrix(token_ids: np.ndarray, lengths: np.ndarray, k: int) -> sp
         np.concatenate(([0], np.cumsum(n_windows)[:-1])), n_windows)
     first = starts[record_of] + offset_in_record
     padded = np.concatenate((token_ids, np.full(k, pad, dtype=np.int64)))
+    short = lengths[record_of] < k
     window = np.empty((record_of.size, k), dtype=np.int64)
-    rec_len = lengths[record_of]
     for j in range(k):
-        window[:, j] = np.where(offset_in_record + j < rec_len, padded[np.minimum(first + j, padded.size - 1)],
-                                pad)
+        window[:, j] = padded[first + j]
+        if short.any():
+            window[short, j] = np.where(offset_in_record[short] + j < lengths[record_of[short]],
+                                        window[short, j], pad)
     keys = _pack(window, vocab + 1)
-    shingle_ids = np.unique(keys, return_inverse=True)[1].reshape(-1) if keys.size else keys
-    # One entry per (record, shingle): sets, not bags.
-    cell = np.unique(record_of * (int(shingle_ids.max(initial=0)) + 1) + shingle_ids)
-    width = int(shingle_ids.max(initial=-1)) + 1
-    rows, cols = np.divmod(cell, max(width, 1))
-    indptr = np.searchsorted(rows, np.arange(n + 1))
-    data = np.ones(cols.size, dtype=np.float32)
-    return sp.csr_matrix((data, cols.astype(np.int32), indptr), shape=(n, width))
+    # Columns in key order: a shingle's column depends on the vocabulary, not on record order.
+    uniq, shingle_ids = np.unique(keys, return_inverse=True)
+    indptr = np.concatenate(([0], np.cumsum(n_windows)))
+    matrix = sp.csr_matrix((np.ones(keys.size, dtype=np.float32), shingle_ids.reshape(-1).astype(np.int32), indptr),
+                           shape=(n, uniq.size))
+    matrix.sum_duplicates()          # sets, not bags: a repeated shingle counts once
+    matrix.data[:] = 1.0
+    return matrix
 
 
 def _pack(window: np.ndarray, base: int) -> np.ndarray:

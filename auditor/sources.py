@@ -14,6 +14,7 @@ import csv
 import glob
 import gzip
 import io
+import itertools
 import json
 import os
 import re
@@ -215,11 +216,24 @@ def _format_of(path: Path) -> str | None:
     return None
 
 
+MAX_BYTES = int(os.environ.get("AUDITOR_MAX_BYTES", str(2 * 1024 ** 3)))
+
+
 def read_file(path: Path, max_rows: int | None = None) -> tuple[list[dict], bool]:
     """Rows of one local file (format by extension) and whether the cap cut it."""
     fmt = _format_of(path)
     if fmt == "parquet":
         return _read_parquet(path, max_rows)
+    if fmt == "jsonl" and max_rows is not None:
+        # Stream: a row cap on a huge file reads only the rows it keeps.
+        rows = list(itertools.islice(_jsonl_file_rows(path), max_rows + 1))
+        return rows[:max_rows], len(rows) > max_rows
+    size = path.stat().st_size
+    if max_rows is None and size > MAX_BYTES:
+        raise AuditorError("too_large", f"{path.name} is {size / 1024 ** 3:.1f} GiB: too large to read whole "
+                           f"(limit {MAX_BYTES / 1024 ** 3:.1f} GiB).",
+                           "Audit a prefix with --max-rows (e.g. --max-rows 1000000), convert it to JSONL or "
+                           "Parquet, or raise AUDITOR_MAX_BYTES if the machine has the memory.")
     text = _read_text(path)
     if fmt == "jsonl":
         return _parse_jsonl(text, path.name, max_rows)
@@ -285,6 +299,19 @@ def jsonl_rows(lines, name: str):
         yield row
 
 
+def _jsonl_file_rows(path: Path):
+    opener = gzip.open if path.name.lower().endswith(".gz") else open
+    try:
+        with opener(path, "rt", encoding="utf-8-sig", newline="\n") as fh:
+            yield from jsonl_rows((line.rstrip("\n") for line in fh), path.name)
+    except (UnicodeDecodeError, gzip.BadGzipFile, EOFError) as exc:
+        raise AuditorError("bad_format", f"{path.name}: unreadable ({type(exc).__name__}: {str(exc)[:200]}).",
+                           "Check that the file is UTF-8 JSONL (optionally gzip'd).") from None
+    except OSError as exc:
+        raise AuditorError("bad_format", f"{path.name}: cannot be read ({exc}).",
+                           "Check the file is a complete, readable (gzip'd) JSONL file.") from None
+
+
 def iter_records(source: str, config: str | None = None, split: str | None = None, *, token: str | None = None):
     """Records one at a time, for corpora larger than memory: local JSONL (plain or .gz) and
     Parquet stream; other sources are loaded whole."""
@@ -292,13 +319,7 @@ def iter_records(source: str, config: str | None = None, split: str | None = Non
         for path in _expand_local(source):
             fmt = _format_of(path)
             if fmt == "jsonl":
-                opener = gzip.open if path.name.lower().endswith(".gz") else open
-                try:
-                    with opener(path, "rt", encoding="utf-8-sig", newline="\n") as fh:
-                        yield from jsonl_rows((line.rstrip("\n") for line in fh), path.name)
-                except (UnicodeDecodeError, gzip.BadGzipFile, EOFError, OSError) as exc:
-                    raise AuditorError("bad_format", f"{path.name}: unreadable ({type(exc).__name__}: {exc}).",
-                                       "Check that the file is UTF-8 JSONL (optionally gzip'd).") from None
+                yield from _jsonl_file_rows(path)
             elif fmt == "parquet" and not path.name.lower().endswith(".gz"):
                 import pyarrow.parquet as pq
                 try:
