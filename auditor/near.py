@@ -5,13 +5,16 @@ Records with identical shingle sets are first collapsed into one *node* that car
 its record count, so a dataset with 100,000 copies of one text costs one node, not
 five billion pairs. Candidates then come from one of two searches:
 
-- ``exact-all-pairs``: the sparse node x shingle matrix times its transpose gives the
-  intersection of every pair that shares a shingle; nothing is missed.
+- ``exact-all-pairs``: every pair at or above the threshold, provably: candidates share a
+  shingle of their *prefixes* (each set's rarest shingles, as in Bayardo et al.'s All-Pairs),
+  found by a sparse prefix-matrix product; a size filter and exact verification follow.
+  Nothing is missed, and rare shingles keep candidates close to the true pairs.
 - ``minhash-lsh``: MinHash signatures (numpy, seeded) split into bands; nodes that
   agree on a whole band become candidates. Bands and rows are chosen for the lowest
   threshold, and the probability of catching a pair at each threshold is reported.
 
-Either way every candidate is verified with its exact Jaccard, so scores mean the
+``auto`` takes the exact search unless its candidate count (known in advance from the
+prefix document frequencies) would pass ``MAX_EXACT_CANDIDATES``. Either way every candidate is verified with its exact Jaccard, so scores mean the
 same under both methods. The result, ``Pairs``, is cached by callers and answers
 any threshold at or above ``min_threshold`` without searching again.
 """
@@ -26,7 +29,7 @@ from .errors import AuditorError
 from .shingles import set_sizes
 
 EPS = 1e-9                   # float slack when comparing a Jaccard with a threshold
-EXACT_MAX_NODES = 40_000     # above this many distinct texts, "auto" uses LSH (see BENCHMARKS.md)
+MAX_EXACT_CANDIDATES = 300_000_000  # "auto" uses LSH when the exact search would score more pairs
 TARGET_RECALL = 0.99         # LSH: per-pair catch probability wanted at the lowest threshold
 PRODUCT_BUDGET = 8_000_000   # exact search: product entries per block, bounds memory
 
@@ -103,7 +106,7 @@ class Pairs:
 # --------------------------------------------------------------------------- entry point
 
 def find_pairs(matrix: sp.csr_matrix, min_threshold: float, method: str = "auto", *,
-               num_perm: int = 128, seed: int = 1, exact_max_nodes: int = EXACT_MAX_NODES,
+               num_perm: int = 128, seed: int = 1, max_exact_candidates: int = MAX_EXACT_CANDIDATES,
                progress=None) -> Pairs:
     """All record pairs with Jaccard >= ``min_threshold`` (see module docstring)."""
     if not (0 < min_threshold <= 1):
@@ -112,11 +115,14 @@ def find_pairs(matrix: sp.csr_matrix, min_threshold: float, method: str = "auto"
     if method not in ("auto", "exact", "lsh"):
         raise AuditorError("usage", f"Unknown near-duplicate method {method!r}.", "Use auto, exact or lsh.")
     node_of, weight, nodes = collapse_identical(matrix)
+    prefixes = None
+    if method in ("auto", "exact"):
+        prefixes = prefix_matrix(nodes, min_threshold)
     if method == "auto":
-        method = "exact" if nodes.shape[0] <= exact_max_nodes else "lsh"
+        method = "exact" if estimated_candidates(prefixes) <= max_exact_candidates else "lsh"
     common = dict(n_records=matrix.shape[0], node_of=node_of, weight=weight, min_threshold=min_threshold)
     if method == "exact":
-        a, b, jac, candidates = exact_all_pairs(nodes, min_threshold, progress)
+        a, b, jac, candidates = exact_all_pairs(nodes, min_threshold, progress, prefixes)
         return Pairs(**common, **_sorted(a, b, jac), method="exact-all-pairs", candidates=candidates)
     bands, rows = choose_bands(min_threshold, num_perm)
     signatures = minhash_signatures(nodes, bands * rows, seed, progress)
@@ -161,27 +167,57 @@ def collapse_identical(matrix: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, s
     return node_of, weight, matrix[representatives]
 
 
-def exact_all_pairs(nodes: sp.csr_matrix, min_threshold: float, progress=None):
-    """Exact Jaccard of every node pair sharing a shingle, in row blocks of bounded size."""
+def prefix_matrix(nodes: sp.csr_matrix, min_threshold: float) -> sp.csr_matrix:
+    """Each set's prefix under a global rare-first shingle order: its first |x| - ceil(t|x|) + 1
+    shingles. Two sets with Jaccard >= t always share a prefix shingle (the prefix filter of
+    Bayardo et al.'s All-Pairs), so prefixes find every such pair while rare shingles keep the
+    candidate count close to the number of true pairs."""
+    n, m = nodes.shape
+    sizes = set_sizes(nodes)
+    df = np.bincount(nodes.indices, minlength=m)
+    rank = np.empty(m, dtype=np.int64)
+    rank[np.lexsort((np.arange(m), df))] = np.arange(m)
+    ranked = sp.csr_matrix((nodes.data, rank[nodes.indices].astype(np.int32), nodes.indptr), shape=(n, m))
+    ranked.sort_indices()                          # per row, rarest shingle first
+    prefix_len = sizes - np.ceil(min_threshold * sizes - EPS).astype(np.int64) + 1
+    position = np.arange(ranked.nnz) - np.repeat(ranked.indptr[:-1], sizes)
+    keep = position < np.repeat(prefix_len, sizes)
+    indptr = np.concatenate(([0], np.cumsum(np.minimum(prefix_len, sizes))))
+    return sp.csr_matrix((ranked.data[keep], ranked.indices[keep], indptr), shape=(n, m))
+
+
+def estimated_candidates(prefixes: sp.csr_matrix) -> int:
+    """Upper bound on the node pairs the exact search would score (before the size filter)."""
+    df = np.bincount(prefixes.indices, minlength=prefixes.shape[1]).astype(np.float64)
+    return int((df * (df - 1) / 2).sum())
+
+
+def exact_all_pairs(nodes: sp.csr_matrix, min_threshold: float, progress=None, prefixes=None):
+    """Every node pair with Jaccard >= min_threshold, exactly: candidates share a prefix
+    shingle (see ``prefix_matrix``), pass the size filter, and are verified. Rows are
+    processed in blocks whose product size is bounded, so memory stays flat."""
     n = nodes.shape[0]
-    sizes = set_sizes(nodes).astype(np.float64)
-    transposed = nodes.T.tocsr()
-    df = np.diff(transposed.indptr).astype(np.float64)
-    cost = nodes @ df                              # upper bound on product entries per row
+    prefixes = prefix_matrix(nodes, min_threshold) if prefixes is None else prefixes
+    sizes = set_sizes(nodes)
+    transposed = prefixes.T.tocsr()
+    bounds = np.cumsum(prefixes @ np.diff(transposed.indptr).astype(np.float64))
     out_a, out_b, out_j = [], [], []
     candidates = 0
     start = 0
-    bounds = np.cumsum(cost)
     while start < n:
         limit = (bounds[start - 1] if start else 0.0) + PRODUCT_BUDGET
         stop = max(start + 1, int(np.searchsorted(bounds, limit, side="right")))
-        block = (nodes[start:stop] @ transposed).tocoo()
+        block = (prefixes[start:stop] @ transposed).tocoo()
         rows = block.row.astype(np.int64) + start
         cols = block.col.astype(np.int64)
         upper = cols > rows
-        rows, cols, inter = rows[upper], cols[upper], block.data[upper].astype(np.float64)
+        rows, cols = rows[upper], cols[upper]
+        # Size filter: J(x, y) <= min(|x|, |y|) / max(|x|, |y|).
+        small, large = np.minimum(sizes[rows], sizes[cols]), np.maximum(sizes[rows], sizes[cols])
+        fits = small >= min_threshold * large - EPS
+        rows, cols = rows[fits], cols[fits]
         candidates += rows.size
-        jac = inter / (sizes[rows] + sizes[cols] - inter)
+        jac = verify(nodes, rows, cols)
         keep = jac >= min_threshold - EPS
         out_a.append(rows[keep]); out_b.append(cols[keep]); out_j.append(jac[keep])
         start = stop
@@ -299,25 +335,28 @@ class CrossPairs:
 
 
 def find_cross_pairs(matrix_a: sp.csr_matrix, matrix_b: sp.csr_matrix, min_threshold: float,
-                     method: str = "auto", *, num_perm: int = 128, seed: int = 1,
-                     exact_max_nodes: int = EXACT_MAX_NODES) -> CrossPairs:
+                     method: str = "auto", *, num_perm: int = 128, seed: int = 1) -> CrossPairs:
     """Near duplicates between two shingle matrices built over one vocabulary (same width)."""
     n_a, n_b = matrix_a.shape[0], matrix_b.shape[0]
     if method == "auto":
-        method = "exact" if n_a + n_b <= 4 * exact_max_nodes else "lsh"
+        method = "exact" if n_b * n_a <= 20 * MAX_EXACT_CANDIDATES else "lsh"
     stacked = sp.vstack([matrix_a, matrix_b]).tocsr()
     nonempty = set_sizes(stacked) > 0
     if method == "exact":
-        sizes = set_sizes(stacked).astype(np.float64)
-        transposed = matrix_a.T.tocsr()
+        # The self-join's prefix filter, over one global shingle order for both sides.
+        sizes = set_sizes(stacked)
+        prefixes = prefix_matrix(stacked, min_threshold)
+        transposed = prefixes[:n_a].T.tocsr()
         out_a, out_b, out_j, candidates = [], [], [], 0
         for start in range(0, n_b, 4096):
-            block = (matrix_b[start:start + 4096] @ transposed).tocoo()
+            block = (prefixes[n_a + start:n_a + start + 4096] @ transposed).tocoo()
             bi = block.row.astype(np.int64) + start
             ai = block.col.astype(np.int64)
-            inter = block.data.astype(np.float64)
+            small = np.minimum(sizes[ai], sizes[n_a + bi])
+            fits = small >= min_threshold * np.maximum(sizes[ai], sizes[n_a + bi]) - EPS
+            ai, bi = ai[fits], bi[fits]
             candidates += bi.size
-            jac = inter / (sizes[ai] + sizes[n_a + bi] - inter)
+            jac = verify(stacked, ai, bi + n_a)
             keep = jac >= min_threshold - EPS
             out_a.append(ai[keep]); out_b.append(bi[keep]); out_j.append(jac[keep])
         cat = (lambda parts, dt: np.concatenate(parts) if parts else np.zeros(0, dt))

@@ -70,7 +70,9 @@ def summary(result, threshold: float | None = None) -> dict:
                      "bands": pairs.bands, "rows": pairs.rows, "seed": s.seed},
         "method": {"near_duplicates": pairs.method, "candidates": pairs.candidates,
                    "distinct_texts": pairs.n_nodes, "expected_recall": expected,
-                   "note": ("every candidate pair that shares a shingle was scored: recall is 1"
+                   "note": ("exact search: candidates are the pairs sharing a prefix shingle under a rare-first "
+                            "order (the All-Pairs prefix filter), which provably contains every pair at or above "
+                            "the lowest threshold; each is verified, so recall is 1"
                             if pairs.method == "exact-all-pairs" else
                             "MinHash-LSH proposes candidates, each verified with its exact Jaccard; "
                             "expected_recall is the chance of catching a pair whose Jaccard equals that "
