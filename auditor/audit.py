@@ -44,6 +44,10 @@ class ScanSettings:
                                    "Jaccard thresholds are fractions such as 0.7.")
         if not self.thresholds:
             raise AuditorError("usage", "No thresholds for the curve.", "Give e.g. 0.9,0.8,0.7.")
+        if not isinstance(self.seed, int) or not (0 <= self.seed < 2 ** 32):
+            raise AuditorError("usage", f"Seed {self.seed!r} is outside 0 .. 2^32-1.", "Use a whole number like 1.")
+        if not isinstance(self.num_perm, int) or not (2 <= self.num_perm <= 1024):
+            raise AuditorError("usage", f"num_perm {self.num_perm!r} is outside 2 .. 1024.", "The default is 128.")
         normalize.get(self.normalizer)
         if self.answer_normalizer != "auto":
             normalize.get(self.answer_normalizer)

@@ -164,7 +164,17 @@ def _progress(quiet: bool):
 
 
 def _emit(args, summary: dict, markdown: str, extra: dict | None = None) -> None:
-    from .report import to_json, write_outputs
+    try:
+        _write(args, summary, markdown, extra)
+    except OSError as exc:
+        raise AuditorError("usage", f"Cannot write the report: {exc.strerror or exc} "
+                           f"({getattr(exc, 'filename', '') or ''}).",
+                           "Choose an --out-dir / --json path in a folder that exists and is writable.") from None
+
+
+def _write(args, summary: dict, markdown: str, extra: dict | None = None) -> None:
+    from .report import printable, to_json, write_outputs
+    markdown = printable(markdown)
     if args.out_dir:
         for path in write_outputs(args.out_dir, summary, markdown, extra):
             if not args.quiet:
@@ -248,7 +258,7 @@ COMMANDS = {"scan": cmd_scan, "leak": cmd_leak, "contamination": cmd_contaminati
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    wants_json_errors = "--json" in argv and argv[argv.index("--json") + 1:argv.index("--json") + 2] == ["-"]
+    wants_json_errors = "--json=-" in argv or ("--json" in argv and argv[argv.index("--json") + 1:][:1] == ["-"])
     try:
         args = build_parser().parse_args(argv)
         return COMMANDS[args.command](args)

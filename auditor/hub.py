@@ -23,29 +23,33 @@ def _token(token: str | None) -> str | None:
 
 
 def _classify(exc: Exception, repo_id: str, config=None) -> AuditorError:
-    """Map whatever the hub clients raised to one clear AuditorError."""
-    name = type(exc).__name__
+    """Map whatever the hub clients raised to one clear AuditorError. The clients raise
+    many types (datasets' DatasetNotFoundError, huggingface_hub's errors, httpx2 transport
+    errors that are not OSError, builtin ConnectionError after retries, ValueError for a
+    bad config or split), so the decision uses the class names in the MRO and the text."""
+    names = {c.__name__ for c in type(exc).__mro__}
     text = str(exc)
-    if name in ("GatedRepoError",) or "gated" in text.lower():
+    if "GatedRepoError" in names or "is a gated dataset" in text or "ask for access" in text:
         return AuditorError("gated", f"{repo_id} is a gated dataset: access needs a token of an account that "
                             "accepted its terms.", "Accept the terms on the dataset page, then pass a token "
                             "(HF_TOKEN or the token box).")
-    if name in ("RepositoryNotFoundError", "DatasetNotFoundError", "RevisionNotFoundError") or \
-            "404" in text and "Repo" in text:
+    if names & {"RepositoryNotFoundError", "DatasetNotFoundError", "RevisionNotFoundError"}:
         return AuditorError("not_found", f"Dataset {repo_id!r} was not found on the Hub (or it is private).",
                             "Check the id (owner/name, as in the dataset page URL); private sets need a token.")
-    if name in ("OfflineModeIsEnabled",) or "offline" in text.lower():
+    if "OfflineModeIsEnabled" in names or "offline mode" in text.lower():
         return AuditorError("hub_unreachable", f"The Hub cannot be reached for {repo_id!r}: offline mode is on "
                             "(HF_HUB_OFFLINE) and the dataset is not in the local cache.",
                             "Unset HF_HUB_OFFLINE, or use a local file or a bundled example:NAME.")
-    if any(k in name for k in ("Connect", "Timeout", "Network", "Protocol", "RemoteDisconnected")) or \
-            any(k in text for k in ("Connection refused", "timed out", "Name or service", "Failed to resolve")):
-        return AuditorError("hub_unreachable", f"The Hub did not answer for {repo_id!r} ({name}).",
+    if names & {"ConnectionError", "TransportError", "TimeoutException", "ConnectError", "ReadTimeout",
+                "TimeoutError", "NetworkError"} or "Couldn't reach" in text:
+        return AuditorError("hub_unreachable", f"The Hub did not answer for {repo_id!r} "
+                            f"({type(exc).__name__}).",
                             "Check the network (or HF_ENDPOINT); offline, use a local file or example:NAME.")
-    if config is not None and ("BuilderConfig" in text or "config" in text.lower()):
+    if "BuilderConfig" in text:
         return AuditorError("bad_config", f"{repo_id} has no config {config!r}.",
-                            "Leave the config blank to list the available ones.")
-    return AuditorError("bad_format", f"{repo_id}: the dataset could not be read ({name}: {text[:300]}).",
+                            f"{text.split('not found.')[-1].strip() or 'Leave the config blank to list them.'}")
+    return AuditorError("bad_format", f"{repo_id}: the dataset could not be read ({type(exc).__name__}: "
+                        f"{text[:300]}).",
                         "Check the dataset page; a script-based or unusual dataset may need converting to files.")
 
 

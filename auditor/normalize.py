@@ -23,7 +23,9 @@ _CODE_TOKENS = re.compile(
     r"|(?P<line>//[^\n]*|#[^\n]*|--[^\n]*)"
 )
 _SQL_START = re.compile(r"^\s*(select|with|insert|update|delete|create|drop|alter)\b", re.I)
-_C_PREPROCESSOR = re.compile(r"^\s*#\s*(include|define|if|ifdef|ifndef|endif|pragma|else|elif)\b", re.M)
+# A C preprocessor line is code, not a comment: "#include <x>", "#define N 3" (no space after
+# the '#', which tells it from a Python comment such as "# if x is negative").
+_C_DIRECTIVE = re.compile(r"#(include|define|undef|if|ifdef|ifndef|endif|pragma|else|elif|error)\b")
 
 
 def exact(value: str) -> str:
@@ -38,7 +40,6 @@ def default(value: str) -> str:
 
 def code(value: str) -> str:
     is_sql = bool(_SQL_START.match(value))
-    keep_hash = bool(_C_PREPROCESSOR.search(value))   # C preprocessor lines are code, not comments
 
     def strip(match: re.Match) -> str:
         if match.group("str") is not None:
@@ -46,7 +47,7 @@ def code(value: str) -> str:
         token = match.group(0)
         if token.startswith("--") and not is_sql:
             return token          # `x--` in C, not a comment
-        if token.startswith("#") and (is_sql or keep_hash):
+        if token.startswith("#") and (is_sql or _C_DIRECTIVE.match(token)):
             return token
         return " "
 

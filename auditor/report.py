@@ -35,8 +35,14 @@ def plain(value):
     return value
 
 
+def printable(text: str) -> str:
+    """Text that can be written as UTF-8: a lone surrogate (valid in JSON input) becomes
+    its escape, which is also how JSON writes it."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def to_json(summary: dict) -> str:
-    return json.dumps(plain(summary), indent=2, ensure_ascii=False) + "\n"
+    return printable(json.dumps(plain(summary), indent=2, ensure_ascii=False) + "\n")
 
 
 def input_block(table, fingerprint: str) -> dict:
@@ -95,7 +101,8 @@ def write_outputs(out_dir: str | Path, summary_dict: dict, markdown_text: str, e
     """summary.json, REPORT.md and any extra files (name -> text) into ``out_dir``."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    files = {"summary.json": to_json(summary_dict), "REPORT.md": markdown_text, **(extra or {})}
+    files = {"summary.json": to_json(summary_dict), "REPORT.md": printable(markdown_text),
+             **{name: printable(text) for name, text in (extra or {}).items()}}
     written = []
     for name, text in files.items():
         (out / name).write_text(text, encoding="utf-8")

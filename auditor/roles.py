@@ -71,7 +71,8 @@ def resolve_roles(rows: list[dict], text=None, answer=None, group=None, labels=N
     guessed = []
     for role in ("text", "answer", "group", "id"):
         if _blank(given[role]):
-            choice = next((name for name in GUESSES[role] if name in fields and name not in taken), None)
+            choice = next((name for name in GUESSES[role]
+                           if name in fields and name not in taken and _readable(rows, name)), None)
             if role == "text" and choice is None:
                 choice = _longest_string_field(rows, fields, taken)
             if choice is not None:
@@ -101,6 +102,13 @@ def available_fields(rows: list[dict], sample: int = 1000) -> list[str]:
 
 def _present(rows, path, sample: int = 100_000) -> bool:
     return any(_lookup(row, path) is not _MISSING for row in rows[:sample])
+
+
+def _readable(rows, name: str, sample: int = 200) -> bool:
+    """A guess must hold text-like values (not objects) in most records."""
+    values = [_lookup(r, name) for r in rows[:sample]]
+    values = [v for v in values if v is not _MISSING and v is not None]
+    return bool(values) and sum(not isinstance(v, (dict, bytes)) for v in values) >= 0.9 * len(values)
 
 
 def _longest_string_field(rows, fields, taken) -> str | None:
@@ -152,10 +160,10 @@ def as_text(value, field: str, row: int) -> str | None:
         return " ".join(p for p in parts if p)
     if isinstance(value, dict):
         keys = ", ".join(f"{field}.{k}" for k in list(value)[:5])
-        raise AuditorError("bad_value", f"Field {field!r} of row {row} is an object, not text.",
+        raise AuditorError("bad_value", f"Field {field!r} of record {row} (0-based) is an object, not text.",
                            f"Name a nested field with a dotted path, e.g. {keys}.")
     if isinstance(value, bytes):
-        raise AuditorError("bad_value", f"Field {field!r} of row {row} holds binary data, not text.",
+        raise AuditorError("bad_value", f"Field {field!r} of record {row} (0-based) holds binary data, not text.",
                            "Choose a text field for this role.")
     return str(value)  # dates, decimals: their written form
 

@@ -346,14 +346,15 @@ def _parse_json(text: str, name: str, max_rows) -> tuple[list[dict], bool]:
                            "Check the file is complete and valid JSON.") from None
     if isinstance(data, dict):
         lists = {k: v for k, v in data.items() if isinstance(v, list)}
-        if lists and len(lists) == len(data) and len({len(v) for v in lists.values()}) == 1 and \
-                not all(isinstance(x, dict) for v in lists.values() for x in v[:1]):
-            keys = list(lists)  # an object of equal-length columns
-            data = [dict(zip(keys, values)) for values in zip(*lists.values())]
+        if lists and len(lists) == len(data) and len({len(v) for v in lists.values()}) == 1:
+            if len(lists) == 1 and all(isinstance(x, dict) for x in next(iter(lists.values()))):
+                data = next(iter(lists.values()))          # {"data": [{...}, ...]}
+            else:                                            # an object of equal-length columns
+                data = [dict(zip(lists, values)) for values in zip(*lists.values())]
         elif len(lists) == 1 and all(isinstance(x, dict) for x in next(iter(lists.values()))):
-            data = next(iter(lists.values()))  # {"data": [{...}, ...]}
+            data = next(iter(lists.values()))              # {"version": 2, "data": [{...}]}
         else:
-            data = [data]
+            data = [data]                                    # one record
     if not isinstance(data, list):
         raise AuditorError("bad_format", f"{name}: the JSON holds a {type(data).__name__}, not records.",
                            "Use a list of objects, an object of equal-length lists, or JSONL.")

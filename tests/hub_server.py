@@ -16,14 +16,55 @@ Routes served (what datasets 5.2 / huggingface_hub 2.4 actually request):
   GET  /api/datasets/{repo}[/revision/{rev}]         -> repo info JSON (sha, siblings, gated)
   GET  /api/datasets/{repo}/tree/{rev}[/{dir}]       -> tree listing (?recursive=, ?expand= accepted)
   POST /api/datasets/{repo}/paths-info/{rev}         -> info for the given paths
+  GET  /api/datasets/{repo}/auth-check               -> 200, or the gated error (HfApi().auth_check)
   HEAD/GET /datasets/{repo}/resolve/{rev}/{file}     -> file bytes; X-Repo-Commit, ETag; Range -> 206
 Errors carry `X-Error-Code` (RepoNotFound / RevisionNotFound / EntryNotFound / GatedRepo), which is
 what huggingface_hub.utils.hf_raise_for_status keys on. `rev` may be "main" or the repo's commit sha.
-Gated repos: repo info/tree are public (as on the real Hub); file downloads need
+Gated repos: repo info/tree are public (as on the real Hub); file downloads and auth-check need
 `Authorization: Bearer <gated_token>` -> 401 without a token, 403 with a wrong one (both GatedRepo).
 
-OBSERVED CLIENT BEHAVIOUR (datasets 5.2.0, huggingface_hub 2.4.0; see tests/test_hub_server.py)
-  FILLED IN BELOW after measurement.
+OBSERVED CLIENT BEHAVIOUR (datasets 5.2.0, huggingface_hub 2.4.0, measured; pinned by tests/test_hub_server.py)
+Request sequence of load_dataset(repo, config, split): HEAD+GET resolve/main/README.md (a 404 EntryNotFound
+falls back to GET /api/datasets/{repo}), then at the pinned sha: HEAD {name}.py, .huggingface.yaml,
+dataset_infos.json (404s), GET /api/.../revision/{sha}, GET tree/{sha}/{dir}?recursive=false&expand=false,
+then HEAD+GET of EVERY data file of the config (all splits are downloaded and prepared even when one
+split is asked for). streaming=True reads the files with `Range: bytes=0-N` GETs (206).
+get_dataset_split_names also reads (Range GET) the first data file, to infer features;
+load_dataset_builder(repo, config).config.data_files.keys() gives the split names without reading data.
+
+datasets (load_dataset / get_dataset_config_names / get_dataset_split_names):
+  unknown repo   -> datasets.exceptions.DatasetNotFoundError (subclass of FileNotFoundError/OSError):
+                    "Dataset 'nobody/nothing' doesn't exist on the Hub or cannot be accessed."
+                    NB: re-raised `from None`; __cause__ is None, __context__ is an unrelated cache miss.
+  unknown config -> ValueError: "BuilderConfig 'nope' not found. Available: ['main', 'socratic']"
+  unknown split  -> ValueError: Unknown split "validation". Should be one of ['train', 'test'].
+                    (raised only AFTER downloading/preparing all splits); with streaming=True:
+                    ValueError: "Bad split: validation. Available splits: ['train', 'test']"
+  bad revision   -> DatasetNotFoundError: "Revision 'v9' doesn't exist for dataset 'openai/gsm8k' on the Hub."
+  gated, no token (401) -> DatasetNotFoundError: "Dataset 'acme/gated' is a gated dataset on the Hub.
+                    You must be authenticated to access it."   (wrong token, 403: "... Visit the dataset
+                    page at https://huggingface.co/datasets/acme/gated to ask for access.")
+                    => tell "missing" from "gated" by the message text only ("is a gated dataset").
+  gated + token=<right token> -> works.
+  endpoint refused (nothing listening) -> builtins.ConnectionError after ~23 s (5 retries, backoff
+                    1+2+4+8+8 s): "Couldn't reach 'openai/gsm8k' on the Hub (LocalEntryNotFoundError)"
+  endpoint hangs (accepts, never answers) -> same ConnectionError after ~393 s: first HEAD uses a 10 s
+                    timeout, the retries a hard-coded 60 s (file_download._ETAG_RETRY_TIMEOUT) x 6.
+                    HF_HUB_ETAG_TIMEOUT only changes the first 10 s. => pre-flight with dataset_info.
+huggingface_hub.HfApi() (2.x is built on httpx2; huggingface_hub.utils.httpx IS httpx2):
+  dataset_info(repo, timeout=5) ok           -> DatasetInfo (sha == X-Repo-Commit; gated repo: .gated="auto")
+  404 RepoNotFound    -> huggingface_hub.errors.RepositoryNotFoundError
+                         (< HfHubHTTPError < httpx2.HTTPError and OSError)
+                         Its message says "If you are trying to access a private or gated repo, ..." so a
+                         `"gated" in str(e)` test wrongly calls a MISSING repo gated: check GatedRepoError first.
+  404 RevisionNotFound-> RevisionNotFoundError; 404 EntryNotFound -> RemoteEntryNotFoundError (same bases)
+  401/403 GatedRepo   -> GatedRepoError (subclass of RepositoryNotFoundError!), e.response.status_code 401/403
+                         (dataset_info does NOT raise for gated repos; hf_hub_download / auth_check do.)
+  refused             -> httpx2.ConnectError "[Errno 111] Connection refused" in ~0.02 s, no retries
+  hang                -> httpx2.ReadTimeout "timed out" after timeout=5 s
+                         Both are httpx2.TransportError < httpx2.RequestError < httpx2.HTTPError < Exception:
+                         NOT OSError, NOT httpx.* (httpx 0.28 is installed too but unrelated).
+  auth_check() takes no timeout (session default is timeout=None): it can block forever on a hung endpoint.
 """
 
 from __future__ import annotations
@@ -37,7 +78,8 @@ from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
 _ROUTE = re.compile(
-    r"^/(?:api/datasets/(?P<api_repo>[^/]+/[^/]+)(?:/(?P<op>revision|tree|paths-info)/(?P<api_rev>[^/]+)(?:/(?P<dir>.*))?)?"
+    r"^/(?:api/datasets/(?P<api_repo>[^/]+/[^/]+)"
+    r"(?:/(?P<auth>auth-check)|/(?P<op>revision|tree|paths-info)/(?P<api_rev>[^/]+)(?:/(?P<dir>.*))?)?"
     r"|datasets/(?P<dl_repo>[^/]+/[^/]+)/resolve/(?P<dl_rev>[^/]+)/(?P<file>.+))$"
 )
 
@@ -51,6 +93,7 @@ class FakeHub:
         self.repos: dict[str, dict] = {}  # repo_id -> {"sha": str, "gated_token": str | None}
         self.requests: list[tuple[str, str]] = []  # (method, path incl. query), in arrival order
         self._server: ThreadingHTTPServer | None = None
+        self.endpoint: str | None = None  # set by start()
 
     def add_repo(self, repo_id, files, readme=None, gated_token=None):
         """Create/replace a dataset repo. ``files`` maps repo-relative paths to bytes."""
@@ -71,7 +114,8 @@ class FakeHub:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        self.endpoint = f"http://127.0.0.1:{self._server.server_address[1]}"
+        return self.endpoint
 
     def stop(self):
         if self._server is not None:
@@ -136,6 +180,8 @@ def _make_handler(hub: FakeHub):
             m = _ROUTE.match(unquote(url.path))
             if not m:
                 return self._error(404, "NotFound", f"no route for {url.path}", head)
+            if ".." in (m["dir"] or m["file"] or "").split("/"):
+                return self._error(404, "EntryNotFound", "no such path", head)
             repo_id = m["api_repo"] or m["dl_repo"]
             repo = hub.repos.get(repo_id)
             if repo is None:
@@ -143,6 +189,14 @@ def _make_handler(hub: FakeHub):
             rev = m["api_rev"] or m["dl_rev"] or "main"
             if rev not in ("main", repo["sha"]):
                 return self._error(404, "RevisionNotFound", f"Invalid rev id: {rev}", head)
+            if m["dl_repo"] or m["auth"]:  # file access (and auth-check) is what gating blocks
+                token = repo["gated_token"]
+                if token is not None and self.headers.get("Authorization") != f"Bearer {token}":
+                    status = 403 if self.headers.get("Authorization") else 401
+                    msg = f"Access to dataset {repo_id} is restricted. You must be authenticated to access it."
+                    return self._error(status, "GatedRepo", msg, head)
+            if m["auth"]:
+                return self._json({}, head)
             if m["dl_repo"]:
                 return self._resolve(repo_id, repo, m["file"], head)
             if m["op"] == "tree":
@@ -171,11 +225,6 @@ def _make_handler(hub: FakeHub):
             return self._json([hub._entry(repo_id, r) for r in rels], head)
 
         def _resolve(self, repo_id, repo, rel, head):
-            token = repo["gated_token"]
-            if token is not None and self.headers.get("Authorization") != f"Bearer {token}":
-                status = 403 if self.headers.get("Authorization") else 401
-                msg = f"Access to dataset {repo_id} is restricted. You must have access to it and be authenticated."
-                return self._error(status, "GatedRepo", msg, head)
             path = hub.root / repo_id / rel
             if not path.is_file():
                 return self._error(404, "EntryNotFound", f"{rel} does not exist on main", head)
@@ -183,7 +232,7 @@ def _make_handler(hub: FakeHub):
             headers = {"X-Repo-Commit": repo["sha"], "ETag": f'"{_git_oid(data)}"',
                        "Accept-Ranges": "bytes", "Content-Type": "application/octet-stream"}
             rng = re.fullmatch(r"bytes=(\d*)-(\d*)", self.headers.get("Range", ""))
-            if not rng:
+            if not rng or rng.groups() == ("", ""):
                 return self._send(200, data, headers, head)
             start, end = rng.groups()
             if start == "":  # suffix range: last N bytes
