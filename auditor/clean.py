@@ -60,12 +60,20 @@ def clean(test, against: list, *, near: bool = False, dedup: bool = False, thres
                        records=len(side.table.rows))
 
 
-def write_rows(rows: list, path: str | Path) -> None:
-    """Rows to .jsonl, .csv or .parquet, by the file's extension."""
-    path = Path(path)
+def write_rows(rows: list, path: str | Path) -> list[str]:
+    """Rows to .jsonl, .csv or .parquet, by the file's extension; returns notices."""
+    try:
+        return _write_rows(rows, Path(path))
+    except OSError as exc:
+        raise AuditorError("usage", f"Cannot write {Path(path).name}: {exc.strerror or exc}.",
+                           "Choose an output path in a folder that exists and is writable.") from None
+
+
+def _write_rows(rows: list, path: Path) -> list[str]:
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".ndjson"):
-        path.write_text("".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows), encoding="utf-8")
+        path.write_text("".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows), encoding="utf-8",
+                        errors="backslashreplace")
     elif suffix == ".csv":
         columns = list(dict.fromkeys(k for r in rows for k in r))
         buf = io.StringIO()
@@ -73,10 +81,23 @@ def write_rows(rows: list, path: str | Path) -> None:
         writer.writeheader()
         writer.writerows([{k: (json.dumps(v, ensure_ascii=False) if isinstance(v, (list, dict)) else v)
                            for k, v in r.items()} for r in rows])
-        path.write_text(buf.getvalue(), encoding="utf-8")
+        path.write_text(buf.getvalue(), encoding="utf-8", errors="backslashreplace")
     elif suffix in (".parquet", ".pq"):
         import pyarrow as pa
         import pyarrow.parquet as pq
-        pq.write_table(pa.Table.from_pylist(rows), path)
+        columns = list(dict.fromkeys(k for r in rows for k in r))
+        arrays, notices = {}, []
+        for name in columns:
+            values = [r.get(name) for r in rows]
+            try:
+                arrays[name] = pa.array(values)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
+                # Parquet needs one type per column; a column mixing types is kept as JSON text.
+                arrays[name] = pa.array([None if v is None else json.dumps(v, ensure_ascii=False, default=str)
+                                         for v in values])
+                notices.append(f"column {name!r} mixes types: written as JSON text")
+        pq.write_table(pa.table(arrays), path)
+        return notices
     else:
         raise AuditorError("usage", f"Cannot write {path.name}: unknown extension.", "Use .jsonl, .csv or .parquet.")
+    return []

@@ -240,9 +240,12 @@ def cmd_matrix(args) -> int:
 def cmd_clean(args) -> int:
     from .clean import clean, write_rows
     from .report import to_json
+    if not args.out.lower().endswith((".jsonl", ".ndjson", ".csv", ".parquet", ".pq")):
+        raise AuditorError("usage", f"Cannot write {args.out!r}: unknown extension.", "Use .jsonl, .csv or .parquet.")
     result = clean(args.test, args.against, near=args.near, dedup=args.dedup, threshold=args.threshold,
                    config=args.config, split=args.split, text=args.text, answer=args.answer)
-    write_rows(result.kept, args.out)
+    for notice in write_rows(result.kept, args.out):
+        print(f"note: {notice}", file=sys.stderr)
     report_path = args.report or f"{args.out}.dropped.json"
     with open(report_path, "w", encoding="utf-8") as fh:
         fh.write(to_json(result.summary()))

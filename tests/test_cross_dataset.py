@@ -1,0 +1,239 @@
+"""Leakage, contamination, overlap matrices and clean splits, on real benchmark data."""
+import csv
+import io
+import json
+import random
+
+import pyarrow.parquet as pq
+import pytest
+
+import auditor
+from auditor.clean import clean
+from auditor.contamination import BENCHMARKS, choose_n, contamination, tokenize
+from auditor.leakage import leak
+from auditor.matrix import overlap_matrix
+
+
+def _records(summary, key):
+    return summary[key]["records"]
+
+
+def _lines(path):
+    return [line for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
+
+
+# --------------------------------------------------------------------------- leakage
+
+def test_gsm8k_train_vs_test_is_clean(shared_data):
+    s = leak(str(shared_data / "gsm8k/train.jsonl"), str(shared_data / "gsm8k/test.jsonl")).summary()
+    assert s["kind"] == "leak"
+    assert (_records(s, "identical_text"), _records(s, "identical_answer"), _records(s, "identical_both"),
+            _records(s, "near_duplicate")) == (0, 0, 0, 0)
+    assert s["a"]["records"] == 7473 and s["b"]["records"] == 1319
+    for key in ("schema_version", "a", "b", "settings", "method", "shared_groups", "pairs_sample"):
+        assert key in s
+
+
+def test_three_injected_test_rows_are_found(shared_data, tmp_path):
+    test_lines = _lines(shared_data / "gsm8k/test.jsonl")
+    train = tmp_path / "train_plus_3.jsonl"
+    train.write_text("\n".join(test_lines[:3] + _lines(shared_data / "gsm8k/train.jsonl")) + "\n", encoding="utf-8")
+    result = leak(str(train), str(shared_data / "gsm8k/test.jsonl"))
+    s = result.summary()
+    assert _records(s, "identical_both") == 3 and _records(s, "near_duplicate") == 3
+    assert result.leaked_b_rows == [0, 1, 2]
+    assert {(p["b"], p["a"]) for p in s["pairs_sample"]} == {(0, 0), (1, 1), (2, 2)}
+    assert all(p["match"] == "identical_both" for p in s["pairs_sample"])
+    evidence = list(csv.DictReader(io.StringIO(result.evidence_csv())))
+    assert [int(r["b_row"]) for r in evidence] == [0, 1, 2]
+    assert all("identical_both" in r["match"] and "near_duplicate" in r["match"] for r in evidence)
+    assert len(result.clean_b_rows()) == 1319 - 3
+
+
+def test_gsm8k_test_vs_socratic_shares_questions_not_answers(shared_data):
+    s = leak(str(shared_data / "gsm8k/test.jsonl"), str(shared_data / "gsm8k/test_socratic.jsonl")).summary()
+    assert _records(s, "identical_text") == 1319
+    assert s["identical_text"]["fraction"] == 1.0
+    assert _records(s, "identical_both") == 0
+
+
+def test_spider_train_vs_dev(shared_data):
+    result = leak(str(shared_data / "spider/train_spider.jsonl"), str(shared_data / "spider/dev.jsonl"),
+                  text="question", answer="query", group="db_id")
+    s = result.summary()
+    assert _records(s, "identical_text") == 6
+    assert s["shared_groups"] == {"count": 0, "values": []}
+    # Both sides independently: the identical questions are exactly the shared normalised texts.
+    train = {" ".join(json.loads(l)["question"].lower().split()) for l in _lines(shared_data / "spider/train_spider.jsonl")}
+    dev = [" ".join(json.loads(l)["question"].lower().split()) for l in _lines(shared_data / "spider/dev.jsonl")]
+    assert _records(s, "identical_text") == sum(q in train for q in dev)
+    # Identical both can never exceed either identical count.
+    assert _records(s, "identical_both") <= min(_records(s, "identical_text"), _records(s, "identical_answer"))
+    assert "answerable from memory" in result.markdown()
+
+
+def test_per_side_fields_and_shared_groups(tmp_path):
+    a = tmp_path / "a.jsonl"
+    b = tmp_path / "b.jsonl"
+    a.write_text("\n".join(json.dumps({"q": f"question number {i} about apples", "src": f"s{i % 3}"})
+                           for i in range(20)) + "\n")
+    b.write_text("\n".join(json.dumps({"prompt": f"question number {i} about apples", "origin": f"s{i}"})
+                           for i in range(15, 25)) + "\n")
+    s = leak(str(a), str(b), text="q", group="src", text_b="prompt", group_b="origin").summary()
+    assert _records(s, "identical_text") == 5
+    assert s["shared_groups"]["values"] == []   # s15.. vs s0..s2
+    s = leak(str(a), str(b), text="q", group="src", text_b="prompt", group_b="origin", threshold=0.5).summary()
+    assert s["shared_groups"]["count"] == 0
+
+
+def test_leak_cli_fail_on_overlap(run_cli, shared_data, tmp_path):
+    rc, out, err = run_cli("leak", str(shared_data / "gsm8k/train.jsonl"), str(shared_data / "gsm8k/test.jsonl"),
+                           "--fail-on-overlap", "--json", "-", "--quiet")
+    assert rc == 0 and json.loads(out)["near_duplicate"]["records"] == 0
+    rc, out, err = run_cli("leak", str(shared_data / "spider/train_spider.jsonl"),
+                           str(shared_data / "spider/dev.jsonl"), "--text", "question", "--answer", "query",
+                           "--fail-on-overlap", "--out-dir", str(tmp_path / "o"), "--quiet")
+    assert rc == 1
+    assert (tmp_path / "o/summary.json").exists() and (tmp_path / "o/evidence.csv").exists()
+    rc, out, err = run_cli("leak", str(shared_data / "gsm8k/train.jsonl"), "missing.jsonl", "--fail-on-overlap")
+    assert rc == 2 and "missing.jsonl" in err and "Traceback" not in err
+
+
+# --------------------------------------------------------------------------- contamination
+
+def test_gsm8k_test_in_train_13grams(shared_data):
+    s = contamination(str(shared_data / "gsm8k/train.jsonl"), "gsm8k", ngram=13).summary()
+    assert s["kind"] == "contamination" and s["settings"]["ngram"] == 13
+    assert [item["benchmark_row"] for item in s["items"]] == [581, 602, 632]
+    assert s["contaminated"]["records"] == 3 and s["benchmark"]["records"] == 1319
+    for item in s["items"]:
+        assert item["longest_span"] >= 13 and item["matched_ngrams"] >= 1 and item["corpus_rows"]
+    assert "Paraphrase" in s["caveat"] or "paraphrase" in s["caveat"]
+
+
+def test_contamination_spans_agree_with_a_plain_python_check(shared_data):
+    """Independent reference: every 13-token window of each flagged item, looked up in a set."""
+    bench = [json.loads(l)["question"] for l in _lines(shared_data / "gsm8k/test.jsonl")]
+    corpus = [json.loads(l)["question"] for l in _lines(shared_data / "gsm8k/train.jsonl")]
+    grams = set()
+    for text in corpus:
+        t = tokenize(text)
+        grams.update(tuple(t[i:i + 13]) for i in range(len(t) - 12))
+    expected = [i for i, text in enumerate(bench)
+                if any(tuple(tokenize(text)[k:k + 13]) in grams for k in range(len(tokenize(text)) - 12))]
+    s = contamination(corpus, "gsm8k", ngram=13).summary()
+    assert [item["benchmark_row"] for item in s["items"]] == expected
+
+
+def test_humaneval_prompts_injected_are_all_found(shared_data):
+    prompts = [json.loads(l)["prompt"] for l in _lines(shared_data / "humaneval/HumanEval.jsonl")]
+    filler = [json.loads(l)["output"] for l in _lines(shared_data / "alpaca/alpaca_5000.jsonl")]
+    rng = random.Random(3)
+    corpus = filler[:]
+    for p in prompts:
+        corpus.insert(rng.randrange(len(corpus)), "some preamble words " + p + " and a trailing note")
+    s = contamination(corpus, "humaneval").summary()
+    assert s["contaminated"]["records"] + s["too_short"]["records"] == 164
+    assert s["contaminated"]["records"] == 164
+    clean_run = contamination(filler, "humaneval").summary()
+    assert clean_run["contaminated"]["records"] == 0
+
+
+def test_auto_ngram_and_too_short_items(tmp_path):
+    assert choose_n([20] * 100) == 13 and choose_n([3] * 100) == 8 and choose_n([10] * 100) == 10
+    bench = tmp_path / "bench.jsonl"
+    bench.write_text("\n".join(json.dumps({"text": t}) for t in [
+        "one two three", "alpha beta gamma delta epsilon zeta eta theta iota kappa",
+        "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron"]) + "\n")
+    s = contamination(["xx alpha beta gamma delta epsilon zeta eta theta iota kappa yy"], str(bench)).summary()
+    assert s["settings"]["ngram"] == 8
+    assert s["too_short"]["records"] == 1 and s["too_short"]["rows"] == [0]
+    assert [i["benchmark_row"] for i in s["items"]] == [1, 2]
+    assert s["items"][0]["longest_span"] == 10
+
+
+def test_bundled_benchmarks_load_offline():
+    for name in BENCHMARKS:
+        s = contamination(["nothing to see here at all today"], name).summary()
+        assert s["benchmark"]["records"] > 0 and s["contaminated"]["records"] == 0
+
+
+def test_contamination_streams_a_gzip_corpus(shared_data, tmp_path):
+    import gzip
+    path = tmp_path / "corpus.jsonl.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        for line in _lines(shared_data / "gsm8k/train.jsonl"):
+            fh.write(line + "\n")
+    s = contamination(str(path), "gsm8k", ngram=13).summary()
+    assert [item["benchmark_row"] for item in s["items"]] == [581, 602, 632]
+    assert s["corpus"]["records"] == 7473
+
+
+def test_contamination_cli(run_cli, shared_data):
+    rc, out, err = run_cli("contamination", str(shared_data / "gsm8k/train.jsonl"), "--benchmark", "gsm8k",
+                           "--ngram", "13", "--json", "-", "--quiet", "--fail-on-overlap")
+    assert rc == 1 and json.loads(out)["contaminated"]["records"] == 3
+    rc, out, err = run_cli("contamination", str(shared_data / "gsm8k/train.jsonl"), "--benchmark", "gsm8k",
+                           "--ngram", "zero")
+    assert rc == 2 and "n-gram" in err
+
+
+# --------------------------------------------------------------------------- matrices and clean
+
+def test_overlap_matrix(shared_data):
+    result = overlap_matrix([f"gsm8k:train={shared_data / 'gsm8k/train.jsonl'}",
+                             f"gsm8k:test={shared_data / 'gsm8k/test.jsonl'}",
+                             f"socratic:test={shared_data / 'gsm8k/test_socratic.jsonl'}"], near=True)
+    s = result.summary()
+    split = s["split_matrix"]
+    assert split["gsm8k/test"]["socratic/test"] == {"count": 1319, "fraction": 1.0}
+    assert split["gsm8k/train"]["gsm8k/test"]["count"] == 0
+    assert s["dataset_matrix"]["socratic"]["gsm8k"]["count"] == 1319
+    assert s["dataset_matrix"]["gsm8k"]["gsm8k"]["count"] == 0     # train and test share nothing
+    assert s["near"]["split_matrix"]["gsm8k/test"]["socratic/test"]["count"] == 1319
+    assert [row["records"] for row in s["comparison"]] == [7473, 1319, 1319]
+    assert s["comparison"][0]["near_clusters"] == 1
+
+
+def test_matrix_diagonal_counts_internal_duplicates(tmp_path):
+    a = tmp_path / "a.jsonl"
+    a.write_text("\n".join(json.dumps({"text": t}) for t in ["x y z", "x  Y z", "p q r", "s t u"]) + "\n")
+    b = tmp_path / "b.jsonl"
+    b.write_text("\n".join(json.dumps({"text": t}) for t in ["p q r", "new one here"]) + "\n")
+    s = overlap_matrix([f"d:train={a}", f"d:test={b}"], compare=False).summary()
+    assert s["split_matrix"]["d/train"]["d/train"]["count"] == 2
+    assert s["split_matrix"]["d/test"]["d/train"]["count"] == 1
+    assert s["dataset_matrix"]["d"]["d"]["count"] == 2     # "p q r" in both splits
+
+
+def test_clean_split_drops_leaks_keeps_original_rows(shared_data, tmp_path):
+    test_lines = _lines(shared_data / "gsm8k/test.jsonl")
+    train = tmp_path / "train.jsonl"
+    train.write_text("\n".join(test_lines[5:8] + _lines(shared_data / "gsm8k/train.jsonl")[:500]) + "\n")
+    test = tmp_path / "test.jsonl"
+    test.write_text("\n".join(test_lines[:50] + test_lines[:2]) + "\n")   # two internal repeats
+    result = clean(str(test), [str(train)], dedup=True)
+    assert [d["row"] for d in result.dropped] == [5, 6, 7, 50, 51]
+    assert {d["reason"] for d in result.dropped} == {"identical_text", "internal_duplicate"}
+    assert result.kept == [json.loads(l) for l in test_lines[:50] if l not in test_lines[5:8]]
+
+
+def test_clean_cli_writes_each_format(run_cli, shared_data, tmp_path):
+    for suffix in ("jsonl", "csv", "parquet"):
+        out = tmp_path / f"dev.clean.{suffix}"
+        rc, _, err = run_cli("clean", str(shared_data / "spider/dev.jsonl"), "--against",
+                             str(shared_data / "spider/train_spider.jsonl"), "--text", "question", "--near",
+                             "--out", str(out))
+        assert rc == 0, err
+        if suffix == "parquet":
+            assert pq.read_table(out).num_rows == 1034 - 7
+        else:
+            assert len(auditor.load(str(out)).rows) == 1034 - 7
+        report = json.loads((tmp_path / f"dev.clean.{suffix}.dropped.json").read_text())
+        assert report["dropped"] == 7 and report["kept"] == 1027
+
+
+def test_leak_rejects_bad_threshold(shared_data):
+    with pytest.raises(auditor.AuditorError) as info:
+        leak(str(shared_data / "gsm8k/test.jsonl"), str(shared_data / "gsm8k/test.jsonl"), threshold=0)
+    assert info.value.code == "usage"
