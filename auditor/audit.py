@@ -126,9 +126,9 @@ class ScanResult:
 def scan(source: str | Table, *, config: str | None = None, split: str | None = None,
          text: str | None = None, answer: str | None = None, group: str | None = None,
          labels=None, id: str | None = None, settings: ScanSettings | None = None,
-         max_rows: int | None = None, token: str | None = None, progress=None) -> ScanResult:
-    """Audit one dataset. ``source`` is anything ``auditor.load`` takes, or a loaded Table.
-    ``progress(fraction, stage)`` is called as the steps advance."""
+         max_rows: int | None = None, token=None, kind: str = "auto", progress=None) -> ScanResult:
+    """Audit one dataset. ``source`` is anything ``auditor.load`` takes (``kind`` as there), or
+    a loaded Table. ``progress(fraction, stage)`` is called as the steps advance."""
     settings = (settings or ScanSettings()).validated()
     report = progress or (lambda fraction, stage: None)
     timings: dict[str, float] = {}
@@ -141,7 +141,8 @@ def scan(source: str | Table, *, config: str | None = None, split: str | None = 
         clock = now
 
     report(0.0, "loading")
-    table = source if isinstance(source, Table) else load(source, config, split, max_rows=max_rows, token=token)
+    table = source if isinstance(source, Table) else load(source, config, split, max_rows=max_rows, token=token,
+                                                          kind=kind)
     rows = table.rows
     if not rows:
         raise AuditorError("empty_input", f"{table.source}: no records to audit.", "Check the source and split.")

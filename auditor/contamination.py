@@ -217,7 +217,8 @@ def _corpus_stream(corpus, config, split, text, max_rows, token):
     if not first:
         raise AuditorError("empty_input", f"{corpus}: no records to check.", "Check the corpus source.")
     roles = resolve_roles(first, text=text)
-    info = {"source": corpus if corpus.startswith("example:") else corpus.rsplit("/", 1)[-1],
+    from .sources import _display, _looks_local
+    info = {"source": _display(corpus) if _looks_local(corpus) else corpus,
             "config": config, "split": split, "text": roles.text}
 
     def batches():

@@ -10,6 +10,7 @@ for this request and never stored, logged or written to a report.
 """
 from __future__ import annotations
 
+import itertools
 import os
 
 from .errors import AuditorError
@@ -18,7 +19,11 @@ from .sources import Table, _choose_split
 HUB_TIMEOUT = float(os.environ.get("AUDITOR_HUB_TIMEOUT", "10"))
 
 
-def _token(token: str | None) -> str | None:
+def _token(token) -> str | None:
+    """The token to use: the one given; else HF_TOKEN, unless the caller passed False (a
+    multi-user app must not lend its owner's token to visitors)."""
+    if token is False:
+        return None
     return token or os.environ.get("HF_TOKEN") or None
 
 
@@ -63,8 +68,9 @@ def _check_reachable(repo_id: str, token: str | None) -> None:
         raise _classify(exc, repo_id) from None
 
 
-def describe(repo_id: str, config: str | None = None, token: str | None = None) -> dict:
-    """Configs, the splits of ``config`` (or the first config) and its columns."""
+def describe(repo_id: str, config: str | None = None, token=None, sample_rows: int = 50) -> dict:
+    """Configs, the splits of ``config`` (or the first config), its columns and a few rows
+    (enough to guess roles from values as well as names)."""
     token = _token(token)
     _check_reachable(repo_id, token)
     import datasets
@@ -78,11 +84,12 @@ def describe(repo_id: str, config: str | None = None, token: str | None = None) 
                            f"Available configs: {', '.join(configs)}.")
     try:
         splits = list(datasets.get_dataset_split_names(repo_id, chosen, token=token))
-        first = next(iter(datasets.load_dataset(repo_id, chosen, split=splits[0], streaming=True, token=token)),
-                     {})
+        stream = datasets.load_dataset(repo_id, chosen, split=splits[0], streaming=True, token=token)
+        rows = list(itertools.islice(iter(stream), sample_rows))
     except Exception as exc:
         raise _classify(exc, repo_id, chosen) from None
-    return {"configs": configs, "config": chosen, "splits": splits, "columns": list(first)}
+    columns = list(dict.fromkeys(k for r in rows for k in r))
+    return {"configs": configs, "config": chosen, "splits": splits, "columns": columns, "rows": rows}
 
 
 def load_hub(repo_id: str, config, split, max_rows, token) -> Table:

@@ -54,10 +54,12 @@ class Table:
 # --------------------------------------------------------------------------- entry point
 
 def load(source: str, config: str | None = None, split: str | None = None, *,
-         max_rows: int | None = None, token: str | None = None) -> Table:
+         max_rows: int | None = None, token=None, kind: str = "auto") -> Table:
     """Load ``source`` (see module docstring). ``max_rows`` caps the rows read;
-    a capped load says so in ``Table.truncated``. ``token`` (or ``HF_TOKEN``) is
-    used for gated hub sets only and is never stored."""
+    a capped load says so in ``Table.truncated``. ``token`` (or ``HF_TOKEN``; pass False to
+    ignore the environment) is used for gated hub sets only and is never stored.
+    ``kind`` ("auto", "example", "local" or "hub") forces how the source is read: a
+    server should pass "hub" for a typed-in id, so a name never reads a local path."""
     if not isinstance(source, str) or not source.strip():
         raise AuditorError("usage", "No dataset given.",
                            "Pass a Hugging Face dataset id, a local file, or example:gsm8k.")
@@ -65,11 +67,13 @@ def load(source: str, config: str | None = None, split: str | None = None, *,
         raise AuditorError("usage", f"max_rows must be a positive whole number, got {max_rows!r}.",
                            "Leave it out to read every row.")
     source = source.strip()
-    if source.startswith("example:"):
+    if kind not in ("auto", "example", "local", "hub"):
+        raise AuditorError("usage", f"Unknown source kind {kind!r}.", "Use auto, example, local or hub.")
+    if source.startswith("example:") and kind in ("auto", "example"):
         return _load_example(source, config, split, max_rows)
-    if _looks_local(source):
+    if kind == "local" or (kind == "auto" and _looks_local(source)):
         return _load_local(source, split, max_rows)
-    if HUB_ID.match(source):
+    if kind in ("auto", "hub") and HUB_ID.match(source):
         from .hub import load_hub  # imports `datasets`: only when a hub id is given
         return load_hub(source, config, split, max_rows, token)
     raise AuditorError("not_found", f"No file, directory or glob matches {source!r}, and it is not a "

@@ -1,0 +1,124 @@
+"""Start ``app.py`` once per test session on a free 127.0.0.1 port, in a subprocess.
+
+    pytest_plugins = ["app_server"]          # in a test module: the fixtures below, shared by the session
+    def test_x(app_url): ...                 # "http://127.0.0.1:PORT"
+
+Importing gradio takes seconds, so every app test shares one server; it is stopped at the end.
+The app talks to a fake Hugging Face Hub on 127.0.0.1 (tests/hub_server.py), never the internet:
+``acme/tiny`` (public, train and test splits) and ``acme/gated`` (needs the token GATED_TOKEN).
+"""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+if str(Path(__file__).resolve().parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+from hub_server import FakeHub  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+START_TIMEOUT = 90
+GATED_TOKEN = "hf_app_test_secret_token"
+TINY_TRAIN = [{"question": f"How many apples does person {i} have if they buy {i} more apples today?",
+               "answer": str(i), "topic": "apples" if i % 3 else "pears"} for i in range(12)]
+TINY_TEST = [{"question": "How many pears does a person have after buying three more pears?", "answer": "3",
+              "topic": "pears"}] * 2 + [{"question": "Name a colour of the sky.", "answer": "blue", "topic": "sky"}]
+
+
+def _jsonl(rows) -> bytes:
+    import json
+    return "".join(json.dumps(r) + "\n" for r in rows).encode()
+
+
+def start_fake_hub(root: Path) -> FakeHub:
+    hub = FakeHub(root)
+    hub.add_repo("acme/tiny", {"data/train.jsonl": _jsonl(TINY_TRAIN), "data/test.jsonl": _jsonl(TINY_TEST)})
+    hub.add_repo("acme/gated", {"data/train.jsonl": _jsonl(TINY_TRAIN)}, gated_token=GATED_TOKEN)
+    return hub
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as resp:
+            return resp.status == 200
+    except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
+        return False
+
+
+class AppServer:
+    def __init__(self):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.tmp = tempfile.TemporaryDirectory(prefix="auditor-app-test-")
+        self.hub = start_fake_hub(Path(self.tmp.name) / "hub")
+        self.hub_url = self.hub.start()
+        self.log = open(Path(self.tmp.name) / "app.log", "wb")
+        env = {k: v for k, v in os.environ.items() if k not in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_HUB_OFFLINE")}
+        env.update({"GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_SERVER_PORT": str(self.port),
+                    "GRADIO_ANALYTICS_ENABLED": "False", "HF_ENDPOINT": self.hub_url,
+                    "HF_HOME": str(Path(self.tmp.name) / "hf"), "HF_DATASETS_CACHE": str(Path(self.tmp.name) / "ds"),
+                    "HF_UPDATE_DOWNLOAD_COUNTS": "0", "HF_HUB_DISABLE_TELEMETRY": "1",
+                    "AUDITOR_HUB_TIMEOUT": "10", "PYTHONUNBUFFERED": "1"})
+        self.proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=self.log,
+                                     stderr=subprocess.STDOUT)
+
+    def wait(self) -> str:
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"app.py exited with {self.proc.returncode}:\n{self.output()}")
+            if _answers(self.url + "/"):
+                return self.url
+            time.sleep(0.3)
+        raise RuntimeError(f"app.py did not answer within {START_TIMEOUT} s:\n{self.output()}")
+
+    def output(self) -> str:
+        try:
+            self.log.flush()
+            return Path(self.log.name).read_text(errors="replace")[-5000:]
+        except (OSError, ValueError):
+            return ""
+
+    def stop(self) -> None:
+        if self.log.closed:
+            return
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+        self.log.close()
+        self.hub.stop()
+        self.tmp.cleanup()
+
+
+@pytest.fixture(scope="session")
+def app_server():
+    server = AppServer()
+    try:
+        server.wait()
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def app_url(app_server) -> str:
+    return app_server.url
