@@ -651,6 +651,9 @@ def build() -> gr.Blocks:
         share = gr.Textbox(label="Share link (opens this audit; the token is never in it)", interactive=False,
                            buttons=["copy"], elem_id="share")
         state = gr.State(None)
+        # The dataset the config/split/role fields were filled for. A paste does not fire the
+        # textbox's input event, so on_run compares instead of trusting the fields.
+        fields_for = gr.State(DEFAULTS["dataset"])
 
         with gr.Tabs(elem_id="tabs"):
             with gr.Tab("Overview", id="overview"):
@@ -728,7 +731,7 @@ def build() -> gr.Blocks:
                           pairs_info, pairs_df, pair_view, cluster_info, cluster_df, conc_text, conc_plot, conc_df,
                           dl_summary, dl_report, dl_pairs, config, split, text, answer, group, labels,
                           leak_dataset, leak_config, leak_split, leak_status, leak_md, leak_df, contam_md,
-                          contam_df, dl_evidence, dl_clean]
+                          contam_df, dl_evidence, dl_clean, fields_for]
 
         def fail(message: str) -> dict:
             return {status: gr.update(value=message, elem_classes=["error"])}
@@ -755,6 +758,7 @@ def build() -> gr.Blocks:
                 status: gr.update(value=msg, elem_classes=["ok"]),
                 share: share_url(base, req, src),
                 state: {"key": key, "request": req, "source": src, "base": base},
+                fields_for: req.dataset,
                 cards: stat_cards(result, near),
                 overview: overview_markdown(result, t),
                 curve_threshold: t,
@@ -790,8 +794,12 @@ def build() -> gr.Blocks:
             }
 
         def on_run(dataset_v, config_v, split_v, text_v, answer_v, group_v, labels_v, threshold_v, max_rows_v,
-                   upload_v, token_v, request: gr.Request, progress=gr.Progress()):
+                   upload_v, token_v, fields_for_v, request: gr.Request, progress=gr.Progress()):
             try:
+                if (dataset_v or "").strip() != (fields_for_v or "").strip():
+                    # Fields left from another dataset: let the library choose and guess afresh.
+                    config_v = split_v = text_v = answer_v = group_v = ""
+                    labels_v = []
                 req = make_request(dataset_v, config_v, split_v, text_v, answer_v, group_v, labels_v, threshold_v,
                                    max_rows_v)
                 result, src, key, seconds, cached = run_audit(req, upload_v, token_v, progress_adapter(progress))
@@ -811,7 +819,8 @@ def build() -> gr.Blocks:
             filled = {dataset: values["dataset"], config: values.get("config") or "",
                       split: values.get("split") or "", text: values.get("text") or "",
                       answer: values.get("answer") or "", group: values.get("group") or "",
-                      labels: gr.update(choices=values["labels"], value=values["labels"])}
+                      labels: gr.update(choices=values["labels"], value=values["labels"]),
+                      fields_for: values["dataset"]}
             try:
                 filled[threshold] = float(values["threshold"])
             except (TypeError, ValueError):
@@ -863,7 +872,7 @@ def build() -> gr.Blocks:
                 msg = (f"Fields of **{md(src.name)}**: {', '.join(md(c, 60) for c in fields[:30])}"
                        f"{' …' if len(fields) > 30 else ''}. Roles are pre-selected where they could be guessed; "
                        "press **Run audit**.")
-                return {status: gr.update(value=msg, elem_classes=[]),
+                return {status: gr.update(value=msg, elem_classes=[]), fields_for: dataset_v,
                         config: gr.update(choices=configs, value=chosen_config or ""),
                         split: gr.update(choices=splits, value=chosen_split),
                         text: gr.update(choices=choices_of(fields, blank=False),
@@ -874,7 +883,7 @@ def build() -> gr.Blocks:
             except Exception as exc:  # noqa: BLE001
                 return fail(error_text(exc).replace("Could not audit", "Could not read the dataset"))
 
-        fields_outputs = [status, config, split, text, answer, group, labels]
+        fields_outputs = [status, config, split, text, answer, group, labels, fields_for]
 
         def cleared() -> dict:
             """A new dataset: the config, split and roles of the previous one no longer apply."""
@@ -978,7 +987,7 @@ def build() -> gr.Blocks:
                 return {**out, leak_status: gr.update(value=message, elem_classes=["error"])}
 
         # One progress bar, on the status line, rather than one on every output.
-        run_btn.click(on_run, form + [upload, token], result_outputs, api_visibility="private",
+        run_btn.click(on_run, form + [upload, token, fields_for], result_outputs, api_visibility="private",
                       concurrency_id="audit", show_progress_on=status)
         demo.load(on_load, None, result_outputs + [dataset, threshold, max_rows], api_visibility="private",
                   concurrency_id="audit", show_progress_on=status)
@@ -987,11 +996,11 @@ def build() -> gr.Blocks:
         dataset.submit(on_load_fields, [dataset, config, upload, token], fields_outputs, api_visibility="private",
                        show_progress_on=status)
         # In the browser, no round trip: a click right after typing already sees the cleared fields.
-        dataset.input(None, None, fields_outputs[1:], js="() => ['', '', '', '', '', []]")
-        example.input(on_example, example, [dataset] + fields_outputs[1:], api_visibility="private").then(
+        dataset.input(None, None, fields_outputs[1:-1], js="() => ['', '', '', '', '', []]")
+        example.input(on_example, example, [dataset] + fields_outputs[1:-1], api_visibility="private").then(
             on_load_fields, [dataset, config, upload, token], fields_outputs, api_visibility="private",
             show_progress_on=status)
-        upload.upload(on_upload, upload, [dataset] + fields_outputs[1:], api_visibility="private").then(
+        upload.upload(on_upload, upload, [dataset] + fields_outputs[1:-1], api_visibility="private").then(
             on_load_fields, [dataset, config, upload, token], fields_outputs, api_visibility="private",
             show_progress_on=status)
         config.input(on_load_fields, [dataset, config, upload, token], fields_outputs, api_visibility="private",
