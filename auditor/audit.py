@@ -164,6 +164,8 @@ def scan(source: str | Table, *, config: str | None = None, split: str | None = 
             answer_normalizer = "code" if normalize.looks_like_code(fields.answer) else settings.normalizer
     exact, by_normalizer, evaluated_key, text_default = _exact_duplicates(
         fields, records, settings.normalizer, answer_normalizer)
+    digest = fingerprint(records, roles)
+    del records          # one JSON string per record: free it before the memory-heavy steps
     step("exact")
 
     report(0.35, "hashing shingles")
@@ -181,7 +183,7 @@ def scan(source: str | Table, *, config: str | None = None, split: str | None = 
     conflicts = label_conflicts(text_default, fields.labels)
     step("curve")
     report(1.0, "done")
-    return ScanResult(table=table, roles=roles, settings=settings, fingerprint=fingerprint(records, roles),
+    return ScanResult(table=table, roles=roles, settings=settings, fingerprint=digest,
                       answer_normalizer=answer_normalizer, schema=schema, degenerate=degenerate, exact=exact,
                       exact_by_normalizer=by_normalizer, pairs=pairs, curve=points, concentration=conc,
                       label_conflicts=conflicts, fields=fields, evaluated_key=evaluated_key, timings=timings)

@@ -55,19 +55,30 @@ def shingle_matrix(texts: list, spec: ShingleSpec = ShingleSpec()) -> sp.csr_mat
     return _windows_to_matrix(token_ids, lengths, spec.size)
 
 
+TOKEN_BATCH = 100_000      # records tokenised at a time: word strings are freed per batch
+
+
 def _word_tokens(texts: list) -> tuple[np.ndarray, np.ndarray]:
-    words: list[str] = []
-    add = words.extend
+    index: dict[str, int] = {}
+    parts: list[np.ndarray] = []
     lengths = np.zeros(len(texts), dtype=np.int64)
-    for i, text in enumerate(texts):
-        if text:
-            tokens = text.lower().split()
-            lengths[i] = len(tokens)
-            add(tokens)
-    # Ids in sorted word order, so they depend on the vocabulary, not on record order;
-    # dict.fromkeys and map(dict.__getitem__) keep the per-word work in C.
-    index = {w: i for i, w in enumerate(sorted(dict.fromkeys(words)))}
-    return np.fromiter(map(index.__getitem__, words), dtype=np.int64, count=len(words)), lengths
+    for lo in range(0, len(texts), TOKEN_BATCH):
+        words: list[str] = []
+        add = words.extend
+        for i, text in enumerate(texts[lo:lo + TOKEN_BATCH], lo):
+            if text:
+                tokens = text.lower().split()
+                lengths[i] = len(tokens)
+                add(tokens)
+        for w in dict.fromkeys(words):           # new words only; the per-word work stays in C
+            if w not in index:
+                index[w] = len(index)
+        parts.append(np.fromiter(map(index.__getitem__, words), dtype=np.int64, count=len(words)))
+    # Renumber in sorted word order, so ids depend on the vocabulary, not on record order.
+    rank = np.empty(len(index), dtype=np.int64)
+    rank[np.fromiter((index[w] for w in sorted(index)), dtype=np.int64, count=len(index))] = np.arange(len(index))
+    ids = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    return rank[ids], lengths
 
 
 def _char_tokens(texts: list) -> tuple[np.ndarray, np.ndarray]:
@@ -77,50 +88,49 @@ def _char_tokens(texts: list) -> tuple[np.ndarray, np.ndarray]:
     return np.unique(codepoints, return_inverse=True)[1].reshape(-1).astype(np.int64), lengths
 
 
+WINDOW_CHUNK = 4_000_000   # windows packed at a time: bounds the temporaries on big inputs
+
+
 def _windows_to_matrix(token_ids: np.ndarray, lengths: np.ndarray, k: int) -> sp.csr_matrix:
     """token_ids: dense ids 0..V-1 of all records' tokens, concatenated; lengths per record."""
     n = len(lengths)
     vocab = int(token_ids.max()) + 1 if token_ids.size else 0
     pad = vocab                      # marks "no word here" in a short text's single shingle
+    base = vocab + 1
     starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
     # Windows: every position p of record r with p + k <= length(r); a record shorter
     # than k (but not empty) contributes one window of all its tokens, padded.
     n_windows = np.where(lengths >= k, lengths - k + 1, (lengths > 0).astype(np.int64))
-    record_of = np.repeat(np.arange(n, dtype=np.int64), n_windows)
-    offset_in_record = np.arange(record_of.size, dtype=np.int64) - np.repeat(
-        np.concatenate(([0], np.cumsum(n_windows)[:-1])), n_windows)
-    first = starts[record_of] + offset_in_record
+    indptr = np.concatenate(([0], np.cumsum(n_windows)))
+    total = int(indptr[-1])
     padded = np.concatenate((token_ids, np.full(k, pad, dtype=np.int64)))
-    short = lengths[record_of] < k
-    window = np.empty((record_of.size, k), dtype=np.int64)
-    for j in range(k):
-        window[:, j] = padded[first + j]
-        if short.any():
-            window[short, j] = np.where(offset_in_record[short] + j < lengths[record_of[short]],
-                                        window[short, j], pad)
-    keys = _pack(window, vocab + 1)
+    packable = base ** k < 2 ** 63
+    keys = np.empty(total, dtype=np.int64) if packable else np.empty((total, k), dtype=np.int64)
+    for lo in range(0, total, WINDOW_CHUNK):
+        hi = min(total, lo + WINDOW_CHUNK)
+        record = np.searchsorted(indptr, np.arange(lo, hi), side="right") - 1
+        offset = np.arange(lo, hi) - indptr[record]
+        first = starts[record] + offset
+        length = lengths[record]
+        key = np.zeros(hi - lo, dtype=np.int64)
+        for j in range(k):
+            token = np.where(offset + j < length, padded[np.minimum(first + j, padded.size - 1)], pad)
+            if packable:
+                key = key * base + token      # one integer per window, collision-free
+            else:
+                keys[lo:hi, j] = token
+        if packable:
+            keys[lo:hi] = key
+    if not packable:  # too many distinct tokens to pack: rank the windows as tuples instead
+        view = keys.view(np.dtype((np.void, keys.dtype.itemsize * k))).reshape(-1)
+        keys = np.unique(view, return_inverse=True)[1].reshape(-1).astype(np.int64)
     # Columns in key order: a shingle's column depends on the vocabulary, not on record order.
     uniq, shingle_ids = np.unique(keys, return_inverse=True)
-    indptr = np.concatenate(([0], np.cumsum(n_windows)))
-    matrix = sp.csr_matrix((np.ones(keys.size, dtype=np.float32), shingle_ids.reshape(-1).astype(np.int32), indptr),
+    matrix = sp.csr_matrix((np.ones(total, dtype=np.float32), shingle_ids.reshape(-1).astype(np.int32), indptr),
                            shape=(n, uniq.size))
     matrix.sum_duplicates()          # sets, not bags: a repeated shingle counts once
     matrix.data[:] = 1.0
     return matrix
-
-
-def _pack(window: np.ndarray, base: int) -> np.ndarray:
-    """One integer per window, order-preserving and collision-free."""
-    k = window.shape[1]
-    if base ** k < 2 ** 63:
-        key = np.zeros(window.shape[0], dtype=np.int64)
-        for j in range(k):
-            key = key * base + window[:, j]
-        return key
-    # Too many distinct tokens to pack: rank the windows as tuples instead.
-    contiguous = np.ascontiguousarray(window)
-    view = contiguous.view(np.dtype((np.void, contiguous.dtype.itemsize * k))).reshape(-1)
-    return np.unique(view, return_inverse=True)[1].reshape(-1).astype(np.int64)
 
 
 def set_sizes(matrix: sp.csr_matrix) -> np.ndarray:
