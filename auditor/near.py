@@ -29,7 +29,11 @@ from .errors import AuditorError
 from .shingles import set_sizes
 
 EPS = 1e-9                   # float slack when comparing a Jaccard with a threshold
-MAX_EXACT_CANDIDATES = 300_000_000  # "auto" uses LSH when the exact search would score more pairs
+# "auto" uses LSH only when the exact search's candidate bound passes this. The bound (sum of
+# squared prefix frequencies) overcounts pairs that share several prefix shingles, and LSH at a
+# low threshold is no cheaper on dense clusters, so the switch is kept for extreme inputs
+# (measured in BENCHMARKS.md: exact beat LSH on every benchmark set, templated ones included).
+MAX_EXACT_CANDIDATES = 3_000_000_000
 TARGET_RECALL = 0.99         # LSH: per-pair catch probability wanted at the lowest threshold
 PRODUCT_BUDGET = 8_000_000   # exact search: product entries per block, bounds memory
 
@@ -307,14 +311,19 @@ def pairs_within_groups(labels: np.ndarray) -> np.ndarray:
     return lo.astype(np.int64) * n + hi
 
 
-def verify(nodes: sp.csr_matrix, a: np.ndarray, b: np.ndarray, chunk: int = 1_000_000) -> np.ndarray:
-    """Exact Jaccard of node pairs (a[i], b[i])."""
-    sizes = set_sizes(nodes).astype(np.float64)
+def verify(nodes: sp.csr_matrix, a: np.ndarray, b: np.ndarray, budget: int = 16_000_000) -> np.ndarray:
+    """Exact Jaccard of node pairs (a[i], b[i]), in chunks of at most ``budget`` set entries,
+    so pairs of long texts (a shared template) cannot balloon memory."""
+    sizes = set_sizes(nodes)
     out = np.empty(a.size, dtype=np.float64)
-    for s in range(0, a.size, chunk):
-        ia, ib = a[s:s + chunk], b[s:s + chunk]
+    cost = np.cumsum(sizes[a] + sizes[b])
+    start = 0
+    while start < a.size:
+        stop = max(start + 1, int(np.searchsorted(cost, (cost[start - 1] if start else 0) + budget, side="right")))
+        ia, ib = a[start:stop], b[start:stop]
         inter = np.asarray(nodes[ia].multiply(nodes[ib]).sum(axis=1)).reshape(-1)
-        out[s:s + chunk] = inter / (sizes[ia] + sizes[ib] - inter)
+        out[start:stop] = inter / (sizes[ia] + sizes[ib] - inter)
+        start = stop
     return out
 
 
