@@ -284,10 +284,16 @@ def lsh_candidates(sig: np.ndarray, bands: int, rows: int, flush_at: int = 20_00
         found.append(pairs_within_groups(bucket.reshape(-1)))
         buffered += found[-1].size
         if buffered > flush_at:
-            found = [np.unique(np.concatenate(found))]
+            found = [_distinct(np.concatenate(found))]
             buffered = found[0].size
-    codes = np.unique(np.concatenate(found)) if found else np.zeros(0, np.int64)
+    codes = _distinct(np.concatenate(found)) if found else np.zeros(0, np.int64)
     return np.divmod(codes, np.int64(sig.shape[0]))
+
+
+def _distinct(values: np.ndarray) -> np.ndarray:
+    """Sorted distinct values; sort + mask is 6-9x faster than np.unique here (BENCHMARKS.md)."""
+    values = np.sort(values)
+    return values[np.r_[True, values[1:] != values[:-1]]] if values.size else values
 
 
 def pairs_within_groups(labels: np.ndarray) -> np.ndarray:
