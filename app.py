@@ -48,7 +48,7 @@ from auditor.clusters import cluster_labels  # noqa: E402
 from auditor.contamination import BENCHMARKS, contamination  # noqa: E402
 from auditor.hub import describe  # noqa: E402  (imports `datasets` only when called)
 from auditor.leakage import leak  # noqa: E402
-from auditor.report import md_cell, to_json  # noqa: E402
+from auditor.report import md_cell, overview_rows, roles_rows, to_json  # noqa: E402
 from auditor.roles import available_fields, resolve_roles  # noqa: E402
 from auditor.sources import HUB_ID, SUPPORTED_SUFFIXES, example_layout, example_names  # noqa: E402
 
@@ -309,25 +309,11 @@ def overview_markdown(result, threshold: float) -> str:
         lines += [f"> **Giant cluster:** one cluster holds {g['records']:,} records ({100 * g['share']:.1f}% of the "
                   "data), usually a shared template or boilerplate. Inspect it (Near-duplicate pairs tab) before "
                   f"trusting per-cluster counts. Sample rows: {', '.join(map(str, g['sample_rows']))}.", ""]
-    lines += ["| check | result |", "|---|---|",
-              f"| Schema issues | {len(d['schema']['issues'])} |",
-              f"| Degenerate records (an empty text, answer or group) | {d['degenerate']['records']:,} |"]
-    names = {"text": "text", "answer": "answer", "text_and_answer": "text + answer", "record": "whole record"}
-    for name, label in names.items():
-        g = ex.get(name)
-        if g:
-            lines.append(f"| Exact duplicates: {label} ({md(g['normalizer'])}) | {plural(g['groups'], 'group')}, "
-                         f"{plural(g['records'], 'record')}, {g['redundant']:,} redundant ({pct(g['redundant'], n)}) |")
-    lines += [f"| Near-duplicate pairs at Jaccard ≥ {near['threshold']:g} | {near['pairs']:,} |",
-              f"| Near-duplicate clusters | {near['clusters']:,}: {near['identical_clusters']:,} identical in every "
-              f"evaluated field, {near['variant_clusters']:,} variants (shared stem, something differs) |",
-              f"| Records in clusters | {near['records_in_clusters']:,} "
-              f"(largest cluster {near['largest_cluster']:,}) |"]
-    roles = d["roles"]
+    # The overview and roles tables are REPORT.md's (auditor.report); only the escaping is ours.
+    lines += ["| check | result |", "|---|---|"]
+    lines += [f"| {md(check)} | {md(value)} |" for check, value in overview_rows(d)]
     lines += ["", "#### Roles", "", "| role | field | |", "|---|---|---|"]
-    for role in ("text", "answer", "group", "id"):
-        lines.append(f"| {role} | {md(roles[role]) or '–'} | {'guessed' if role in roles['guessed'] else ''} |")
-    lines.append(f"| labels | {md(', '.join(roles['labels'])) or '–'} | |")
+    lines += [f"| {role} | {md(field) or '–'} | {note} |" for role, field, note in roles_rows(d)]
     m = d["method"]
     lines += ["", "#### Method", ""]
     if m["near_duplicates"] == "exact-all-pairs":
@@ -352,6 +338,7 @@ def overview_markdown(result, threshold: float) -> str:
             found = ", ".join(f"{md(k)}: {v}" for k, v in i["found"].items()) or "absent"
             lines.append(f"| {md(i['field'])} | {md(i['kind'])} | {i['records']:,} | {md(i['expected'])} | {found} | "
                          f"{', '.join(map(str, i['rows_sample'][:8]))} |")
+    names = {"text": "text", "answer": "answer", "text_and_answer": "text + answer", "record": "whole record"}
     examples = [(label, ex[name]) for name, label in names.items() if ex.get(name) and ex[name]["examples"]]
     if examples:
         text = result.fields.text

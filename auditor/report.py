@@ -125,6 +125,38 @@ def _pct(part: int, whole: int) -> str:
     return f"{100 * part / whole:.2f}%" if whole else "–"
 
 
+def _count(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def roles_rows(d: dict) -> list[tuple]:
+    """(role, field or None, "guessed" or "") per role; field names are data: escape them."""
+    roles = d["roles"]
+    rows = [(role, roles[role], "guessed" if role in roles["guessed"] else "") for role in ("text", "answer", "group", "id")]
+    rows.append(("labels", ", ".join(roles["labels"]) or None, ""))
+    return rows
+
+
+def overview_rows(d: dict) -> list[tuple[str, str]]:
+    """(check, result) rows of the overview table, shared by REPORT.md and the app. Only
+    numbers and the tool's own names appear here, never dataset content."""
+    n, near, ex = d["input"]["records"], d["near_duplicates"], d["exact_duplicates"]
+    rows = [("Schema issues", f"{len(d['schema']['issues']):,}"),
+            ("Degenerate records (an empty text, answer or group)", f"{d['degenerate']['records']:,}")]
+    for name, label in (("text", "text"), ("answer", "answer"), ("text_and_answer", "text + answer"),
+                        ("record", "whole record")):
+        g = ex.get(name)
+        if g:
+            rows.append((f"Exact duplicates: {label} ({g['normalizer']})",
+                         f"{_count(g['groups'], 'group')}, {_count(g['records'], 'record')}, {g['redundant']:,} redundant "
+                         f"({_pct(g['redundant'], n)})"))
+    rows += [(f"Near-duplicate pairs at Jaccard ≥ {near['threshold']:g}", f"{near['pairs']:,}"),
+             ("Near-duplicate clusters", f"{near['clusters']:,}: {near['identical_clusters']:,} identical in every "
+              f"evaluated field, {near['variant_clusters']:,} variants (shared stem, something differs)"),
+             ("Records in clusters", f"{near['records_in_clusters']:,} (largest cluster {near['largest_cluster']:,})")]
+    return rows
+
+
 def markdown(result, threshold: float | None = None) -> str:
     d = summary(result, threshold)
     n = d["input"]["records"]
@@ -137,24 +169,10 @@ def markdown(result, threshold: float | None = None) -> str:
                   "more. Figures describe that prefix.", ""]
     for notice in d["input"]["notices"]:
         lines.append(f"> Note: {md_cell(notice)}")
-    roles = d["roles"]
     lines += ["", "## Roles", "", "| role | field | |", "|---|---|---|"]
-    for role in ("text", "answer", "group", "id"):
-        lines.append(f"| {role} | {md_cell(roles[role]) or '–'} | {'guessed' if role in roles['guessed'] else ''} |")
-    lines.append(f"| labels | {md_cell(', '.join(roles['labels'])) or '–'} | |")
-    ex = d["exact_duplicates"]
-    lines += ["", "## Overview", "", "| check | result |", "|---|---|",
-              f"| schema issues | {len(d['schema']['issues'])} |",
-              f"| degenerate records | {d['degenerate']['records']} |"]
-    for name in ("text", "answer", "text_and_answer", "record"):
-        g = ex.get(name)
-        if g:
-            lines.append(f"| exact duplicates: {name.replace('_', ' ')} ({g['normalizer']}) | {g['groups']} groups, "
-                         f"{g['records']} records ({_pct(g['redundant'], n)} redundant) |")
-    lines += [f"| near-duplicate pairs at {near['threshold']:g} | {near['pairs']:,} |",
-              f"| near-duplicate clusters | {near['clusters']} ({near['identical_clusters']} identical in every "
-              f"evaluated field, {near['variant_clusters']} shared-stem variants) |",
-              f"| records in clusters | {near['records_in_clusters']} |"]
+    lines += [f"| {role} | {md_cell(field) or '–'} | {note} |" for role, field, note in roles_rows(d)]
+    lines += ["", "## Overview", "", "| check | result |", "|---|---|"]
+    lines += [f"| {check} | {value} |" for check, value in overview_rows(d)]
     if near["giant_cluster"]:
         g = near["giant_cluster"]
         lines += ["", f"> **Giant cluster:** one cluster holds {g['records']:,} records ({100 * g['share']:.1f}% of "
