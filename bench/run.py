@@ -895,6 +895,10 @@ def fmt_int(x):
 
 def arg_line(a: dict) -> list[str]:
     parts = []
+    defaults = {"exact_max": "200000", "foreign_max": "200000", "scan_max": "20000", "timeout": "600.0",
+                "template_max": str(TEMPLATE_MAX), "switch_template_max": "0", "pure_subset": "2000",
+                "mem_limit_gb": "16.0", "sig_records": "20000"}
+    extra = [f"--{k.replace('_', '-')} {a[k]}" for k, v in defaults.items() if a.get(k, v) != v]
     if a.get("quick") == "True":
         parts.append("--quick")
     else:
@@ -906,7 +910,7 @@ def arg_line(a: dict) -> list[str]:
         parts.append(f"--datasets {a['datasets']}")
     if a.get("methods"):
         parts.append(f"--methods {a['methods']}")
-    return parts
+    return parts + ([] if a.get("quick") == "True" else extra)
 
 
 if __name__ == "__main__":
