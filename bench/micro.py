@@ -11,7 +11,10 @@ on the same inputs, and checks that both give identical results:
 2. verifying candidate pairs: ``near.verify`` (sparse fancy-indexing + multiply) vs reading
    the intersections off block sparse products ``nodes[rows] @ nodes.T``;
 3. MinHash signatures: ``near.minhash_signatures`` vs rensa fed our CSR matrix;
-4. the exact-duplicate step: per-record normalisation cost, and how often it repeats.
+4. the exact-duplicate step: per-record normalisation cost, and how often it repeats;
+5. shingling: Python ``lower().split()`` + dict ids vs pyarrow compute (utf8_lower,
+   utf8_split_whitespace, dictionary_encode), and ``np.unique(return_inverse=True)`` on the
+   packed window keys vs one argsort.
 """
 from __future__ import annotations
 
@@ -102,7 +105,48 @@ def main() -> int:
         section3(nodes)
     if "4" in sections:
         section4(args)
+    if "5" in sections:
+        section5(texts)
     return 0
+
+
+def section5(texts):
+    from auditor.shingles import _word_tokens
+    t_py, (ids_py, len_py) = timed(lambda: _word_tokens(texts))
+
+    def arrow_tokens():
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        words = pc.utf8_split_whitespace(pc.utf8_lower(pa.array(texts, pa.large_string())))
+        lengths = pc.list_value_length(words).to_numpy(zero_copy_only=False)
+        enc = pc.dictionary_encode(pc.list_flatten(words))
+        # ids in sorted word order, as auditor does: rank the dictionary once
+        dictionary = enc.dictionary if hasattr(enc, "dictionary") else enc.chunk(0).dictionary
+        order = pc.array_sort_indices(dictionary).to_numpy()
+        rank = np.empty(order.size, dtype=np.int64)
+        rank[order] = np.arange(order.size)
+        indices = enc.indices.to_numpy() if hasattr(enc, "indices") else enc.chunk(0).indices.to_numpy()
+        return rank[indices], lengths.astype(np.int64)
+
+    t_pa, (ids_pa, len_pa) = timed(arrow_tokens)
+    same = np.array_equal(len_py, len_pa) and np.array_equal(ids_py, ids_pa)
+    print(f"\n5. tokenise {len(texts):,} texts ({ids_py.size:,} words): auditor _word_tokens {t_py:.2f} s, "
+          f"pyarrow compute {t_pa:.2f} s -> {t_py / t_pa:.1f}x; identical ids: {same}")
+    keys = ids_py[:-2] * 1_000_003 ** 2 + ids_py[1:-1] * 1_000_003 + ids_py[2:]    # 3-word keys, like _pack
+    t_u, (u1, inv1) = timed(lambda: np.unique(keys, return_inverse=True))
+
+    def argsort_inverse(x):
+        order = np.argsort(x)
+        y = x[order]
+        flag = np.concatenate(([True], y[1:] != y[:-1]))
+        inv = np.empty(x.size, dtype=np.int64)
+        inv[order] = np.cumsum(flag) - 1
+        return y[flag], inv
+
+    t_a, (u2, inv2) = timed(lambda: argsort_inverse(keys))
+    print(f"   dense shingle ids for {keys.size:,} window keys: np.unique(return_inverse) {t_u:.2f} s, "
+          f"argsort + cumsum {t_a:.2f} s -> {t_u / t_a:.1f}x; identical: "
+          f"{np.array_equal(u1, u2) and np.array_equal(inv1.reshape(-1), inv2)}")
 
 
 def section1(nodes):

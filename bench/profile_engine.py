@@ -3,7 +3,7 @@
 
     python bench/profile_engine.py scan-gsm8k                  # auditor.scan on GSM8K train
     python bench/profile_engine.py synth:100000:auto           # shingles + find_pairs(auto, 0.3) + curve
-    python bench/profile_engine.py synth:100000:exact synth:100000:lsh --out-dir /tmp/prof
+    python bench/profile_engine.py synth:100000:exact synth:100000:lsh --out-dir prof-out
 
 Synthetic sets are the ones bench/run.py builds (same recipe and seed). Each target
 prints pyinstrument's call tree (wall clock, frames under 1% hidden); with --out-dir the
