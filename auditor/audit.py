@@ -191,39 +191,40 @@ def scan(source: str | Table, *, config: str | None = None, split: str | None = 
 
 def _exact_duplicates(fields: Fields, records: list, text_normalizer: str, answer_normalizer: str | None):
     """Duplicate groups on text, answer, text+answer and the whole record, and the key that
-    says which records are identical in every evaluated field."""
-    by_normalizer: dict[str, dict[str, DuplicateGroups]] = {"text": {}, "answer": {}, "record": {}}
-    text_keys = {}
-    for name in ("exact", "default"):
-        text_keys[name] = key_ids(normalized(fields.text, name))
-        by_normalizer["text"][name] = duplicate_groups(text_keys[name], name)
-        by_normalizer["record"][name] = duplicate_groups(key_ids(normalized(records, name)), name)
-    exact = {"text": by_normalizer["text"][text_normalizer] if text_normalizer in text_keys else
-             duplicate_groups(key_ids(normalized(fields.text, text_normalizer)), text_normalizer)}
-    text_key = text_keys.get(text_normalizer)
-    if text_key is None:
-        text_key = key_ids(normalized(fields.text, text_normalizer))
-    answer_key = None
+    says which records are identical in every evaluated field. Each (field, normaliser) pair is
+    normalised once and reused."""
+    cache: dict[tuple, list] = {}
+
+    def norm(name: str, values: list, normalizer: str) -> list:
+        if (name, normalizer) not in cache:
+            cache[name, normalizer] = normalized(values, normalizer)
+        return cache[name, normalizer]
+
+    def keys(name: str, values: list, normalizer: str) -> np.ndarray:
+        return key_ids(norm(name, values, normalizer))
+
+    by_normalizer: dict[str, dict[str, DuplicateGroups]] = {"text": {}, "record": {}}
+    for n in dict.fromkeys(("exact", "default", text_normalizer)):
+        by_normalizer["text"][n] = duplicate_groups(keys("text", fields.text, n), n)
+        by_normalizer["record"][n] = duplicate_groups(keys("record", records, n), n)
+    exact = {"text": by_normalizer["text"][text_normalizer], "answer": None, "text_and_answer": None,
+             "record": by_normalizer["record"][text_normalizer]}
     if fields.answer is not None:
         # "code" is costly (a regex pass per value): only when the answers are code.
-        for name in dict.fromkeys(("exact", "default", answer_normalizer)):
-            keys = key_ids(normalized(fields.answer, name))
-            by_normalizer["answer"][name] = duplicate_groups(keys, name)
-            if name == answer_normalizer:
-                answer_key = keys
+        by_normalizer["answer"] = {n: duplicate_groups(keys("answer", fields.answer, n), n)
+                                   for n in dict.fromkeys(("exact", "default", answer_normalizer))}
         exact["answer"] = by_normalizer["answer"][answer_normalizer]
-        exact["text_and_answer"] = duplicate_groups(combine(text_key, answer_key),
-                                                    f"{text_normalizer}+{answer_normalizer}")
-    else:
-        exact["answer"] = exact["text_and_answer"] = None
-        del by_normalizer["answer"]
-    exact["record"] = by_normalizer["record"].get(text_normalizer) or \
-        duplicate_groups(key_ids(normalized(records, text_normalizer)), text_normalizer)
+        exact["text_and_answer"] = duplicate_groups(
+            combine(keys("text", fields.text, text_normalizer), keys("answer", fields.answer, answer_normalizer)),
+            f"{text_normalizer}+{answer_normalizer}")
     # Evaluated fields under the default normaliser; a missing value is its own value here.
-    parts = [key_ids(_with_missing(normalized(values, "default")))
-             for values in (fields.text, fields.answer, fields.group, *fields.labels.values()) if values is not None]
+    evaluated_fields = [("text", fields.text), ("answer", fields.answer), ("group", fields.group),
+                        *((f"label:{k}", v) for k, v in fields.labels.items())]
+    parts = [key_ids(_with_missing(norm(name, values, "default")))
+             for name, values in evaluated_fields if values is not None]
     evaluated = combine(*parts) if len(parts) > 1 else parts[0]
-    return exact, by_normalizer, evaluated, text_keys["default"]
+    order = [f for f in ("text", "answer", "record") if f in by_normalizer]   # the report's key order
+    return exact, {f: by_normalizer[f] for f in order}, evaluated, keys("text", fields.text, "default")
 
 
 def _with_missing(values: list) -> list:
