@@ -77,12 +77,24 @@ class CurvePoint:
 
 def curve(pairs: Pairs, thresholds: list[float]) -> list[CurvePoint]:
     """Pairs and clusters at each threshold, highest first. Each threshold is a prefix of
-    the score-sorted pairs, so nothing is searched again."""
+    the score-sorted pairs, so nothing is searched again; components are merged
+    incrementally (each threshold adds only its new pairs to the previous components)."""
     points: list[CurvePoint] = []
     n = max(pairs.n_records, 1)
+    component = np.arange(pairs.n_nodes)          # each node's component so far
+    n_components = pairs.n_nodes
+    done = 0                                      # pairs already merged
     for t in sorted(thresholds, reverse=True):
-        _, sizes = cluster_labels(pairs, t)
-        clusters = int(sizes.size)
+        k = pairs.upto(t)
+        if k > done:
+            new_a, new_b = component[pairs.a[done:k]], component[pairs.b[done:k]]
+            graph = sp.coo_matrix((np.ones(new_a.size, dtype=np.int8), (new_a, new_b)),
+                                  shape=(n_components, n_components))
+            n_components, merged = connected_components(graph, directed=False)
+            component = merged[component]
+            done = k
+        records = np.bincount(component, weights=pairs.weight, minlength=n_components)
+        clusters = int((records >= 2).sum())            # a cluster holds two or more records
         previous = points[-1].clusters if points else None
         jump = None if not previous else round(clusters / previous, 4)
         points.append(CurvePoint(threshold=round(t, 6), pairs=pairs.record_pairs(t), clusters=clusters,

@@ -7,25 +7,31 @@ five billion pairs. Candidates then come from one of two searches:
 
 - ``exact-all-pairs``: every pair at or above the threshold, provably: candidates share a
   shingle of their *prefixes* (each set's rarest shingles, as in Bayardo et al.'s All-Pairs),
-  found by a sparse prefix-matrix product; a size filter and exact verification follow.
-  Nothing is missed, and rare shingles keep candidates close to the true pairs.
-- ``minhash-lsh``: MinHash signatures (numpy, seeded) split into bands; nodes that
+  found by sparse prefix-matrix products in bounded row blocks on several threads; a size
+  filter and an overlap bound (``CandidateFilter``) drop most candidates before exact
+  verification, which uses dense BLAS products for dense groups such as a shared template
+  (``Verifier``). Nothing is missed, and rare shingles keep candidates close to the true pairs.
+- ``minhash-lsh``: MinHash signatures (compiled, seeded) split into bands; nodes that
   agree on a whole band become candidates. Bands and rows are chosen for the lowest
   threshold, and the probability of catching a pair at each threshold is reported.
 
 ``auto`` takes the exact search unless its candidate count (known in advance from the
-prefix document frequencies) would pass ``MAX_EXACT_CANDIDATES``. Either way every candidate is verified with its exact Jaccard, so scores mean the
-same under both methods. The result, ``Pairs``, is cached by callers and answers
-any threshold at or above ``min_threshold`` without searching again.
+prefix document frequencies) would pass ``MAX_EXACT_CANDIDATES``. Either way every candidate
+is verified with its exact Jaccard, so scores mean the same under both methods. The result,
+``Pairs``, is cached by callers and answers any threshold at or above ``min_threshold``
+without searching again.
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
 
 from .errors import AuditorError
+from .parallel import WORKERS, thread_map
 from .shingles import set_sizes
 
 EPS = 1e-9                   # float slack when comparing a Jaccard with a threshold
@@ -158,9 +164,14 @@ def collapse_identical(matrix: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, s
         with np.errstate(over="ignore"):
             key1[nonempty] = np.add.reduceat(h1[matrix.indices], starts)
             key2[nonempty] = np.add.reduceat(h2[matrix.indices], starts)
-    keys = np.stack([key1, key2, sizes.astype(np.uint64)], axis=1)[nonempty]
-    _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
-    inverse = inverse.reshape(-1)
+    key1, key2, size = key1[nonempty], key2[nonempty], sizes[nonempty]
+    # Group equal (key1, key2, size); lexsort is stable, so a group's first entry is its first record.
+    order = np.lexsort((size, key2, key1))
+    starts = np.r_[True, (np.diff(key1[order]) != 0) | (np.diff(key2[order]) != 0) | (np.diff(size[order]) != 0)]
+    starts = starts[:order.size]                   # no records: no groups
+    first = order[starts]
+    inverse = np.empty(order.size, dtype=np.int64)
+    inverse[order] = np.cumsum(starts) - 1
     # Renumber nodes by their first record, so node order follows the data.
     rank = np.empty(first.size, dtype=np.int64)
     rank[np.argsort(first, kind="stable")] = np.arange(first.size)
@@ -179,9 +190,12 @@ def prefix_matrix(nodes: sp.csr_matrix, min_threshold: float) -> sp.csr_matrix:
     n, m = nodes.shape
     sizes = set_sizes(nodes)
     df = np.bincount(nodes.indices, minlength=m)
-    rank = np.empty(m, dtype=np.int64)
-    rank[np.lexsort((np.arange(m), df))] = np.arange(m)
-    ranked = sp.csr_matrix((nodes.data, rank[nodes.indices].astype(np.int32), nodes.indptr), shape=(n, m))
+    # Rank columns by (df, column). A stable sort of df keeps equal df in column order; on
+    # the narrowest unsigned type numpy uses a radix sort (6x faster than lexsort on 20M columns).
+    narrow = np.uint16 if m == 0 or df.max() < 2 ** 16 else np.uint32 if df.max() < 2 ** 32 else np.uint64
+    rank = np.empty(m, dtype=np.int32)
+    rank[np.argsort(df.astype(narrow), kind="stable")] = np.arange(m, dtype=np.int32)
+    ranked = sp.csr_matrix((nodes.data, rank[nodes.indices], nodes.indptr), shape=(n, m))
     ranked.sort_indices()                          # per row, rarest shingle first
     prefix_len = sizes - np.ceil(min_threshold * sizes - EPS).astype(np.int64) + 1
     position = np.arange(ranked.nnz) - np.repeat(ranked.indptr[:-1], sizes)
@@ -198,37 +212,184 @@ def estimated_candidates(prefixes: sp.csr_matrix) -> int:
 
 def exact_all_pairs(nodes: sp.csr_matrix, min_threshold: float, progress=None, prefixes=None):
     """Every node pair with Jaccard >= min_threshold, exactly: candidates share a prefix
-    shingle (see ``prefix_matrix``), pass the size filter, and are verified. Rows are
-    processed in blocks whose product size is bounded, so memory stays flat."""
+    shingle (see ``prefix_matrix``), pass the size and overlap filters, and are verified.
+    Rows are processed in blocks whose product size is bounded, so memory stays flat;
+    blocks run on WORKERS threads (scipy's sparse kernels release the GIL)."""
     n = nodes.shape[0]
     prefixes = prefix_matrix(nodes, min_threshold) if prefixes is None else prefixes
     sizes = set_sizes(nodes)
+    candidate_filter = CandidateFilter(prefixes, sizes, min_threshold)
     transposed = prefixes.T.tocsr()
     bounds = np.cumsum(prefixes @ np.diff(transposed.indptr).astype(np.float64))
-    out_a, out_b, out_j = [], [], []
-    candidates = 0
-    start = 0
+    blocks, start = [], 0
     while start < n:
         limit = (bounds[start - 1] if start else 0.0) + PRODUCT_BUDGET
         stop = max(start + 1, int(np.searchsorted(bounds, limit, side="right")))
-        block = (prefixes[start:stop] @ transposed).tocoo()
-        rows = block.row.astype(np.int64) + start
-        cols = block.col.astype(np.int64)
-        upper = cols > rows
-        rows, cols = rows[upper], cols[upper]
-        # Size filter: J(x, y) <= min(|x|, |y|) / max(|x|, |y|).
-        small, large = np.minimum(sizes[rows], sizes[cols]), np.maximum(sizes[rows], sizes[cols])
-        fits = small >= min_threshold * large - EPS
-        rows, cols = rows[fits], cols[fits]
-        candidates += rows.size
-        jac = verify(nodes, rows, cols)
-        keep = jac >= min_threshold - EPS
-        out_a.append(rows[keep]); out_b.append(cols[keep]); out_j.append(jac[keep])
+        blocks.append((start, stop))
         start = stop
-        if progress:
-            progress(start / n, "verifying pairs")
-    cat = (lambda parts, dt: np.concatenate(parts) if parts else np.zeros(0, dt))
-    return cat(out_a, np.int64), cat(out_b, np.int64), cat(out_j, np.float64), candidates
+    verifier = Verifier(nodes, min_threshold)
+
+    def search_block(block: tuple[int, int]):
+        start, stop = block
+        product = (prefixes[start:stop] @ transposed).tocoo()
+        rows = product.row.astype(np.int64) + start
+        cols = product.col.astype(np.int64)
+        upper = cols > rows
+        rows, cols, shared = rows[upper], cols[upper], product.data[upper]
+        keep = candidate_filter(rows, cols, shared)
+        return verifier.verify_light(rows[keep], cols[keep])
+
+    candidates = 0
+    with ThreadPoolExecutor(WORKERS) as pool:
+        for (start, stop), (light, heavy, count) in zip(blocks, pool.map(search_block, blocks)):
+            candidates += count
+            verifier.add(light, heavy)
+            if progress:
+                progress(stop / n, "verifying pairs")
+    a, b, jac = verifier.result()
+    return a, b, jac, candidates
+
+
+class CandidateFilter:
+    """Cheap bounds that drop a candidate pair (x, y) before its Jaccard is computed.
+
+    - size: J(x, y) <= min(|x|, |y|) / max(|x|, |y|);
+    - overlap: J >= t needs |x & y| >= t / (1 + t) * (|x| + |y|). Under the global shingle
+      order, every shared shingle ranked at or before the earlier of the two prefix ends
+      lies in both prefixes (so it is among the ``shared`` prefix shingles the product
+      counted); any other shared shingle lies in the suffix of the set whose prefix ends
+      first. So |x & y| <= shared + that suffix's length (PPJoin's positional idea, at
+      prefix granularity). On the 1M synthetic set at 0.3 this drops 84% of candidates."""
+
+    def __init__(self, prefixes: sp.csr_matrix, sizes: np.ndarray, min_threshold: float):
+        self.sizes = sizes
+        # Rank of each prefix's last shingle (an empty row, never a candidate, gets 0).
+        ends = np.maximum(prefixes.indptr[1:] - 1, 0)
+        self.last = prefixes.indices[ends].astype(np.int64) if prefixes.nnz else np.zeros(ends.size, np.int64)
+        self.suffix = sizes - np.diff(prefixes.indptr)
+        self.t = min_threshold
+
+    def __call__(self, x: np.ndarray, y: np.ndarray, shared: np.ndarray) -> np.ndarray:
+        sx, sy = self.sizes[x], self.sizes[y]
+        fits = np.minimum(sx, sy) >= self.t * np.maximum(sx, sy) - EPS
+        lx, ly = self.last[x], self.last[y]
+        rest = np.where(lx < ly, self.suffix[x],
+                        np.where(ly < lx, self.suffix[y], np.minimum(self.suffix[x], self.suffix[y])))
+        return fits & (shared + rest >= self.t / (1 + self.t) * (sx + sy) - EPS)
+
+
+DENSE_MIN_PARTNERS = 64       # a row with this many candidates in a block goes to the dense verifier
+DENSE_FLUSH = 4_000_000       # candidate pairs buffered for the dense verifier
+DENSE_CELLS = 32_000_000      # cells of one dense verification matrix (float32: 128 MB)
+DENSE_MIN_GROUP = 10_000     # pairs in a connected group before a dense product is considered
+DENSE_ADVANTAGE = 64          # a BLAS multiply-add costs about 1/64 of a sparse verification entry
+
+
+class Verifier:
+    """Exact Jaccard of candidate pairs, keeping those >= min_threshold.
+
+    Most pairs go through ``verify`` (sparse row products). Rows with many candidates,
+    typically thousands of long texts sharing a template, are verified together by one
+    dense matrix product over the shingles those nodes share, when that costs less; on
+    the 1M synthetic set it verifies the 4.5M template pairs about 10x faster."""
+
+    def __init__(self, nodes: sp.csr_matrix, min_threshold: float):
+        self.nodes, self.t = nodes, min_threshold
+        self.sizes = set_sizes(nodes)
+        self.out: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.heavy: list[tuple[np.ndarray, np.ndarray]] = []
+        self.buffered = 0
+
+    def verify_light(self, a: np.ndarray, b: np.ndarray):
+        """Split one block's pairs (a ascending): light rows are verified here (thread-safe),
+        heavy rows are returned for ``add`` to buffer. Returns (light (a, b, jac) kept,
+        heavy (a, b), number of pairs)."""
+        partners = np.unique(a, return_counts=True)
+        heavy = np.isin(a, partners[0][partners[1] >= DENSE_MIN_PARTNERS])
+        la, lb = a[~heavy], b[~heavy]
+        jac = verify(self.nodes, la, lb)
+        keep = jac >= self.t - EPS
+        return (la[keep], lb[keep], jac[keep]), (a[heavy], b[heavy]), int(a.size)
+
+    def add(self, light, heavy) -> None:
+        """Results of ``verify_light``, in block order (main thread)."""
+        self.out.append(light)
+        if heavy[0].size:
+            self.heavy.append(heavy)
+            self.buffered += heavy[0].size
+            if self.buffered >= DENSE_FLUSH:
+                self._flush()
+
+    def result(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        self._flush()
+        cat = (lambda i, dt: np.concatenate([o[i] for o in self.out]) if self.out else np.zeros(0, dt))
+        return cat(0, np.int64), cat(1, np.int64), cat(2, np.float64)
+
+    def _keep(self, a, b, jac) -> None:
+        keep = jac >= self.t - EPS
+        self.out.append((a[keep], b[keep], jac[keep]))
+
+    def _flush(self) -> None:
+        """Verify the buffered pairs of heavy rows: each connected group of them (a template's
+        copies, say) through ``verify_dense``, which picks dense or sparse by cost."""
+        if not self.heavy:
+            return
+        a = np.concatenate([h[0] for h in self.heavy])
+        b = np.concatenate([h[1] for h in self.heavy])
+        self.heavy, self.buffered = [], 0
+        n = self.nodes.shape[0]
+        graph = sp.coo_matrix((np.ones(a.size, dtype=np.int8), (a, b)), shape=(n, n))
+        group = connected_components(graph, directed=False)[1][a]
+        order = np.lexsort((a, group))
+        a, b, group = a[order], b[order], group[order]
+        starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+        ends = np.r_[starts[1:], a.size]
+        small = np.zeros(a.size, dtype=bool)
+        for lo, hi in zip(starts.tolist(), ends.tolist()):
+            if hi - lo < DENSE_MIN_GROUP:           # too few pairs to pay for a dense product
+                small[lo:hi] = True
+                continue
+            row_starts = lo + np.flatnonzero(np.r_[True, a[lo + 1:hi] != a[lo:hi - 1]])
+            # Chunks of whole rows, each small enough for one dense product.
+            step = max(1, DENSE_CELLS // int(np.unique(b[lo:hi]).size))
+            for i in range(0, row_starts.size, step):
+                clo = row_starts[i]
+                chi = row_starts[i + step] if i + step < row_starts.size else hi
+                self._keep(a[clo:chi], b[clo:chi], verify_dense(self.nodes, a[clo:chi], b[clo:chi]))
+        self._keep(a[small], b[small], verify(self.nodes, a[small], b[small]))
+
+
+def verify_dense(nodes: sp.csr_matrix, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Exact Jaccard of pairs (a[i], b[i]) through dense products (BLAS) over the shingles
+    the nodes share, if that is cheaper than ``verify``; otherwise through ``verify``.
+    Shingles are taken in slices so no dense matrix passes DENSE_CELLS."""
+    sizes = set_sizes(nodes)
+    rows, ai = np.unique(a, return_inverse=True)
+    cols, bi = np.unique(b, return_inverse=True)
+    members = np.union1d(rows, cols)
+    sub = nodes[members]
+    # A shingle held by only one of these nodes is in no intersection: leave it out.
+    shingles, held_by = np.unique(sub.indices, return_counts=True)
+    shared = shingles[held_by >= 2]
+    dense_cost = float(rows.size) * cols.size * max(1, shared.size)
+    if rows.size * cols.size > DENSE_CELLS or dense_cost > DENSE_ADVANTAGE * float((sizes[a] + sizes[b]).sum()):
+        return verify(nodes, a, b)
+    column = np.searchsorted(shared, sub.indices)
+    hit = (column < shared.size) & (shared[np.minimum(column, shared.size - 1)] == sub.indices)
+    member_row = np.repeat(np.arange(members.size), np.diff(sub.indptr))[hit]
+    column = column[hit]
+    row_at, col_at = np.searchsorted(members, rows), np.searchsorted(members, cols)
+    # float32 sums of 0/1 are exact below 2^24; longer sets use float64.
+    dtype = np.float32 if sizes.max() < 2 ** 24 else np.float64
+    inter = np.zeros((rows.size, cols.size), dtype=dtype)
+    width = max(1, DENSE_CELLS // members.size)
+    for lo in range(0, shared.size, width):
+        in_slice = (column >= lo) & (column < lo + width)
+        dense = np.zeros((members.size, min(width, shared.size - lo)), dtype=dtype)
+        dense[member_row[in_slice], column[in_slice] - lo] = 1
+        inter += dense[row_at] @ dense[col_at].T
+    counts = inter[ai.reshape(-1), bi.reshape(-1)].astype(np.float64)
+    return counts / (sizes[a] + sizes[b] - counts)
 
 
 def choose_bands(min_threshold: float, num_perm: int) -> tuple[int, int]:
@@ -255,20 +416,52 @@ def _splitmix64(x: np.ndarray) -> np.ndarray:
         return x ^ (x >> np.uint64(31))
 
 
-def minhash_signatures(nodes: sp.csr_matrix, num_perm: int, seed: int, progress=None) -> np.ndarray:
-    """(n_nodes, num_perm) uint32 MinHash signatures; every node has at least one shingle."""
+def _permutations(num_perm: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
     mul = rng.integers(1, 2 ** 63, size=num_perm, dtype=np.uint64) | np.uint64(1)
     add = rng.integers(0, 2 ** 63, size=num_perm, dtype=np.uint64)
-    base = _splitmix64(np.arange(nodes.shape[1], dtype=np.uint64) ^ np.uint64(seed))[nodes.indices]
+    return mul, add
+
+
+def _shingle_hashes(nodes: sp.csr_matrix, seed: int) -> np.ndarray:
+    """A 64-bit hash of every (node, shingle) entry's shingle id."""
+    return _splitmix64(np.arange(nodes.shape[1], dtype=np.uint64) ^ np.uint64(seed))[nodes.indices]
+
+
+def minhash_signatures(nodes: sp.csr_matrix, num_perm: int, seed: int, progress=None) -> np.ndarray:
+    """(n_nodes, num_perm) uint32 MinHash signatures; every node has at least one shingle.
+    Permutation p maps a shingle hash h to (h * mul[p] + add[p]) >> 32 (multiply-shift
+    hashing); the signature is each permutation's minimum. Computed by the compiled loop
+    in ``kernels`` on WORKERS threads, in row slices."""
+    from .kernels import minhash_rows
+
+    mul, add = _permutations(num_perm, seed)
+    base = _shingle_hashes(nodes, seed)
+    indptr = nodes.indptr.astype(np.int64)
+    n = nodes.shape[0]
+    sig = np.empty((n, num_perm), dtype=np.uint32)
+    slices = np.linspace(0, n, 8 * WORKERS + 1).astype(np.int64)
+
+    def run(i: int) -> None:
+        minhash_rows(base, indptr, mul, add, sig, int(slices[i]), int(slices[i + 1]))
+
+    for lo in range(0, slices.size - 1, WORKERS):      # progress is reported from this thread only
+        thread_map(run, range(lo, min(lo + WORKERS, slices.size - 1)))
+        if progress:
+            progress(min(lo + WORKERS, slices.size - 1) / (slices.size - 1), "hashing")
+    return sig
+
+
+def minhash_signatures_numpy(nodes: sp.csr_matrix, num_perm: int, seed: int) -> np.ndarray:
+    """The same signatures in plain numpy, one pass per permutation: the reference the
+    compiled loop is tested against, and the baseline in bench/."""
+    mul, add = _permutations(num_perm, seed)
+    base = _shingle_hashes(nodes, seed)
     starts = nodes.indptr[:-1]
     sig = np.empty((nodes.shape[0], num_perm), dtype=np.uint32)
     with np.errstate(over="ignore"):
         for p in range(num_perm):
-            hashed = ((base * mul[p] + add[p]) >> np.uint64(32)).astype(np.uint32)
-            sig[:, p] = np.minimum.reduceat(hashed, starts)
-            if progress and p % 16 == 15:
-                progress((p + 1) / num_perm, "hashing")
+            sig[:, p] = np.minimum.reduceat(((base * mul[p] + add[p]) >> np.uint64(32)).astype(np.uint32), starts)
     return sig
 
 
@@ -280,7 +473,10 @@ def lsh_candidates(sig: np.ndarray, bands: int, rows: int, flush_at: int = 20_00
     buffered = 0
     for band in range(bands):
         chunk = np.ascontiguousarray(sig[:, band * rows:(band + 1) * rows])
-        bucket = np.unique(chunk.view(np.dtype((np.void, 4 * rows))).reshape(-1), return_inverse=True)[1]
+        if rows <= 2:       # the band is one integer already: group on it directly (2.7x faster)
+            bucket = chunk.view(np.uint64 if rows == 2 else np.uint32).reshape(-1)
+        else:
+            bucket = np.unique(chunk.view(np.dtype((np.void, 4 * rows))).reshape(-1), return_inverse=True)[1]
         found.append(pairs_within_groups(bucket.reshape(-1)))
         buffered += found[-1].size
         if buffered > flush_at:
@@ -361,14 +557,14 @@ def find_cross_pairs(matrix_a: sp.csr_matrix, matrix_b: sp.csr_matrix, min_thres
         # The self-join's prefix filter, over one global shingle order for both sides.
         sizes = set_sizes(stacked)
         prefixes = prefix_matrix(stacked, min_threshold)
+        candidate_filter = CandidateFilter(prefixes, sizes, min_threshold)
         transposed = prefixes[:n_a].T.tocsr()
         out_a, out_b, out_j, candidates = [], [], [], 0
         for start in range(0, n_b, 4096):
             block = (prefixes[n_a + start:n_a + start + 4096] @ transposed).tocoo()
             bi = block.row.astype(np.int64) + start
             ai = block.col.astype(np.int64)
-            small = np.minimum(sizes[ai], sizes[n_a + bi])
-            fits = small >= min_threshold * np.maximum(sizes[ai], sizes[n_a + bi]) - EPS
+            fits = candidate_filter(ai, bi + n_a, block.data)
             ai, bi = ai[fits], bi[fits]
             candidates += bi.size
             jac = verify(stacked, ai, bi + n_a)

@@ -19,6 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .errors import AuditorError
+from .parallel import WORKERS, thread_map
 
 _WS = re.compile(r"\s+")
 
@@ -55,30 +56,96 @@ def shingle_matrix(texts: list, spec: ShingleSpec = ShingleSpec()) -> sp.csr_mat
     return _windows_to_matrix(token_ids, lengths, spec.size)
 
 
-TOKEN_BATCH = 100_000      # records tokenised at a time: word strings are freed per batch
-
-
 def _word_tokens(texts: list) -> tuple[np.ndarray, np.ndarray]:
-    index: dict[str, int] = {}
+    """Token ids (int32, numbered in sorted word order) of every text's ``lower().split()``,
+    concatenated, and the number of tokens per text.
+
+    ASCII texts, the bulk of most datasets, are split by Arrow without making a Python
+    string per word (1.7x faster on 1M records). Arrow's ASCII split equals
+    Python's there except on \\x1c-\\x1f, which Python also splits on, so texts holding those,
+    and non-ASCII texts (where Unicode casing and whitespace rules apply), take Python's
+    own ``lower().split()``. Tests check the two paths agree with Python's on every ASCII
+    character and on mixed inputs."""
+    n = len(texts)
+    if n >= ARROW_MIN_TEXTS:
+        arrow_lengths, arrow_ids, vocabulary, by_python = _arrow_word_tokens(texts)
+    else:                                   # Arrow's import would cost more than it saves
+        arrow_lengths, arrow_ids, vocabulary = np.zeros(n, np.int64), np.zeros(0, np.int32), []
+        by_python = np.fromiter((bool(t) for t in texts), dtype=bool, count=n)
+    # The other texts, in batches so their word strings are freed as we go.
+    index = dict(zip(vocabulary, range(len(vocabulary))))     # word -> first-seen id; Arrow's words first
+    python_lengths = np.zeros(n, dtype=np.int64)
     parts: list[np.ndarray] = []
-    lengths = np.zeros(len(texts), dtype=np.int64)
-    for lo in range(0, len(texts), TOKEN_BATCH):
+    rows = np.flatnonzero(by_python).tolist()
+    for lo in range(0, len(rows), TOKEN_BATCH):
         words: list[str] = []
-        add = words.extend
-        for i, text in enumerate(texts[lo:lo + TOKEN_BATCH], lo):
-            if text:
-                tokens = text.lower().split()
-                lengths[i] = len(tokens)
-                add(tokens)
+        for i in rows[lo:lo + TOKEN_BATCH]:
+            tokens = texts[i].lower().split()
+            python_lengths[i] = len(tokens)
+            words.extend(tokens)
         for w in dict.fromkeys(words):           # new words only; the per-word work stays in C
             if w not in index:
                 index[w] = len(index)
-        parts.append(np.fromiter(map(index.__getitem__, words), dtype=np.int64, count=len(words)))
+        parts.append(np.fromiter(map(index.__getitem__, words), dtype=np.int32, count=len(words)))
     # Renumber in sorted word order, so ids depend on the vocabulary, not on record order.
-    rank = np.empty(len(index), dtype=np.int64)
+    rank = np.empty(len(index), dtype=np.int32)
     rank[np.fromiter((index[w] for w in sorted(index)), dtype=np.int64, count=len(index))] = np.arange(len(index))
-    ids = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-    return rank[ids], lengths
+    lengths = arrow_lengths + python_lengths
+    python_ids = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
+    if not python_ids.size or not arrow_ids.size:           # one source: already in text order
+        ids = arrow_ids if arrow_ids.size else python_ids
+        for lo in range(0, ids.size, WINDOW_CHUNK):          # in place: no int64 copy of the index
+            ids[lo:lo + WINDOW_CHUNK] = rank[ids[lo:lo + WINDOW_CHUNK]]
+        return ids, lengths
+    # Each text's tokens come from one source: place both streams at their texts' offsets.
+    ids = np.empty(int(lengths.sum()), dtype=np.int32)
+    starts = np.cumsum(lengths) - lengths
+    for source_lengths, source_ids in ((arrow_lengths, arrow_ids), (python_lengths, python_ids)):
+        has = source_lengths > 0
+        offsets = np.repeat(starts[has] - (np.cumsum(source_lengths[has]) - source_lengths[has]), source_lengths[has])
+        ids[offsets + np.arange(source_ids.size)] = rank[source_ids]
+    return ids, lengths
+
+
+TOKEN_BATCH = 100_000      # texts tokenised by Python at a time
+ARROW_MIN_TEXTS = 20_000    # texts from which the ASCII ones are split by Arrow
+ARROW_BATCH = 50_000        # texts split by Arrow at a time: bounds its temporaries
+
+
+def _arrow_word_tokens(texts: list):
+    """Arrow's split of the ASCII texts without \\x1c-\\x1f: their token counts, token
+    ids into ``vocabulary`` (first-seen order), and the mask of texts left to Python."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = len(texts)
+    lengths = np.zeros(n, dtype=np.int64)
+    by_python = np.zeros(n, dtype=bool)
+    index: dict[str, int] = {}
+    parts: list[np.ndarray] = []
+    for lo in range(0, n, ARROW_BATCH):
+        batch = texts[lo:lo + ARROW_BATCH]
+        ascii_texts = pa.array([t if t and t.isascii() else None for t in batch], type=pa.large_string())
+        python = np.asarray(pc.fill_null(pc.match_substring_regex(ascii_texts, "[\\x1c-\\x1f]"), False))
+        python |= np.fromiter((bool(t) and not t.isascii() for t in batch), dtype=bool, count=len(batch))
+        by_python[lo:lo + len(batch)] = python
+        # Lowercase, trim (a leading/trailing space would give an empty token), split.
+        prepared = pc.ascii_trim_whitespace(pc.ascii_lower(ascii_texts))
+        del ascii_texts
+        usable = pc.and_(pc.invert(pa.array(python)), pc.not_equal(prepared, ""))
+        lists = pc.ascii_split_whitespace(pc.if_else(usable, prepared, pa.scalar(None, pa.large_string())))
+        del prepared
+        lengths[lo:lo + len(batch)] = np.asarray(pc.fill_null(pc.list_value_length(lists), 0))
+        encoded = pc.dictionary_encode(pc.list_flatten(lists))
+        del lists
+        words = encoded.dictionary.to_pylist()
+        for w in words:
+            if w not in index:
+                index[w] = len(index)
+        to_global = np.fromiter(map(index.__getitem__, words), dtype=np.int32, count=len(words))
+        parts.append(to_global[np.asarray(encoded.indices)])
+    ids = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
+    return lengths, ids, list(index), by_python
 
 
 def _char_tokens(texts: list) -> tuple[np.ndarray, np.ndarray]:
@@ -103,7 +170,6 @@ def _windows_to_matrix(token_ids: np.ndarray, lengths: np.ndarray, k: int) -> sp
     n_windows = np.where(lengths >= k, lengths - k + 1, (lengths > 0).astype(np.int64))
     indptr = np.concatenate(([0], np.cumsum(n_windows)))
     total = int(indptr[-1])
-    padded = np.concatenate((token_ids, np.full(k, pad, dtype=np.int64)))
     packable = base ** k < 2 ** 63
     keys = np.empty(total, dtype=np.int64) if packable else np.empty((total, k), dtype=np.int64)
     for lo in range(0, total, WINDOW_CHUNK):
@@ -114,9 +180,9 @@ def _windows_to_matrix(token_ids: np.ndarray, lengths: np.ndarray, k: int) -> sp
         length = lengths[record]
         key = np.zeros(hi - lo, dtype=np.int64)
         for j in range(k):
-            token = np.where(offset + j < length, padded[np.minimum(first + j, padded.size - 1)], pad)
+            token = np.where(offset + j < length, token_ids[np.minimum(first + j, token_ids.size - 1)], pad)
             if packable:
-                key = key * base + token      # one integer per window, collision-free
+                key = key * base + token.astype(np.int64)      # one integer per window, collision-free
             else:
                 keys[lo:hi, j] = token
         if packable:
@@ -125,12 +191,48 @@ def _windows_to_matrix(token_ids: np.ndarray, lengths: np.ndarray, k: int) -> sp
         view = keys.view(np.dtype((np.void, keys.dtype.itemsize * k))).reshape(-1)
         keys = np.unique(view, return_inverse=True)[1].reshape(-1).astype(np.int64)
     # Columns in key order: a shingle's column depends on the vocabulary, not on record order.
-    uniq, shingle_ids = np.unique(keys, return_inverse=True)
-    matrix = sp.csr_matrix((np.ones(total, dtype=np.float32), shingle_ids.reshape(-1).astype(np.int32), indptr),
-                           shape=(n, uniq.size))
+    n_columns, shingle_ids = sorted_codes(keys)
+    matrix = sp.csr_matrix((np.ones(total, dtype=np.float32), shingle_ids.astype(np.int32), indptr),
+                           shape=(n, n_columns))
     matrix.sum_duplicates()          # sets, not bags: a repeated shingle counts once
     matrix.data[:] = 1.0
     return matrix
+
+
+PARALLEL_MIN = 1_000_000    # keys from which sorted_codes splits the sort across threads
+
+
+def sorted_codes(keys: np.ndarray) -> tuple[int, np.ndarray]:
+    """(number of distinct keys, each key's rank among them), i.e. np.unique's inverse.
+    Large inputs are split at sampled quantiles into value ranges sorted on separate
+    threads (numpy's sort releases the GIL): equal keys share a range and ranges are in
+    order, so the codes are np.unique's exactly (tests check). 2.4x on 40M keys, 2 cores."""
+    parts = WORKERS if keys.size >= PARALLEL_MIN else 1
+    if parts == 1:
+        uniq, codes = np.unique(keys, return_inverse=True)
+        return int(uniq.size), codes.reshape(-1)
+    sample = np.sort(keys[::max(1, keys.size // 10_000)])
+    cuts = sample[(np.arange(1, parts) * sample.size) // parts]
+    part = np.searchsorted(cuts, keys, side="right")
+    members = [np.flatnonzero(part == p) for p in range(parts)]
+
+    def ranks(index: np.ndarray) -> tuple[int, np.ndarray]:
+        values = keys[index]
+        order = np.argsort(values, kind="stable")
+        ordered = values[order]
+        first = np.empty(ordered.size, dtype=bool)
+        first[:1] = True
+        np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+        codes = np.empty(ordered.size, dtype=np.int64)
+        codes[order] = np.cumsum(first) - 1
+        return int(first.sum()), codes
+
+    codes = np.empty(keys.size, dtype=np.int64)
+    offset = 0
+    for index, (count, part_codes) in zip(members, thread_map(ranks, members)):
+        codes[index] = part_codes + offset
+        offset += count
+    return offset, codes
 
 
 def set_sizes(matrix: sp.csr_matrix) -> np.ndarray:

@@ -1,0 +1,220 @@
+"""The engine's fast paths give exactly what the plain definitions give.
+
+Each speed-up taken for large inputs (Arrow tokenisation, threaded key ranking, the
+overlap filter, dense verification, compiled MinHash) is forced on here, at sizes where
+the engine would not choose it on its own, and compared with an independent result:
+Python's own ``str.lower().split()``, ``np.unique``, exact intersections, the pure-Python
+reference in ground_truth.py, and the numpy signature loop.
+"""
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import ground_truth as gt
+from auditor import near, parallel, shingles
+from auditor.shingles import ShingleSpec, shingle_matrix
+
+
+def read_field(shared_data, rel, field, limit=None):
+    with open(shared_data / rel, encoding="utf-8") as handle:
+        values = [json.loads(line)[field] for line in handle if line.strip()]
+    return values[:limit] if limit else values
+
+
+def python_tokens(texts):
+    """What _word_tokens must return, from Python alone: ids in sorted word order."""
+    words = [t.lower().split() if t else [] for t in texts]
+    vocabulary = {w: i for i, w in enumerate(sorted({w for ws in words for w in ws}))}
+    return [vocabulary[w] for ws in words for w in ws], [len(ws) for ws in words]
+
+
+ASCII_CASES = ["", None, "   ", " Leading and trailing ", "MiXeD CaSe words", "tabs\tand\nnewlines\r\nhere",
+               "vertical\x0btab\x0cfeed", "seps\x1cfile\x1dgroup\x1erecord\x1funit", "nul\x00inside",
+               "punct-uation, stays! attached?", "x"]
+UNICODE_CASES = ["İstanbul ÇAĞRI straße ǅ", "ﬁne ligature ΣΑΣ", "nbsp\u00a0and\u2003em\u3000space",
+                 "next\x85line", "emoji 😀 family 👨‍👩‍👧", "rtl עברית العربية", "zero\u200bwidth", "lone \ud800 surrogate"]
+
+
+@pytest.fixture
+def arrow_always(monkeypatch):
+    monkeypatch.setattr(shingles, "ARROW_MIN_TEXTS", 0)
+    monkeypatch.setattr(shingles, "ARROW_BATCH", 7)      # several batches, words shared across them
+
+
+def test_arrow_tokens_equal_python_on_every_ascii_character(arrow_always):
+    # Every ASCII character, alone, between words, and doubled: Python splits on \t\n\v\f\r, space
+    # and \x1c-\x1f; Arrow's ASCII split must agree wherever it is used.
+    texts = [f"a{chr(c)}b {chr(c)}C{chr(c)}{chr(c)}d" for c in range(128)] + [chr(c) for c in range(128)]
+    ids, lengths = shingles._word_tokens(texts)
+    want_ids, want_lengths = python_tokens(texts)
+    assert ids.tolist() == want_ids and lengths.tolist() == want_lengths
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_arrow_tokens_equal_python_on_mixed_texts(arrow_always, seed):
+    rng = random.Random(seed)
+    alphabet = [chr(c) for c in range(128)] + list("éİßΣ\u2003\x85\u00a0😀ǅ")
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))) for _ in range(400)]
+    texts += ASCII_CASES + UNICODE_CASES
+    rng.shuffle(texts)
+    ids, lengths = shingles._word_tokens(texts)
+    want_ids, want_lengths = python_tokens(texts)
+    assert ids.tolist() == want_ids and lengths.tolist() == want_lengths
+
+
+def test_arrow_and_python_paths_give_the_same_matrix(shared_data, monkeypatch):
+    texts = read_field(shared_data, "gsm8k/test.jsonl", "question") + UNICODE_CASES + ASCII_CASES
+    monkeypatch.setattr(shingles, "ARROW_MIN_TEXTS", 10 ** 9)
+    python_matrix = shingle_matrix(texts)
+    monkeypatch.setattr(shingles, "ARROW_MIN_TEXTS", 0)
+    arrow_matrix = shingle_matrix(texts)
+    assert python_matrix.shape == arrow_matrix.shape
+    assert (python_matrix != arrow_matrix).nnz == 0
+
+
+@pytest.mark.parametrize("case", ["random", "few-distinct", "all-equal", "two", "sorted"])
+def test_threaded_key_ranks_equal_np_unique(monkeypatch, case):
+    rng = np.random.default_rng(7)
+    keys = {"random": rng.integers(-2 ** 62, 2 ** 62, 50_000),
+            "few-distinct": rng.integers(0, 5, 50_000),
+            "all-equal": np.full(50_000, 42),
+            "two": np.array([9, 3]),
+            "sorted": np.arange(50_000) // 3}[case].astype(np.int64)
+    monkeypatch.setattr(shingles, "PARALLEL_MIN", 0)
+    monkeypatch.setattr(shingles, "WORKERS", 3)
+    uniq, inverse = np.unique(keys, return_inverse=True)
+    count, codes = shingles.sorted_codes(keys)
+    assert count == uniq.size
+    assert np.array_equal(codes, inverse.reshape(-1))
+
+
+def candidate_pairs(nodes, t):
+    """Every pair sharing a prefix shingle, with the number shared (the exact search's raw candidates)."""
+    prefixes = near.prefix_matrix(nodes, t)
+    product = sp.triu(prefixes @ prefixes.T, k=1).tocoo()
+    return prefixes, product.row.astype(np.int64), product.col.astype(np.int64), product.data
+
+
+@pytest.mark.parametrize("rel,field,t", [("gsm8k/test.jsonl", "question", 0.3), ("spider/train_spider.jsonl", "query", 0.5),
+                                         ("mbpp/mbpp.jsonl", "text", 0.7)])
+def test_overlap_filter_never_drops_a_true_pair(shared_data, rel, field, t):
+    nodes = near.collapse_identical(shingle_matrix(read_field(shared_data, rel, field)))[2]
+    prefixes, a, b, shared = candidate_pairs(nodes, t)
+    sizes = shingles.set_sizes(nodes)
+    keep = near.CandidateFilter(prefixes, sizes, t)(a, b, shared)
+    inter = np.asarray(nodes[a].multiply(nodes[b]).sum(axis=1)).reshape(-1)
+    jaccard = inter / (sizes[a] + sizes[b] - inter)
+    true_pair = jaccard >= t - 1e-9
+    assert true_pair.sum() > 0 and (~keep).sum() > 0            # the case has pairs and the filter works
+    assert not (true_pair & ~keep).any()
+    # And the bound it uses really bounds the intersection.
+    last = prefixes.indices[prefixes.indptr[1:] - 1]
+    suffix = sizes - np.diff(prefixes.indptr)
+    earlier = np.where(last[a] <= last[b], a, b)
+    assert (shared + suffix[earlier] >= inter).all()
+
+
+def template_texts(shared_data, copies=300, seed=5):
+    """Real questions plus `copies` ~150-word texts sharing one template, each with a few edits."""
+    rng = random.Random(seed)
+    questions = read_field(shared_data, "gsm8k/train.jsonl", "question", 1500)
+    words = " ".join(questions[:8]).split()
+    pool = " ".join(questions).split()
+    template = []
+    for _ in range(copies):
+        copy = [rng.choice(pool) if rng.random() < 0.05 else w for w in words]
+        template.append(" ".join(copy))
+    texts = questions + template
+    rng.shuffle(texts)
+    return texts
+
+
+def test_dense_verification_equals_row_products(shared_data, monkeypatch):
+    nodes = near.collapse_identical(shingle_matrix(template_texts(shared_data)))[2]
+    sizes = shingles.set_sizes(nodes)
+    long_rows = np.flatnonzero(sizes > 100)
+    a, b = np.triu_indices(long_rows.size, k=1)
+    a, b = long_rows[a], long_rows[b]
+    calls = []
+    monkeypatch.setattr(near, "verify", lambda *args, **kw: calls.append(1) or near_verify(*args, **kw))
+    dense = near.verify_dense(nodes, a, b)
+    assert not calls, "the dense product was not used on a template block"
+    expected = near_verify(nodes, a, b)
+    assert np.array_equal(dense, expected)
+    assert (expected >= 0.3).mean() > 0.9
+
+
+near_verify = near.verify
+_REFERENCE = {}
+
+
+def template_reference(shared_data):
+    if not _REFERENCE:
+        _REFERENCE["ref"] = gt.reference(template_texts(shared_data), "word", 3)
+    return _REFERENCE["ref"]
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+def test_search_with_dense_groups_and_threads_matches_reference(shared_data, monkeypatch, workers):
+    texts = template_texts(shared_data)
+    monkeypatch.setattr(near, "WORKERS", workers)
+    monkeypatch.setattr(near, "PRODUCT_BUDGET", 200_000)    # many blocks
+    monkeypatch.setattr(near, "DENSE_MIN_GROUP", 1_000)
+    monkeypatch.setattr(near, "DENSE_FLUSH", 20_000)         # several flushes
+    dense_calls = []
+    real_dense = near.verify_dense
+    monkeypatch.setattr(near, "verify_dense", lambda *a: dense_calls.append(1) or real_dense(*a))
+    pairs = near.find_pairs(shingle_matrix(texts), 0.3, "exact")
+    assert dense_calls
+    ref = template_reference(shared_data)
+    members = pairs.members()
+    got = {}
+    for node_a, node_b, j in zip(pairs.a.tolist(), pairs.b.tolist(), pairs.jaccard.tolist()):
+        for x in members[node_a]:
+            for y in members[node_b]:
+                got[(min(x, y), max(x, y))] = j
+    for m in members:
+        for i, x in enumerate(m):
+            for y in m[i + 1:]:
+                got[(int(x), int(y))] = 1.0
+    want = ref.record_pairs(0.3)
+    assert len(want) > 40_000
+    assert set(got) == set(want)
+    assert max(abs(got[k] - want[k]) for k in want) < 1e-12
+
+
+def test_compiled_minhash_equals_numpy(shared_data):
+    texts = read_field(shared_data, "gsm8k/train.jsonl", "question", 3000) + ["one", "two words"]
+    nodes = near.collapse_identical(shingle_matrix(texts))[2]
+    for num_perm, seed in ((128, 1), (7, 99)):
+        assert np.array_equal(near.minhash_signatures(nodes, num_perm, seed),
+                              near.minhash_signatures_numpy(nodes, num_perm, seed))
+
+
+def test_worker_count_is_bounded():
+    assert 1 <= parallel.WORKERS <= 4 or parallel.WORKERS == int(__import__("os").environ["AUDITOR_THREADS"])
+    assert parallel.thread_map(lambda x: x * x, range(5)) == [0, 1, 4, 9, 16]
+
+
+def test_char_shingles_unchanged_by_thread_count(shared_data, monkeypatch):
+    texts = read_field(shared_data, "spider/dev.jsonl", "question")
+    monkeypatch.setattr(shingles, "PARALLEL_MIN", 0)
+    threaded = shingle_matrix(texts, ShingleSpec("char", 5))
+    monkeypatch.setattr(shingles, "PARALLEL_MIN", 10 ** 12)
+    plain = shingle_matrix(texts, ShingleSpec("char", 5))
+    assert (threaded != plain).nnz == 0
+
+
+def test_incremental_curve_equals_full_labelling(shared_data):
+    from auditor.clusters import cluster_labels, curve
+    texts = read_field(shared_data, "spider/train_spider.jsonl", "question") + ["same text here"] * 3 + ["", None]
+    pairs = near.find_pairs(shingle_matrix(texts), 0.3)
+    thresholds = [1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3]
+    counts = [point.clusters for point in curve(pairs, thresholds)]
+    assert counts == [cluster_labels(pairs, t)[1].size for t in thresholds]
+    assert counts[-1] > counts[0] > 0
