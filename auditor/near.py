@@ -137,9 +137,8 @@ def find_pairs(matrix: sp.csr_matrix, min_threshold: float, method: str = "auto"
     bands, rows = choose_bands(min_threshold, num_perm)
     signatures = minhash_signatures(nodes, bands * rows, seed, progress)
     cand_a, cand_b = lsh_candidates(signatures, bands, rows)
-    jac = verify(nodes, cand_a, cand_b)
-    keep = jac >= min_threshold - EPS
-    return Pairs(**common, **_sorted(cand_a[keep], cand_b[keep], jac[keep]), method="minhash-lsh",
+    a, b, jac = verify_candidates(nodes, cand_a, cand_b, min_threshold)
+    return Pairs(**common, **_sorted(a, b, jac), method="minhash-lsh",
                  candidates=int(cand_a.size), num_perm=num_perm, bands=bands, rows=rows, seed=seed)
 
 
@@ -390,6 +389,21 @@ def verify_dense(nodes: sp.csr_matrix, a: np.ndarray, b: np.ndarray) -> np.ndarr
         inter += dense[row_at] @ dense[col_at].T
     counts = inter[ai.reshape(-1), bi.reshape(-1)].astype(np.float64)
     return counts / (sizes[a] + sizes[b] - counts)
+
+
+def verify_candidates(nodes: sp.csr_matrix, a: np.ndarray, b: np.ndarray, min_threshold: float,
+                      chunk: int = 1_000_000):
+    """The pairs among candidates (a ascending) with Jaccard >= min_threshold: the size filter,
+    then a ``Verifier`` (dense products for dense groups), in chunks of whole rows on threads."""
+    sizes = set_sizes(nodes)
+    fits = np.minimum(sizes[a], sizes[b]) >= min_threshold * np.maximum(sizes[a], sizes[b]) - EPS
+    a, b = a[fits], b[fits]
+    verifier = Verifier(nodes, min_threshold)
+    cuts = np.unique(np.r_[np.searchsorted(a, a[::chunk]), a.size]) if a.size else np.zeros(1, np.int64)
+    spans = list(zip(cuts[:-1].tolist(), cuts[1:].tolist()))
+    for light, heavy, _ in thread_map(lambda s: verifier.verify_light(a[s[0]:s[1]], b[s[0]:s[1]]), spans):
+        verifier.add(light, heavy)
+    return verifier.result()
 
 
 def choose_bands(min_threshold: float, num_perm: int) -> tuple[int, int]:

@@ -192,7 +192,7 @@ def _windows_to_matrix(token_ids: np.ndarray, lengths: np.ndarray, k: int) -> sp
         keys = np.unique(view, return_inverse=True)[1].reshape(-1).astype(np.int64)
     # Columns in key order: a shingle's column depends on the vocabulary, not on record order.
     n_columns, shingle_ids = sorted_codes(keys)
-    matrix = sp.csr_matrix((np.ones(total, dtype=np.float32), shingle_ids.astype(np.int32), indptr),
+    matrix = sp.csr_matrix((np.ones(total, dtype=np.float32), shingle_ids.astype(np.int32, copy=False), indptr),
                            shape=(n, n_columns))
     matrix.sum_duplicates()          # sets, not bags: a repeated shingle counts once
     matrix.data[:] = 1.0
@@ -220,14 +220,16 @@ def sorted_codes(keys: np.ndarray) -> tuple[int, np.ndarray]:
         values = keys[index]
         order = np.argsort(values, kind="stable")
         ordered = values[order]
+        del values
         first = np.empty(ordered.size, dtype=bool)
         first[:1] = True
         np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
-        codes = np.empty(ordered.size, dtype=np.int64)
-        codes[order] = np.cumsum(first) - 1
+        del ordered
+        codes = np.empty(first.size, dtype=np.int32)       # CSR column ids are int32 anyway
+        codes[order] = np.cumsum(first, dtype=np.int64) - 1
         return int(first.sum()), codes
 
-    codes = np.empty(keys.size, dtype=np.int64)
+    codes = np.empty(keys.size, dtype=np.int32)
     offset = 0
     for index, (count, part_codes) in zip(members, thread_map(ranks, members)):
         codes[index] = part_codes + offset

@@ -218,3 +218,22 @@ def test_incremental_curve_equals_full_labelling(shared_data):
     counts = [point.clusters for point in curve(pairs, thresholds)]
     assert counts == [cluster_labels(pairs, t)[1].size for t in thresholds]
     assert counts[-1] > counts[0] > 0
+
+
+def test_lsh_verification_through_dense_groups_matches_reference(shared_data, monkeypatch):
+    texts = template_texts(shared_data)
+    monkeypatch.setattr(near, "DENSE_MIN_GROUP", 1_000)
+    dense_calls = []
+    real_dense = near.verify_dense
+    monkeypatch.setattr(near, "verify_dense", lambda *a: dense_calls.append(1) or real_dense(*a))
+    pairs = near.find_pairs(shingle_matrix(texts), 0.3, "lsh")
+    assert dense_calls and pairs.method == "minhash-lsh"
+    want = template_reference(shared_data).record_pairs(0.3)
+    members = pairs.members()
+    found = 0
+    for node_a, node_b, j in zip(pairs.a.tolist(), pairs.b.tolist(), pairs.jaccard.tolist()):
+        x, y = int(members[node_a][0]), int(members[node_b][0])
+        key = (min(x, y), max(x, y))
+        assert abs(want[key] - j) < 1e-12          # every reported pair is true, with its exact score
+        found += 1
+    assert found >= 0.99 * len(want)
