@@ -98,16 +98,21 @@ class Pairs:
 
     def record_pair_sample(self, threshold: float, limit: int) -> list[tuple[int, int, float]]:
         """Up to ``limit`` record pairs (a < b) with their Jaccard, highest first, then by position."""
-        members = self.members()
+        # Each node's first record, and the records of nodes that hold several (identical sets):
+        # no per-node arrays for the other nodes, which at 1M records are most of them.
+        order = np.argsort(self.node_of, kind="stable")
+        order = order[self.node_of[order] >= 0]
+        starts = np.cumsum(self.weight) - self.weight
+        first = order[starts]
         out: list[tuple[int, int, float]] = []
         for node in np.flatnonzero(self.weight > 1):          # identical shingle sets: Jaccard 1
-            m = members[node]
+            m = order[starts[node]:starts[node] + min(int(self.weight[node]), limit + 1)]
             out.extend((int(m[0]), int(x), 1.0) for x in m[1:limit + 1])
         k = self.upto(threshold)
         for a, b, j in zip(self.a[:k].tolist(), self.b[:k].tolist(), self.jaccard[:k].tolist()):
             if len(out) >= 2 * limit and j < out[-1][2]:
                 break
-            ra, rb = int(members[a][0]), int(members[b][0])
+            ra, rb = int(first[a]), int(first[b])
             out.append((min(ra, rb), max(ra, rb), j))
         out.sort(key=lambda p: (-p[2], p[0], p[1]))
         return out[:limit]
