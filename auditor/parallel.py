@@ -3,6 +3,7 @@ release the GIL, so a 2-core machine runs two such steps at once."""
 from __future__ import annotations
 
 import os
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 
@@ -12,8 +13,18 @@ def _available_cpus() -> int:
     return os.cpu_count() or 1
 
 
-# At most 4: beyond that, memory bandwidth rather than cores limits these steps. AUDITOR_THREADS overrides.
-WORKERS = max(1, int(os.environ.get("AUDITOR_THREADS") or min(4, _available_cpus())))
+def _workers() -> int:
+    """AUDITOR_THREADS if set, else the available cores up to 4 (beyond that, memory
+    bandwidth rather than cores limits these steps)."""
+    setting = os.environ.get("AUDITOR_THREADS", "").strip()
+    if setting:
+        if setting.isdigit() and int(setting) >= 1:
+            return int(setting)
+        warnings.warn(f"AUDITOR_THREADS={setting!r} is not a positive whole number; using the default.")
+    return max(1, min(4, _available_cpus()))
+
+
+WORKERS = _workers()
 
 
 def thread_map(fn, items):

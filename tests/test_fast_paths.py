@@ -237,3 +237,26 @@ def test_lsh_verification_through_dense_groups_matches_reference(shared_data, mo
         assert abs(want[key] - j) < 1e-12          # every reported pair is true, with its exact score
         found += 1
     assert found >= 0.99 * len(want)
+
+
+def test_reports_identical_for_any_thread_count(shared_data, run_cli, tmp_path):
+    """Threads change the order work finishes in, never the report: summary.json and REPORT.md
+    are byte-identical with 1 and 3 threads on templated data (dense verification in play)."""
+    path = tmp_path / "templated.jsonl"
+    path.write_text("".join(json.dumps({"question": t}) + "\n" for t in template_texts(shared_data)), encoding="utf-8")
+    outputs = []
+    for threads in ("1", "3"):
+        out = tmp_path / f"out{threads}"
+        rc, _, err = run_cli("scan", path, "--text", "question", "--quiet", "--out-dir", out,
+                             env={"AUDITOR_THREADS": threads})
+        assert "Traceback" not in err and rc in (0, 1), err[-400:]
+        outputs.append(((out / "summary.json").read_bytes(), (out / "REPORT.md").read_bytes()))
+    assert outputs[0] == outputs[1]
+    summary = json.loads(outputs[0][0])
+    assert summary["curve"][-1]["pairs"] > 40_000
+
+
+def test_bad_thread_setting_warns_and_runs(run_cli):
+    rc, out, err = run_cli("scan", "example:humaneval", "--quiet", "--json", "-", env={"AUDITOR_THREADS": "many"})
+    assert rc in (0, 1) and "Traceback" not in err
+    assert "AUDITOR_THREADS='many'" in err and json.loads(out)["kind"] == "scan"
