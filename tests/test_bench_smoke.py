@@ -33,3 +33,15 @@ def test_quick_benchmark_runs_and_reports_every_method():
     assert all(r in ("1.000", "–") for r in exact_recalls), exact_recalls
     assert re.search(r"signatures/s", out)
     assert "| yes |" in out                      # exact path == pure-Python nested loops
+
+
+@pytest.mark.slow
+def test_quick_contamination_benchmark_finds_what_it_planted():
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "contamination.py"), "--quick", "--data", str(DATA)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = [line for line in proc.stdout.splitlines() if line.startswith("| ")]
+    # GSM8K test rows 581, 602 and 632 share a 13-gram with train, in process and through the CLI.
+    assert sum("[581, 602, 632]" in line for line in rows) == 2, proc.stdout
+    streamed = [line for line in rows if line.endswith("of 164 |")]
+    assert len(streamed) == 2 and all("| 164 of 164 |" in line for line in streamed), proc.stdout

@@ -1,0 +1,129 @@
+#!/usr/bin/env python
+"""Contamination benchmark: n-gram overlap of a benchmark against a training corpus.
+
+    python bench/contamination.py                   # GSM8K test vs train, and a ~150 MB streamed corpus
+    python bench/contamination.py --quick           # tiny corpus sizes; what tests/test_bench_smoke.py runs
+
+1. GSM8K test (the bundled benchmark) against GSM8K train, 13-grams: the time of
+   ``auditor.contamination`` given the train texts already loaded ("after load"), and the
+   whole ``auditor contamination`` process, with the rows it reports.
+2. Streaming: a JSONL corpus built from the real Alpaca and GSM8K texts, repeated up to
+   each target size (every copy's first line carries its copy number, so lines differ),
+   with the 164 HumanEval prompts planted once in the last copy. Each size runs as its own
+   ``auditor contamination CORPUS --benchmark humaneval`` process; the table gives MB/s
+   and that process's peak RSS, which should not grow with the corpus.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve()
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(ROOT))
+DEFAULT_DATA = ROOT.parent / "shared" / "data"
+
+
+# Runs the CLI and reports that process's own peak RSS on stderr as it exits.
+WRAPPER = ("import atexit, resource, sys\n"
+           "atexit.register(lambda: sys.stderr.write('PEAK_KB %d\\n' % "
+           "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))\n"
+           "from auditor.cli import main\n"
+           "sys.exit(main(sys.argv[1:]))\n")
+
+
+def run_process(args: list[str]) -> tuple[float, float, dict]:
+    """(wall seconds, peak RSS MB, summary.json) of one `auditor` CLI process."""
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", WRAPPER, *args, "--quiet", "--json", "-"], cwd=ROOT,
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    wall = time.perf_counter() - start
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"auditor {' '.join(args)} failed:\n{proc.stderr[-2000:]}")
+    peak_kb = [int(line.split()[1]) for line in proc.stderr.splitlines() if line.startswith("PEAK_KB ")]
+    return wall, peak_kb[-1] / 1024, json.loads(proc.stdout)
+
+
+def gsm8k_in_train(data: Path, repeats: int) -> list[str]:
+    from auditor import load
+    from auditor.contamination import contamination
+    train = data / "gsm8k" / "train.jsonl"
+    t0 = time.perf_counter()
+    table = load(str(train))
+    texts = [row["question"] for row in table.rows]
+    load_s = time.perf_counter() - t0
+    best, result = float("inf"), None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        result = contamination(texts, "gsm8k", ngram=13)
+        best = min(best, time.perf_counter() - t0)
+    rows = [item["benchmark_row"] for item in result.items]
+    wall, peak, summary = run_process(["contamination", str(train), "--benchmark", "gsm8k", "--text", "question",
+                                       "--ngram", "13"])
+    cli_rows = [item["benchmark_row"] for item in summary["items"]]
+    return ["## GSM8K test in GSM8K train (13-grams)", "",
+            "| measurement | seconds | benchmark rows found |", "|---|---|---|",
+            f"| `contamination(train texts, \"gsm8k\")` after load (best of {repeats}) | {best:.3f} | {rows} |",
+            f"| loading GSM8K train ({len(texts):,} rows) | {load_s:.3f} | |",
+            f"| whole `auditor contamination` process (peak {peak:,.0f} MB) | {wall:.3f} | {cli_rows} |", ""]
+
+
+def build_corpus(path: Path, data: Path, target_mb: float) -> int:
+    """Write a JSONL corpus of about target_mb from real texts; returns its line count."""
+    texts = []
+    with open(data / "alpaca" / "alpaca_5000.jsonl", encoding="utf-8") as handle:
+        texts += [json.loads(line)["output"] for line in handle if line.strip()]
+    with open(data / "gsm8k" / "train.jsonl", encoding="utf-8") as handle:
+        texts += [json.loads(line)["answer"] for line in handle if line.strip()]
+    with open(data / "humaneval" / "HumanEval.jsonl", encoding="utf-8") as handle:
+        planted = [json.loads(line)["prompt"] for line in handle if line.strip()]
+    lines = [json.dumps({"text": t}) + "\n" for t in texts]
+    block = sum(len(line.encode("utf-8")) for line in lines)
+    copies = max(1, round(target_mb * 1024 ** 2 / block))
+    count = 0
+    with open(path, "w", encoding="utf-8") as out:
+        for copy in range(copies):
+            out.write(json.dumps({"text": f"copy {copy}"}) + "\n")
+            out.writelines(lines)
+            count += len(lines) + 1
+        out.writelines(json.dumps({"text": p}) + "\n" for p in planted)
+    return count + len(planted)
+
+
+def streaming(data: Path, sizes: list[float]) -> list[str]:
+    rows = ["## Streaming a corpus (HumanEval prompts planted once at the end)", "",
+            "| corpus | lines | seconds | MB/s | peak RSS MB | HumanEval items found |", "|---|---|---|---|---|---|"]
+    with tempfile.TemporaryDirectory(prefix="auditor-contam-") as tmp:
+        for mb in sizes:
+            path = Path(tmp) / f"corpus-{mb:g}.jsonl"
+            lines = build_corpus(path, data, mb)
+            size_mb = path.stat().st_size / 1024 ** 2
+            wall, peak, summary = run_process(["contamination", str(path), "--benchmark", "humaneval"])
+            rows.append(f"| {size_mb:,.1f} MB | {lines:,} | {wall:.2f} | {size_mb / wall:.1f} | {peak:,.0f} | "
+                        f"{len(summary['items'])} of 164 |")
+            path.unlink()
+    return rows + [""]
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    p.add_argument("--sizes", default="4,40,160", help="corpus sizes in MB, comma-separated")
+    p.add_argument("--quick", action="store_true", help="small corpora, one repeat")
+    args = p.parse_args()
+    sizes = [4.0, 12.0] if args.quick else [float(s) for s in args.sizes.split(",")]
+    out = ["# Contamination benchmark", ""]
+    out += gsm8k_in_train(args.data, 1 if args.quick else 3)
+    out += streaming(args.data, sizes)
+    print("\n".join(out))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
