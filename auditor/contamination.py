@@ -11,6 +11,7 @@ Items shorter than N cannot be checked and are reported as "too short to check".
 """
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 
@@ -30,14 +31,25 @@ BENCHMARKS = {
 }
 TOKENIZER = "whitespace words, lowercased, punctuation stripped"
 BATCH = 20_000
-_PUNCT = re.compile(r"[^\w]+|_")
+# Drop every character that is neither a word character nor whitespace, and underscores. re's
+# \s is str.isspace(), the set str.split() splits on, so one pass over the whole text gives each
+# whitespace-split word with its punctuation removed (3.5x faster than a pass per word).
+_PUNCT = re.compile(r"[^\w\s]+|_+")
 _MUL = np.uint64(0x9E3779B97F4A7C15)
 
 
 def tokenize(text: str | None) -> list[str]:
+    """Words of ``text``: lowercased, split on whitespace, punctuation and underscores removed,
+    empty words dropped."""
     if not text:
         return []
-    return [t for t in (_PUNCT.sub("", w) for w in text.lower().split()) if t]
+    if text.isascii():      # the same deletion as a table lookup: 5x faster than the regex
+        return text.lower().translate(_ASCII_PUNCT).split()
+    return _PUNCT.sub("", text.lower()).split()
+
+
+# ASCII characters the regex deletes: neither alphanumeric nor whitespace, or "_".
+_ASCII_PUNCT = {c: None for c in range(128) if not (chr(c).isalnum() or chr(c).isspace()) or chr(c) == "_"}
 
 
 def choose_n(lengths: list[int], ngram="auto") -> int:
@@ -160,13 +172,14 @@ def contamination(corpus, benchmark: str, *, corpus_config=None, corpus_split=No
     n_records = n_tokens = 0
     for batch_start, batch in records:
         report(0.1, "scanning corpus")
-        toks = [[vocab.get(w, -1) for w in tokenize(t)] for t in batch]
-        c_lengths = np.fromiter((len(t) for t in toks), dtype=np.int64, count=len(toks))
+        # Word ids per text (-1: a word no benchmark item uses); each text's strings are freed at once.
+        toks = [list(map(vocab.get, tokenize(t), itertools.repeat(-1))) for t in batch]
+        c_lengths = np.fromiter(map(len, toks), dtype=np.int64, count=len(toks))
         n_records += len(batch)
         n_tokens += int(c_lengths.sum())
         if not sorted_keys.size:
             continue
-        c_all = np.fromiter((x for t in toks for x in t), dtype=np.int64, count=int(c_lengths.sum()))
+        c_all = np.fromiter(itertools.chain.from_iterable(toks), dtype=np.int64, count=int(c_lengths.sum()))
         c_rec, c_start = _windows(c_lengths, n)
         if not c_rec.size:
             continue

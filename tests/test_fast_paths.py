@@ -260,3 +260,26 @@ def test_bad_thread_setting_warns_and_runs(run_cli):
     rc, out, err = run_cli("scan", "example:humaneval", "--quiet", "--json", "-", env={"AUDITOR_THREADS": "many"})
     assert rc in (0, 1) and "Traceback" not in err
     assert "AUDITOR_THREADS='many'" in err and json.loads(out)["kind"] == "scan"
+
+
+def per_word_tokens(text):
+    """The contamination tokenizer's definition, word by word: lowercase, split on whitespace,
+    strip non-word characters and underscores from each word, drop empty words."""
+    import re
+    return [t for t in (re.sub(r"[^\w]+|_", "", w) for w in text.lower().split()) if t] if text else []
+
+
+def test_contamination_tokenizer_equals_its_per_word_definition():
+    from hypothesis import given, settings, strategies as st
+    from auditor.contamination import tokenize
+
+    every_char = "".join(chr(c) for c in range(0x3000) if not 0xD800 <= c <= 0xDFFF)
+    assert tokenize(every_char) == per_word_tokens(every_char)
+    assert tokenize(" ".join(every_char)) == per_word_tokens(" ".join(every_char))
+
+    @settings(max_examples=400, deadline=None)
+    @given(st.text(alphabet=st.characters(codec="utf-8") | st.sampled_from(list(" _-.,\t\n\x1c\x85\u00a0\u2003İß")),
+                   max_size=60))
+    def agree(text):
+        assert tokenize(text) == per_word_tokens(text)
+    agree()
