@@ -200,8 +200,12 @@ def _exact_duplicates(fields: Fields, records: list, text_normalizer: str, answe
             cache[name, normalizer] = normalized(values, normalizer)
         return cache[name, normalizer]
 
+    key_cache: dict[tuple, np.ndarray] = {}
+
     def keys(name: str, values: list, normalizer: str) -> np.ndarray:
-        return key_ids(norm(name, values, normalizer))
+        if (name, normalizer) not in key_cache:
+            key_cache[name, normalizer] = key_ids(norm(name, values, normalizer))
+        return key_cache[name, normalizer]
 
     by_normalizer: dict[str, dict[str, DuplicateGroups]] = {"text": {}, "record": {}}
     for n in dict.fromkeys(("exact", "default", text_normalizer)):
