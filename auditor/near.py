@@ -23,7 +23,6 @@ without searching again.
 """
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -31,7 +30,8 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from .errors import AuditorError
-from .parallel import WORKERS, thread_map
+from . import parallel
+from .parallel import thread_map
 from .shingles import set_sizes
 
 EPS = 1e-9                   # float slack when comparing a Jaccard with a threshold
@@ -215,49 +215,80 @@ def estimated_candidates(prefixes: sp.csr_matrix) -> int:
 
 
 def exact_all_pairs(nodes: sp.csr_matrix, min_threshold: float, progress=None, prefixes=None):
-    """Every node pair with Jaccard >= min_threshold, exactly: candidates share a prefix
-    shingle (see ``prefix_matrix``), pass the size and overlap filters, and are verified.
-    Rows are processed in blocks whose product size is bounded, so memory stays flat;
-    blocks run on WORKERS threads (scipy's sparse kernels release the GIL)."""
-    n = nodes.shape[0]
+    """Every node pair with Jaccard >= min_threshold, exactly (see ``prefix_join``)."""
     prefixes = prefix_matrix(nodes, min_threshold) if prefixes is None else prefixes
-    sizes = set_sizes(nodes)
-    candidate_filter = CandidateFilter(prefixes, sizes, min_threshold)
-    transposed = prefixes.T.tocsr()
-    bounds = np.cumsum(prefixes @ np.diff(transposed.indptr).astype(np.float64))
-    blocks, start = [], 0
-    while start < n:
-        limit = (bounds[start - 1] if start else 0.0) + PRODUCT_BUDGET
-        stop = max(start + 1, int(np.searchsorted(bounds, limit, side="right")))
-        blocks.append((start, stop))
-        start = stop
-    verifier = Verifier(nodes, min_threshold)
+    return prefix_join(nodes, prefixes, min_threshold, queries=(0, nodes.shape[0]), indexed=nodes.shape[0],
+                       progress=progress)
 
-    def search_block(block: tuple[int, int]):
+
+class PrefixIndex:
+    """Candidate pairs of the exact search: query rows against the first ``indexed`` rows,
+    through products with the prefix matrix's transpose, in blocks of query rows whose
+    product size is bounded (so memory stays flat). A pair is a candidate when it shares a
+    prefix shingle (see ``prefix_matrix``) and passes ``CandidateFilter``. When the queries
+    are the indexed rows (a self-join), each pair comes once, with indexed row > query row."""
+
+    def __init__(self, nodes: sp.csr_matrix, prefixes: sp.csr_matrix, min_threshold: float, indexed: int):
+        self.prefixes, self.indexed = prefixes, indexed
+        self.filter = CandidateFilter(prefixes, set_sizes(nodes), min_threshold)
+        self.transposed = prefixes[:indexed].T.tocsr()
+
+    def blocks(self, queries: tuple[int, int]) -> list[tuple[int, int]]:
+        first, last = queries
+        bounds = np.cumsum(self.prefixes[first:last] @ np.diff(self.transposed.indptr).astype(np.float64))
+        blocks, start = [], 0
+        while start < last - first:
+            limit = (bounds[start - 1] if start else 0.0) + PRODUCT_BUDGET
+            stop = max(start + 1, int(np.searchsorted(bounds, limit, side="right")))
+            blocks.append((first + start, first + stop))
+            start = stop
+        return blocks
+
+    def candidates(self, block: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+        """(query rows ascending, indexed rows) of one block's candidates."""
         start, stop = block
-        product = (prefixes[start:stop] @ transposed).tocoo()
+        product = (self.prefixes[start:stop] @ self.transposed).tocoo()
         rows = product.row.astype(np.int64) + start
         cols = product.col.astype(np.int64)
-        upper = cols > rows
-        rows, cols, shared = rows[upper], cols[upper], product.data[upper]
-        keep = candidate_filter(rows, cols, shared)
-        return verifier.verify_light(rows[keep], cols[keep])
+        shared = product.data
+        if start < self.indexed:                   # queries among the indexed rows: a self-join
+            upper = cols > rows
+            rows, cols, shared = rows[upper], cols[upper], shared[upper]
+        keep = self.filter(rows, cols, shared)
+        return rows[keep], cols[keep]
 
+
+def prefix_join(nodes: sp.csr_matrix, prefixes: sp.csr_matrix, min_threshold: float, *, queries: tuple[int, int],
+                indexed: int, progress=None):
+    """Pairs (query row q, indexed row i) with Jaccard >= min_threshold, exactly: the
+    ``PrefixIndex`` candidates of each block verified by a ``Verifier``, blocks on
+    parallel.WORKERS threads (scipy's sparse kernels release the GIL).
+    Returns (q, i, jaccard, candidates verified)."""
+    first, last = queries
+    index = PrefixIndex(nodes, prefixes, min_threshold, indexed)
+    blocks = index.blocks(queries)
+    verifier = Verifier(nodes, min_threshold)
     candidates = 0
-    with ThreadPoolExecutor(WORKERS) as pool:
-        for (start, stop), (light, heavy, count) in zip(blocks, pool.map(search_block, blocks)):
-            candidates += count
-            verifier.add(light, heavy)
-            if progress:
-                progress(stop / n, "verifying pairs")
+    for (_, stop), (light, heavy, count) in zip(blocks, thread_map(
+            lambda block: verifier.verify_light(*index.candidates(block)), blocks)):
+        candidates += count
+        verifier.add(light, heavy)
+        if progress:
+            progress((stop - first) / (last - first), "verifying pairs")
     a, b, jac = verifier.result()
     return a, b, jac, candidates
+
+
+def size_fits(sizes: np.ndarray, a: np.ndarray, b: np.ndarray, min_threshold: float) -> np.ndarray:
+    """The size filter: J(x, y) <= min(|x|, |y|) / max(|x|, |y|)."""
+    sa, sb = sizes[a], sizes[b]
+    return np.minimum(sa, sb) >= min_threshold * np.maximum(sa, sb) - EPS
 
 
 class CandidateFilter:
     """Cheap bounds that drop a candidate pair (x, y) before its Jaccard is computed.
 
-    - size: J(x, y) <= min(|x|, |y|) / max(|x|, |y|);
+    - size (``size_fits``);
     - overlap: J >= t needs |x & y| >= t / (1 + t) * (|x| + |y|). Under the global shingle
       order, every shared shingle ranked at or before the earlier of the two prefix ends
       lies in both prefixes (so it is among the ``shared`` prefix shingles the product
@@ -275,7 +306,7 @@ class CandidateFilter:
 
     def __call__(self, x: np.ndarray, y: np.ndarray, shared: np.ndarray) -> np.ndarray:
         sx, sy = self.sizes[x], self.sizes[y]
-        fits = np.minimum(sx, sy) >= self.t * np.maximum(sx, sy) - EPS
+        fits = size_fits(self.sizes, x, y, self.t)
         lx, ly = self.last[x], self.last[y]
         rest = np.where(lx < ly, self.suffix[x],
                         np.where(ly < lx, self.suffix[y], np.minimum(self.suffix[x], self.suffix[y])))
@@ -294,8 +325,8 @@ class Verifier:
 
     Most pairs go through ``verify`` (sparse row products). Rows with many candidates,
     typically thousands of long texts sharing a template, are verified together by one
-    dense matrix product over the shingles those nodes share, when that costs less; on
-    the 1M synthetic set it verifies the 4.5M template pairs about 10x faster."""
+    dense matrix product over the shingles those nodes share, when that costs less (on
+    synth-100k its 3,000-record template's 4.5M pairs: 19.6 s of row products -> 3.9 s)."""
 
     def __init__(self, nodes: sp.csr_matrix, min_threshold: float):
         self.nodes, self.t = nodes, min_threshold
@@ -311,9 +342,7 @@ class Verifier:
         partners = np.unique(a, return_counts=True)
         heavy = np.isin(a, partners[0][partners[1] >= DENSE_MIN_PARTNERS])
         la, lb = a[~heavy], b[~heavy]
-        jac = verify(self.nodes, la, lb)
-        keep = jac >= self.t - EPS
-        return (la[keep], lb[keep], jac[keep]), (a[heavy], b[heavy]), int(a.size)
+        return self._kept(la, lb, verify(self.nodes, la, lb, sizes=self.sizes)), (a[heavy], b[heavy]), int(a.size)
 
     def add(self, light, heavy) -> None:
         """Results of ``verify_light``, in block order (main thread)."""
@@ -329,9 +358,9 @@ class Verifier:
         cat = (lambda i, dt: np.concatenate([o[i] for o in self.out]) if self.out else np.zeros(0, dt))
         return cat(0, np.int64), cat(1, np.int64), cat(2, np.float64)
 
-    def _keep(self, a, b, jac) -> None:
+    def _kept(self, a, b, jac) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         keep = jac >= self.t - EPS
-        self.out.append((a[keep], b[keep], jac[keep]))
+        return a[keep], b[keep], jac[keep]
 
     def _flush(self) -> None:
         """Verify the buffered pairs of heavy rows: each connected group of them (a template's
@@ -359,15 +388,16 @@ class Verifier:
             for i in range(0, row_starts.size, step):
                 clo = row_starts[i]
                 chi = row_starts[i + step] if i + step < row_starts.size else hi
-                self._keep(a[clo:chi], b[clo:chi], verify_dense(self.nodes, a[clo:chi], b[clo:chi]))
-        self._keep(a[small], b[small], verify(self.nodes, a[small], b[small]))
+                self.out.append(self._kept(a[clo:chi], b[clo:chi], verify_dense(self.nodes, a[clo:chi], b[clo:chi],
+                                                                               self.sizes)))
+        self.out.append(self._kept(a[small], b[small], verify(self.nodes, a[small], b[small], sizes=self.sizes)))
 
 
-def verify_dense(nodes: sp.csr_matrix, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def verify_dense(nodes: sp.csr_matrix, a: np.ndarray, b: np.ndarray, sizes: np.ndarray | None = None) -> np.ndarray:
     """Exact Jaccard of pairs (a[i], b[i]) through dense products (BLAS) over the shingles
     the nodes share, if that is cheaper than ``verify``; otherwise through ``verify``.
     Shingles are taken in slices so no dense matrix passes DENSE_CELLS."""
-    sizes = set_sizes(nodes)
+    sizes = set_sizes(nodes) if sizes is None else sizes
     rows, ai = np.unique(a, return_inverse=True)
     cols, bi = np.unique(b, return_inverse=True)
     members = np.union1d(rows, cols)
@@ -377,7 +407,7 @@ def verify_dense(nodes: sp.csr_matrix, a: np.ndarray, b: np.ndarray) -> np.ndarr
     shared = shingles[held_by >= 2]
     dense_cost = float(rows.size) * cols.size * max(1, shared.size)
     if rows.size * cols.size > DENSE_CELLS or dense_cost > DENSE_ADVANTAGE * float((sizes[a] + sizes[b]).sum()):
-        return verify(nodes, a, b)
+        return verify(nodes, a, b, sizes=sizes)
     column = np.searchsorted(shared, sub.indices)
     hit = (column < shared.size) & (shared[np.minimum(column, shared.size - 1)] == sub.indices)
     member_row = np.repeat(np.arange(members.size), np.diff(sub.indptr))[hit]
@@ -400,8 +430,7 @@ def verify_candidates(nodes: sp.csr_matrix, a: np.ndarray, b: np.ndarray, min_th
                       chunk: int = 1_000_000):
     """The pairs among candidates (a ascending) with Jaccard >= min_threshold: the size filter,
     then a ``Verifier`` (dense products for dense groups), in chunks of whole rows on threads."""
-    sizes = set_sizes(nodes)
-    fits = np.minimum(sizes[a], sizes[b]) >= min_threshold * np.maximum(sizes[a], sizes[b]) - EPS
+    fits = size_fits(set_sizes(nodes), a, b, min_threshold)
     a, b = a[fits], b[fits]
     verifier = Verifier(nodes, min_threshold)
     cuts = np.unique(np.r_[np.searchsorted(a, a[::chunk]), a.size]) if a.size else np.zeros(1, np.int64)
@@ -451,7 +480,7 @@ def minhash_signatures(nodes: sp.csr_matrix, num_perm: int, seed: int, progress=
     """(n_nodes, num_perm) uint32 MinHash signatures; every node has at least one shingle.
     Permutation p maps a shingle hash h to (h * mul[p] + add[p]) >> 32 (multiply-shift
     hashing); the signature is each permutation's minimum. Computed by the compiled loop
-    in ``kernels`` on WORKERS threads, in row slices."""
+    in ``kernels`` on parallel.WORKERS threads, in row slices."""
     from .kernels import minhash_rows
 
     mul, add = _permutations(num_perm, seed)
@@ -459,15 +488,14 @@ def minhash_signatures(nodes: sp.csr_matrix, num_perm: int, seed: int, progress=
     indptr = nodes.indptr.astype(np.int64)
     n = nodes.shape[0]
     sig = np.empty((n, num_perm), dtype=np.uint32)
-    slices = np.linspace(0, n, 8 * WORKERS + 1).astype(np.int64)
+    slices = np.linspace(0, n, 8 * parallel.WORKERS + 1).astype(np.int64)
 
     def run(i: int) -> None:
         minhash_rows(base, indptr, mul, add, sig, int(slices[i]), int(slices[i + 1]))
 
-    for lo in range(0, slices.size - 1, WORKERS):      # progress is reported from this thread only
-        thread_map(run, range(lo, min(lo + WORKERS, slices.size - 1)))
+    for done, _ in enumerate(thread_map(run, range(slices.size - 1)), 1):   # progress from this thread
         if progress:
-            progress(min(lo + WORKERS, slices.size - 1) / (slices.size - 1), "hashing")
+            progress(done / (slices.size - 1), "hashing")
     return sig
 
 
@@ -491,18 +519,23 @@ def lsh_candidates(sig: np.ndarray, bands: int, rows: int, flush_at: int = 20_00
     found: list[np.ndarray] = []
     buffered = 0
     for band in range(bands):
-        chunk = np.ascontiguousarray(sig[:, band * rows:(band + 1) * rows])
-        if rows <= 2:       # the band is one integer already: group on it directly (2.7x faster)
-            bucket = chunk.view(np.uint64 if rows == 2 else np.uint32).reshape(-1)
-        else:
-            bucket = np.unique(chunk.view(np.dtype((np.void, 4 * rows))).reshape(-1), return_inverse=True)[1]
-        found.append(pairs_within_groups(bucket.reshape(-1)))
+        found.append(lsh_band_pairs(sig, band, rows))
         buffered += found[-1].size
         if buffered > flush_at:
             found = [_distinct(np.concatenate(found))]
             buffered = found[0].size
     codes = _distinct(np.concatenate(found)) if found else np.zeros(0, np.int64)
     return np.divmod(codes, np.int64(sig.shape[0]))
+
+
+def lsh_band_pairs(sig: np.ndarray, band: int, rows: int) -> np.ndarray:
+    """Pairs (a * n + b, a < b) of nodes whose signatures agree on the whole of ``band``."""
+    chunk = np.ascontiguousarray(sig[:, band * rows:(band + 1) * rows])
+    if rows <= 2:       # the band is one integer already: group on it directly (2.7x faster)
+        bucket = chunk.view(np.uint64 if rows == 2 else np.uint32).reshape(-1)
+    else:
+        bucket = np.unique(chunk.view(np.dtype((np.void, 4 * rows))).reshape(-1), return_inverse=True)[1]
+    return pairs_within_groups(bucket.reshape(-1))
 
 
 def _distinct(values: np.ndarray) -> np.ndarray:
@@ -532,10 +565,12 @@ def pairs_within_groups(labels: np.ndarray) -> np.ndarray:
     return lo.astype(np.int64) * n + hi
 
 
-def verify(nodes: sp.csr_matrix, a: np.ndarray, b: np.ndarray, budget: int = 16_000_000) -> np.ndarray:
+def verify(nodes: sp.csr_matrix, a: np.ndarray, b: np.ndarray, budget: int = 16_000_000, *,
+           sizes: np.ndarray | None = None) -> np.ndarray:
     """Exact Jaccard of node pairs (a[i], b[i]), in chunks of at most ``budget`` set entries,
-    so pairs of long texts (a shared template) cannot balloon memory."""
-    sizes = set_sizes(nodes)
+    so pairs of long texts (a shared template) cannot balloon memory. ``sizes``: the nodes'
+    set sizes, when the caller has them."""
+    sizes = set_sizes(nodes) if sizes is None else sizes
     out = np.empty(a.size, dtype=np.float64)
     cost = np.cumsum(sizes[a] + sizes[b])
     start = 0
@@ -571,40 +606,24 @@ def find_cross_pairs(matrix_a: sp.csr_matrix, matrix_b: sp.csr_matrix, min_thres
     if method == "auto":
         method = "exact" if n_b * n_a <= 20 * MAX_EXACT_CANDIDATES else "lsh"
     stacked = sp.vstack([matrix_a, matrix_b]).tocsr()
-    nonempty = set_sizes(stacked) > 0
     if method == "exact":
-        # The self-join's prefix filter, over one global shingle order for both sides.
-        sizes = set_sizes(stacked)
+        # The self-join's search with B's rows as queries against A's, over one shingle order.
         prefixes = prefix_matrix(stacked, min_threshold)
-        candidate_filter = CandidateFilter(prefixes, sizes, min_threshold)
-        transposed = prefixes[:n_a].T.tocsr()
-        out_a, out_b, out_j, candidates = [], [], [], 0
-        for start in range(0, n_b, 4096):
-            block = (prefixes[n_a + start:n_a + start + 4096] @ transposed).tocoo()
-            bi = block.row.astype(np.int64) + start
-            ai = block.col.astype(np.int64)
-            fits = candidate_filter(ai, bi + n_a, block.data)
-            ai, bi = ai[fits], bi[fits]
-            candidates += bi.size
-            jac = verify(stacked, ai, bi + n_a)
-            keep = jac >= min_threshold - EPS
-            out_a.append(ai[keep]); out_b.append(bi[keep]); out_j.append(jac[keep])
-        cat = (lambda parts, dt: np.concatenate(parts) if parts else np.zeros(0, dt))
-        a, b, jac = cat(out_a, np.int64), cat(out_b, np.int64), cat(out_j, np.float64)
+        rows_b, a, jac, candidates = prefix_join(stacked, prefixes, min_threshold, queries=(n_a, n_a + n_b),
+                                                 indexed=n_a)
+        b = rows_b - n_a
         bands = rows = None
         label = "exact-all-pairs"
     else:
         bands, rows = choose_bands(min_threshold, num_perm)
-        index = np.flatnonzero(nonempty)
+        index = np.flatnonzero(set_sizes(stacked) > 0)
         sig = minhash_signatures(stacked[index], bands * rows, seed)
         lo, hi = lsh_candidates(sig, bands, rows)
         lo, hi = index[lo], index[hi]
         cross = (lo < n_a) & (hi >= n_a)
-        a, b = lo[cross], hi[cross] - n_a
-        candidates = int(a.size)
-        jac = verify(stacked, a, b + n_a)
-        keep = jac >= min_threshold - EPS
-        a, b, jac = a[keep], b[keep], jac[keep]
+        candidates = int(cross.sum())
+        a, hi, jac = verify_candidates(stacked, lo[cross], hi[cross], min_threshold)
+        b = hi - n_a
         label = "minhash-lsh"
     order = np.lexsort((a, b, -jac))
     return CrossPairs(a=a[order], b=b[order], jaccard=jac[order], min_threshold=min_threshold, method=label,

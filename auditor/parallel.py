@@ -28,9 +28,12 @@ WORKERS = _workers()
 
 
 def thread_map(fn, items):
-    """list(map(fn, items)) on WORKERS threads, results in input order."""
+    """map(fn, items) on WORKERS threads, yielding results in input order as they are ready,
+    so the caller can consume (and report progress on) early results while later ones run.
+    WORKERS is read at call time (tests set it)."""
     items = list(items)
     if WORKERS == 1 or len(items) < 2:
-        return [fn(item) for item in items]
+        yield from map(fn, items)
+        return
     with ThreadPoolExecutor(WORKERS) as pool:
-        return list(pool.map(fn, items))
+        yield from pool.map(fn, items)

@@ -18,6 +18,7 @@ collapsing records with identical shingle sets, so a few thousand records take s
 """
 from __future__ import annotations
 
+import json
 from collections import Counter
 from fractions import Fraction
 from itertools import combinations
@@ -163,3 +164,40 @@ class Reference:
 
 def reference(texts, unit: str = "word", size: int = 3, min_threshold: float = 0.3) -> Reference:
     return Reference(shingle_sets(texts, unit, size), min_threshold)
+
+
+# --------------------------------------------------------------------------- reading data and the engine's output
+
+def read_field(data_dir, rel: str, field: str, max_rows=None) -> list:
+    """``field`` of every row of the JSONL file ``data_dir / rel`` (the first ``max_rows``)."""
+    with open(data_dir / rel, encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in fh if line.strip()]
+    return [r.get(field) for r in rows[:max_rows]]
+
+
+def engine_members(pairs) -> dict:
+    """node -> [records], built from the engine's ``node_of`` alone (not from its own helpers)."""
+    members: dict = {}
+    for record, node in enumerate(pairs.node_of.tolist()):
+        if node >= 0:
+            members.setdefault(node, []).append(record)
+    return members
+
+
+def engine_record_pairs(pairs, threshold: float) -> dict:
+    """{(a, b): jaccard} over records with J >= threshold, expanded from the engine's node pairs
+    (duck-typed ``near.Pairs``); a record pair reported twice fails."""
+    members = engine_members(pairs)
+    out: dict = {}
+    for m in members.values():
+        for i, a in enumerate(m):
+            for b in m[i + 1:]:
+                out[(a, b)] = 1.0
+    for a, b, j in zip(pairs.a.tolist(), pairs.b.tolist(), pairs.jaccard.tolist()):
+        if j >= threshold - 1e-9:
+            for ra in members[a]:
+                for rb in members[b]:
+                    key = (min(ra, rb), max(ra, rb))
+                    assert key not in out, f"record pair {key} reported twice"
+                    out[key] = j
+    return out

@@ -9,21 +9,18 @@ reference in ground_truth.py, and the numpy signature loop.
 from __future__ import annotations
 
 import json
+import os
 import random
+import re
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 import ground_truth as gt
+from ground_truth import read_field
 from auditor import near, parallel, shingles
 from auditor.shingles import ShingleSpec, shingle_matrix
-
-
-def read_field(shared_data, rel, field, limit=None):
-    with open(shared_data / rel, encoding="utf-8") as handle:
-        values = [json.loads(line)[field] for line in handle if line.strip()]
-    return values[:limit] if limit else values
 
 
 def python_tokens(texts):
@@ -86,7 +83,7 @@ def test_threaded_key_ranks_equal_np_unique(monkeypatch, case):
             "two": np.array([9, 3]),
             "sorted": np.arange(50_000) // 3}[case].astype(np.int64)
     monkeypatch.setattr(shingles, "PARALLEL_MIN", 0)
-    monkeypatch.setattr(shingles, "WORKERS", 3)
+    monkeypatch.setattr(parallel, "WORKERS", 3)
     uniq, inverse = np.unique(keys, return_inverse=True)
     count, codes = shingles.sorted_codes(keys)
     assert count == uniq.size
@@ -119,7 +116,8 @@ def test_overlap_filter_never_drops_a_true_pair(shared_data, rel, field, t):
     assert (shared + suffix[earlier] >= inter).all()
 
 
-def template_texts(shared_data, copies=300, seed=5):
+@pytest.fixture(scope="module")
+def templated(shared_data, copies=300, seed=5):
     """Real questions plus `copies` ~150-word texts sharing one template, each with a few edits."""
     rng = random.Random(seed)
     questions = read_field(shared_data, "gsm8k/train.jsonl", "question", 1500)
@@ -134,55 +132,46 @@ def template_texts(shared_data, copies=300, seed=5):
     return texts
 
 
-def test_dense_verification_equals_row_products(shared_data, monkeypatch):
-    nodes = near.collapse_identical(shingle_matrix(template_texts(shared_data)))[2]
+@pytest.fixture(scope="module")
+def template_reference(templated):
+    return gt.reference(templated, "word", 3)
+
+
+@pytest.fixture
+def dense_calls(monkeypatch):
+    """Records every call of near.verify_dense (which still does its work)."""
+    calls, real = [], near.verify_dense
+    monkeypatch.setattr(near, "verify_dense", lambda *a: calls.append(1) or real(*a))
+    return calls
+
+
+def test_dense_verification_equals_row_products(templated, monkeypatch):
+    nodes = near.collapse_identical(shingle_matrix(templated))[2]
     sizes = shingles.set_sizes(nodes)
     long_rows = np.flatnonzero(sizes > 100)
     a, b = np.triu_indices(long_rows.size, k=1)
     a, b = long_rows[a], long_rows[b]
-    calls = []
-    monkeypatch.setattr(near, "verify", lambda *args, **kw: calls.append(1) or near_verify(*args, **kw))
+    row_products, calls = near.verify, []
+    monkeypatch.setattr(near, "verify", lambda *args, **kw: calls.append(1) or row_products(*args, **kw))
     dense = near.verify_dense(nodes, a, b)
     assert not calls, "the dense product was not used on a template block"
-    expected = near_verify(nodes, a, b)
+    expected = row_products(nodes, a, b)
     assert np.array_equal(dense, expected)
     assert (expected >= 0.3).mean() > 0.9
 
 
-near_verify = near.verify
-_REFERENCE = {}
-
-
-def template_reference(shared_data):
-    if not _REFERENCE:
-        _REFERENCE["ref"] = gt.reference(template_texts(shared_data), "word", 3)
-    return _REFERENCE["ref"]
-
-
 @pytest.mark.parametrize("workers", [1, 3])
-def test_search_with_dense_groups_and_threads_matches_reference(shared_data, monkeypatch, workers):
-    texts = template_texts(shared_data)
-    monkeypatch.setattr(near, "WORKERS", workers)
+def test_search_with_dense_groups_and_threads_matches_reference(templated, template_reference, dense_calls,
+                                                                monkeypatch, workers):
+    texts = templated
+    monkeypatch.setattr(parallel, "WORKERS", workers)
     monkeypatch.setattr(near, "PRODUCT_BUDGET", 200_000)    # many blocks
     monkeypatch.setattr(near, "DENSE_MIN_GROUP", 1_000)
     monkeypatch.setattr(near, "DENSE_FLUSH", 20_000)         # several flushes
-    dense_calls = []
-    real_dense = near.verify_dense
-    monkeypatch.setattr(near, "verify_dense", lambda *a: dense_calls.append(1) or real_dense(*a))
     pairs = near.find_pairs(shingle_matrix(texts), 0.3, "exact")
     assert dense_calls
-    ref = template_reference(shared_data)
-    members = pairs.members()
-    got = {}
-    for node_a, node_b, j in zip(pairs.a.tolist(), pairs.b.tolist(), pairs.jaccard.tolist()):
-        for x in members[node_a]:
-            for y in members[node_b]:
-                got[(min(x, y), max(x, y))] = j
-    for m in members:
-        for i, x in enumerate(m):
-            for y in m[i + 1:]:
-                got[(int(x), int(y))] = 1.0
-    want = ref.record_pairs(0.3)
+    got = gt.engine_record_pairs(pairs, 0.3)
+    want = template_reference.record_pairs(0.3)
     assert len(want) > 40_000
     assert set(got) == set(want)
     assert max(abs(got[k] - want[k]) for k in want) < 1e-12
@@ -197,8 +186,8 @@ def test_compiled_minhash_equals_numpy(shared_data):
 
 
 def test_worker_count_is_bounded():
-    assert 1 <= parallel.WORKERS <= 4 or parallel.WORKERS == int(__import__("os").environ["AUDITOR_THREADS"])
-    assert parallel.thread_map(lambda x: x * x, range(5)) == [0, 1, 4, 9, 16]
+    assert 1 <= parallel.WORKERS <= 4 or str(parallel.WORKERS) == os.environ.get("AUDITOR_THREADS")
+    assert list(parallel.thread_map(lambda x: x * x, range(5))) == [0, 1, 4, 9, 16]
 
 
 def test_char_shingles_unchanged_by_thread_count(shared_data, monkeypatch):
@@ -220,15 +209,13 @@ def test_incremental_curve_equals_full_labelling(shared_data):
     assert counts[-1] > counts[0] > 0
 
 
-def test_lsh_verification_through_dense_groups_matches_reference(shared_data, monkeypatch):
-    texts = template_texts(shared_data)
+def test_lsh_verification_through_dense_groups_matches_reference(templated, template_reference, dense_calls,
+                                                                monkeypatch):
+    texts = templated
     monkeypatch.setattr(near, "DENSE_MIN_GROUP", 1_000)
-    dense_calls = []
-    real_dense = near.verify_dense
-    monkeypatch.setattr(near, "verify_dense", lambda *a: dense_calls.append(1) or real_dense(*a))
     pairs = near.find_pairs(shingle_matrix(texts), 0.3, "lsh")
     assert dense_calls and pairs.method == "minhash-lsh"
-    want = template_reference(shared_data).record_pairs(0.3)
+    want = template_reference.record_pairs(0.3)
     members = pairs.members()
     found = 0
     for node_a, node_b, j in zip(pairs.a.tolist(), pairs.b.tolist(), pairs.jaccard.tolist()):
@@ -239,11 +226,11 @@ def test_lsh_verification_through_dense_groups_matches_reference(shared_data, mo
     assert found >= 0.99 * len(want)
 
 
-def test_reports_identical_for_any_thread_count(shared_data, run_cli, tmp_path):
+def test_reports_identical_for_any_thread_count(templated, run_cli, tmp_path):
     """Threads change the order work finishes in, never the report: summary.json and REPORT.md
     are byte-identical with 1 and 3 threads on templated data (dense verification in play)."""
     path = tmp_path / "templated.jsonl"
-    path.write_text("".join(json.dumps({"question": t}) + "\n" for t in template_texts(shared_data)), encoding="utf-8")
+    path.write_text("".join(json.dumps({"question": t}) + "\n" for t in templated), encoding="utf-8")
     outputs = []
     for threads in ("1", "3"):
         out = tmp_path / f"out{threads}"
@@ -265,7 +252,6 @@ def test_bad_thread_setting_warns_and_runs(run_cli):
 def per_word_tokens(text):
     """The contamination tokenizer's definition, word by word: lowercase, split on whitespace,
     strip non-word characters and underscores from each word, drop empty words."""
-    import re
     return [t for t in (re.sub(r"[^\w]+|_", "", w) for w in text.lower().split()) if t] if text else []
 
 

@@ -10,6 +10,7 @@ import pytest
 
 import auditor
 import ground_truth as gt
+from ground_truth import engine_members, engine_record_pairs, read_field
 from auditor import AuditorError, ScanSettings, ShingleSpec
 from auditor.clusters import cluster_labels
 
@@ -34,39 +35,6 @@ def scan_cached(shared_data, rel: str, field: str, method: str = "auto", max_row
         _SCANS[key] = auditor.scan(str(shared_data / rel), text=field, answer=answer, max_rows=max_rows,
                                    settings=ScanSettings(method=method, shingle=shingle))
     return _SCANS[key]
-
-
-def read_field(shared_data, rel: str, field: str, max_rows=None) -> list:
-    with open(shared_data / rel, encoding="utf-8") as fh:
-        rows = [json.loads(line) for line in fh if line.strip()]
-    return [r.get(field) for r in rows[:max_rows]]
-
-
-def engine_members(pairs) -> dict:
-    """node -> [records], built from node_of alone (not from the engine's own helpers)."""
-    members: dict = {}
-    for record, node in enumerate(pairs.node_of.tolist()):
-        if node >= 0:
-            members.setdefault(node, []).append(record)
-    return members
-
-
-def engine_record_pairs(pairs, threshold: float) -> dict:
-    """{(a, b): jaccard} over records with J >= threshold, expanded from the engine's node pairs."""
-    members = engine_members(pairs)
-    out: dict = {}
-    for m in members.values():
-        for i, a in enumerate(m):
-            for b in m[i + 1:]:
-                out[(a, b)] = 1.0
-    for a, b, j in zip(pairs.a.tolist(), pairs.b.tolist(), pairs.jaccard.tolist()):
-        if j >= threshold - 1e-9:
-            for ra in members[a]:
-                for rb in members[b]:
-                    key = (min(ra, rb), max(ra, rb))
-                    assert key not in out, f"record pair {key} reported twice"
-                    out[key] = j
-    return out
 
 
 def engine_clusters(pairs, threshold: float) -> list:
