@@ -4,17 +4,18 @@
     python bench/micro.py                    # synthetic 100k (the bench/run.py recipe) + GSM8K
     python bench/micro.py --n 10000
 
-Each block times a piece of ``auditor`` as it is today against a drop-in alternative
-on the same inputs, and checks that both give identical results:
+Each block times a piece of ``auditor`` as it is today against an alternative on the same
+inputs, and checks that both give identical results:
 
-1. de-duplicating LSH candidate codes: ``np.unique`` (numpy 2.x hashes int arrays) vs sort + mask;
-2. verifying candidate pairs: ``near.verify`` (sparse fancy-indexing + multiply) vs reading
-   the intersections off block sparse products ``nodes[rows] @ nodes.T``;
-3. MinHash signatures: ``near.minhash_signatures`` vs rensa fed our CSR matrix;
-4. the exact-duplicate step: per-record normalisation cost, and how often it repeats;
-5. shingling: Python ``lower().split()`` + dict ids vs pyarrow compute (utf8_lower,
-   utf8_split_whitespace, dictionary_encode), and ``np.unique(return_inverse=True)`` on the
-   packed window keys vs one argsort.
+1. de-duplicating LSH candidate codes: ``near._distinct`` (sort + mask) vs ``np.unique``;
+2. verifying the exact path's candidates (``near.PrefixIndex``): ``near.verify`` (sparse
+   fancy-indexing + multiply) and ``near.verify_dense`` vs reading the intersections off block
+   sparse products ``nodes[rows] @ nodes.T``;
+3. (MinHash signatures: see ``bench/run.py --methods signatures``, which times ours, rensa and
+   datasketch side by side);
+4. the exact-duplicate step: per-record normalisation cost;
+5. shingling: ``shingles._word_tokens`` through Python alone vs its Arrow path, and
+   ``shingles.sorted_codes`` vs ``np.unique(return_inverse=True)`` on the packed window keys.
 """
 from __future__ import annotations
 
@@ -40,11 +41,6 @@ def timed(fn, repeats=1):
         out = fn()
         best = min(best, time.perf_counter() - t0)
     return best, out
-
-
-def sort_unique(x: np.ndarray) -> np.ndarray:
-    y = np.sort(x)
-    return y[np.concatenate(([True], y[1:] != y[:-1]))] if y.size else y
 
 
 def verify_by_product(nodes, a, b, budget=8_000_000):
@@ -83,7 +79,7 @@ def main() -> int:
     p.add_argument("--n", type=int, default=100_000)
     p.add_argument("--template-max", type=int, default=bench.TEMPLATE_MAX)
     p.add_argument("--data", type=Path, default=bench.DEFAULT_DATA)
-    p.add_argument("--sections", default="1,2,3,4")
+    p.add_argument("--sections", default="1,2,4,5")
     args = p.parse_args()
     from auditor import near
     from auditor.shingles import shingle_matrix
@@ -101,8 +97,6 @@ def main() -> int:
         section1(nodes)
     if "2" in sections:
         section2(nodes)
-    if "3" in sections:
-        section3(nodes)
     if "4" in sections:
         section4(args)
     if "5" in sections:
@@ -111,42 +105,28 @@ def main() -> int:
 
 
 def section5(texts):
-    from auditor.shingles import _word_tokens
-    t_py, (ids_py, len_py) = timed(lambda: _word_tokens(texts))
+    from auditor import shingles
 
-    def arrow_tokens():
-        import pyarrow as pa
-        import pyarrow.compute as pc
-        words = pc.utf8_split_whitespace(pc.utf8_lower(pa.array(texts, pa.large_string())))
-        lengths = pc.list_value_length(words).to_numpy(zero_copy_only=False)
-        enc = pc.dictionary_encode(pc.list_flatten(words))
-        # ids in sorted word order, as auditor does: rank the dictionary once
-        dictionary = enc.dictionary if hasattr(enc, "dictionary") else enc.chunk(0).dictionary
-        order = pc.array_sort_indices(dictionary).to_numpy()
-        rank = np.empty(order.size, dtype=np.int64)
-        rank[order] = np.arange(order.size)
-        indices = enc.indices.to_numpy() if hasattr(enc, "indices") else enc.chunk(0).indices.to_numpy()
-        return rank[indices], lengths.astype(np.int64)
+    def tokens(arrow_from):
+        saved, shingles.ARROW_MIN_TEXTS = shingles.ARROW_MIN_TEXTS, arrow_from
+        try:
+            return shingles._word_tokens(texts)
+        finally:
+            shingles.ARROW_MIN_TEXTS = saved
 
-    t_pa, (ids_pa, len_pa) = timed(arrow_tokens)
+    t_py, (ids_py, len_py) = timed(lambda: tokens(10 ** 12))
+    t_pa, (ids_pa, len_pa) = timed(lambda: tokens(0))
     same = np.array_equal(len_py, len_pa) and np.array_equal(ids_py, ids_pa)
-    print(f"\n5. tokenise {len(texts):,} texts ({ids_py.size:,} words): auditor _word_tokens {t_py:.2f} s, "
-          f"pyarrow compute {t_pa:.2f} s -> {t_py / t_pa:.1f}x; identical ids: {same}")
-    keys = ids_py[:-2] * 1_000_003 ** 2 + ids_py[1:-1] * 1_000_003 + ids_py[2:]    # 3-word keys, like _pack
+    print(f"\n5. tokenise {len(texts):,} texts ({ids_py.size:,} words): Python path {t_py:.2f} s, "
+          f"Arrow path {t_pa:.2f} s -> {t_py / t_pa:.1f}x; identical ids: {same}")
+    ids = ids_py.astype(np.int64)                  # 3-word keys in int64 (the ids are int32)
+    base = int(ids.max()) + 2
+    keys = (ids[:-2] * base + ids[1:-1]) * base + ids[2:]
     t_u, (u1, inv1) = timed(lambda: np.unique(keys, return_inverse=True))
-
-    def argsort_inverse(x):
-        order = np.argsort(x)
-        y = x[order]
-        flag = np.concatenate(([True], y[1:] != y[:-1]))
-        inv = np.empty(x.size, dtype=np.int64)
-        inv[order] = np.cumsum(flag) - 1
-        return y[flag], inv
-
-    t_a, (u2, inv2) = timed(lambda: argsort_inverse(keys))
+    t_s, (count, codes) = timed(lambda: shingles.sorted_codes(keys))
     print(f"   dense shingle ids for {keys.size:,} window keys: np.unique(return_inverse) {t_u:.2f} s, "
-          f"argsort + cumsum {t_a:.2f} s -> {t_u / t_a:.1f}x; identical: "
-          f"{np.array_equal(u1, u2) and np.array_equal(inv1.reshape(-1), inv2)}")
+          f"shingles.sorted_codes {t_s:.2f} s -> {t_u / t_s:.1f}x; identical: "
+          f"{count == u1.size and np.array_equal(inv1.reshape(-1), codes)}")
 
 
 def section1(nodes):
@@ -154,58 +134,40 @@ def section1(nodes):
     # 1. LSH candidate de-duplication, on the real per-band codes of this data at 0.3
     bands, rows = near.choose_bands(0.3, 128)
     sig = near.minhash_signatures(nodes, bands * rows, 1)
-    per_band = []
-    for band in range(bands):
-        chunk = np.ascontiguousarray(sig[:, band * rows:(band + 1) * rows])
-        bucket = np.unique(chunk.view(np.dtype((np.void, 4 * rows))).reshape(-1), return_inverse=True)[1]
-        per_band.append(near.pairs_within_groups(bucket.reshape(-1)))
-    codes = np.concatenate(per_band)
-    del per_band
+    codes = np.concatenate([near.lsh_band_pairs(sig, band, rows) for band in range(bands)])
     sample = codes[:20_000_000]
     t_np, u1 = timed(lambda: np.unique(sample))
-    t_sort, u2 = timed(lambda: sort_unique(sample))
+    t_sort, u2 = timed(lambda: near._distinct(sample))
     assert np.array_equal(u1, u2)
     print(f"\n1. LSH candidates at 0.3 (b={bands}, r={rows}): {codes.size:,} band codes, "
-          f"{sort_unique(codes).size:,} distinct pairs")
-    print(f"   de-duplicate {sample.size:,} codes: np.unique {t_np:.2f} s, sort+mask {t_sort:.2f} s "
+          f"{near._distinct(codes).size:,} distinct pairs")
+    print(f"   de-duplicate {sample.size:,} codes: np.unique {t_np:.2f} s, near._distinct {t_sort:.2f} s "
           f"({t_np / t_sort:.1f}x)")
 
 
 def section2(nodes):
     from auditor import near
-    # 2. verification, on the exact path's candidates (prefix filter + size filter)
+    # 2. verification, on the exact path's candidates
     t_cand, (a, b) = timed(lambda: exact_candidates(nodes, 0.3))
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     t_v, j1 = timed(lambda: near.verify(nodes, a, b))
+    t_d, j2 = timed(lambda: near.verify_candidates(nodes, a, b, 0.0)[2].size)
     rss1 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     t_p, j3 = timed(lambda: verify_by_product(nodes, a, b))
     rss3 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    assert np.allclose(j1, j3, rtol=0, atol=1e-12)
+    assert np.allclose(j1, j3, rtol=0, atol=1e-12) and j2 == a.size
     work = int((np.diff(nodes.indptr)[a] + np.diff(nodes.indptr)[b]).sum())
     print(f"\n2. verify {a.size:,} exact-path candidates ({work:,} set entries; candidates found in {t_cand:.2f} s):")
-    print(f"   near.verify {t_v:.2f} s (peak RSS so far {rss1:,.0f} MB, was {rss0:,.0f}); "
-          f"block products {t_p:.2f} s (peak {rss3:,.0f} MB) -> {t_v / t_p:.1f}x")
-
-
-def section3(nodes):
-    from auditor import near
-    # 3. signatures
-    from rensa import RMinHash
-    t_ours, _ = timed(lambda: near.minhash_signatures(nodes, 128, 1), 2)
-    h = nodes.indices.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-    off = nodes.indptr.astype(np.uint64)
-    t_r, _ = timed(lambda: RMinHash.digest_matrix_from_flat_token_hashes(h, off, 128, 42), 2)
-    print(f"\n3. 128 MinHash signatures for {nodes.shape[0]:,} nodes: ours {t_ours:.2f} s, "
-          f"rensa (flat hashes + CSR offsets) {t_r:.2f} s -> {t_ours / t_r:.1f}x")
+    print(f"   near.verify {t_v:.2f} s; near.verify_candidates (dense groups, threads) {t_d:.2f} s "
+          f"(peak RSS so far {rss1:,.0f} MB, was {rss0:,.0f}); block products {t_p:.2f} s (peak {rss3:,.0f} MB) "
+          f"-> {t_v / t_p:.1f}x of near.verify")
 
 
 def section4(args):
     # 4. exact-duplicate step on GSM8K train
-    from auditor import normalize
     from auditor.exact import key_ids, normalized
-    rows = [__import__("json").loads(line) for line in open(args.data / "gsm8k/train.jsonl", encoding="utf-8")]
-    q = [r["question"] for r in rows]
-    ans = [r["answer"] for r in rows]
+    q = bench.read_field(args.data / "gsm8k/train.jsonl", "question")
+    ans = bench.read_field(args.data / "gsm8k/train.jsonl", "answer")
     print(f"\n4. GSM8K train ({len(q):,} records), per call over all records:")
     for name in ("exact", "default", "code"):
         tq, _ = timed(lambda: normalized(q, name), 3)
@@ -223,27 +185,12 @@ def section4(args):
 
 
 def exact_candidates(nodes, t):
-    """The exact path's candidate pairs (prefix filter + size filter), without verifying."""
+    """The exact path's candidate pairs (``near.PrefixIndex``), without verifying."""
     from auditor import near
-    pre = near.prefix_matrix(nodes, t)
-    sizes = np.diff(nodes.indptr)
-    tr = pre.T.tocsr()
-    out_a, out_b = [], []
-    bounds = np.cumsum(pre @ np.diff(tr.indptr).astype(np.float64))
-    start, n = 0, nodes.shape[0]
-    while start < n:
-        limit = (bounds[start - 1] if start else 0.0) + near.PRODUCT_BUDGET
-        stop = max(start + 1, int(np.searchsorted(bounds, limit, side="right")))
-        block = (pre[start:stop] @ tr).tocoo()
-        r = block.row.astype(np.int64) + start
-        c = block.col.astype(np.int64)
-        up = c > r
-        r, c = r[up], c[up]
-        lo, hi = np.minimum(sizes[r], sizes[c]), np.maximum(sizes[r], sizes[c])
-        fits = lo >= t * hi - 1e-9
-        out_a.append(r[fits]); out_b.append(c[fits])
-        start = stop
-    return np.concatenate(out_a), np.concatenate(out_b)
+    n = nodes.shape[0]
+    index = near.PrefixIndex(nodes, near.prefix_matrix(nodes, t), t, indexed=n)
+    parts = [index.candidates(block) for block in index.blocks((0, n))]
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
 
 if __name__ == "__main__":

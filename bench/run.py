@@ -597,9 +597,9 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if args.worker:
         return worker_main(args.worker)
+    run_line = arg_line(args, p.parse_args([]))         # before --quick adjusts the settings
     if args.quick:
         args.sizes = "1500"
-        args.switch_sizes = args.switch_sizes or ""
         args.pure_subset = min(args.pure_subset, 2000)
         args.sig_records = min(args.sig_records, 2000)
         args.cli_repeats = 1
@@ -614,7 +614,7 @@ def main(argv=None) -> int:
     info = machine()
     started = time.perf_counter()
     import numpy as np
-    results = {"machine": info, "args": {k: str(v) for k, v in vars(args).items()}, "datasets": []}
+    results = {"machine": info, "args": {k: str(v) for k, v in vars(args).items()}, "run_line": run_line, "datasets": []}
     with tempfile.TemporaryDirectory(prefix="auditor-bench-") as tmpdir:
         tmp = Path(tmpdir)
         runner = Runner(args, tmp)
@@ -742,7 +742,7 @@ def render(results) -> str:
     out = ["# Near-duplicate benchmark", "",
            f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory']} RAM; Python {m['python']}; "
            + ", ".join(f"{k} {v}" for k, v in m["libs"].items()) + f"; auditor at {m['commit']}.",
-           f"Run: `python bench/run.py {' '.join(arg_line(results['args']))}`, "
+           f"Run: `python bench/run.py {results['run_line']}`, "
            f"{results['total_seconds']:.0f} s in total; 1-minute load average before each measurement "
            f"{load_range(results)} (other processes share the machine; short measurements are best of up to 3).",
            "",
@@ -896,24 +896,15 @@ def fmt_int(x):
     return "–" if x is None else f"{x:,}"
 
 
-def arg_line(a: dict) -> list[str]:
+def arg_line(args, defaults) -> str:
+    """The options of this run that differ from the defaults, as they would be typed
+    (--data is left out: it names a directory of this machine)."""
     parts = []
-    defaults = {"exact_max": "200000", "foreign_max": "200000", "scan_max": "20000", "timeout": "600.0",
-                "template_max": str(TEMPLATE_MAX), "switch_template_max": "0", "pure_subset": "2000",
-                "mem_limit_gb": "16.0", "sig_records": "20000"}
-    extra = [f"--{k.replace('_', '-')} {a[k]}" for k, v in defaults.items() if a.get(k, v) != v]
-    if a.get("quick") == "True":
-        parts.append("--quick")
-    else:
-        if "synth" in a.get("datasets", ""):
-            parts.append(f"--sizes {a['sizes']}")
-        if a.get("switch_sizes"):
-            parts.append(f"--switch-sizes {a['switch_sizes']}")
-    if a.get("datasets") != "gsm8k,spider,synth":
-        parts.append(f"--datasets {a['datasets']}")
-    if a.get("methods"):
-        parts.append(f"--methods {a['methods']}")
-    return parts + ([] if a.get("quick") == "True" else extra)
+    for key, value in vars(args).items():
+        if key in ("worker", "data", "out", "json") or value == getattr(defaults, key):
+            continue
+        parts.append(f"--{key.replace('_', '-')}" + ("" if value is True else f" {value}"))
+    return " ".join(parts)
 
 
 if __name__ == "__main__":

@@ -1,28 +1,30 @@
-"""Smoke test for the benchmark harness: `bench/run.py --quick` runs every method on tiny
-data, exits 0 and prints the results table (our exact path at recall 1.0)."""
+"""Smoke tests for the benchmark scripts in bench/: each runs on tiny data, exits 0 and prints
+what it measured (so none of them can rot unnoticed; the full runs are in BENCHMARKS.md)."""
 from __future__ import annotations
 
 import re
 import subprocess
 import sys
-from pathlib import Path
 
-import pytest  # noqa: F401  (markers)
+import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-RUN = ROOT / "bench" / "run.py"
-DATA = ROOT.parent / "shared" / "data"
+from conftest import REPO
+
 METHODS = ("ours-exact", "ours-auto", "ours-lsh", "datasketch", "rensa", "pure-python", "ours-scan", "auditor-cli")
 
 
-@pytest.mark.slow
-def test_quick_benchmark_runs_and_reports_every_method():
-    assert (DATA / "gsm8k" / "train.jsonl").exists(), f"benchmark data missing under {DATA.name}/"
-    proc = subprocess.run([sys.executable, str(RUN), "--quick", "--data", str(DATA)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=180)
+def run_bench(script: str, *args, timeout: float = 180) -> tuple[str, list[str]]:
+    """(stdout, its markdown table rows) of ``bench/SCRIPT ARGS``; fails on a non-zero exit."""
+    proc = subprocess.run([sys.executable, str(REPO / "bench" / script), *map(str, args)], cwd=REPO,
+                          capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    out = proc.stdout
-    rows = [line for line in out.splitlines() if line.startswith("| ")]
+    return proc.stdout, [line for line in proc.stdout.splitlines() if line.startswith("| ")]
+
+
+@pytest.mark.slow
+def test_quick_benchmark_runs_and_reports_every_method(shared_data):
+    assert (shared_data / "gsm8k" / "train.jsonl").exists()
+    out, rows = run_bench("run.py", "--quick", "--data", shared_data)
     assert any(line.startswith("| dataset | method |") for line in rows), out[:2000]
     for name in METHODS:
         assert any(f"| {name} |" in line for line in rows), f"no row for {name}\n{out[:3000]}"
@@ -36,12 +38,18 @@ def test_quick_benchmark_runs_and_reports_every_method():
 
 
 @pytest.mark.slow
-def test_quick_contamination_benchmark_finds_what_it_planted():
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "contamination.py"), "--quick", "--data", str(DATA)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=180)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    rows = [line for line in proc.stdout.splitlines() if line.startswith("| ")]
+def test_quick_contamination_benchmark_finds_what_it_planted(shared_data):
+    out, rows = run_bench("contamination.py", "--quick", "--data", shared_data)
     # GSM8K test rows 581, 602 and 632 share a 13-gram with train, in process and through the CLI.
-    assert sum("[581, 602, 632]" in line for line in rows) == 2, proc.stdout
+    assert sum("[581, 602, 632]" in line for line in rows) == 2, out
     streamed = [line for line in rows if line.endswith("of 164 |")]
-    assert len(streamed) == 2 and all("| 164 of 164 |" in line for line in streamed), proc.stdout
+    assert len(streamed) == 2 and all("| 164 of 164 |" in line for line in streamed), out
+
+
+@pytest.mark.slow
+def test_micro_benchmarks_run_and_agree(shared_data):
+    """Every micro-measurement's alternative returns what the library returns."""
+    out, _ = run_bench("micro.py", "--n", 2000, "--data", shared_data)
+    for section in ("1. LSH candidates", "2. verify", "4. GSM8K train", "5. tokenise"):
+        assert section in out, out
+    assert out.count("identical ids: True") == 1 and out.count("identical: True") == 1, out
