@@ -122,3 +122,10 @@ def app_server():
 @pytest.fixture(scope="session")
 def app_url(app_server) -> str:
     return app_server.url
+
+
+@pytest.fixture(scope="session")
+def client(app_url):
+    """A gradio_client for the app's API (audit_json)."""
+    from gradio_client import Client
+    return Client(app_url, verbose=False)

@@ -14,6 +14,8 @@ TESTS_DIR = Path(__file__).resolve().parent
 
 if str(TESTS_DIR) not in sys.path:           # so test modules can `import ground_truth`
     sys.path.insert(0, str(TESTS_DIR))
+# Browser test modules import helpers from this plugin before pytest loads it as one.
+pytest.register_assert_rewrite("browser_support")
 
 
 @pytest.fixture(scope="session")

@@ -1,7 +1,4 @@
-"""The app in a real headless Chromium: audit, curve, pair view, download, share link, upload, errors.
-
-Uses the Debian chromium (/usr/bin/chromium); `playwright install` is never needed.
-"""
+"""The app in a real headless Chromium: audit, curve, pair view, download, share link, upload, errors."""
 from __future__ import annotations
 
 import csv
@@ -11,60 +8,28 @@ import time
 from urllib.parse import urlencode
 
 import pytest
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import expect
 
-pytest_plugins = ["app_server"]
+from browser_support import TIMEOUT, dataset_box, new_page, open_app, open_tab, status, wait_audited  # noqa: E402
+
+pytest_plugins = ["app_server", "browser_support"]
 pytestmark = pytest.mark.browser
-
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--no-first-run", "--disable-sync"]
-TIMEOUT = 30_000
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture
 def page(browser, app_url):
-    context = browser.new_context(viewport={"width": 1360, "height": 1000}, accept_downloads=True)
-    pg = context.new_page()
-    pg.set_default_timeout(TIMEOUT)
-    outside = []
-    pg.on("request", lambda r: outside.append(r.url)
-          if not r.url.startswith((app_url, "data:", "blob:", "about:")) else None)
-    pg.outside_requests = outside
+    context, pg = new_page(browser, app_url)
     yield pg
     context.close()
 
 
-def status(pg):
-    return pg.locator("#status")
-
-
-def wait_audited(pg, records: str, name: str = ""):
-    """Until the status line says "Audited NAME ...: RECORDS records" (so "3" never matches "7,473")."""
-    pattern = re.compile(rf"Audited {re.escape(name)}.*: {re.escape(records)} records")
-    expect(status(pg)).to_contain_text(pattern, timeout=TIMEOUT)
-
-
-def open_tab(pg, name: str):
-    pg.get_by_role("tab", name=name).click()
-
-
 def test_opens_on_an_audited_dataset_then_curve_pairs_and_download(page, app_url):
-    page.goto(app_url + "/")
-    wait_audited(page, "7,473")
+    open_app(page, app_url)
     expect(status(page)).to_contain_text("example:gsm8k")
     expect(page.locator("#cards")).to_contain_text("7,473")
 
     # Run an audit from the form on another bundled set.
-    page.locator("#dataset input, #dataset textarea").first.fill("example:gsm8k")
+    dataset_box(page).fill("example:gsm8k")
     page.locator("#split input").fill("test")
     page.locator("#split input").press("Enter")
     page.locator("#run").click()
@@ -118,7 +83,7 @@ def test_share_link_fills_the_form_and_runs(page, app_url):
     query = urlencode({"dataset": "example:humaneval", "split": "test", "text": "prompt", "threshold": "0.5"})
     page.goto(f"{app_url}/?{query}")
     wait_audited(page, "164", "example:humaneval")
-    expect(page.locator("#dataset input, #dataset textarea").first).to_have_value("example:humaneval")
+    expect(dataset_box(page)).to_have_value("example:humaneval")
     share = page.locator("#share input, #share textarea").first
     expect(share).to_have_value(re.compile(r"dataset=example%3Ahumaneval.*threshold=0\.5"))
     assert "token" not in share.input_value()
@@ -145,10 +110,9 @@ def test_uploaded_file_with_markup_is_shown_as_text(page, app_url, tmp_path):
     path = tmp_path / "payload.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
 
-    page.goto(app_url + "/")
-    wait_audited(page, "7,473")
+    open_app(page, app_url)
     page.locator("#upload input[type=file]").set_input_files(str(path))
-    expect(page.locator("#dataset input, #dataset textarea").first).to_have_value("upload:payload.jsonl")
+    expect(dataset_box(page)).to_have_value("upload:payload.jsonl")
     expect(status(page)).to_contain_text("Fields of")
     page.locator("#run").click()
     wait_audited(page, "4", "payload.jsonl")
@@ -192,9 +156,8 @@ def test_hub_dataset_load_fields_then_gated_audit_with_token(page, app_url):
     # Both repos live on the fake Hub of tests/app_server.py.
     from app_server import GATED_TOKEN
 
-    page.goto(app_url + "/")
-    wait_audited(page, "7,473")
-    dataset = page.locator("#dataset input, #dataset textarea").first
+    open_app(page, app_url)
+    dataset = dataset_box(page)
     dataset.fill("acme/tiny")
     page.locator("#load-fields").click()
     expect(status(page)).to_contain_text("Fields of acme/tiny")

@@ -6,7 +6,6 @@ must render as literal text: no script runs (a trap on ``window.__xss``), no dia
 ``<img src=x>`` is fetched, no ``javascript:`` link exists. The HF token never leaves its box, and
 the dataset box refuses server paths with a clear error.
 
-Uses the Debian chromium (/usr/bin/chromium); `playwright install` is never needed.
 """
 from __future__ import annotations
 
@@ -18,15 +17,12 @@ from pathlib import Path
 from urllib.parse import urlencode, urlsplit
 
 import pytest
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import expect
 
-pytest_plugins = ["app_server"]
+from browser_support import TIMEOUT, dataset_box, new_page, open_app, open_tab, status, wait_audited  # noqa: E402
+
+pytest_plugins = ["app_server", "browser_support"]
 pytestmark = pytest.mark.browser
-
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--no-first-run", "--disable-sync"]
-TIMEOUT = 30_000
 
 # A setter trap: any payload that runs `window.__xss = v` (or `parent.__xss = v` from a frame)
 # records v; reading window.__xss stays undefined.
@@ -92,7 +88,6 @@ def hostile_rows() -> list[dict]:
     return rows
 
 
-PAYLOAD_VALUES = [T_IMG, T_LINK, A_LINK, A_HTML, A_SVG, G_IMG, G_LINK, G_DETAILS]
 PAYLOAD_COLUMNS = [TEXT_COL, ANSWER_COL, GROUP_COL, LABEL_COL, LABEL2_COL]
 
 # Every element attribute a payload could smuggle in, and every dangerous link, anywhere in the DOM.
@@ -118,21 +113,10 @@ DOM_SCAN = r"""
 """
 
 
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
-
-
 @pytest.fixture
 def page(browser, app_url):
-    context = browser.new_context(viewport={"width": 1360, "height": 1000}, accept_downloads=True)
-    context.add_init_script(TRAP)
-    pg = context.new_page()
-    pg.set_default_timeout(TIMEOUT)
-    pg.dialogs, pg.payload_requests, pg.outside_requests = [], [], []
+    context, pg = new_page(browser, app_url, init_script=TRAP)
+    pg.dialogs, pg.payload_requests = [], []
 
     def on_dialog(dialog):
         pg.dialogs.append(dialog.message)
@@ -140,33 +124,13 @@ def page(browser, app_url):
 
     def on_request(request):
         url = request.url
-        if not url.startswith((app_url, "data:", "blob:", "about:")):
-            pg.outside_requests.append(url)
-        path = urlsplit(url).path
-        if path.rstrip("/").rsplit("/", 1)[-1] == "x" or url.lower().startswith("javascript:"):
+        if urlsplit(url).path.rstrip("/").rsplit("/", 1)[-1] == "x" or url.lower().startswith("javascript:"):
             pg.payload_requests.append(url)
 
     pg.on("dialog", on_dialog)
     pg.on("request", on_request)
     yield pg
     context.close()
-
-
-def status(pg):
-    return pg.locator("#status")
-
-
-def dataset_box(pg):
-    return pg.locator("#dataset input, #dataset textarea").first
-
-
-def wait_audited(pg, records: str, name: str = ""):
-    pattern = re.compile(rf"Audited {re.escape(name)}.*: {re.escape(records)} records")
-    expect(status(pg)).to_contain_text(pattern, timeout=TIMEOUT)
-
-
-def open_tab(pg, name: str):
-    pg.get_by_role("tab", name=name).click()
 
 
 def pick(pg, elem_id: str, option: str):
@@ -200,8 +164,7 @@ def test_hostile_upload_every_field_renders_as_text(page, app_url, tmp_path):
     path = tmp_path / UPLOAD_NAME     # Linux file systems accept < > in names
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
 
-    page.goto(app_url + "/")
-    wait_audited(page, "7,473")
+    open_app(page, app_url)
     page.locator("#upload input[type=file]").set_input_files(str(path))
     # The widget shows the original (hostile) name as text; the stored name is Gradio's sanitised one.
     expect(page.locator("#upload")).to_contain_text(UPLOAD_NAME)
@@ -308,20 +271,26 @@ def test_hostile_upload_every_field_renders_as_text(page, app_url, tmp_path):
 
 # --------------------------------------------------------------------------- the dataset box
 
+def expect_refused(pg, app_url: str, value: str, message: str, quoted: bool = False):
+    """``value`` typed in the dataset box is refused with ``message`` (and, if ``quoted``,
+    shows ``value`` itself), both by Run audit ("Could not audit ...") and by Load fields
+    ("Could not read the dataset ...")."""
+    open_app(pg, app_url)
+    dataset_box(pg).fill(value)
+    for button, opening in (("#run", "Could not audit"), ("#load-fields", "Could not read the dataset")):
+        pg.locator(button).click()
+        expect(status(pg)).to_contain_text(opening)
+        expect(status(pg)).to_contain_text(message)
+        if quoted:
+            expect(status(pg)).to_contain_text(value)
+        expect(status(pg)).to_have_class(re.compile(r"\berror\b"))
+
+
 @pytest.mark.parametrize("payload", ['<img src=x onerror="window.__xss=21">', "[click](javascript:alert(6))",
                                      "<details open ontoggle=window.__xss=22>![pic](x)"])
 def test_hostile_dataset_id_is_shown_as_text(page, app_url, payload):
     # Typed in the box, then Run audit and Load fields: a clear error that quotes it as text.
-    page.goto(app_url + "/")
-    wait_audited(page, "7,473")
-    dataset_box(page).fill(payload)
-    page.locator("#run").click()
-    expect(status(page)).to_contain_text("not a Hugging Face dataset id")
-    expect(status(page)).to_contain_text(payload)
-    expect(status(page)).to_have_class(re.compile(r"\berror\b"))
-    page.locator("#load-fields").click()
-    expect(status(page)).to_contain_text("Could not read the dataset")
-    expect(status(page)).to_contain_text(payload)
+    expect_refused(page, app_url, payload, "not a Hugging Face dataset id", quoted=True)
     assert page.locator("#status a, #status img, #status details").count() == 0
     assert_inert(page)
 
@@ -338,18 +307,8 @@ def test_hostile_dataset_id_is_shown_as_text(page, app_url, payload):
 @pytest.mark.parametrize("path", ["app.py", "/etc/passwd", "../auditor", "auditor/examples", "./app.py",
                                   "example:../../app.py"])
 def test_dataset_box_refuses_server_paths(page, app_url, path):
-    page.goto(app_url + "/")
-    wait_audited(page, "7,473")
-    dataset_box(page).fill(path)
-    page.locator("#run").click()
-    expect(status(page)).to_have_class(re.compile(r"\berror\b"))
-    expect(status(page)).to_contain_text("Could not audit")
     expected = "no bundled example" if path.startswith("example:") else "not a Hugging Face dataset id"
-    expect(status(page)).to_contain_text(expected)
-    page.locator("#load-fields").click()
-    expect(status(page)).to_contain_text("Could not read the dataset")
-    expect(status(page)).to_contain_text(expected)
-    expect(status(page)).to_have_class(re.compile(r"\berror\b"))
+    expect_refused(page, app_url, path, expected)
     body = page.locator("body").inner_text()
     for leaked in ("root:x:0:0", "import gradio", "def build", "__init__.py", "Traceback"):
         assert leaked not in body, f"{leaked!r} shown for {path!r}"
@@ -363,8 +322,7 @@ def test_dataset_box_refuses_server_paths(page, app_url, path):
 def test_token_never_in_share_link_page_or_downloads(page, app_url):
     from app_server import GATED_TOKEN
 
-    page.goto(app_url + "/")
-    wait_audited(page, "7,473")
+    open_app(page, app_url)
     box = dataset_box(page)
     box.fill("")
     box.press_sequentially("acme/gated")          # typed: the previous dataset's config is cleared
@@ -403,13 +361,9 @@ def test_pasted_dataset_id_does_not_keep_the_previous_config(browser, app_url):
     """
     from app_server import GATED_TOKEN
 
-    context = browser.new_context(viewport={"width": 1360, "height": 1000},
-                                  permissions=["clipboard-read", "clipboard-write"])
+    context, page = new_page(browser, app_url, permissions=["clipboard-read", "clipboard-write"])
     try:
-        page = context.new_page()
-        page.set_default_timeout(TIMEOUT)
-        page.goto(app_url + "/")
-        wait_audited(page, "7,473")
+        open_app(page, app_url)
         page.evaluate("navigator.clipboard.writeText('acme/gated')")
         box = dataset_box(page)
         box.click()

@@ -92,11 +92,6 @@ def rss_before(app_pid) -> int:
     return rss_kb(app_pid)
 
 
-@pytest.fixture(scope="module")
-def client(app_url):
-    return Client(app_url, verbose=False)
-
-
 def call(app_url: str, job: tuple) -> dict:
     return Client(app_url, verbose=False).predict(*job, api_name="/audit_json")
 
