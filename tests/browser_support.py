@@ -45,6 +45,18 @@ def dataset_box(pg):
     return pg.locator("#dataset input, #dataset textarea").first
 
 
+def share_box(pg):
+    return pg.locator("#share input, #share textarea").first
+
+
+def run_with_token(pg, token: str, records: str, name: str) -> str:
+    """Run audit with ``token`` in its box; once NAME's RECORDS are audited, the share link."""
+    pg.locator("#token input").fill(token)
+    pg.locator("#run").click()
+    wait_audited(pg, records, name)
+    return share_box(pg).input_value()
+
+
 def wait_audited(pg, records: str, name: str = ""):
     """Until the status line says "Audited NAME ...: RECORDS records" (so "3" never matches "7,473")."""
     pattern = re.compile(rf"Audited {re.escape(name)}.*: {re.escape(records)} records")

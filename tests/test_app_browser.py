@@ -10,7 +10,8 @@ from urllib.parse import urlencode
 import pytest
 from playwright.sync_api import expect
 
-from browser_support import TIMEOUT, dataset_box, new_page, open_app, open_tab, status, wait_audited  # noqa: E402
+from browser_support import (TIMEOUT, dataset_box, new_page, open_app, open_tab, run_with_token,  # noqa: E402
+                             share_box, status, wait_audited)
 
 pytest_plugins = ["app_server", "browser_support"]
 pytestmark = pytest.mark.browser
@@ -84,7 +85,7 @@ def test_share_link_fills_the_form_and_runs(page, app_url):
     page.goto(f"{app_url}/?{query}")
     wait_audited(page, "164", "example:humaneval")
     expect(dataset_box(page)).to_have_value("example:humaneval")
-    share = page.locator("#share input, #share textarea").first
+    share = share_box(page)
     expect(share).to_have_value(re.compile(r"dataset=example%3Ahumaneval.*threshold=0\.5"))
     assert "token" not in share.input_value()
     expect(page.locator("#overview")).to_contain_text("Jaccard ≥ 0.5")
@@ -96,7 +97,7 @@ def test_row_cap_from_a_share_link_is_announced(page, app_url):
     wait_audited(page, "100")
     expect(status(page)).to_contain_text("Row cap")
     expect(page.locator("#overview")).to_contain_text("only the first 100 records were read")
-    expect(page.locator("#share input, #share textarea").first).to_have_value(re.compile(r"max_rows=100"))
+    expect(share_box(page)).to_have_value(re.compile(r"max_rows=100"))
 
 
 def test_uploaded_file_with_markup_is_shown_as_text(page, app_url, tmp_path):
@@ -176,12 +177,9 @@ def test_hub_dataset_load_fields_then_gated_audit_with_token(page, app_url):
     expect(status(page)).to_contain_text("gated")
     expect(status(page)).to_have_class(re.compile(r"\berror\b"))
 
-    page.locator("#token input").fill(GATED_TOKEN)
-    page.locator("#run").click()
-    wait_audited(page, "12", "acme/gated")
-    share = page.locator("#share input, #share textarea").first
-    assert "acme%2Fgated" in share.input_value()
-    assert GATED_TOKEN not in share.input_value()
+    link = run_with_token(page, GATED_TOKEN, "12", "acme/gated")
+    assert "acme%2Fgated" in link
+    assert GATED_TOKEN not in link
     page.locator("#token input").fill("")
     assert GATED_TOKEN not in page.content()
 

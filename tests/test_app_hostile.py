@@ -19,7 +19,8 @@ from urllib.parse import urlencode, urlsplit
 import pytest
 from playwright.sync_api import expect
 
-from browser_support import TIMEOUT, dataset_box, new_page, open_app, open_tab, status, wait_audited  # noqa: E402
+from browser_support import (TIMEOUT, dataset_box, new_page, open_app, open_tab, run_with_token,  # noqa: E402
+                             share_box, status, wait_audited)
 
 pytest_plugins = ["app_server", "browser_support"]
 pytestmark = pytest.mark.browser
@@ -262,7 +263,7 @@ def test_hostile_upload_every_field_renders_as_text(page, app_url, tmp_path):
     pairs = download_text(page, "dl-pairs")
     for name, body in (("summary.json", json.dumps(summary)), ("REPORT.md", report), ("pairs.csv", pairs)):
         assert TOKEN not in body, f"the token leaked into {name}"
-    share = page.locator("#share input, #share textarea").first
+    share = share_box(page)
     assert TOKEN not in share.input_value()
     assert TOKEN not in page.content()
     assert str(tmp_path) not in page.locator("body").inner_text()
@@ -329,12 +330,9 @@ def test_token_never_in_share_link_page_or_downloads(page, app_url):
     expect(page.locator("#config input")).to_have_value("")
     page.locator("#split input").fill("train")
     page.locator("#split input").press("Enter")
-    page.locator("#token input").fill(GATED_TOKEN)
-    page.locator("#run").click()
-    wait_audited(page, "12", "acme/gated")
-    share = page.locator("#share input, #share textarea").first
-    assert "acme%2Fgated" in share.input_value()
-    assert GATED_TOKEN not in share.input_value()
+    link = run_with_token(page, GATED_TOKEN, "12", "acme/gated")
+    assert "acme%2Fgated" in link
+    assert GATED_TOKEN not in link
     # The token box still holds it (a live property); no markup of the page carries it.
     assert page.locator("#token input").input_value() == GATED_TOKEN
     assert GATED_TOKEN not in page.content()
