@@ -48,7 +48,7 @@ from auditor.clusters import cluster_labels  # noqa: E402
 from auditor.contamination import BENCHMARKS, contamination  # noqa: E402
 from auditor.hub import describe  # noqa: E402  (imports `datasets` only when called)
 from auditor.leakage import leak  # noqa: E402
-from auditor.report import md_cell, overview_rows, roles_rows, to_json  # noqa: E402
+from auditor.report import EXACT_KINDS, md_cell, overview_rows, pct, plural, roles_rows, to_json  # noqa: E402
 from auditor.roles import available_fields, resolve_roles  # noqa: E402
 from auditor.sources import HUB_ID, SUPPORTED_SUFFIXES, example_layout, example_names  # noqa: E402
 
@@ -91,17 +91,9 @@ def snippet(value, limit: int = SNIPPET) -> str:
     return text[:limit] + ("…" if len(text) > limit else "")
 
 
-def plural(n: int, word: str, many: str | None = None) -> str:
-    return f"{n:,} {word if n == 1 else (many or word + 's')}"
-
-
 def shown(frame: pd.DataFrame) -> dict:
     """A table update that hides the table while it has no rows."""
     return gr.update(value=frame, visible=not frame.empty)
-
-
-def pct(part: int, whole: int) -> str:
-    return f"{100 * part / whole:.2f}%" if whole else "–"
 
 
 # --------------------------------------------------------------------------- sources and cache
@@ -338,8 +330,7 @@ def overview_markdown(result, threshold: float) -> str:
             found = ", ".join(f"{md(k)}: {v}" for k, v in i["found"].items()) or "absent"
             lines.append(f"| {md(i['field'])} | {md(i['kind'])} | {i['records']:,} | {md(i['expected'])} | {found} | "
                          f"{', '.join(map(str, i['rows_sample'][:8]))} |")
-    names = {"text": "text", "answer": "answer", "text_and_answer": "text + answer", "record": "whole record"}
-    examples = [(label, ex[name]) for name, label in names.items() if ex.get(name) and ex[name]["examples"]]
+    examples = [(label, ex[name]) for name, label in EXACT_KINDS if ex.get(name) and ex[name]["examples"]]
     if examples:
         text = result.fields.text
         lines += ["", "#### Exact-duplicate examples", "", "| duplicates of | rows | text (first row) |",

@@ -207,28 +207,28 @@ def _exact_duplicates(fields: Fields, records: list, text_normalizer: str, answe
             key_cache[name, normalizer] = key_ids(norm(name, values, normalizer))
         return key_cache[name, normalizer]
 
-    by_normalizer: dict[str, dict[str, DuplicateGroups]] = {"text": {}, "record": {}}
-    for n in dict.fromkeys(("exact", "default", text_normalizer)):
-        by_normalizer["text"][n] = duplicate_groups(keys("text", fields.text, n), n)
-        by_normalizer["record"][n] = duplicate_groups(keys("record", records, n), n)
-    exact = {"text": by_normalizer["text"][text_normalizer], "answer": None, "text_and_answer": None,
-             "record": by_normalizer["record"][text_normalizer]}
+    def groups(name: str, values: list, normalizers: tuple) -> dict[str, DuplicateGroups]:
+        return {n: duplicate_groups(keys(name, values, n), n) for n in dict.fromkeys(normalizers)}
+
+    # In the report's key order: text, answer (when there is one), record.
+    by_normalizer = {"text": groups("text", fields.text, ("exact", "default", text_normalizer))}
+    exact = {"text": by_normalizer["text"][text_normalizer], "answer": None, "text_and_answer": None}
     if fields.answer is not None:
         # "code" is costly (a regex pass per value): only when the answers are code.
-        by_normalizer["answer"] = {n: duplicate_groups(keys("answer", fields.answer, n), n)
-                                   for n in dict.fromkeys(("exact", "default", answer_normalizer))}
+        by_normalizer["answer"] = groups("answer", fields.answer, ("exact", "default", answer_normalizer))
         exact["answer"] = by_normalizer["answer"][answer_normalizer]
         exact["text_and_answer"] = duplicate_groups(
             combine(keys("text", fields.text, text_normalizer), keys("answer", fields.answer, answer_normalizer)),
             f"{text_normalizer}+{answer_normalizer}")
+    by_normalizer["record"] = groups("record", records, ("exact", "default", text_normalizer))
+    exact["record"] = by_normalizer["record"][text_normalizer]
     # Evaluated fields under the default normaliser; a missing value is its own value here.
     evaluated_fields = [("text", fields.text), ("answer", fields.answer), ("group", fields.group),
                         *((f"label:{k}", v) for k, v in fields.labels.items())]
     parts = [key_ids(_with_missing(norm(name, values, "default")))
              for name, values in evaluated_fields if values is not None]
     evaluated = combine(*parts) if len(parts) > 1 else parts[0]
-    order = [f for f in ("text", "answer", "record") if f in by_normalizer]   # the report's key order
-    return exact, {f: by_normalizer[f] for f in order}, evaluated, keys("text", fields.text, "default")
+    return exact, by_normalizer, evaluated, keys("text", fields.text, "default")
 
 
 def _with_missing(values: list) -> list:

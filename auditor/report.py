@@ -121,12 +121,16 @@ def md_cell(value) -> str:
     return text[:200] + ("…" if len(text) > 200 else "")
 
 
-def _pct(part: int, whole: int) -> str:
+def pct(part: int, whole: int) -> str:
     return f"{100 * part / whole:.2f}%" if whole else "–"
 
 
-def _count(n: int, word: str) -> str:
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
+def plural(n: int, word: str, many: str | None = None) -> str:
+    return f"{n:,} {word if n == 1 else (many or word + 's')}"
+
+
+# The exact-duplicate keys of summary.json's "exact_duplicates", with the words tables use for them.
+EXACT_KINDS = (("text", "text"), ("answer", "answer"), ("text_and_answer", "text + answer"), ("record", "whole record"))
 
 
 def roles_rows(d: dict) -> list[tuple]:
@@ -143,13 +147,12 @@ def overview_rows(d: dict) -> list[tuple[str, str]]:
     n, near, ex = d["input"]["records"], d["near_duplicates"], d["exact_duplicates"]
     rows = [("Schema issues", f"{len(d['schema']['issues']):,}"),
             ("Degenerate records (an empty text, answer or group)", f"{d['degenerate']['records']:,}")]
-    for name, label in (("text", "text"), ("answer", "answer"), ("text_and_answer", "text + answer"),
-                        ("record", "whole record")):
+    for name, label in EXACT_KINDS:
         g = ex.get(name)
         if g:
             rows.append((f"Exact duplicates: {label} ({g['normalizer']})",
-                         f"{_count(g['groups'], 'group')}, {_count(g['records'], 'record')}, {g['redundant']:,} redundant "
-                         f"({_pct(g['redundant'], n)})"))
+                         f"{plural(g['groups'], 'group')}, {plural(g['records'], 'record')}, {g['redundant']:,} redundant "
+                         f"({pct(g['redundant'], n)})"))
     rows += [(f"Near-duplicate pairs at Jaccard ≥ {near['threshold']:g}", f"{near['pairs']:,}"),
              ("Near-duplicate clusters", f"{near['clusters']:,}: {near['identical_clusters']:,} identical in every "
               f"evaluated field, {near['variant_clusters']:,} variants (shared stem, something differs)"),
