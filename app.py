@@ -13,15 +13,18 @@ from __future__ import annotations
 import os
 
 os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"   # before gradio is imported
+# Every hub call passes the visitor's token or token=False (``user_token``); this second guard makes
+# huggingface_hub itself refuse to fall back on the server's HF_TOKEN or saved login (read at import).
+os.environ["HF_HUB_DISABLE_IMPLICIT_TOKEN"] = "1"
 
 import atexit  # noqa: E402
 import csv  # noqa: E402
 import difflib  # noqa: E402
 import hashlib  # noqa: E402
 import html  # noqa: E402
-import io  # noqa: E402
 import json  # noqa: E402
 import logging  # noqa: E402
+import math  # noqa: E402
 import re  # noqa: E402
 import secrets  # noqa: E402
 import shutil  # noqa: E402
@@ -48,14 +51,17 @@ from auditor.clusters import cluster_labels  # noqa: E402
 from auditor.contamination import BENCHMARKS, contamination  # noqa: E402
 from auditor.hub import describe  # noqa: E402  (imports `datasets` only when called)
 from auditor.leakage import leak  # noqa: E402
+from auditor.outputs import atomic_write, write_text  # noqa: E402
 from auditor.report import EXACT_KINDS, md_cell, overview_rows, pct, plural, roles_rows, to_json  # noqa: E402
 from auditor.roles import available_fields, resolve_roles  # noqa: E402
+from auditor.env import env_bytes, env_int  # noqa: E402
 from auditor.sources import HUB_ID, SUPPORTED_SUFFIXES, example_layout, example_names  # noqa: E402
 
 log = logging.getLogger("auditor.app")
 
-ROW_CAP = int(os.environ.get("AUDITOR_MAX_ROWS", "200000"))
-CACHE_SIZE = 8                 # audited results kept in memory (the expensive pairs included)
+ROW_CAP = env_int("AUDITOR_MAX_ROWS", 200_000, 1, sys.maxsize)   # rows read per dataset, at most
+CACHE_SIZE = 32                # audited results kept in memory (the expensive pairs included), at most ...
+CACHE_BYTES = env_bytes("AUDITOR_CACHE_BYTES", 2 * 1024 ** 3)   # ... and within this many (estimated) bytes
 PAIR_ROWS = 500                # pairs listed in the table
 CSV_PAIRS = 100_000            # pairs written to pairs.csv
 CLUSTER_ROWS = 200             # members listed for one cluster
@@ -127,20 +133,35 @@ def resolve_source(dataset, upload=None) -> Source:
                            "or upload a file.")
     if dataset.startswith("example:"):
         return Source("example", dataset, dataset)
-    if (not HUB_ID.match(dataset) or os.path.exists(dataset)
-            or dataset.lower().endswith(SUPPORTED_SUFFIXES + tuple(s + ".gz" for s in SUPPORTED_SUFFIXES))):
+    if not hub_like(dataset):
         raise AuditorError("not_found", f"{dataset!r} is not a Hugging Face dataset id.",
                            "Use an id like 'openai/gsm8k', pick a bundled example (example:gsm8k), "
                            "or upload a file.")
     return Source("hub", dataset, dataset)
 
 
-class ResultCache:
-    """A small LRU of audit results keyed on the inputs (never the token)."""
+def hub_like(dataset: str) -> bool:
+    """Whether ``dataset`` may be a hub id, decided from the text alone. Never from the server's
+    files: if a path of that name existing on the server changed the answer, the page would tell
+    visitors which paths exist. A hub-like id is then read from the hub only (kind="hub"), so
+    every id that is not a bundled example gets one of two answers, whatever the server holds."""
+    if not HUB_ID.match(dataset) or ".." in dataset:
+        return False
+    if dataset.lower().endswith(SUPPORTED_SUFFIXES + tuple(s + ".gz" for s in SUPPORTED_SUFFIXES) + (".gz",)):
+        return False                       # a data file's name
+    return "/" in dataset or "." not in dataset   # "app.py", "README.md": a file name, not a dataset
 
-    def __init__(self, size: int):
-        self.size = size
+
+class ResultCache:
+    """An LRU of audit results keyed on the inputs (never the token), bounded by the estimated
+    bytes of what it holds (``result_bytes``) and by a number of entries. The newest result is
+    always kept, whatever its size: the page re-thresholds from it."""
+
+    def __init__(self, max_bytes: int, size: int = 64):
+        self.max_bytes, self.size = max_bytes, size
         self._items: OrderedDict = OrderedDict()
+        self._sizes: dict = {}
+        self.bytes = 0
         self._lock = threading.Lock()
 
     def get(self, key):
@@ -150,15 +171,45 @@ class ResultCache:
                 return self._items[key]
         return None
 
-    def put(self, key, value) -> None:
+    def put(self, key, value, nbytes: int | None = None) -> None:
+        nbytes = result_bytes(value) if nbytes is None else nbytes
         with self._lock:
-            self._items[key] = value
+            self.bytes += nbytes - self._sizes.get(key, 0)
+            self._items[key], self._sizes[key] = value, nbytes
             self._items.move_to_end(key)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
+            while len(self._items) > 1 and (self.bytes > self.max_bytes or len(self._items) > self.size):
+                old, _ = self._items.popitem(last=False)
+                self.bytes -= self._sizes.pop(old)
 
 
-CACHE = ResultCache(CACHE_SIZE)
+def result_bytes(result) -> int:
+    """Estimated memory of a ScanResult: its rows (JSON size of a sample, times 3 for Python's
+    objects and the extracted field texts) plus every numpy array it keeps (pairs, keys, groups)."""
+    rows = getattr(getattr(result, "table", None), "rows", None) or []
+    sample = rows[:: max(1, len(rows) // 200)][:200]
+    per_row = sum(len(json.dumps(r, ensure_ascii=False, default=str)) for r in sample) / max(1, len(sample))
+    return int(len(rows) * (3 * per_row + 300)) + _array_bytes(result)
+
+
+def _array_bytes(obj, depth: int = 0) -> int:
+    if isinstance(obj, np.ndarray):
+        return int(obj.nbytes)
+    if depth > 4 or isinstance(obj, (str, bytes, int, float)):
+        return 0
+    if hasattr(obj, "__dataclass_fields__"):
+        values = [getattr(obj, f, None) for f in obj.__dataclass_fields__ if f not in ("table", "fields")]
+    elif isinstance(obj, dict):
+        values = list(obj.values())
+    elif isinstance(obj, (list, tuple)) and len(obj) <= 1000:
+        values = list(obj)
+    elif hasattr(obj, "__dict__"):
+        values = list(vars(obj).values())
+    else:
+        return 0
+    return sum(_array_bytes(v, depth + 1) for v in values)
+
+
+CACHE = ResultCache(CACHE_BYTES, CACHE_SIZE)
 
 
 @dataclass(frozen=True)
@@ -173,6 +224,13 @@ class Request:
     labels: tuple
     threshold: float
     max_rows: int | None
+
+
+def user_token(value) -> str | bool:
+    """The token for one request: the one typed in the page, else False, which tells the library
+    (and the hub clients under it) to send no token at all. Never None: that would mean "this
+    machine's token", i.e. the HF_TOKEN of the server, lent to every visitor."""
+    return (value.strip() or False) if isinstance(value, str) else False
 
 
 def _blank(value):
@@ -194,12 +252,19 @@ def make_request(dataset, config, split, text, answer, group, labels, threshold,
     cap = None
     if max_rows not in (None, "", 0):
         try:
-            cap = int(float(max_rows))
-        except (TypeError, ValueError):
-            raise AuditorError("usage", f"Max rows {max_rows!r} is not a whole number.",
+            try:
+                value = float(max_rows.strip() if isinstance(max_rows, str) else max_rows)
+            except OverflowError:          # a whole number too large for a float
+                value = math.inf
+            if isinstance(max_rows, bool) or math.isnan(value) or (math.isfinite(value) and value != int(value)):
+                raise ValueError
+        except (TypeError, ValueError, OverflowError):
+            raise AuditorError("usage", f"Max rows {max_rows!r:.40} is not a whole number.",
                                "Leave it blank to read every row.") from None
-        if cap < 1:
+        if value < 1:
             raise AuditorError("usage", "Max rows must be at least 1.", "Leave it blank to read every row.")
+        # Beyond what the app reads at most (infinity included): the app's cap, which the page states.
+        cap = int(value) if value <= ROW_CAP else ROW_CAP
     if isinstance(labels, str):
         labels = [x for x in labels.split(",")]
     labels = tuple(x.strip() for x in (labels or []) if x and x.strip())
@@ -209,6 +274,7 @@ def make_request(dataset, config, split, text, answer, group, labels, threshold,
 
 def run_audit(req: Request, upload=None, token=None, progress=None):
     """(result, source, cache key, seconds, cached) for a request; the library does the work."""
+    token = user_token(token)
     src = resolve_source(req.dataset, upload)
     cap = min(req.max_rows or ROW_CAP, ROW_CAP)
     key = (src.kind, src.value, src.stamp, req.config, None if src.kind == "upload" else req.split, req.text,
@@ -224,7 +290,7 @@ def run_audit(req: Request, upload=None, token=None, progress=None):
                           split=req.split if src.kind != "upload" else None,
                           text=req.text, answer=req.answer, group=req.group, labels=list(req.labels) or None,
                           settings=auditor.ScanSettings(threshold=req.threshold), max_rows=cap,
-                          token=token or False, progress=progress,
+                          token=token, progress=progress,
                           kind={"example": "example", "hub": "hub", "upload": "local"}[src.kind])
     CACHE.put(key, result)
     return result, src, key, time.perf_counter() - started, False
@@ -518,15 +584,15 @@ def write_downloads(result, key, threshold: float) -> tuple[str, str, str]:
     folder = new_folder(hashlib.sha256(repr((key, threshold)).encode()).hexdigest()[:16])
     summary = folder / "summary.json"
     if not summary.exists():
-        summary.write_text(to_json(result.summary(threshold)), encoding="utf-8")
-        (folder / "REPORT.md").write_text(result.markdown(threshold), encoding="utf-8")
-        buf = io.StringIO()
-        writer = csv.writer(buf)
-        writer.writerow(["a", "b", "jaccard", "text_a", "text_b"])
-        text = result.fields.text
-        for a, b, j in result.pairs.record_pair_sample(threshold, CSV_PAIRS):
-            writer.writerow([a, b, f"{j:.4f}", text[a], text[b]])
-        (folder / "pairs.csv").write_text(buf.getvalue(), encoding="utf-8")
+        # Each file atomic, summary.json last: a folder with a summary.json is complete.
+        write_text(folder / "REPORT.md", result.markdown(threshold))
+        with atomic_write(folder / "pairs.csv", newline="") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(["a", "b", "jaccard", "text_a", "text_b"])
+            text = result.fields.text
+            for a, b, j in result.pairs.record_pair_sample(threshold, CSV_PAIRS):
+                writer.writerow([a, b, f"{j:.4f}", text[a], text[b]])
+        write_text(summary, to_json(result.summary(threshold)))
     return str(summary), str(folder / "REPORT.md"), str(folder / "pairs.csv")
 
 
@@ -799,12 +865,18 @@ def build() -> gr.Blocks:
                       answer: values.get("answer") or "", group: values.get("group") or "",
                       labels: gr.update(choices=values["labels"], value=values["labels"]),
                       fields_for: values["dataset"]}
-            try:
-                filled[threshold] = float(values["threshold"])
-            except (TypeError, ValueError):
+            try:   # only values the slider and the number box can show (no NaN, no infinity)
+                t = float(values["threshold"])
+                if MIN_THRESHOLD <= t <= 1:
+                    filled[threshold] = t
+            except (TypeError, ValueError, OverflowError):
                 pass
-            if values.get("max_rows"):
-                filled[max_rows] = values["max_rows"]
+            try:
+                m = float(values.get("max_rows") or 0)
+                if 1 <= m <= ROW_CAP and m == int(m):
+                    filled[max_rows] = int(m)
+            except (TypeError, ValueError, OverflowError):
+                pass
             try:
                 req = make_request(values["dataset"], values.get("config"), values.get("split"), values.get("text"),
                                    values.get("answer"), values.get("group"), values["labels"], values["threshold"],
@@ -819,12 +891,12 @@ def build() -> gr.Blocks:
                 src = resolve_source(dataset_v, upload_v)
                 if src.kind == "hub":
                     try:
-                        info = describe(src.value, config=_blank(config_v), token=token_v or False)
+                        info = describe(src.value, config=_blank(config_v), token=user_token(token_v))
                     except AuditorError as exc:
                         if exc.code != "bad_config" or not _blank(config_v):
                             raise
                         # a config left over from the previous dataset: list this one's instead
-                        info = describe(src.value, config=None, token=token_v or False)
+                        info = describe(src.value, config=None, token=user_token(token_v))
                     configs, splits, columns = list(info.get("configs") or []), list(info.get("splits") or []), \
                         list(info.get("columns") or [])
                     # Roles are guessed from sample rows when describe() gives them, else from the names alone.
@@ -934,17 +1006,17 @@ def build() -> gr.Blocks:
                               split_b=_blank(b_split) if b_src.kind != "upload" else None,
                               text=req.text, answer=req.answer, group=req.group,
                               text_b=_blank(b_text), threshold=req.threshold, max_rows=cap,
-                              token=token_v or False, progress=report)
+                              token=user_token(token_v), progress=report)
                     s = lr.summary()
                     out[leak_md] = leak_markdown(s, req.threshold)
                     evidence = [{**r, "match": str(r.get("match", "")).replace("+", " + ")} for r in lr.evidence_rows()]
                     out[leak_df] = shown(records_frame(evidence, ("b_row", "a_rows", "match", "jaccard")))
                     folder = new_folder("leak-" + secrets.token_hex(8))
-                    (folder / "leak_evidence.csv").write_text(lr.evidence_csv(), encoding="utf-8")
+                    write_text(folder / "leak_evidence.csv", lr.evidence_csv())
                     clean_name = f"clean_{re.sub(r'[^A-Za-z0-9_.-]+', '_', (_blank(b_split) or 'b'))}.jsonl"
-                    (folder / clean_name).write_text(
-                        "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in lr.clean_b_rows()),
-                        encoding="utf-8")
+                    with atomic_write(folder / clean_name) as fh:
+                        for r in lr.clean_b_rows():
+                            fh.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
                     out[dl_evidence] = gr.update(value=str(folder / "leak_evidence.csv"), interactive=True)
                     out[dl_clean] = gr.update(value=str(folder / clean_name), interactive=True)
                     leak_done = True
@@ -952,7 +1024,8 @@ def build() -> gr.Blocks:
                     notes.append("No B split chosen: leakage skipped.")
                 if bench:
                     cr = contamination(src.value, bench, corpus_config=a_config, corpus_split=a_split,
-                                       corpus_text=req.text, max_rows=cap, progress=report)
+                                       corpus_text=req.text, max_rows=cap,
+                                       token=user_token(token_v), progress=report)
                     s = cr.summary()
                     out[contam_md] = contamination_markdown(s, bench)
                     out[contam_df] = shown(records_frame(s.get("items") or []))
@@ -1081,5 +1154,5 @@ if __name__ == "__main__":
         log.warning("could not pre-audit the opening dataset: %s", exc.message)
     demo.queue(default_concurrency_limit=4, max_size=64)
     demo.launch(server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
-                server_port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")),
+                server_port=env_int("GRADIO_SERVER_PORT", 7860, 1, 65535),
                 theme=gr.themes.Soft(primary_hue="indigo"), css=CSS, ssr_mode=False, show_error=False)

@@ -38,21 +38,30 @@ class ScanSettings:
     seed: int = 1
 
     def validated(self) -> "ScanSettings":
-        for t in (self.threshold, *self.thresholds):
-            if not isinstance(t, (int, float)) or not (0 < t <= 1):
-                raise AuditorError("usage", f"Threshold {t!r} is outside (0, 1].",
-                                   "Jaccard thresholds are fractions such as 0.7.")
-        if not self.thresholds:
+        from .shingles import check_threshold
+        given = self.thresholds
+        if isinstance(given, (str, bytes)) or not hasattr(given, "__iter__"):
+            raise AuditorError("usage", f"thresholds must be a list of numbers, got {given!r:.40}.",
+                               "Give e.g. (0.9, 0.8, 0.7).")
+        given = tuple(given)
+        for t in (self.threshold, *given):
+            check_threshold(t)
+        if not given:
             raise AuditorError("usage", "No thresholds for the curve.", "Give e.g. 0.9,0.8,0.7.")
-        if not isinstance(self.seed, int) or not (0 <= self.seed < 2 ** 32):
-            raise AuditorError("usage", f"Seed {self.seed!r} is outside 0 .. 2^32-1.", "Use a whole number like 1.")
-        if not isinstance(self.num_perm, int) or not (2 <= self.num_perm <= 1024):
-            raise AuditorError("usage", f"num_perm {self.num_perm!r} is outside 2 .. 1024.", "The default is 128.")
-        normalize.get(self.normalizer)
-        if self.answer_normalizer != "auto":
-            normalize.get(self.answer_normalizer)
-        thresholds = tuple(sorted({round(float(t), 6) for t in self.thresholds}, reverse=True))
-        return replace(self, threshold=round(float(self.threshold), 6), thresholds=thresholds)
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not (0 <= self.seed < 2 ** 32):
+            raise AuditorError("usage", f"Seed {self.seed!r:.40} is outside 0 .. 2^32-1.", "Use a whole number like 1.")
+        if isinstance(self.num_perm, bool) or not isinstance(self.num_perm, int) or not (2 <= self.num_perm <= 1024):
+            raise AuditorError("usage", f"num_perm {self.num_perm!r:.40} is outside 2 .. 1024.", "The default is 128.")
+        if self.method not in ("auto", "exact", "lsh"):
+            raise AuditorError("usage", f"Unknown method {self.method!r:.40}.", "Use auto, exact or lsh.")
+        for name in (self.normalizer, *(() if self.answer_normalizer == "auto" else (self.answer_normalizer,))):
+            if not isinstance(name, str):
+                raise AuditorError("usage", f"A normaliser is named by a string, got {name!r:.40}.",
+                                   "Use exact, default or code.")
+            normalize.get(name)
+        thresholds = tuple(sorted({round(float(t), 6) for t in given}, reverse=True))
+        return replace(self, threshold=round(float(self.threshold), 6), thresholds=thresholds,
+                       shingle=ShingleSpec.coerce(self.shingle))
 
     @property
     def min_threshold(self) -> float:

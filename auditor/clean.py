@@ -4,7 +4,6 @@ columns; plus a report of every dropped row and why."""
 from __future__ import annotations
 
 import csv
-import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +30,11 @@ class CleanResult:
 
 def clean(test, against: list, *, near: bool = False, dedup: bool = False, threshold: float = 0.7,
           config=None, split=None, text=None, answer=None, max_rows=None, token=None) -> CleanResult:
+    import os
+    from .shingles import check_threshold
+    if isinstance(against, (str, os.PathLike)):
+        against = [against]                # one training source, not a list of its characters
+    threshold = check_threshold(threshold)
     if not against:
         raise AuditorError("usage", "Nothing to clean against.", "Give --against TRAIN (repeatable).")
     side = prepare_side(test, config, split, text, answer, None, max_rows, token)
@@ -61,27 +65,30 @@ def clean(test, against: list, *, near: bool = False, dedup: bool = False, thres
 
 
 def write_rows(rows: list, path: str | Path) -> list[str]:
-    """Rows to .jsonl, .csv or .parquet, by the file's extension; returns notices."""
+    """Rows to .jsonl, .csv or .parquet, by the file's extension; returns notices. The file is
+    written atomically (``outputs.atomic_write``): complete at ``path``, or the previous file kept."""
     try:
         return _write_rows(rows, Path(path))
     except OSError as exc:
-        raise AuditorError("usage", f"Cannot write {Path(path).name}: {exc.strerror or exc}.",
-                           "Choose an output path in a folder that exists and is writable.") from None
+        from .outputs import write_error
+        raise write_error(str(path), exc) from None
 
 
 def _write_rows(rows: list, path: Path) -> list[str]:
+    from .outputs import atomic_write
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".ndjson"):
-        path.write_text("".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows), encoding="utf-8",
-                        errors="backslashreplace")
+        with atomic_write(path, errors="backslashreplace") as fh:
+            for r in rows:
+                fh.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
     elif suffix == ".csv":
         columns = list(dict.fromkeys(k for r in rows for k in r))
-        buf = io.StringIO()
-        writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows([{k: (json.dumps(v, ensure_ascii=False) if isinstance(v, (list, dict)) else v)
-                           for k, v in r.items()} for r in rows])
-        path.write_text(buf.getvalue(), encoding="utf-8", errors="backslashreplace")
+        with atomic_write(path, errors="backslashreplace", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=columns, lineterminator="\n")
+            writer.writeheader()
+            for r in rows:
+                writer.writerow({k: (json.dumps(v, ensure_ascii=False) if isinstance(v, (list, dict)) else v)
+                                 for k, v in r.items()})
     elif suffix in (".parquet", ".pq"):
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -96,7 +103,9 @@ def _write_rows(rows: list, path: Path) -> list[str]:
                 arrays[name] = pa.array([None if v is None else json.dumps(v, ensure_ascii=False, default=str)
                                          for v in values])
                 notices.append(f"column {name!r} mixes types: written as JSON text")
-        pq.write_table(pa.table(arrays), path)
+        table = pa.table(arrays)
+        with atomic_write(path, "wb") as fh:
+            pq.write_table(table, fh)
         return notices
     else:
         raise AuditorError("usage", f"Cannot write {path.name}: unknown extension.", "Use .jsonl, .csv or .parquet.")

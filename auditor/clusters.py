@@ -1,6 +1,9 @@
 """Step 5, cluster: connected components of the verified pairs at any threshold, their
 classification, and the threshold curve — all from one cached ``Pairs``.
 
+Components come from the maximum spanning forest that ``Pairs`` keeps: the forest's edges
+with Jaccard >= t join exactly the records that the graph of all pairs >= t joins.
+
 A cluster is a component of two or more records. It is *identical* when every
 evaluated field (text, answer, group, labels) is equal under the default normaliser
 across its records, and a *variant* (shared stem) otherwise.
@@ -35,11 +38,12 @@ class Clusters:
 
 def cluster_labels(pairs: Pairs, threshold: float) -> tuple[np.ndarray, np.ndarray]:
     """Per record, its cluster id (numbered by first record; -1 if in none), and cluster sizes."""
-    k = pairs.upto(threshold)
+    k = pairs.forest_upto(threshold)
     n_nodes = pairs.n_nodes
     if n_nodes == 0:  # every text empty: nothing can cluster
         return np.full(pairs.n_records, -1, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    graph = sp.coo_matrix((np.ones(k, dtype=np.int8), (pairs.a[:k], pairs.b[:k])), shape=(n_nodes, n_nodes))
+    graph = sp.coo_matrix((np.ones(k, dtype=np.int8), (pairs.forest_a[:k], pairs.forest_b[:k])),
+                          shape=(n_nodes, n_nodes))
     _, node_component = connected_components(graph, directed=False)
     record_component = np.where(pairs.node_of >= 0, node_component[np.maximum(pairs.node_of, 0)], -1)
     sizes = np.bincount(record_component[record_component >= 0], minlength=n_nodes if n_nodes else 0)
@@ -77,17 +81,17 @@ class CurvePoint:
 
 def curve(pairs: Pairs, thresholds: list[float]) -> list[CurvePoint]:
     """Pairs and clusters at each threshold, highest first. Each threshold is a prefix of
-    the score-sorted pairs, so nothing is searched again; components are merged
-    incrementally (each threshold adds only its new pairs to the previous components)."""
+    the score-sorted forest edges, so nothing is searched again; components are merged
+    incrementally (each threshold adds only its new edges to the previous components)."""
     points: list[CurvePoint] = []
     n = max(pairs.n_records, 1)
     component = np.arange(pairs.n_nodes)          # each node's component so far
     n_components = pairs.n_nodes
     done = 0                                      # pairs already merged
     for t in sorted(thresholds, reverse=True):
-        k = pairs.upto(t)
+        k = pairs.forest_upto(t)
         if k > done:
-            new_a, new_b = component[pairs.a[done:k]], component[pairs.b[done:k]]
+            new_a, new_b = component[pairs.forest_a[done:k]], component[pairs.forest_b[done:k]]
             graph = sp.coo_matrix((np.ones(new_a.size, dtype=np.int8), (new_a, new_b)),
                                   shape=(n_components, n_components))
             n_components, merged = connected_components(graph, directed=False)

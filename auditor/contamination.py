@@ -52,14 +52,20 @@ def tokenize(text: str | None) -> list[str]:
 _ASCII_PUNCT = {c: None for c in range(128) if not (chr(c).isalnum() or chr(c).isspace()) or chr(c) == "_"}
 
 
+MAX_NGRAM = 64     # GPT-3 used 13; beyond 64 words an n-gram test says nothing an exact match does not
+
+
 def choose_n(lengths: list[int], ngram="auto") -> int:
     if ngram != "auto":
         try:
-            n = int(ngram)
-        except (TypeError, ValueError):
+            if isinstance(ngram, bool) or (isinstance(ngram, float) and not ngram.is_integer()):
+                raise ValueError
+            n = int(ngram.strip() if isinstance(ngram, str) else ngram)
+        except (TypeError, ValueError, OverflowError):
             n = 0
-        if n < 1:
-            raise AuditorError("usage", f"Bad n-gram size {ngram!r}.", "Use --ngram auto or a whole number like 13.")
+        if not 1 <= n <= MAX_NGRAM:
+            raise AuditorError("usage", f"Bad n-gram size {ngram!r:.40}: use a whole number from 1 to {MAX_NGRAM}.",
+                               "Use --ngram auto (8..13 from the benchmark's item lengths) or e.g. 13, as GPT-3 did.")
         return n
     if not lengths:
         return 13
@@ -147,6 +153,13 @@ def contamination(corpus, benchmark: str, *, corpus_config=None, corpus_split=No
                   benchmark_config=None, benchmark_split=None, benchmark_text=None, ngram="auto",
                   max_rows=None, token=None, progress=None) -> ContaminationResult:
     """Benchmark items sharing an n-gram with ``corpus`` (a source string or a list of texts)."""
+    from .sources import _source_text, check_max_rows
+    if ngram != "auto":
+        choose_n([], ngram)                 # a bad n-gram size fails before anything is read
+    check_max_rows(max_rows)
+    if not isinstance(corpus, (list, tuple)):
+        corpus = _source_text(corpus)       # a pathlib.Path works like its string
+    benchmark = _source_text(benchmark)
     report = progress or (lambda f, s: None)
     report(0.0, "indexing benchmark")
     bench_texts, bench_info = _benchmark_texts(benchmark, benchmark_config, benchmark_split, benchmark_text,

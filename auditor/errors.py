@@ -23,6 +23,8 @@ class AuditorError(Exception):
         "missing_field",    # a role names a field that no record has
         "bad_value",        # a role's value cannot be read as text
         "too_large",        # beyond a hard size limit
+        "output_path",      # an output would overwrite an input or another output, or cannot be written
+        "not_installed",    # an optional part (the semantic model) is not installed; the hint names the command
     })
 
     def __init__(self, code: str, message: str, hint: str = ""):

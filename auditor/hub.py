@@ -5,8 +5,19 @@ asked first, with a short timeout, whether the repo exists and can be read, so a
 unreachable hub or a wrong id is a clear message in seconds instead of minutes of
 retries. Rows are streamed, so a row cap reads only what it needs.
 
-A token comes from the ``token`` argument or ``HF_TOKEN``; it is passed to the client
-for this request and never stored, logged or written to a report.
+Which token reaches the hub (``_token``; every request path, the pre-flight ``dataset_info``,
+config and split listing and the streamed rows, gets the same one):
+
+- a string: that token, for this request only (never stored, logged or written to a report);
+- ``False`` or a blank string: no token at all. The clients get ``token=False``, which
+  huggingface_hub 2.x honours by sending no ``Authorization`` header (``get_token_to_send``), so
+  neither ``HF_TOKEN`` nor a token saved by ``hf auth login`` is used. A server (``app.py``)
+  always passes this unless its user typed a token: it never lends its own token to visitors;
+- ``None`` (the library and CLI default) or ``True``: this machine's token, resolved here, explicitly, as
+  huggingface_hub would: ``HF_TOKEN``, else the token saved by ``hf auth login``, none when
+  ``HF_HUB_DISABLE_IMPLICIT_TOKEN`` is set.
+
+The clients never receive ``token=None``, so they never fall back to a token on their own.
 """
 from __future__ import annotations
 
@@ -16,15 +27,28 @@ import os
 from .errors import AuditorError
 from .sources import Table, _choose_split
 
-HUB_TIMEOUT = float(os.environ.get("AUDITOR_HUB_TIMEOUT", "10"))
+DEFAULT_HUB_TIMEOUT = 10.0
 
 
-def _token(token) -> str | None:
-    """The token to use: the one given; else HF_TOKEN, unless the caller passed False (a
-    multi-user app must not lend its owner's token to visitors)."""
+def hub_timeout() -> float:
+    """Seconds the pre-flight question to the hub may take: AUDITOR_HUB_TIMEOUT, read when asked
+    (a bad value warns and the default applies; at most 600)."""
+    from .env import env_float
+    return env_float("AUDITOR_HUB_TIMEOUT", DEFAULT_HUB_TIMEOUT, 0.0, 600.0)
+
+
+def _token(token) -> str | bool:
+    """The token to pass to the hub clients: a string, or False for "send none" (see the module
+    docstring). Never None: None would let the clients pick up HF_TOKEN on their own."""
     if token is False:
-        return None
-    return token or os.environ.get("HF_TOKEN") or None
+        return False
+    if isinstance(token, str):
+        return token.strip() or False
+    if token is not None and token is not True:
+        raise AuditorError("usage", f"A token must be a string, got {type(token).__name__}.",
+                           "Pass the token as text, False for none, or None for this machine's token.")
+    from huggingface_hub.utils import get_token_to_send
+    return get_token_to_send(None) or False
 
 
 def _classify(exc: Exception, repo_id: str, config=None) -> AuditorError:
@@ -58,12 +82,19 @@ def _classify(exc: Exception, repo_id: str, config=None) -> AuditorError:
                         "Check the dataset page; a script-based or unusual dataset may need converting to files.")
 
 
-def _check_reachable(repo_id: str, token: str | None) -> None:
+def _remote(repo_id: str) -> str:
+    """The id as ``datasets`` must see it to read the Hub only: given a bare "owner/name", it
+    reads a local folder of that name first if one exists (so a typed-in id could read, or reveal,
+    a folder on a server)."""
+    return f"hf://datasets/{repo_id}"
+
+
+def _check_reachable(repo_id: str, token: str | bool) -> None:
     if os.environ.get("HF_HUB_OFFLINE") == "1":
         return  # the datasets cache answers, or load_dataset says offline
     from huggingface_hub import HfApi
     try:
-        HfApi().dataset_info(repo_id, token=token, timeout=HUB_TIMEOUT)
+        HfApi().dataset_info(repo_id, token=token, timeout=hub_timeout())
     except Exception as exc:  # the hub client raises many types (httpx2.*, HfHubHTTPError, ...)
         raise _classify(exc, repo_id) from None
 
@@ -75,7 +106,7 @@ def describe(repo_id: str, config: str | None = None, token=None, sample_rows: i
     _check_reachable(repo_id, token)
     import datasets
     try:
-        configs = list(datasets.get_dataset_config_names(repo_id, token=token))
+        configs = list(datasets.get_dataset_config_names(_remote(repo_id), token=token))
     except Exception as exc:
         raise _classify(exc, repo_id) from None
     chosen = config or (configs[0] if configs else None)
@@ -83,8 +114,8 @@ def describe(repo_id: str, config: str | None = None, token=None, sample_rows: i
         raise AuditorError("bad_config", f"{repo_id} has no config {config!r}.",
                            f"Available configs: {', '.join(configs)}.")
     try:
-        splits = list(datasets.get_dataset_split_names(repo_id, chosen, token=token))
-        stream = datasets.load_dataset(repo_id, chosen, split=splits[0], streaming=True, token=token)
+        splits = list(datasets.get_dataset_split_names(_remote(repo_id), chosen, token=token))
+        stream = datasets.load_dataset(_remote(repo_id), chosen, split=splits[0], streaming=True, token=token)
         rows = list(itertools.islice(iter(stream), sample_rows))
     except Exception as exc:
         raise _classify(exc, repo_id, chosen) from None
@@ -98,7 +129,7 @@ def load_hub(repo_id: str, config, split, max_rows, token) -> Table:
     import datasets
     notices = []
     try:
-        configs = list(datasets.get_dataset_config_names(repo_id, token=token))
+        configs = list(datasets.get_dataset_config_names(_remote(repo_id), token=token))
     except Exception as exc:
         raise _classify(exc, repo_id) from None
     if config is None:
@@ -111,7 +142,7 @@ def load_hub(repo_id: str, config, split, max_rows, token) -> Table:
         raise AuditorError("bad_config", f"{repo_id} has no config {config!r}.",
                            f"Available configs: {', '.join(configs)}.")
     try:
-        splits = list(datasets.get_dataset_split_names(repo_id, config, token=token))
+        splits = list(datasets.get_dataset_split_names(_remote(repo_id), config, token=token))
     except Exception as exc:
         raise _classify(exc, repo_id, config) from None
     split, note = _choose_split(split, splits, repo_id)
@@ -120,7 +151,7 @@ def load_hub(repo_id: str, config, split, max_rows, token) -> Table:
     rows: list[dict] = []
     truncated = False
     try:
-        stream = datasets.load_dataset(repo_id, config, split=split, streaming=True, token=token)
+        stream = datasets.load_dataset(_remote(repo_id), config, split=split, streaming=True, token=token)
         for row in stream:
             if max_rows is not None and len(rows) >= max_rows:
                 truncated = True

@@ -165,11 +165,12 @@ def leak(a, b, *, config_a=None, split_a=None, config_b=None, split_b=None, text
          shingle: ShingleSpec | None = None, method: str = "auto", max_rows=None, token=None,
          progress=None) -> LeakResult:
     """Records of B (the evaluation side) that occur in A. Sources as for ``auditor.load``."""
-    from .errors import AuditorError
-    if not (0 < threshold <= 1):
-        raise AuditorError("usage", f"Threshold {threshold} is outside (0, 1].", "Use e.g. 0.7.")
+    from .shingles import check_threshold
+    from .sources import check_max_rows
+    threshold = check_threshold(threshold)
+    shingle = ShingleSpec.coerce(shingle)       # None, a ShingleSpec or "word:3"
+    check_max_rows(max_rows)
     report = progress or (lambda f, s: None)
-    shingle = shingle or ShingleSpec()
     report(0.0, "loading")
     side_a = prepare_side(a, config_a, split_a, text, answer, group, max_rows, token)
     report(0.2, "loading")

@@ -16,7 +16,7 @@ import scipy.sparse as sp
 
 from .errors import AuditorError
 from .exact import key_ids, normalized
-from .near import find_pairs
+from .near import collapse_identical, find_pairs
 from .report import SCHEMA_VERSION, md_cell
 from .roles import column, resolve_roles
 from .shingles import shingle_matrix
@@ -100,6 +100,10 @@ class MatrixResult:
 def overlap_matrix(specs: list, *, text=None, near: bool = False, threshold: float = 0.7,
                    compare: bool = True, max_rows=None, token=None, progress=None) -> MatrixResult:
     """``specs``: Group objects or NAME[:SPLIT]=SOURCE strings."""
+    from .shingles import check_threshold
+    from .sources import check_max_rows
+    threshold = check_threshold(threshold)
+    check_max_rows(max_rows)
     groups = [parse_spec(s) if isinstance(s, str) else s for s in specs]
     if len(groups) < 2:
         raise AuditorError("usage", "Give at least two datasets or splits (-d NAME[:SPLIT]=SOURCE, repeated).",
@@ -126,12 +130,19 @@ def overlap_matrix(specs: list, *, text=None, near: bool = False, threshold: flo
     near_split = near_dataset = None
     if near:
         report(0.6, "searching near duplicates")
-        pairs = find_pairs(shingle_matrix(texts), threshold)
-        k = pairs.upto(threshold)
-        adj = sp.coo_matrix((np.ones(2 * k), (np.r_[pairs.a[:k], pairs.b[:k]], np.r_[pairs.b[:k], pairs.a[:k]])),
-                            shape=(pairs.n_nodes, pairs.n_nodes)).tocsr()
-        near_split, near_dataset = _matrices(_counts(pairs.node_of, group_of, len(groups), adj), pairs.node_of,
-                                             group_of, groups, datasets, dataset_of_group)
+        # Each node's neighbours' group counts are summed as the verified pairs stream by, so
+        # memory stays (nodes x groups) however many pairs there are.
+        matrix = shingle_matrix(texts)
+        node_of = collapse_identical(matrix)[0]
+        own = _counts(node_of, group_of, len(groups))
+        around = np.zeros_like(own)
+
+        def add_neighbours(a, b, j):
+            np.add.at(around, a, own[b])
+            np.add.at(around, b, own[a])
+
+        find_pairs(matrix, threshold, on_pairs=add_neighbours)
+        near_split, near_dataset = _matrices(own + around, node_of, group_of, groups, datasets, dataset_of_group)
     comparison = []
     if compare:
         from .audit import ScanSettings, scan

@@ -3,7 +3,6 @@ release the GIL, so a 2-core machine runs two such steps at once."""
 from __future__ import annotations
 
 import os
-import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 
@@ -13,18 +12,22 @@ def _available_cpus() -> int:
     return os.cpu_count() or 1
 
 
+MAX_WORKERS = 64
+
+
 def _workers() -> int:
-    """AUDITOR_THREADS if set, else the available cores up to 4 (beyond that, memory
-    bandwidth rather than cores limits these steps)."""
-    setting = os.environ.get("AUDITOR_THREADS", "").strip()
-    if setting:
-        if setting.isdigit() and int(setting) >= 1:
-            return int(setting)
-        warnings.warn(f"AUDITOR_THREADS={setting!r} is not a positive whole number; using the default.")
-    return max(1, min(4, _available_cpus()))
+    """AUDITOR_THREADS if set (1 .. 64; a bad value warns and the default applies), else the
+    available cores up to 4 (beyond that, memory bandwidth rather than cores limits these steps)."""
+    from .env import env_int
+    return env_int("AUDITOR_THREADS", max(1, min(4, _available_cpus())), 1, MAX_WORKERS)
 
 
-WORKERS = _workers()
+def __getattr__(name):
+    # WORKERS is read from the environment on first use, not at import (tests may also set it).
+    if name == "WORKERS":
+        globals()["WORKERS"] = value = _workers()
+        return value
+    raise AttributeError(name)
 
 
 def thread_map(fn, items):
@@ -32,8 +35,9 @@ def thread_map(fn, items):
     so the caller can consume (and report progress on) early results while later ones run.
     WORKERS is read at call time (tests set it)."""
     items = list(items)
-    if WORKERS == 1 or len(items) < 2:
+    workers = globals()["WORKERS"] if "WORKERS" in globals() else __getattr__("WORKERS")
+    if workers == 1 or len(items) < 2:
         yield from map(fn, items)
         return
-    with ThreadPoolExecutor(WORKERS) as pool:
+    with ThreadPoolExecutor(workers) as pool:
         yield from pool.map(fn, items)

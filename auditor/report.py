@@ -76,9 +76,13 @@ def summary(result, threshold: float | None = None) -> dict:
                      "bands": pairs.bands, "rows": pairs.rows, "seed": s.seed},
         "method": {"near_duplicates": pairs.method, "candidates": pairs.candidates,
                    "distinct_texts": pairs.n_nodes, "expected_recall": expected,
+                   "template_groups": list(pairs.dense_groups),
                    "note": ("exact search: candidates are the pairs sharing a prefix shingle under a rare-first "
                             "order (the All-Pairs prefix filter), which provably contains every pair at or above "
                             "the lowest threshold; each is verified, so recall is 1"
+                            + ("; template groups (distinct texts per group in template_groups) share most "
+                               "shingles: all their pairs are scored by dense products and counted, not listed"
+                               if pairs.dense_groups else "")
                             if pairs.method == "exact-all-pairs" else
                             "MinHash-LSH proposes candidates, each verified with its exact Jaccard; "
                             "expected_recall is the chance of catching a pair whose Jaccard equals that "
@@ -98,14 +102,20 @@ def summary(result, threshold: float | None = None) -> dict:
 
 
 def write_outputs(out_dir: str | Path, summary_dict: dict, markdown_text: str, extra: dict | None = None) -> list:
-    """summary.json, REPORT.md and any extra files (name -> text) into ``out_dir``."""
+    """REPORT.md, any extra files (name -> text), then summary.json into ``out_dir``; each written
+    atomically, summary.json last, so a folder holding a summary.json is complete."""
+    from .outputs import atomic_write, write_error
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    files = {"summary.json": to_json(summary_dict), "REPORT.md": printable(markdown_text),
-             **{name: printable(text) for name, text in (extra or {}).items()}}
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise write_error(str(out_dir), exc) from None
+    files = {"REPORT.md": printable(markdown_text), **{name: printable(text) for name, text in (extra or {}).items()},
+             "summary.json": to_json(summary_dict)}
     written = []
     for name, text in files.items():
-        (out / name).write_text(text, encoding="utf-8")
+        with atomic_write(out / name) as fh:
+            fh.write(text)
         written.append(out / name)
     return written
 
@@ -186,6 +196,10 @@ def markdown(result, threshold: float | None = None) -> str:
               f"Near duplicates: `{m['near_duplicates']}` over {m['distinct_texts']:,} distinct shingle sets, "
               f"{m['candidates']:,} candidate pairs scored; shingles {d['settings']['shingle']['unit']}:"
               f"{d['settings']['shingle']['size']}; every reported pair carries its exact Jaccard."]
+    if m.get("template_groups"):
+        lines += ["", f"{len(m['template_groups']):,} template group(s) of "
+                  f"{', '.join(f'{g:,}' for g in m['template_groups'][:5])} distinct texts share most of their "
+                  "shingles: every pair in them was scored by dense products and counted, not listed."]
     if m["near_duplicates"] == "minhash-lsh":
         recall = ", ".join(f"{t}: {p:.3f}" for t, p in m["expected_recall"].items())
         lines += ["", f"MinHash-LSH with {d['settings']['num_perm']} permutations, {d['settings']['bands']} bands x "

@@ -60,8 +60,16 @@ def resolve_roles(rows: list[dict], text=None, answer=None, group=None, labels=N
     """Check the given roles exist and guess the blank ones."""
     fields = available_fields(rows)
     given = {"text": text, "answer": answer, "group": group, "id": id}
+    for role, value in given.items():
+        if value is not None and not isinstance(value, str):
+            raise _not_a_name(role, value)
     given = {k: (v.strip() if isinstance(v, str) else v) for k, v in given.items()}
+    if labels is not None and not isinstance(labels, (str, list, tuple, set, frozenset)):
+        raise _not_a_name("labels", labels, "a list of field names")
     label_list = [labels] if isinstance(labels, str) else list(labels or [])
+    for lab in label_list:
+        if not isinstance(lab, str):
+            raise _not_a_name("labels", lab)
     label_list = [item.strip() for lab in label_list for item in str(lab).split(",") if item.strip()]
     for role, path in [*given.items(), *(("labels", lab) for lab in label_list)]:
         if not _blank(path) and not _present(rows, path):
@@ -86,6 +94,12 @@ def resolve_roles(rows: list[dict], text=None, answer=None, group=None, labels=N
                            f"Name one with --text. Available fields: {', '.join(fields) or '(none)'}.")
     return Roles(text=given["text"], answer=given["answer"], group=given["group"], labels=tuple(label_list),
                  id=given["id"], guessed=tuple(guessed))
+
+
+def _not_a_name(role: str, value, what: str = "a field name (a string)") -> AuditorError:
+    return AuditorError("usage", f"The {role} role must be {what}, got {type(value).__name__} {value!r:.40}.",
+                        "Pass the field's name, e.g. text=\"question\"; a dotted path such as \"question.stem\" "
+                        "reaches a nested field.")
 
 
 def available_fields(rows: list[dict], sample: int = 1000) -> list[str]:

@@ -47,6 +47,33 @@ class ShingleSpec:
     def __str__(self) -> str:
         return f"{self.unit}:{self.size}"
 
+    @classmethod
+    def coerce(cls, value) -> "ShingleSpec":
+        """A shingle setting as given to the library: None (the default), a ShingleSpec, or a
+        string such as "word:3" or "char:5"; anything else is a clear usage error."""
+        if value is None:
+            return cls()
+        if isinstance(value, str):
+            return cls.parse(value)
+        if isinstance(value, cls):
+            if value.unit in ("word", "char") and isinstance(value.size, int) and not isinstance(value.size, bool) \
+                    and 1 <= value.size <= 64:
+                return value
+            return cls.parse(f"{value.unit}:{value.size}")          # raises, naming the setting
+        raise AuditorError("usage", f"Bad shingle setting {value!r:.40} (of type {type(value).__name__}).",
+                           "Pass a ShingleSpec or a string such as \"word:3\" or \"char:5\".")
+
+
+def check_threshold(value, what: str = "Threshold") -> float:
+    """A Jaccard threshold: a real number in (0, 1] (not a string, a bool, NaN or infinity)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise AuditorError("usage", f"{what} {value!r:.40} is not a number.",
+                           "Jaccard thresholds are fractions in (0, 1] such as 0.7.")
+    if not (0 < value <= 1):
+        raise AuditorError("usage", f"{what} {value!r} is outside (0, 1].",
+                           "Jaccard thresholds are fractions such as 0.7.")
+    return float(value)
+
 
 def shingle_matrix(texts: list, spec: ShingleSpec = ShingleSpec()) -> sp.csr_matrix:
     """A binary CSR matrix: row i holds the shingle set of texts[i] (None/empty -> empty row)."""

@@ -6,10 +6,13 @@ A source is one of
 - a Hugging Face dataset id, loaded through ``datasets`` (imported only then).
 
 Every loading failure is raised here as an ``AuditorError`` that names the file,
-line or split, so no caller has to interpret library exceptions.
+line or split, so no caller has to interpret library exceptions. Reading is bounded by a byte
+budget (``AUDITOR_MAX_BYTES``) enforced while streaming, and a row cap stops it (see "bounded
+reading" below).
 """
 from __future__ import annotations
 
+import codecs
 import csv
 import glob
 import gzip
@@ -18,6 +21,8 @@ import itertools
 import json
 import os
 import re
+import sys
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,19 +58,15 @@ class Table:
 
 # --------------------------------------------------------------------------- entry point
 
-def load(source: str, config: str | None = None, split: str | None = None, *,
+def load(source: str | os.PathLike, config: str | None = None, split: str | None = None, *,
          max_rows: int | None = None, token=None, kind: str = "auto") -> Table:
     """Load ``source`` (see module docstring). ``max_rows`` caps the rows read;
     a capped load says so in ``Table.truncated``. ``token`` (or ``HF_TOKEN``; pass False to
     ignore the environment) is used for gated hub sets only and is never stored.
     ``kind`` ("auto", "example", "local" or "hub") forces how the source is read: a
     server should pass "hub" for a typed-in id, so a name never reads a local path."""
-    if not isinstance(source, str) or not source.strip():
-        raise AuditorError("usage", "No dataset given.",
-                           "Pass a Hugging Face dataset id, a local file, or example:gsm8k.")
-    if max_rows is not None and (not isinstance(max_rows, int) or max_rows < 1):
-        raise AuditorError("usage", f"max_rows must be a positive whole number, got {max_rows!r}.",
-                           "Leave it out to read every row.")
+    source = _source_text(source)
+    check_max_rows(max_rows)
     source = source.strip()
     if kind not in ("auto", "example", "local", "hub"):
         raise AuditorError("usage", f"Unknown source kind {kind!r}.", "Use auto, example, local or hub.")
@@ -79,6 +80,44 @@ def load(source: str, config: str | None = None, split: str | None = None, *,
     raise AuditorError("not_found", f"No file, directory or glob matches {source!r}, and it is not a "
                        "valid Hugging Face dataset id.",
                        "Check the path, or use an id like 'openai/gsm8k' or a bundled set like 'example:gsm8k'.")
+
+
+MAX_ROWS_LIMIT = sys.maxsize
+_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+
+
+def check_max_rows(max_rows) -> None:
+    """A row cap is a whole number from 1 to 2^63-1 (None: no cap)."""
+    if max_rows is None:
+        return
+    if isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1:
+        raise AuditorError("usage", f"max_rows must be a positive whole number, got {max_rows!r:.40}.",
+                           "Leave it out to read every row.")
+    if max_rows > MAX_ROWS_LIMIT:
+        raise AuditorError("usage", f"max_rows {max_rows:,} is more than any source can hold (at most "
+                           f"{MAX_ROWS_LIMIT:,}).", "Leave it out to read every row.")
+
+
+def _source_text(source) -> str:
+    """A source as a string: paths (``pathlib.Path``, ``os.PathLike``) are accepted as they are;
+    URLs are refused with the kinds of source that are supported."""
+    if isinstance(source, os.PathLike):
+        source = os.fspath(source)
+        if isinstance(source, bytes):
+            source = os.fsdecode(source)
+    if not isinstance(source, str) or not source.strip():
+        what = "" if source is None or isinstance(source, str) else f" (got {type(source).__name__} {source!r:.40})"
+        raise AuditorError("usage", f"No dataset given{what}.",
+                           "Pass a Hugging Face dataset id, a local file path, or example:gsm8k.")
+    url = _URL.match(source.strip())
+    if url:
+        hub = re.search(r"/datasets/([\w.-]+/[\w.-]+)", source)
+        suggestion = f" For a Hub dataset pass its id: {hub.group(1)!r}." if hub else ""
+        raise AuditorError("usage", f"{source.strip()!r}: {url.group(1)}:// sources are not supported.",
+                           "Supported: a local file, directory or glob of JSONL / JSON / CSV / TSV / Parquet "
+                           "(optionally .gz), a Hugging Face dataset id (owner/name), or a bundled example:NAME. "
+                           f"Download the file first.{suggestion}")
+    return source
 
 
 def _looks_local(source: str) -> bool:
@@ -122,7 +161,7 @@ def _load_example(source: str, config, split, max_rows) -> Table:
     split, note = _choose_split(split, list(splits), f"example:{name}")
     if note:
         notices.append(note)
-    rows, truncated = _read_jsonl(splits[split], max_rows)
+    rows, truncated = read_file(splits[split], max_rows)
     return Table(rows=rows, source=f"example:{name}", config=config, split=split,
                  files=(f"example:{name}/{config}/{split}",), row_cap=max_rows, truncated=truncated,
                  splits=tuple(splits), configs=tuple(sorted(layout)), notices=tuple(notices))
@@ -157,12 +196,13 @@ def _load_local(source: str, split, max_rows) -> Table:
         paths = by_split[split]
     rows: list = []
     truncated = False
+    budget = Budget(max_rows)                # one reading budget for all the files of the source
     for path in paths:
         remaining = None if max_rows is None else max_rows - len(rows)
         if remaining is not None and remaining <= 0:
             truncated = True
             break
-        part, part_truncated = read_file(path, remaining)
+        part, part_truncated = read_file(path, remaining, budget, notices)
         rows.extend(part)
         truncated = truncated or part_truncated
     if not rows:
@@ -220,58 +260,439 @@ def _format_of(path: Path) -> str | None:
     return None
 
 
-MAX_BYTES = int(os.environ.get("AUDITOR_MAX_BYTES", str(2 * 1024 ** 3)))
+# --------------------------------------------------------------------------- bounded reading
+#
+# Every local file is read as a stream of decompressed chunks, and each chunk is charged to the
+# load's Budget before it is parsed: a gzip bomb is refused after at most the budget, never after
+# decompressing it all, and one line may hold at most a share of it. A row cap stops reading as
+# soon as it is reached, for every format (JSON arrays and Parquet batches included).
+
+DEFAULT_MAX_BYTES = 1024 ** 3   # sized for a free Space (16 GB RAM, 2 vCPU); AUDITOR_MAX_BYTES overrides
+MAX_BYTES: int | None = None    # when set (tests), overrides AUDITOR_MAX_BYTES
+RECORD_BYTES = 256              # charged per record on top of its bytes: a record costs memory as an object
+LINE_SHARE = 16                 # one line (or JSON item) may take at most 1/16 of the budget
+CHUNK = 1 << 20                 # decompressed bytes read at a time
+MIN_LINE_CAP = 64 * 1024
 
 
-def read_file(path: Path, max_rows: int | None = None) -> tuple[list[dict], bool]:
-    """Rows of one local file (format by extension) and whether the cap cut it."""
+def max_bytes() -> int:
+    """The reading budget of one load: AUDITOR_MAX_BYTES (read when called), default 1 GiB."""
+    if MAX_BYTES is not None:
+        return MAX_BYTES
+    from .env import env_bytes
+    return env_bytes("AUDITOR_MAX_BYTES", DEFAULT_MAX_BYTES)
+
+
+class Budget:
+    """What one load may read: decompressed bytes plus RECORD_BYTES per record (so a file of a
+    billion empty objects costs what it would cost in memory, not 3 bytes each). ``limited=False``
+    (a corpus streamed through in batches) keeps only the per-line cap."""
+
+    def __init__(self, max_rows: int | None = None, *, cap: int | None = None, limited: bool = True):
+        self.cap = max_bytes() if cap is None else cap
+        self.max_rows = max_rows
+        self.limited = limited
+        self.used = 0
+        self.line_cap = max(self.cap // LINE_SHARE, MIN_LINE_CAP)
+
+    def take(self, nbytes: int, records: int, name: str) -> None:
+        self.used += nbytes + RECORD_BYTES * records
+        if self.limited and self.used > self.cap:
+            raise self.error(name)
+
+    def error(self, name: str) -> AuditorError:
+        from .env import format_bytes
+        if self.max_rows is None:
+            hint = ("Audit a prefix with --max-rows (max_rows= in Python), or raise AUDITOR_MAX_BYTES "
+                    "(e.g. AUDITOR_MAX_BYTES=4G) if the machine has the memory.")
+        else:
+            hint = (f"The row cap ({self.max_rows:,} rows) was not reached within that limit: lower it, or raise "
+                    "AUDITOR_MAX_BYTES (e.g. AUDITOR_MAX_BYTES=4G) if the machine has the memory.")
+        return AuditorError("too_large", f"{name}: more data than the reading limit of {format_bytes(self.cap)} "
+                            f"(AUDITOR_MAX_BYTES: decompressed bytes, plus {RECORD_BYTES} per record).", hint)
+
+    def long_line(self, name: str, line: int, what: str = "line") -> AuditorError:
+        from .env import format_bytes
+        return AuditorError("too_large", f"{name}, {what} {line}: longer than {format_bytes(self.line_cap)}, "
+                            f"the limit for one {what} (1/{LINE_SHARE} of AUDITOR_MAX_BYTES, "
+                            f"{format_bytes(self.cap)}).",
+                            "Check that the file is really one record per line; raise AUDITOR_MAX_BYTES if "
+                            "records this large are intended.")
+
+
+_MAGIC = ((b"\x1f\x8b", "gzip-compressed: name it with a .gz suffix"),
+          (b"PAR1", "a Parquet file: name it .parquet"),
+          (b"PK\x03\x04", "a zip archive: unpack it first"),
+          (b"\xff\xfe\x00\x00", "UTF-32 text: re-encode it as UTF-8"),
+          (b"\x00\x00\xfe\xff", "UTF-32 text: re-encode it as UTF-8"),
+          (b"\xff\xfe", "UTF-16 text: re-encode it as UTF-8"),
+          (b"\xfe\xff", "UTF-16 text: re-encode it as UTF-8"))
+
+
+class _Counted:
+    """The decompressed bytes of a file, a chunk at a time, each charged to a Budget (records
+    estimated by counting ``marker`` bytes) before anyone parses it. A text file is refused as
+    soon as it shows it is not UTF-8 text: a NUL byte, a UTF-16/32 byte-order mark, or the magic
+    bytes of gzip, Parquet or zip in a file named as text."""
+
+    def __init__(self, inner, budget: Budget, name: str, marker: bytes | None):
+        self.inner, self.budget, self.name, self.marker = inner, budget, name, marker
+        self.offset = 0
+        self.size = min(CHUNK, budget.line_cap)
+
+    def chunk(self, size: int | None = None) -> bytes:
+        data = self.inner.read(size or self.size)
+        if not data:
+            return b""
+        if self.marker is None:             # binary (a gzip'd Parquet file): bytes only
+            self.budget.take(len(data), 0, self.name)
+            self.offset += len(data)
+            return data
+        if not self.offset:
+            for magic, what in _MAGIC:
+                # (a CSV header may start with "PAR1"; a Parquet file also holds NUL bytes)
+                if data.startswith(magic) and (magic != b"PAR1" or b"\x00" in data):
+                    raise AuditorError("bad_format", f"{self.name}: not UTF-8 text: the file is {what}.",
+                                       "Every text format (JSONL, JSON, CSV, TSV) is read as UTF-8.")
+        nul = data.find(b"\x00")
+        if nul >= 0:
+            raise AuditorError("bad_format", f"{self.name}: byte {self.offset + nul} is a NUL byte: the file is binary "
+                               "or UTF-16/UTF-32 text, not UTF-8.",
+                               "Re-encode it as UTF-8 (e.g. iconv -f UTF-16 -t UTF-8), or check it is the right file.")
+        self.budget.take(len(data), data.count(self.marker), self.name)
+        self.offset += len(data)
+        return data
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def _open_stream(path: Path, budget: Budget, marker: bytes | None) -> _Counted:
+    try:
+        inner = gzip.open(path, "rb") if path.name.lower().endswith(".gz") else open(path, "rb")
+    except OSError as exc:
+        raise _read_error(exc, path) from None
+    return _Counted(inner, budget, path.name, marker)
+
+
+def _read_error(exc: BaseException, path: Path) -> AuditorError:
+    """What a failed read of ``path`` means, for the person who gave the file."""
+    if isinstance(exc, (FileNotFoundError, PermissionError)):
+        return AuditorError("not_found", f"{path.name}: cannot be read ({exc.strerror}).",
+                            "Check the file exists and is readable.")
+    if isinstance(exc, EOFError):
+        return AuditorError("bad_format", f"{path.name}: the gzip stream ends early: the file is truncated ({exc}).",
+                            "Download or copy it again; `gzip -t FILE` checks a .gz file.")
+    if isinstance(exc, (gzip.BadGzipFile, zlib.error)):
+        return AuditorError("bad_format", f"{path.name}: not a valid gzip file ({exc}).",
+                            "Decompress it to check it, or remove the .gz suffix if it is not compressed.")
+    return AuditorError("bad_format", f"{path.name}: cannot be read ({type(exc).__name__}: {str(exc)[:200]}).",
+                        "Check the file is complete and readable.")
+
+
+def read_file(path: Path, max_rows: int | None = None, budget: Budget | None = None,
+              notices: list | None = None) -> tuple[list[dict], bool]:
+    """Rows of one local file (format by extension) and whether the row cap cut it. ``budget``
+    (one per load, shared by its files) bounds what is read; ``notices`` collects what the report
+    must say about the file. Reading stops as soon as the row cap is passed."""
+    budget = budget or Budget(max_rows)
+    if max_rows is None and budget.limited and not path.name.lower().endswith(".gz") \
+            and _format_of(path) != "parquet":
+        try:
+            size = path.stat().st_size
+        except OSError as exc:
+            raise _read_error(exc, path) from None
+        if budget.used + size > budget.cap:       # refused before reading a byte
+            raise budget.error(path.name)
+    rows: list = []
+    batches = file_batches(path, budget, notices, stream_json=max_rows is not None, batch=max_rows)
+    try:
+        for part in batches:
+            if rows:
+                rows.extend(part)
+            else:
+                rows = part
+            if max_rows is not None and len(rows) > max_rows:   # one more than the cap: it was cut
+                return rows[:max_rows], True
+    finally:
+        batches.close()
+    return rows, False
+
+
+def file_rows(path: Path, budget: Budget, notices: list | None = None):
+    """Records of one local file, one at a time (a corpus streamed through)."""
+    batches = file_batches(path, budget, notices)
+    try:
+        for part in batches:
+            yield from part
+    finally:
+        batches.close()
+
+
+def file_batches(path: Path, budget: Budget, notices: list | None = None, *, stream_json: bool = True,
+                 batch: int | None = None):
+    """Lists of records of one local file, read in bounded chunks. ``stream_json``: parse a JSON
+    list item by item (else whole, which is faster when every row is wanted); ``batch``: the
+    rows wanted, when few (Parquet then reads small batches)."""
     fmt = _format_of(path)
     if fmt == "parquet":
-        return _read_parquet(path, max_rows)
-    if fmt == "jsonl" and max_rows is not None:
-        # Stream: a row cap on a huge file reads only the rows it keeps.
-        rows = list(itertools.islice(_jsonl_file_rows(path), max_rows + 1))
-        return rows[:max_rows], len(rows) > max_rows
-    size = path.stat().st_size
-    if max_rows is None and size > MAX_BYTES:
-        raise AuditorError("too_large", f"{path.name} is {size / 1024 ** 3:.1f} GiB: too large to read whole "
-                           f"(limit {MAX_BYTES / 1024 ** 3:.1f} GiB).",
-                           "Audit a prefix with --max-rows (e.g. --max-rows 1000000), convert it to JSONL or "
-                           "Parquet, or raise AUDITOR_MAX_BYTES if the machine has the memory.")
-    text = _read_text(path)
-    if fmt == "jsonl":
-        return _parse_jsonl(text, path.name, max_rows)
-    if fmt == "json":
-        return _parse_json(text, path.name, max_rows)
-    return _parse_csv(text, path.name, max_rows, delimiter="\t" if fmt == "tsv" else ",")
-
-
-def _read_bytes(path: Path) -> bytes:
+        yield from _parquet_batches(path, budget, batch)
+        return
+    stream = _open_stream(path, budget, b"{" if fmt == "json" else b"\n")
     try:
-        if path.name.lower().endswith(".gz"):
-            with gzip.open(path, "rb") as fh:
-                return fh.read()
-        return path.read_bytes()
-    except (gzip.BadGzipFile, EOFError, OSError) as exc:
-        if isinstance(exc, (FileNotFoundError, PermissionError)):
-            raise AuditorError("not_found", f"{path.name}: cannot be read ({exc.strerror}).",
-                               "Check the file exists and is readable.") from None
-        raise AuditorError("bad_format", f"{path.name}: not a valid gzip file ({exc}).",
-                           "Decompress it to check it, or remove the .gz suffix if it is not compressed.") from None
+        size = 4096 if batch is None else max(1, min(batch + 1, 4096))   # records per list
+        if fmt == "jsonl":
+            yield from _jsonl_batches(stream, path.name, batch)
+        elif fmt == "json":
+            yield from _json_batches(stream, path.name, stream_json, size)
+        else:
+            yield from _csv_batches(stream, path.name, "\t" if fmt == "tsv" else ",", budget, notices, size)
+    except (EOFError, OSError, zlib.error) as exc:
+        raise _read_error(exc, path) from None
+    finally:
+        stream.close()
 
 
-def _read_text(path: Path) -> str:
-    data = _read_bytes(path)
+_LINE_END = re.compile(rb"[\r\n]")
+
+
+def _line_blocks(stream: _Counted, name: str, state: dict, csv_ends: bool = False):
+    """Whole text lines of a UTF-8 stream, an iterable per chunk. JSONL (``csv_ends`` False): a
+    list of lines split at "\\n", without it. CSV: lines that end at "\\r\\n", "\\r" or "\\n" and
+    keep it, as the csv module wants. A line longer than the budget's line cap is refused as soon as it is,
+    before it is all read; ``state["open"]`` is set to the number of a last line with no end."""
+    budget = stream.budget
+    parts: list[bytes] = []    # the pieces of the line still open at the end of the last chunk
+    open_len = done = 0        # its length; lines yielded so far
+    start = 0                  # byte offset of the block being decoded
+    first = True
+    while True:
+        data = stream.chunk()
+        if first:
+            first = False
+            if data.startswith(b"\xef\xbb\xbf"):      # a UTF-8 byte-order mark is legitimate; drop it
+                data, start = data[3:], 3
+        if not data:
+            break
+        cut = max(data.rfind(b"\n"), data.rfind(b"\r")) if csv_ends else data.rfind(b"\n")
+        if cut < 0:                                  # the open line goes on
+            parts.append(data)
+            open_len += len(data)
+            if open_len > budget.line_cap:
+                raise budget.long_line(name, done + 1)
+            continue
+        if parts and open_len + _LINE_END.search(data).start() > budget.line_cap:
+            raise budget.long_line(name, done + 1)
+        if csv_ends:
+            block = b"".join(parts) + data[:cut + 1] if parts else data[:cut + 1]
+        else:
+            block = b"".join(parts) + data[:cut] if parts else data[:cut]
+        parts = [data[cut + 1:]] if cut + 1 < len(data) else []
+        open_len = len(data) - cut - 1
+        text = _decode(block, name, start, done)
+        if csv_ends:        # StringIO(newline="") splits at "\r\n", "\r" and "\n" only, as csv wants
+            done += block.count(b"\n")
+            yield io.StringIO(text, newline="")
+        else:
+            lines = text.split("\n")
+            done += len(lines)
+            yield lines
+        start += len(block) + (0 if csv_ends else 1)
+    if parts:
+        state["open"] = done + 1
+        yield [_decode(b"".join(parts), name, start, done)]
+
+
+def _decode(block: bytes, name: str, start: int, lines_before: int) -> str:
     try:
-        return data.decode("utf-8-sig")  # a UTF-8 byte-order mark is legitimate; drop it
+        return block.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise AuditorError("bad_format", f"{path.name}: not valid UTF-8 (byte {exc.start}, line {line}).",
+        line = lines_before + block.count(b"\n", 0, exc.start) + 1
+        raise AuditorError("bad_format", f"{name}: not valid UTF-8 (byte {start + exc.start}, line {line}).",
                            "Re-encode the file as UTF-8, or check that it is a text file and not binary.") from None
 
 
-def _read_jsonl(path: Path, max_rows) -> tuple[list[dict], bool]:
-    return _parse_jsonl(_read_text(path), path.name, max_rows)
+def _jsonl_batches(stream: _Counted, name: str, want: int | None = None):
+    """Records of a JSONL stream, a list per chunk. The common case (every line an object) runs
+    without per-line Python; a bad line is then found again line by line, to name it (unless the
+    ``want`` rows the caller needs come before it)."""
+    state: dict = {}
+    loads, done, kept = json.loads, 0, 0
+    try:
+        for lines in _line_blocks(stream, name, state):
+            try:
+                rows = list(map(loads, filter(str.strip, lines)))   # split("\n"): U+2028 may sit in a string
+                good = set(map(type, rows)) <= {dict}
+            except (ValueError, RecursionError):
+                good = False
+            if not good:
+                rows = list(itertools.islice(jsonl_rows(lines, name, done + 1),
+                                             None if want is None else want + 1 - kept))
+            done += len(lines)
+            kept += len(rows)
+            yield rows
+    except AuditorError as exc:
+        if state.get("open") and exc.message.startswith(f"{name}, line {state['open']}: not valid JSON"):
+            raise AuditorError(exc.code, exc.message, "That is the last line and it has no line end: the file "
+                               "looks cut short (a truncated download or copy?).") from None
+        raise
+
+
+def jsonl_rows(lines, name: str, start: int = 1):
+    """Records of JSONL lines, one at a time, with errors that name the line."""
+    loads = json.loads
+    for lineno, line in enumerate(lines, start):
+        if not line.strip():
+            continue
+        try:
+            row = loads(line)
+        except ValueError as exc:
+            snippet = line.strip()[:60]
+            raise AuditorError("bad_format", f"{name}, line {lineno}: not valid JSON ({exc.args[0].split(':')[0]}): "
+                               f"{snippet!r}", "Fix or remove that line; every line of a JSONL file must be one "
+                               "JSON object.") from None
+        except RecursionError:
+            raise _too_deep(f"{name}, line {lineno}") from None
+        if not isinstance(row, dict):
+            raise AuditorError("bad_format", f"{name}, line {lineno}: a JSON {type(row).__name__}, not an object.",
+                               "Every line of a JSONL file must be a JSON object like {\"text\": ...}.")
+        yield row
+
+
+def _too_deep(where: str) -> AuditorError:
+    return AuditorError("bad_format", f"{where}: JSON nested too deeply to read (several hundred levels of "
+                        "lists or objects).", "Flatten the records; no dataset field needs that depth.")
+
+
+_WS = re.compile(r"[ \t\n\r]*")
+
+
+class _JsonText:
+    """The decoded text of a JSON stream, read a chunk at a time on demand."""
+
+    def __init__(self, stream: _Counted, name: str, head: bytes):
+        self.stream, self.name = stream, name
+        self.decoder = codecs.getincrementaldecoder("utf-8")()
+        self.buf, self.eof, self.read = "", False, 0
+        self._add(head)
+
+    def more(self, at_least: int = 0) -> None:
+        self._add(self.stream.chunk(max(self.stream.size, at_least)))
+
+    def _add(self, data: bytes) -> None:
+        try:
+            text = self.decoder.decode(data, final=not data)
+        except UnicodeDecodeError as exc:
+            raise _not_utf8(self.name, self.read + exc.start) from None
+        self.read += len(data)
+        self.buf += text
+        self.eof = not data
+
+
+def _not_utf8(name: str, byte: int) -> AuditorError:
+    return AuditorError("bad_format", f"{name}: not valid UTF-8 (byte {byte}).",
+                        "Re-encode the file as UTF-8, or check that it is a text file and not binary.")
+
+
+def _json_batches(stream: _Counted, name: str, item_by_item: bool, size: int = 1024):
+    """Records of a JSON file. A top-level list is parsed item by item when ``item_by_item`` (a row
+    cap then stops reading when it is reached); anything else is read whole, within the budget,
+    and parsed at once."""
+    budget = stream.budget
+    # Read whole: a plain file (its size already checked against the budget) in one read; a
+    # compressed one chunk by chunk, each charged before the next is decompressed.
+    whole = 0 if item_by_item or isinstance(stream.inner, gzip.GzipFile) or not budget.limited else \
+        budget.cap - budget.used + 1
+    parts = [stream.chunk(max(stream.size, whole))]
+    if item_by_item:
+        bom = 3 if parts[0].startswith(b"\xef\xbb\xbf") else 0   # a UTF-8 byte-order mark; dropped
+        while parts[-1] and not parts[-1][bom if len(parts) == 1 else 0:].strip():
+            parts.append(stream.chunk())                          # leading whitespace
+        head = b"".join(parts)[bom:]
+        if head.lstrip().startswith(b"["):
+            batch: list = []
+            for row in _json_items(_JsonText(stream, name, head), name):
+                batch.append(row)
+                if len(batch) >= size:
+                    yield batch
+                    batch = []
+            yield batch
+            return
+    while parts[-1]:
+        parts.append(stream.chunk(max(stream.size, whole)))
+    parts = [p for p in parts if p]
+    data = parts[0] if len(parts) == 1 else b"".join(parts)
+    parts.clear()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise _not_utf8(name, exc.start) from None
+    del data                              # one copy of the text in memory while it is parsed
+    yield _parse_json(text, name, None)[0]
+
+
+def _json_items(text: _JsonText, name: str):
+    raw_decode = json.JSONDecoder().raw_decode
+    budget = text.stream.budget
+    buf = text.buf
+    pos = _WS.match(buf).end() + 1            # past "["
+    index, expect = 0, "first"                # expect: "first" item or "]", an "item", or a "separator"
+    while True:
+        pos = _WS.match(buf, pos).end()
+        if pos >= len(buf):
+            if text.eof:
+                raise AuditorError("bad_format", f"{name}: the JSON list stops after item {index - 1}, without its "
+                                   "closing ']': the file looks cut short.", "Download or copy it again.")
+            text.buf = ""
+            text.more()
+            buf, pos = text.buf, 0
+            continue
+        if expect == "separator":
+            if buf[pos] == ",":
+                expect, pos = "item", pos + 1
+                continue
+            if buf[pos] == "]":
+                return
+            raise AuditorError("bad_format", f"{name}: after item {index - 1} of the list comes "
+                               f"{buf[pos:pos + 20]!r} instead of ',' or ']'.", "Check the file is valid JSON.")
+        if expect == "first" and buf[pos] == "]":
+            return
+        try:
+            row, end = raw_decode(buf, pos)
+            complete = end < len(buf) or text.eof
+        except json.JSONDecodeError as exc:
+            if text.eof:
+                cut = exc.pos >= len(buf) - 1 or exc.msg.startswith("Unterminated")
+                raise AuditorError("bad_format", f"{name}: item {index} of the list is not valid JSON ({exc.msg}, line "
+                                   f"{exc.lineno} of what was read)" + (": the file looks cut short." if cut else "."),
+                                   "Check the file is complete and valid JSON.") from None
+            complete = False
+        except RecursionError:
+            raise _too_deep(f"{name}, item {index}") from None
+        if not complete:                      # the item goes on in the next chunk
+            if len(buf) - pos > budget.line_cap:
+                raise budget.long_line(name, index, "item")
+            text.buf = buf[pos:]
+            text.more(len(buf) - pos)         # read at least as much again: linear in the item's size
+            buf, pos = text.buf, 0
+            continue
+        if not isinstance(row, dict):
+            raise AuditorError("bad_format", f"{name}: item {index} of the list is a {type(row).__name__}, "
+                               "not an object.", "Every record must be a JSON object like {\"text\": ...}.")
+        yield row
+        index, pos, expect = index + 1, end, "separator"
+
+
+def iter_records(source, config: str | None = None, split: str | None = None, *, token: str | None = None):
+    """Records one at a time, for corpora larger than memory: local files stream (JSONL, CSV, TSV
+    and Parquet without a total byte limit, since nothing is kept; every line still bounded); other
+    sources are loaded whole."""
+    source = _source_text(source)
+    if not source.startswith("example:") and _looks_local(source):
+        for path in _expand_local(source):
+            yield from file_rows(path, Budget(limited=_format_of(path) == "json"))
+        return
+    yield from load(source, config, split, token=token).rows
 
 
 def _parse_jsonl(text: str, name: str, max_rows) -> tuple[list[dict], bool]:
@@ -284,60 +705,6 @@ def _parse_jsonl(text: str, name: str, max_rows) -> tuple[list[dict], bool]:
     return rows, False
 
 
-def jsonl_rows(lines, name: str):
-    """Records of JSONL lines, one at a time, with errors that name the line."""
-    loads = json.loads
-    for lineno, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            row = loads(line)
-        except ValueError as exc:
-            snippet = line.strip()[:60]
-            raise AuditorError("bad_format", f"{name}, line {lineno}: not valid JSON ({exc.args[0].split(':')[0]}): "
-                               f"{snippet!r}", "Fix or remove that line; every line of a JSONL file must be one "
-                               "JSON object.") from None
-        if not isinstance(row, dict):
-            raise AuditorError("bad_format", f"{name}, line {lineno}: a JSON {type(row).__name__}, not an object.",
-                               "Every line of a JSONL file must be a JSON object like {\"text\": ...}.")
-        yield row
-
-
-def _jsonl_file_rows(path: Path):
-    opener = gzip.open if path.name.lower().endswith(".gz") else open
-    try:
-        with opener(path, "rt", encoding="utf-8-sig", newline="\n") as fh:
-            yield from jsonl_rows((line.rstrip("\n") for line in fh), path.name)
-    except (UnicodeDecodeError, gzip.BadGzipFile, EOFError) as exc:
-        raise AuditorError("bad_format", f"{path.name}: unreadable ({type(exc).__name__}: {str(exc)[:200]}).",
-                           "Check that the file is UTF-8 JSONL (optionally gzip'd).") from None
-    except OSError as exc:
-        raise AuditorError("bad_format", f"{path.name}: cannot be read ({exc}).",
-                           "Check the file is a complete, readable (gzip'd) JSONL file.") from None
-
-
-def iter_records(source: str, config: str | None = None, split: str | None = None, *, token: str | None = None):
-    """Records one at a time, for corpora larger than memory: local JSONL (plain or .gz) and
-    Parquet stream; other sources are loaded whole."""
-    if not source.startswith("example:") and _looks_local(source):
-        for path in _expand_local(source):
-            fmt = _format_of(path)
-            if fmt == "jsonl":
-                yield from _jsonl_file_rows(path)
-            elif fmt == "parquet" and not path.name.lower().endswith(".gz"):
-                import pyarrow.parquet as pq
-                try:
-                    for batch in pq.ParquetFile(path).iter_batches(batch_size=10_000):
-                        yield from batch.to_pylist()
-                except Exception as exc:
-                    raise AuditorError("bad_format", f"{path.name}: not a readable Parquet file ({exc}).",
-                                       "Re-export the file.") from None
-            else:
-                yield from read_file(path)[0]
-        return
-    yield from load(source, config, split, token=token).rows
-
-
 def _parse_json(text: str, name: str, max_rows) -> tuple[list[dict], bool]:
     if not text.strip():
         return [], False
@@ -346,8 +713,13 @@ def _parse_json(text: str, name: str, max_rows) -> tuple[list[dict], bool]:
     except ValueError as exc:
         if "Extra data" in str(exc):  # several objects, one per line: it is really JSONL
             return _parse_jsonl(text, name, max_rows)
-        raise AuditorError("bad_format", f"{name}: not valid JSON ({exc}).",
+        body = text.rstrip()
+        cut = exc.pos >= len(body) or exc.msg.startswith("Unterminated") or not body.endswith(("]", "}"))
+        raise AuditorError("bad_format", f"{name}: not valid JSON ({exc})" +
+                           (": it does not end with ']' or '}', so it looks cut short." if cut else "."),
                            "Check the file is complete and valid JSON.") from None
+    except RecursionError:
+        raise _too_deep(name) from None
     if isinstance(data, dict):
         lists = {k: v for k, v in data.items() if isinstance(v, list)}
         if lists and len(lists) == len(data) and len({len(v) for v in lists.values()}) == 1:
@@ -370,49 +742,107 @@ def _parse_json(text: str, name: str, max_rows) -> tuple[list[dict], bool]:
     return (data[:max_rows] if truncated else data), truncated
 
 
-def _parse_csv(text: str, name: str, max_rows, delimiter: str) -> tuple[list[dict], bool]:
-    # Values stay strings: no type inference, so "007" stays "007".
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+def _csv_batches(stream: _Counted, name: str, delimiter: str, budget: Budget, notices: list | None,
+                 size: int = 4096):
+    # Values stay strings: no type inference, so "007" stays "007". strict: a quote left open is
+    # an error that names its line, not a record that silently swallows the rest of the file.
+    csv.field_size_limit(min(budget.line_cap, sys.maxsize))  # a long value is data, not a quoting error
+    reader = csv.reader(itertools.chain.from_iterable(_line_blocks(stream, name, {}, csv_ends=True)),
+                        delimiter=delimiter, strict=True)
+    last = 0                                               # the line the previous record ended on
     try:
         header = next(reader, None)
+        while header == []:                                # blank lines before the header
+            header = next(reader, None)
         if header is None:
-            return [], False
-        rows: list[dict] = []
+            return
+        header = _unique_columns(header, name, notices)
+        width = len(header)
+        last = reader.line_num
+        rows: list = []
         for row in reader:
             if not row or (len(row) == 1 and not row[0].strip()):
+                last = reader.line_num
                 continue
-            if len(row) != len(header):
+            if len(row) != width:
+                if reader.line_num - last > 1:
+                    raise AuditorError("bad_format", f"{name}, lines {last + 1}-{reader.line_num}: one record of "
+                                       f"{len(row)} values, but the header has {width} columns.",
+                                       f"A quote opened on line {last + 1} may not be closed where it should be.")
                 raise AuditorError("bad_format", f"{name}, line {reader.line_num}: {len(row)} values but the "
-                                   f"header has {len(header)} columns.",
-                                   "Check quoting and delimiters on that line.")
-            if max_rows is not None and len(rows) >= max_rows:
-                return rows, True
+                                   f"header has {width} columns.", "Check quoting and delimiters on that line.")
+            last = reader.line_num
             rows.append(dict(zip(header, row)))
+            if len(rows) >= size:
+                yield rows
+                rows = []
+        yield rows
     except csv.Error as exc:
+        if "unexpected end of data" in str(exc):
+            raise AuditorError("bad_format", f"{name}, line {last + 1}: a quoted value opened there is never closed "
+                               "(the file ends inside it).", "Close the quote, or check the file is complete.") from None
+        if "field larger than field limit" in str(exc):
+            raise budget.long_line(name, last + 1, "value") from None
         raise AuditorError("bad_format", f"{name}, line {reader.line_num}: unreadable CSV ({exc}).",
                            "Check quoting on that line.") from None
-    return rows, False
 
 
-def _read_parquet(path: Path, max_rows) -> tuple[list[dict], bool]:
-    import pyarrow.parquet as pq
+def _unique_columns(header: list, name: str, notices: list | None) -> list:
+    """Column names made unique as pandas does (text, text.1), with a notice: a repeated name
+    must never silently drop a column."""
+    if len(set(header)) == len(header):
+        return header
+    taken, out, renamed = set(header), [], []
+    seen: set = set()
+    for col in header:
+        new = col
+        if col in seen:
+            k = 1
+            while f"{col}.{k}" in taken:
+                k += 1
+            new = f"{col}.{k}"
+            taken.add(new)
+            renamed.append(new)
+        seen.add(col)
+        out.append(new)
+    if notices is not None:
+        notices.append(f"{name}: repeated column names; the repeats are read as {', '.join(renamed)}")
+    return out
+
+
+def _read_all(path: Path, budget: Budget) -> bytes:
+    stream = _open_stream(path, budget, None)
     try:
-        if path.name.lower().endswith(".gz"):
-            pf = pq.ParquetFile(io.BytesIO(_read_bytes(path)))
-        else:
-            pf = pq.ParquetFile(path)
-        total = pf.metadata.num_rows
-        if max_rows is None or total <= max_rows:
-            return pf.read().to_pylist(), False
-        rows: list[dict] = []
-        for batch in pf.iter_batches(batch_size=min(max_rows, 65536)):
-            rows.extend(batch.to_pylist())
-            if len(rows) >= max_rows:
-                break
-        return rows[:max_rows], True
+        parts = []
+        while True:
+            data = stream.chunk()
+            if not data:
+                return b"".join(parts)
+            parts.append(data)
+    except (EOFError, OSError, zlib.error) as exc:
+        raise _read_error(exc, path) from None
+    finally:
+        stream.close()
+
+
+def _parquet_batches(path: Path, budget: Budget, batch: int | None):
+    """Rows of a Parquet file, a batch at a time; the row groups' declared size is checked first,
+    then every batch's real size is charged as it is read."""
+    import pyarrow.parquet as pq
+    name = path.name
+    try:
+        gz = name.lower().endswith(".gz")
+        pf = pq.ParquetFile(io.BytesIO(_read_all(path, Budget(budget.max_rows, cap=budget.cap))) if gz else path)
+        meta = pf.metadata
+        declared = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+        if batch is None and budget.limited and budget.used + declared + RECORD_BYTES * meta.num_rows > budget.cap:
+            raise budget.error(name)
+        for part in pf.iter_batches(batch_size=65536 if batch is None else max(1, min(batch + 1, 65536))):
+            budget.take(part.nbytes, part.num_rows, name)
+            yield part.to_pylist()
     except AuditorError:
         raise
     except Exception as exc:  # pyarrow raises ArrowInvalid, OSError...: all mean "bad file"
-        raise AuditorError("bad_format", f"{path.name}: not a readable Parquet file ({type(exc).__name__}: "
+        raise AuditorError("bad_format", f"{name}: not a readable Parquet file ({type(exc).__name__}: "
                            f"{str(exc)[:200]}).", "The file may be truncated or not Parquet at all; "
                            "re-export it.") from None

@@ -3,12 +3,14 @@
 
     python bench/contamination.py                   # GSM8K test vs train, and a ~150 MB streamed corpus
     python bench/contamination.py --quick           # tiny corpus sizes; what tests/test_bench_smoke.py runs
+    python bench/contamination.py --quick --data bundled   # on the repository's own copies of the data
 
 1. GSM8K test (the bundled benchmark) against GSM8K train, 13-grams: the time of
    ``auditor.contamination`` given the train texts already loaded ("after load"), and the
    whole ``auditor contamination`` process, with the rows it reports.
-2. Streaming: a JSONL corpus built from the real Alpaca and GSM8K texts, repeated up to
-   each target size (every copy's first line carries its copy number, so lines differ),
+2. Streaming: a JSONL corpus built from the real Alpaca outputs (when the data directory has
+   them: ../shared/data does; they are CC BY-NC, so the repository does not) and GSM8K answers,
+   repeated up to each target size (every copy's first line carries its copy number, so lines differ),
    with the 164 HumanEval prompts planted once in the last copy. Each size runs as its own
    ``auditor contamination CORPUS --benchmark humaneval`` process; the table gives MB/s
    and that process's peak RSS, which should not grow with the corpus.
@@ -27,6 +29,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve()
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE.parent))
+from run import data_dir  # noqa: E402  (bench/run.py: a directory, or "bundled")
+
 DEFAULT_DATA = ROOT.parent / "shared" / "data"
 
 
@@ -77,8 +82,9 @@ def gsm8k_in_train(data: Path, repeats: int) -> list[str]:
 def build_corpus(path: Path, data: Path, target_mb: float) -> int:
     """Write a JSONL corpus of about target_mb from real texts; returns its line count."""
     texts = []
-    with open(data / "alpaca" / "alpaca_5000.jsonl", encoding="utf-8") as handle:
-        texts += [json.loads(line)["output"] for line in handle if line.strip()]
+    if (data / "alpaca" / "alpaca_5000.jsonl").exists():
+        with open(data / "alpaca" / "alpaca_5000.jsonl", encoding="utf-8") as handle:
+            texts += [json.loads(line)["output"] for line in handle if line.strip()]
     with open(data / "gsm8k" / "train.jsonl", encoding="utf-8") as handle:
         texts += [json.loads(line)["answer"] for line in handle if line.strip()]
     with open(data / "humaneval" / "HumanEval.jsonl", encoding="utf-8") as handle:
@@ -113,7 +119,7 @@ def streaming(data: Path, sizes: list[float]) -> list[str]:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    p.add_argument("--data", type=data_dir, default=DEFAULT_DATA, help="a data directory, or 'bundled'")
     p.add_argument("--sizes", default="4,40,160", help="corpus sizes in MB, comma-separated")
     p.add_argument("--quick", action="store_true", help="small corpora, one repeat")
     args = p.parse_args()

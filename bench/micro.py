@@ -78,7 +78,7 @@ def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--n", type=int, default=100_000)
     p.add_argument("--template-max", type=int, default=bench.TEMPLATE_MAX)
-    p.add_argument("--data", type=Path, default=bench.DEFAULT_DATA)
+    p.add_argument("--data", type=bench.data_dir, default=bench.DEFAULT_DATA)
     p.add_argument("--sections", default="1,2,4,5")
     args = p.parse_args()
     from auditor import near

@@ -45,7 +45,7 @@ def target(spec: str, data: Path, seed: int, threshold: float, template_max: int
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("targets", nargs="+", help="scan-gsm8k, scan-spider, or synth:N:auto|exact|lsh")
-    p.add_argument("--data", type=Path, default=bench.DEFAULT_DATA)
+    p.add_argument("--data", type=bench.data_dir, default=bench.DEFAULT_DATA)
     p.add_argument("--seed", type=int, default=20240611)
     p.add_argument("--threshold", type=float, default=0.3)
     p.add_argument("--template-max", type=int, default=bench.TEMPLATE_MAX,

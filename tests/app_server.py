@@ -61,7 +61,9 @@ def _answers(url: str) -> bool:
 
 
 class AppServer:
-    def __init__(self):
+    def __init__(self, extra_env: dict | None = None):
+        """``extra_env``: extra environment of the app process (e.g. an HF_TOKEN of the server's own,
+        which tests/test_token_isolation.py sets to prove it is never used)."""
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.tmp = tempfile.TemporaryDirectory(prefix="auditor-app-test-")
@@ -74,6 +76,7 @@ class AppServer:
                     "HF_HOME": str(Path(self.tmp.name) / "hf"), "HF_DATASETS_CACHE": str(Path(self.tmp.name) / "ds"),
                     "HF_UPDATE_DOWNLOAD_COUNTS": "0", "HF_HUB_DISABLE_TELEMETRY": "1",
                     "AUDITOR_HUB_TIMEOUT": "10", "PYTHONUNBUFFERED": "1"})
+        env.update(extra_env or {})
         self.proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=self.log,
                                      stderr=subprocess.STDOUT)
 

@@ -1,4 +1,5 @@
-"""Shared fixtures: where the real data lives, and a way to run the CLI as a user would."""
+"""Shared fixtures: the real benchmark data (from the repository alone), and a way to run the CLI
+as a user would."""
 from __future__ import annotations
 
 import os
@@ -9,7 +10,6 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 TESTS_DIR = Path(__file__).resolve().parent
 
 if str(TESTS_DIR) not in sys.path:           # so test modules can `import ground_truth`
@@ -19,10 +19,12 @@ pytest.register_assert_rewrite("browser_support")
 
 
 @pytest.fixture(scope="session")
-def shared_data() -> Path:
-    """The real benchmark files (gsm8k/, spider/, mbpp/, alpaca/, humaneval/)."""
-    assert SHARED_DATA.is_dir(), f"real data not found next to the checkout: {SHARED_DATA}"
-    return SHARED_DATA
+def real_data(tmp_path_factory) -> Path:
+    """A directory of the real benchmark files as plain JSONL (gsm8k/, spider/, mbpp/, humaneval/),
+    written from the bundled examples and tests/data/ and checked against the originals' sha256
+    (tests/real_data.py)."""
+    import real_data as files
+    return files.materialize(tmp_path_factory.mktemp("real_data"))
 
 
 def run_cli(*args, env: dict | None = None, cwd: str | Path | None = None, timeout: float = 120):

@@ -11,6 +11,7 @@ Usage::
     #   HF_HOME=<tmp> HF_DATASETS_CACHE=<tmp>   (and no HF_TOKEN)
     hub.stop()
     hub.requests                # [(method, path_with_query), ...]
+    hub.authorizations          # [(method, path_with_query, Authorization header or None), ...]
 
 Routes served (what datasets 5.2 / huggingface_hub 2.4 actually request):
   GET  /api/datasets/{repo}[/revision/{rev}]         -> repo info JSON (sha, siblings, gated)
@@ -92,6 +93,9 @@ class FakeHub:
         self.root.mkdir(parents=True, exist_ok=True)
         self.repos: dict[str, dict] = {}  # repo_id -> {"sha": str, "gated_token": str | None}
         self.requests: list[tuple[str, str]] = []  # (method, path incl. query), in arrival order
+        # (method, path incl. query, Authorization header or None) of every request, in arrival order:
+        # what tests/test_token_isolation.py checks (which token, if any, reached the hub).
+        self.authorizations: list[tuple[str, str, str | None]] = []
         self._server: ThreadingHTTPServer | None = None
         self.endpoint: str | None = None  # set by start()
 
@@ -177,6 +181,7 @@ def _make_handler(hub: FakeHub):
         def _dispatch(self, head, form=None):
             url = urlsplit(self.path)
             hub.requests.append((self.command, self.path))
+            hub.authorizations.append((self.command, self.path, self.headers.get("Authorization")))
             m = _ROUTE.match(unquote(url.path))
             if not m:
                 return self._error(404, "NotFound", f"no route for {url.path}", head)

@@ -28,11 +28,25 @@ def test_audit_json_wrong_split_is_a_clear_error(client):
     assert "Traceback" not in message
 
 
-@pytest.mark.parametrize("dataset", ["./auditor/examples/README.md", "auditor", "../etc", "/etc/passwd"])
+@pytest.mark.parametrize("dataset", ["./auditor/examples/README.md", "app.py", "../etc", "/etc/passwd"])
 def test_audit_json_refuses_server_paths(client, dataset):
     with pytest.raises(Exception) as info:
         client.predict(dataset, "", "", "", "", "", 0.7, api_name="/audit_json")
     assert "not a Hugging Face dataset id" in str(info.value)
+
+
+@pytest.mark.parametrize("existing, missing", [("auditor", "auditorzz"), ("auditor/examples", "auditor/nothere"),
+                                               ("app.py", "nothere.py"), ("tests/data", "tests/nodata")])
+def test_existing_and_missing_server_paths_get_the_same_answer(client, existing, missing):
+    # No existence oracle: whether a path exists on the server never changes the answer (a
+    # hub-like id is asked of the hub only; anything else is refused from its text alone).
+    answers = []
+    for dataset in (existing, missing):
+        with pytest.raises(Exception) as info:
+            client.predict(dataset, "", "", "", "", "", 0.7, api_name="/audit_json")
+        answers.append(str(info.value).replace(dataset, "NAME"))
+    assert answers[0] == answers[1]
+    assert "Traceback" not in answers[0]
 
 
 def test_audit_json_concurrent_calls_get_their_own_results(app_url):

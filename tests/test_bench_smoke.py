@@ -1,5 +1,6 @@
 """Smoke tests for the benchmark scripts in bench/: each runs on tiny data, exits 0 and prints
-what it measured (so none of them can rot unnoticed; the full runs are in BENCHMARKS.md)."""
+what it measured (so none of them can rot unnoticed; the full runs are in BENCHMARKS.md). They read
+``--data bundled``: the repository's own copies of the real data, so no data folder is needed."""
 from __future__ import annotations
 
 import re
@@ -13,7 +14,7 @@ from conftest import REPO
 METHODS = ("ours-exact", "ours-auto", "ours-lsh", "datasketch", "rensa", "pure-python", "ours-scan", "auditor-cli")
 
 
-def run_bench(script: str, *args, timeout: float = 180) -> tuple[str, list[str]]:
+def run_bench(script: str, *args, timeout: float = 600) -> tuple[str, list[str]]:
     """(stdout, its markdown table rows) of ``bench/SCRIPT ARGS``; fails on a non-zero exit."""
     proc = subprocess.run([sys.executable, str(REPO / "bench" / script), *map(str, args)], cwd=REPO,
                           capture_output=True, text=True, timeout=timeout)
@@ -22,9 +23,8 @@ def run_bench(script: str, *args, timeout: float = 180) -> tuple[str, list[str]]
 
 
 @pytest.mark.slow
-def test_quick_benchmark_runs_and_reports_every_method(shared_data):
-    assert (shared_data / "gsm8k" / "train.jsonl").exists()
-    out, rows = run_bench("run.py", "--quick", "--data", shared_data)
+def test_quick_benchmark_runs_and_reports_every_method():
+    out, rows = run_bench("run.py", "--quick", "--data", "bundled")
     assert any(line.startswith("| dataset | method |") for line in rows), out[:2000]
     for name in METHODS:
         assert any(f"| {name} |" in line for line in rows), f"no row for {name}\n{out[:3000]}"
@@ -38,8 +38,8 @@ def test_quick_benchmark_runs_and_reports_every_method(shared_data):
 
 
 @pytest.mark.slow
-def test_quick_contamination_benchmark_finds_what_it_planted(shared_data):
-    out, rows = run_bench("contamination.py", "--quick", "--data", shared_data)
+def test_quick_contamination_benchmark_finds_what_it_planted():
+    out, rows = run_bench("contamination.py", "--quick", "--data", "bundled")
     # GSM8K test rows 581, 602 and 632 share a 13-gram with train, in process and through the CLI.
     assert sum("[581, 602, 632]" in line for line in rows) == 2, out
     streamed = [line for line in rows if line.endswith("of 164 |")]
@@ -47,9 +47,21 @@ def test_quick_contamination_benchmark_finds_what_it_planted(shared_data):
 
 
 @pytest.mark.slow
-def test_micro_benchmarks_run_and_agree(shared_data):
+def test_micro_benchmarks_run_and_agree():
     """Every micro-measurement's alternative returns what the library returns."""
-    out, _ = run_bench("micro.py", "--n", 2000, "--data", shared_data)
+    out, _ = run_bench("micro.py", "--n", 2000, "--data", "bundled")
     for section in ("1. LSH candidates", "2. verify", "4. GSM8K train", "5. tokenise"):
         assert section in out, out
     assert out.count("identical ids: True") == 1 and out.count("identical: True") == 1, out
+
+
+def test_bounded_benchmark_runs_on_hostile_shapes():
+    """bench/bounded.py --quick: the template, edited-copies and template-mix shapes through the
+    engine and the whole CLI, with the pair counts the shapes imply (every template pair)."""
+    out, _ = run_bench("bounded.py", "--quick")
+    rows = {tuple(cell.strip() for cell in line.split("|")[1:4]): line for line in out.splitlines()
+            if line.startswith("| ") and "records" not in line}
+    assert ("template-2000", "2,000", "ours") in rows and ("mix-4000", "4,000", "scan") in rows
+    template = rows[("template-2000", "2,000", "ours")]
+    assert "1,999,000 / 1,999,000 / 1,999,000 / 1,999,000" in template and "| 1 / 1 / 1 / 1 |" in template
+    assert all("| ok |" in line for line in rows.values())

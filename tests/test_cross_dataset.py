@@ -24,8 +24,8 @@ def _lines(path):
 
 # --------------------------------------------------------------------------- leakage
 
-def test_gsm8k_train_vs_test_is_clean(shared_data):
-    s = leak(str(shared_data / "gsm8k/train.jsonl"), str(shared_data / "gsm8k/test.jsonl")).summary()
+def test_gsm8k_train_vs_test_is_clean(real_data):
+    s = leak(str(real_data / "gsm8k/train.jsonl"), str(real_data / "gsm8k/test.jsonl")).summary()
     assert s["kind"] == "leak"
     assert (_records(s, "identical_text"), _records(s, "identical_answer"), _records(s, "identical_both"),
             _records(s, "near_duplicate")) == (0, 0, 0, 0)
@@ -34,11 +34,11 @@ def test_gsm8k_train_vs_test_is_clean(shared_data):
         assert key in s
 
 
-def test_three_injected_test_rows_are_found(shared_data, tmp_path):
-    test_lines = _lines(shared_data / "gsm8k/test.jsonl")
+def test_three_injected_test_rows_are_found(real_data, tmp_path):
+    test_lines = _lines(real_data / "gsm8k/test.jsonl")
     train = tmp_path / "train_plus_3.jsonl"
-    train.write_text("\n".join(test_lines[:3] + _lines(shared_data / "gsm8k/train.jsonl")) + "\n", encoding="utf-8")
-    result = leak(str(train), str(shared_data / "gsm8k/test.jsonl"))
+    train.write_text("\n".join(test_lines[:3] + _lines(real_data / "gsm8k/train.jsonl")) + "\n", encoding="utf-8")
+    result = leak(str(train), str(real_data / "gsm8k/test.jsonl"))
     s = result.summary()
     assert _records(s, "identical_both") == 3 and _records(s, "near_duplicate") == 3
     assert result.leaked_b_rows == [0, 1, 2]
@@ -50,22 +50,22 @@ def test_three_injected_test_rows_are_found(shared_data, tmp_path):
     assert len(result.clean_b_rows()) == 1319 - 3
 
 
-def test_gsm8k_test_vs_socratic_shares_questions_not_answers(shared_data):
-    s = leak(str(shared_data / "gsm8k/test.jsonl"), str(shared_data / "gsm8k/test_socratic.jsonl")).summary()
+def test_gsm8k_test_vs_socratic_shares_questions_not_answers(real_data):
+    s = leak(str(real_data / "gsm8k/test.jsonl"), str(real_data / "gsm8k/test_socratic.jsonl")).summary()
     assert _records(s, "identical_text") == 1319
     assert s["identical_text"]["fraction"] == 1.0
     assert _records(s, "identical_both") == 0
 
 
-def test_spider_train_vs_dev(shared_data):
-    result = leak(str(shared_data / "spider/train_spider.jsonl"), str(shared_data / "spider/dev.jsonl"),
+def test_spider_train_vs_dev(real_data):
+    result = leak(str(real_data / "spider/train_spider.jsonl"), str(real_data / "spider/dev.jsonl"),
                   text="question", answer="query", group="db_id")
     s = result.summary()
     assert _records(s, "identical_text") == 6
     assert s["shared_groups"] == {"count": 0, "values": []}
     # Both sides independently: the identical questions are exactly the shared normalised texts.
-    train = {" ".join(json.loads(l)["question"].lower().split()) for l in _lines(shared_data / "spider/train_spider.jsonl")}
-    dev = [" ".join(json.loads(l)["question"].lower().split()) for l in _lines(shared_data / "spider/dev.jsonl")]
+    train = {" ".join(json.loads(l)["question"].lower().split()) for l in _lines(real_data / "spider/train_spider.jsonl")}
+    dev = [" ".join(json.loads(l)["question"].lower().split()) for l in _lines(real_data / "spider/dev.jsonl")]
     assert _records(s, "identical_text") == sum(q in train for q in dev)
     # Identical both can never exceed either identical count.
     assert _records(s, "identical_both") <= min(_records(s, "identical_text"), _records(s, "identical_answer"))
@@ -86,23 +86,23 @@ def test_per_side_fields_and_shared_groups(tmp_path):
     assert s["shared_groups"]["count"] == 0
 
 
-def test_leak_cli_fail_on_overlap(run_cli, shared_data, tmp_path):
-    rc, out, err = run_cli("leak", str(shared_data / "gsm8k/train.jsonl"), str(shared_data / "gsm8k/test.jsonl"),
+def test_leak_cli_fail_on_overlap(run_cli, real_data, tmp_path):
+    rc, out, err = run_cli("leak", str(real_data / "gsm8k/train.jsonl"), str(real_data / "gsm8k/test.jsonl"),
                            "--fail-on-overlap", "--json", "-", "--quiet")
     assert rc == 0 and json.loads(out)["near_duplicate"]["records"] == 0
-    rc, out, err = run_cli("leak", str(shared_data / "spider/train_spider.jsonl"),
-                           str(shared_data / "spider/dev.jsonl"), "--text", "question", "--answer", "query",
+    rc, out, err = run_cli("leak", str(real_data / "spider/train_spider.jsonl"),
+                           str(real_data / "spider/dev.jsonl"), "--text", "question", "--answer", "query",
                            "--fail-on-overlap", "--out-dir", str(tmp_path / "o"), "--quiet")
     assert rc == 1
     assert (tmp_path / "o/summary.json").exists() and (tmp_path / "o/evidence.csv").exists()
-    rc, out, err = run_cli("leak", str(shared_data / "gsm8k/train.jsonl"), "missing.jsonl", "--fail-on-overlap")
+    rc, out, err = run_cli("leak", str(real_data / "gsm8k/train.jsonl"), "missing.jsonl", "--fail-on-overlap")
     assert rc == 2 and "missing.jsonl" in err and "Traceback" not in err
 
 
 # --------------------------------------------------------------------------- contamination
 
-def test_gsm8k_test_in_train_13grams(shared_data):
-    s = contamination(str(shared_data / "gsm8k/train.jsonl"), "gsm8k", ngram=13).summary()
+def test_gsm8k_test_in_train_13grams(real_data):
+    s = contamination(str(real_data / "gsm8k/train.jsonl"), "gsm8k", ngram=13).summary()
     assert s["kind"] == "contamination" and s["settings"]["ngram"] == 13
     assert [item["benchmark_row"] for item in s["items"]] == [581, 602, 632]
     assert s["contaminated"]["records"] == 3 and s["benchmark"]["records"] == 1319
@@ -111,10 +111,10 @@ def test_gsm8k_test_in_train_13grams(shared_data):
     assert "Paraphrase" in s["caveat"] or "paraphrase" in s["caveat"]
 
 
-def test_contamination_spans_agree_with_a_plain_python_check(shared_data):
+def test_contamination_spans_agree_with_a_plain_python_check(real_data):
     """Independent reference: every 13-token window of each flagged item, looked up in a set."""
-    bench = [json.loads(l)["question"] for l in _lines(shared_data / "gsm8k/test.jsonl")]
-    corpus = [json.loads(l)["question"] for l in _lines(shared_data / "gsm8k/train.jsonl")]
+    bench = [json.loads(l)["question"] for l in _lines(real_data / "gsm8k/test.jsonl")]
+    corpus = [json.loads(l)["question"] for l in _lines(real_data / "gsm8k/train.jsonl")]
     grams = set()
     for text in corpus:
         t = tokenize(text)
@@ -125,9 +125,9 @@ def test_contamination_spans_agree_with_a_plain_python_check(shared_data):
     assert [item["benchmark_row"] for item in s["items"]] == expected
 
 
-def test_humaneval_prompts_injected_are_all_found(shared_data):
-    prompts = [json.loads(l)["prompt"] for l in _lines(shared_data / "humaneval/HumanEval.jsonl")]
-    filler = [json.loads(l)["output"] for l in _lines(shared_data / "alpaca/alpaca_5000.jsonl")]
+def test_humaneval_prompts_injected_are_all_found(real_data):
+    prompts = [json.loads(l)["prompt"] for l in _lines(real_data / "humaneval/HumanEval.jsonl")]
+    filler = [json.loads(l)["answer"] for l in _lines(real_data / "gsm8k/train.jsonl")]
     rng = random.Random(3)
     corpus = filler[:]
     for p in prompts:
@@ -158,32 +158,32 @@ def test_bundled_benchmarks_load_offline():
         assert s["benchmark"]["records"] > 0 and s["contaminated"]["records"] == 0
 
 
-def test_contamination_streams_a_gzip_corpus(shared_data, tmp_path):
+def test_contamination_streams_a_gzip_corpus(real_data, tmp_path):
     import gzip
     path = tmp_path / "corpus.jsonl.gz"
     with gzip.open(path, "wt", encoding="utf-8") as fh:
-        for line in _lines(shared_data / "gsm8k/train.jsonl"):
+        for line in _lines(real_data / "gsm8k/train.jsonl"):
             fh.write(line + "\n")
     s = contamination(str(path), "gsm8k", ngram=13).summary()
     assert [item["benchmark_row"] for item in s["items"]] == [581, 602, 632]
     assert s["corpus"]["records"] == 7473
 
 
-def test_contamination_cli(run_cli, shared_data):
-    rc, out, err = run_cli("contamination", str(shared_data / "gsm8k/train.jsonl"), "--benchmark", "gsm8k",
+def test_contamination_cli(run_cli, real_data):
+    rc, out, err = run_cli("contamination", str(real_data / "gsm8k/train.jsonl"), "--benchmark", "gsm8k",
                            "--ngram", "13", "--json", "-", "--quiet", "--fail-on-overlap")
     assert rc == 1 and json.loads(out)["contaminated"]["records"] == 3
-    rc, out, err = run_cli("contamination", str(shared_data / "gsm8k/train.jsonl"), "--benchmark", "gsm8k",
+    rc, out, err = run_cli("contamination", str(real_data / "gsm8k/train.jsonl"), "--benchmark", "gsm8k",
                            "--ngram", "zero")
     assert rc == 2 and "n-gram" in err
 
 
 # --------------------------------------------------------------------------- matrices and clean
 
-def test_overlap_matrix(shared_data):
-    result = overlap_matrix([f"gsm8k:train={shared_data / 'gsm8k/train.jsonl'}",
-                             f"gsm8k:test={shared_data / 'gsm8k/test.jsonl'}",
-                             f"socratic:test={shared_data / 'gsm8k/test_socratic.jsonl'}"], near=True)
+def test_overlap_matrix(real_data):
+    result = overlap_matrix([f"gsm8k:train={real_data / 'gsm8k/train.jsonl'}",
+                             f"gsm8k:test={real_data / 'gsm8k/test.jsonl'}",
+                             f"socratic:test={real_data / 'gsm8k/test_socratic.jsonl'}"], near=True)
     s = result.summary()
     split = s["split_matrix"]
     assert split["gsm8k/test"]["socratic/test"] == {"count": 1319, "fraction": 1.0}
@@ -206,10 +206,10 @@ def test_matrix_diagonal_counts_internal_duplicates(tmp_path):
     assert s["dataset_matrix"]["d"]["d"]["count"] == 2     # "p q r" in both splits
 
 
-def test_clean_split_drops_leaks_keeps_original_rows(shared_data, tmp_path):
-    test_lines = _lines(shared_data / "gsm8k/test.jsonl")
+def test_clean_split_drops_leaks_keeps_original_rows(real_data, tmp_path):
+    test_lines = _lines(real_data / "gsm8k/test.jsonl")
     train = tmp_path / "train.jsonl"
-    train.write_text("\n".join(test_lines[5:8] + _lines(shared_data / "gsm8k/train.jsonl")[:500]) + "\n")
+    train.write_text("\n".join(test_lines[5:8] + _lines(real_data / "gsm8k/train.jsonl")[:500]) + "\n")
     test = tmp_path / "test.jsonl"
     test.write_text("\n".join(test_lines[:50] + test_lines[:2]) + "\n")   # two internal repeats
     result = clean(str(test), [str(train)], dedup=True)
@@ -218,11 +218,11 @@ def test_clean_split_drops_leaks_keeps_original_rows(shared_data, tmp_path):
     assert result.kept == [json.loads(l) for l in test_lines[:50] if l not in test_lines[5:8]]
 
 
-def test_clean_cli_writes_each_format(run_cli, shared_data, tmp_path):
+def test_clean_cli_writes_each_format(run_cli, real_data, tmp_path):
     for suffix in ("jsonl", "csv", "parquet"):
         out = tmp_path / f"dev.clean.{suffix}"
-        rc, _, err = run_cli("clean", str(shared_data / "spider/dev.jsonl"), "--against",
-                             str(shared_data / "spider/train_spider.jsonl"), "--text", "question", "--near",
+        rc, _, err = run_cli("clean", str(real_data / "spider/dev.jsonl"), "--against",
+                             str(real_data / "spider/train_spider.jsonl"), "--text", "question", "--near",
                              "--out", str(out))
         assert rc == 0, err
         if suffix == "parquet":
@@ -233,7 +233,7 @@ def test_clean_cli_writes_each_format(run_cli, shared_data, tmp_path):
         assert report["dropped"] == 7 and report["kept"] == 1027
 
 
-def test_leak_rejects_bad_threshold(shared_data):
+def test_leak_rejects_bad_threshold(real_data):
     with pytest.raises(auditor.AuditorError) as info:
-        leak(str(shared_data / "gsm8k/test.jsonl"), str(shared_data / "gsm8k/test.jsonl"), threshold=0)
+        leak(str(real_data / "gsm8k/test.jsonl"), str(real_data / "gsm8k/test.jsonl"), threshold=0)
     assert info.value.code == "usage"

@@ -156,8 +156,8 @@ def test_schema_issues_missing_and_type(tmp_path):
     assert "## Schema issues" in result.markdown()
 
 
-def test_clean_schema_has_no_issues(shared_data):
-    result = auditor.scan(str(shared_data / "gsm8k" / "test.jsonl"), max_rows=200)
+def test_clean_schema_has_no_issues(real_data):
+    result = auditor.scan(str(real_data / "gsm8k" / "test.jsonl"), max_rows=200)
     assert result.schema.issues == []
     assert result.summary()["degenerate"]["records"] == 0
 
@@ -183,8 +183,8 @@ def test_degenerate_records(tmp_path):
 
 # --------------------------------------------------------------------------- concentration
 
-def test_concentration_on_spider_db_id(shared_data):
-    path = shared_data / "spider" / "train_spider.jsonl"
+def test_concentration_on_spider_db_id(real_data):
+    path = real_data / "spider" / "train_spider.jsonl"
     with open(path, encoding="utf-8") as fh:
         db_ids = [json.loads(line)["db_id"] for line in fh]
     counts = Counter(db_ids)
@@ -295,34 +295,34 @@ def test_dotted_key_literal_wins(tmp_path):
      {"text": "prompt", "answer": "canonical_solution", "group": None, "id": "task_id"},
      ["text", "answer", "id"]),
 ])
-def test_role_guessing(shared_data, rel, expected, guessed):
-    result = auditor.scan(str(shared_data / rel), max_rows=300)
+def test_role_guessing(real_data, rel, expected, guessed):
+    result = auditor.scan(str(real_data / rel), max_rows=300)
     roles = result.summary()["roles"]
     assert {k: roles[k] for k in expected} == expected
     assert roles["guessed"] == guessed
     assert "guessed" in result.markdown()
 
 
-def test_guessing_respects_given_roles(shared_data):
-    result = auditor.scan(str(shared_data / "spider" / "train_spider.jsonl"), text="query", max_rows=300)
+def test_guessing_respects_given_roles(real_data):
+    result = auditor.scan(str(real_data / "spider" / "train_spider.jsonl"), text="query", max_rows=300)
     roles = result.summary()["roles"]
     assert roles["text"] == "query"
     assert "text" not in roles["guessed"]
     assert roles["answer"] != "query"
 
 
-def test_guessed_answer_skips_object_valued_fields(shared_data):
+def test_guessed_answer_skips_object_valued_fields(real_data):
     """Naming the text of Spider dev as `query` must not fail on a role the user never asked for:
     the answer guess falls through to `sql`, a dict in every record, and the whole scan dies."""
-    result = auditor.scan(str(shared_data / "spider" / "dev.jsonl"), text="query", max_rows=300)
+    result = auditor.scan(str(real_data / "spider" / "dev.jsonl"), text="query", max_rows=300)
     assert result.roles.text == "query"
     assert result.roles.answer != "sql"
 
 
 # --------------------------------------------------------------------------- determinism
 
-def test_summary_json_is_deterministic(shared_data, run_cli):
-    path = str(shared_data / "mbpp" / "mbpp.jsonl")
+def test_summary_json_is_deterministic(real_data, run_cli):
+    path = str(real_data / "mbpp" / "mbpp.jsonl")
     first = to_json(auditor.scan(path).summary())
     second = to_json(auditor.scan(path).summary())
     assert first == second
@@ -361,14 +361,14 @@ def counts(result) -> dict:
 
 
 @pytest.fixture(scope="module")
-def spider_dev_rows(shared_data):
-    with open(shared_data / "spider" / "dev.jsonl", encoding="utf-8") as fh:
+def spider_dev_rows(real_data):
+    with open(real_data / "spider" / "dev.jsonl", encoding="utf-8") as fh:
         return [json.loads(line) for line in fh]
 
 
 @pytest.fixture(scope="module")
-def spider_dev_scan(shared_data):
-    return auditor.scan(str(shared_data / "spider" / "dev.jsonl"))
+def spider_dev_scan(real_data):
+    return auditor.scan(str(real_data / "spider" / "dev.jsonl"))
 
 
 def test_permutation_keeps_counts(tmp_path, spider_dev_rows, spider_dev_scan):

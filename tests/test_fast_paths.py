@@ -64,8 +64,8 @@ def test_arrow_tokens_equal_python_on_mixed_texts(arrow_always, seed):
     assert ids.tolist() == want_ids and lengths.tolist() == want_lengths
 
 
-def test_arrow_and_python_paths_give_the_same_matrix(shared_data, monkeypatch):
-    texts = read_field(shared_data, "gsm8k/test.jsonl", "question") + UNICODE_CASES + ASCII_CASES
+def test_arrow_and_python_paths_give_the_same_matrix(real_data, monkeypatch):
+    texts = read_field(real_data, "gsm8k/test.jsonl", "question") + UNICODE_CASES + ASCII_CASES
     monkeypatch.setattr(shingles, "ARROW_MIN_TEXTS", 10 ** 9)
     python_matrix = shingle_matrix(texts)
     monkeypatch.setattr(shingles, "ARROW_MIN_TEXTS", 0)
@@ -99,8 +99,8 @@ def candidate_pairs(nodes, t):
 
 @pytest.mark.parametrize("rel,field,t", [("gsm8k/test.jsonl", "question", 0.3), ("spider/train_spider.jsonl", "query", 0.5),
                                          ("mbpp/mbpp.jsonl", "text", 0.7)])
-def test_overlap_filter_never_drops_a_true_pair(shared_data, rel, field, t):
-    nodes = near.collapse_identical(shingle_matrix(read_field(shared_data, rel, field)))[2]
+def test_overlap_filter_never_drops_a_true_pair(real_data, rel, field, t):
+    nodes = near.collapse_identical(shingle_matrix(read_field(real_data, rel, field)))[2]
     prefixes, a, b, shared = candidate_pairs(nodes, t)
     sizes = shingles.set_sizes(nodes)
     keep = near.CandidateFilter(prefixes, sizes, t)(a, b, shared)
@@ -117,10 +117,10 @@ def test_overlap_filter_never_drops_a_true_pair(shared_data, rel, field, t):
 
 
 @pytest.fixture(scope="module")
-def templated(shared_data, copies=300, seed=5):
+def templated(real_data, copies=300, seed=5):
     """Real questions plus `copies` ~150-word texts sharing one template, each with a few edits."""
     rng = random.Random(seed)
-    questions = read_field(shared_data, "gsm8k/train.jsonl", "question", 1500)
+    questions = read_field(real_data, "gsm8k/train.jsonl", "question", 1500)
     words = " ".join(questions[:8]).split()
     pool = " ".join(questions).split()
     template = []
@@ -139,37 +139,35 @@ def template_reference(templated):
 
 @pytest.fixture
 def dense_calls(monkeypatch):
-    """Records every call of near.verify_dense (which still does its work)."""
-    calls, real = [], near.verify_dense
-    monkeypatch.setattr(near, "verify_dense", lambda *a: calls.append(1) or real(*a))
+    """Records every template group the exact search scores densely (which it still does)."""
+    calls, real = [], near.dense.process
+    monkeypatch.setattr(near.dense, "process", lambda *a: calls.append(a[1].ids.size) or real(*a))
     return calls
 
 
-def test_dense_verification_equals_row_products(templated, monkeypatch):
+def test_compiled_verification_equals_row_products(templated, monkeypatch):
+    """The compiled merge of sorted shingle lists and scipy's row products give the same scores."""
     nodes = near.collapse_identical(shingle_matrix(templated))[2]
-    sizes = shingles.set_sizes(nodes)
-    long_rows = np.flatnonzero(sizes > 100)
-    a, b = np.triu_indices(long_rows.size, k=1)
-    a, b = long_rows[a], long_rows[b]
-    row_products, calls = near.verify, []
-    monkeypatch.setattr(near, "verify", lambda *args, **kw: calls.append(1) or row_products(*args, **kw))
-    dense = near.verify_dense(nodes, a, b)
-    assert not calls, "the dense product was not used on a template block"
-    expected = row_products(nodes, a, b)
-    assert np.array_equal(dense, expected)
-    assert (expected >= 0.3).mean() > 0.9
+    rng = np.random.default_rng(3)
+    a = rng.integers(0, nodes.shape[0], 200_000)
+    b = rng.integers(0, nodes.shape[0], 200_000)
+    monkeypatch.setattr(near.verifier, "COMPILED_MIN", 0)
+    compiled = near.verify(nodes, a, b)
+    monkeypatch.setattr(near.verifier, "COMPILED_MIN", 10 ** 15)
+    row_products = near.verify(nodes, a, b)
+    assert np.array_equal(compiled, row_products)
+    assert (row_products >= 0.3).sum() > 1000
 
 
 @pytest.mark.parametrize("workers", [1, 3])
-def test_search_with_dense_groups_and_threads_matches_reference(templated, template_reference, dense_calls,
-                                                                monkeypatch, workers):
+def test_search_with_template_groups_and_threads_matches_reference(templated, template_reference, dense_calls,
+                                                                   monkeypatch, workers):
     texts = templated
     monkeypatch.setattr(parallel, "WORKERS", workers)
-    monkeypatch.setattr(near, "PRODUCT_BUDGET", 200_000)    # many blocks
-    monkeypatch.setattr(near, "DENSE_MIN_GROUP", 1_000)
-    monkeypatch.setattr(near, "DENSE_FLUSH", 20_000)         # several flushes
+    monkeypatch.setattr(near.prefix, "PRODUCT_BUDGET", 200_000)    # many blocks
+    monkeypatch.setattr(near.verifier, "COMPILED_MIN", 0)         # the compiled merge on every block
     pairs = near.find_pairs(shingle_matrix(texts), 0.3, "exact")
-    assert dense_calls
+    assert len(dense_calls) == 1 and dense_calls[0] >= 300     # the copies (and the questions they came from)
     got = gt.engine_record_pairs(pairs, 0.3)
     want = template_reference.record_pairs(0.3)
     assert len(want) > 40_000
@@ -177,8 +175,8 @@ def test_search_with_dense_groups_and_threads_matches_reference(templated, templ
     assert max(abs(got[k] - want[k]) for k in want) < 1e-12
 
 
-def test_compiled_minhash_equals_numpy(shared_data):
-    texts = read_field(shared_data, "gsm8k/train.jsonl", "question", 3000) + ["one", "two words"]
+def test_compiled_minhash_equals_numpy(real_data):
+    texts = read_field(real_data, "gsm8k/train.jsonl", "question", 3000) + ["one", "two words"]
     nodes = near.collapse_identical(shingle_matrix(texts))[2]
     for num_perm, seed in ((128, 1), (7, 99)):
         assert np.array_equal(near.minhash_signatures(nodes, num_perm, seed),
@@ -190,8 +188,8 @@ def test_worker_count_is_bounded():
     assert list(parallel.thread_map(lambda x: x * x, range(5))) == [0, 1, 4, 9, 16]
 
 
-def test_char_shingles_unchanged_by_thread_count(shared_data, monkeypatch):
-    texts = read_field(shared_data, "spider/dev.jsonl", "question")
+def test_char_shingles_unchanged_by_thread_count(real_data, monkeypatch):
+    texts = read_field(real_data, "spider/dev.jsonl", "question")
     monkeypatch.setattr(shingles, "PARALLEL_MIN", 0)
     threaded = shingle_matrix(texts, ShingleSpec("char", 5))
     monkeypatch.setattr(shingles, "PARALLEL_MIN", 10 ** 12)
@@ -199,9 +197,9 @@ def test_char_shingles_unchanged_by_thread_count(shared_data, monkeypatch):
     assert (threaded != plain).nnz == 0
 
 
-def test_incremental_curve_equals_full_labelling(shared_data):
+def test_incremental_curve_equals_full_labelling(real_data):
     from auditor.clusters import cluster_labels, curve
-    texts = read_field(shared_data, "spider/train_spider.jsonl", "question") + ["same text here"] * 3 + ["", None]
+    texts = read_field(real_data, "spider/train_spider.jsonl", "question") + ["same text here"] * 3 + ["", None]
     pairs = near.find_pairs(shingle_matrix(texts), 0.3)
     thresholds = [1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3]
     counts = [point.clusters for point in curve(pairs, thresholds)]
@@ -209,12 +207,11 @@ def test_incremental_curve_equals_full_labelling(shared_data):
     assert counts[-1] > counts[0] > 0
 
 
-def test_lsh_verification_through_dense_groups_matches_reference(templated, template_reference, dense_calls,
-                                                                monkeypatch):
+def test_lsh_verification_matches_reference(templated, template_reference, monkeypatch):
     texts = templated
-    monkeypatch.setattr(near, "DENSE_MIN_GROUP", 1_000)
+    monkeypatch.setattr(near.verifier, "COMPILED_MIN", 0)
     pairs = near.find_pairs(shingle_matrix(texts), 0.3, "lsh")
-    assert dense_calls and pairs.method == "minhash-lsh"
+    assert pairs.method == "minhash-lsh" and pairs.complete
     want = template_reference.record_pairs(0.3)
     members = pairs.members()
     found = 0

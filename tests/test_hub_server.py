@@ -2,7 +2,7 @@
 
 HF_ENDPOINT is read when datasets / huggingface_hub are imported, so every client call runs in a fresh
 `python -c` subprocess (see `run_client`) with its own HF_HOME / HF_DATASETS_CACHE; the FakeHub itself
-runs in this pytest process. Data: real GSM8K rows from the shared data folder next to the checkout.
+runs in this pytest process. Data: real GSM8K rows from the bundled examples (tests/real_data.py).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hub_server import FakeHub  # noqa: E402
+import real_data  # noqa: E402
 
-GSM8K = Path(__file__).resolve().parents[2] / "shared" / "data" / "gsm8k"
 N = 50
 TOKEN = "hf_fake_gated_token"
 
@@ -49,9 +49,7 @@ configs:
 """
 
 def _rows(name: str, start: int = 0, stop: int = N) -> list[dict]:
-    with open(GSM8K / name, encoding="utf-8") as f:
-        lines = [line for _, line in zip(range(stop), f)]
-    return [json.loads(line) for line in lines[start:stop]]
+    return real_data.rows(f"gsm8k/{name}")[start:stop]
 
 
 def _parquet(rows: list[dict]) -> bytes:
@@ -64,7 +62,7 @@ def _jsonl(rows: list[dict]) -> bytes:
     return "".join(json.dumps(r) + "\n" for r in rows).encode()
 
 
-# There is no socratic *train* file in the shared data: socratic/train uses test_socratic rows 50..79.
+# There is no socratic *train* file in the bundled data: socratic/train uses test_socratic rows 50..79.
 EXPECTED = {
     ("main", "train"): _rows("train.jsonl"),
     ("main", "test"): _rows("test.jsonl"),

@@ -133,7 +133,12 @@ def test_huge_file_without_a_cap_is_refused(tmp_path, monkeypatch):
     with pytest.raises(AuditorError) as info:
         auditor.load(str(path))
     assert info.value.code == "too_large" and "--max-rows" in info.value.hint
-    # JSONL with a cap streams instead: only the kept rows are read.
-    jsonl = write_jsonl(tmp_path / "huge.jsonl", [{"text": "x " * 100}] * 200)
+    # With a row cap, reading streams and stops at the cap: a file far beyond the byte limit gives
+    # its first rows (the limit counts what is read, in chunks of at most 1/16 of it or 64 KiB).
+    jsonl = write_jsonl(tmp_path / "huge.jsonl", [{"text": "x " * 100}] * 2000)
+    monkeypatch.setattr(sources, "MAX_BYTES", 200_000)
+    with pytest.raises(AuditorError) as info:
+        auditor.load(jsonl)
+    assert info.value.code == "too_large" and "--max-rows" in info.value.hint
     table = auditor.load(jsonl, max_rows=5)
     assert len(table.rows) == 5 and table.truncated

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import hashlib
 import io
 import json
 from pathlib import Path
@@ -196,10 +197,12 @@ def test_example_gsm8k(config, split, n):
     assert set(table.rows[0]) >= {"question", "answer"}
 
 
-def test_example_gsm8k_matches_the_real_files(shared_data):
-    with open(shared_data / "gsm8k" / "test.jsonl", encoding="utf-8") as fh:
-        real = [json.loads(line) for line in fh]
-    assert auditor.load("example:gsm8k", split="test").rows == real
+def test_example_gsm8k_matches_the_real_files():
+    """The bundled split, written back as JSONL, is byte for byte the original test.jsonl of
+    openai/grade-school-math @3101c7d5 (the first 16 hex digits of its sha256)."""
+    rows = auditor.load("example:gsm8k", split="test").rows
+    data = "".join(json.dumps(r) + "\n" for r in rows).encode("utf-8")
+    assert hashlib.sha256(data).hexdigest()[:16] == "3730d312f6e34405"
 
 
 def test_example_humaneval():
@@ -239,15 +242,15 @@ def test_max_rows_truncation_is_reported(tmp_path, fmt):
     assert auditor.load(str(path), max_rows=100).truncated is False
 
 
-def test_max_rows_in_summary_and_report(shared_data):
-    result = auditor.scan(str(shared_data / "gsm8k" / "train.jsonl"), max_rows=500)
+def test_max_rows_in_summary_and_report(real_data):
+    result = auditor.scan(str(real_data / "gsm8k" / "train.jsonl"), max_rows=500)
     assert result.records == 500
     assert result.table.truncated is True
     s = result.summary()
     assert s["input"]["truncated"] is True and s["input"]["row_cap"] == 500
     md = result.markdown()
     assert "Row cap" in md and "500" in md
-    full = auditor.scan(str(shared_data / "humaneval" / "HumanEval.jsonl"), max_rows=164)
+    full = auditor.scan(str(real_data / "humaneval" / "HumanEval.jsonl"), max_rows=164)
     assert full.summary()["input"]["truncated"] is False
     assert "Row cap" not in full.markdown()
 
@@ -415,8 +418,8 @@ def test_bad_input_cli_process(bad_inputs, run_cli, name):
 
 # --------------------------------------------------------------------------- CLI
 
-def test_cli_json_to_stdout(shared_data, run_cli):
-    path = shared_data / "spider" / "dev.jsonl"
+def test_cli_json_to_stdout(real_data, run_cli):
+    path = real_data / "spider" / "dev.jsonl"
     rc, out, err = run_cli("scan", path, "--json", "-", "--quiet")
     assert rc == 0, err
     s = json.loads(out)
@@ -425,11 +428,11 @@ def test_cli_json_to_stdout(shared_data, run_cli):
     assert s["input"]["source"] == "dev.jsonl"
     assert [p["clusters"] for p in s["curve"]] == [0, 1, 3, 11, 34, 61, 104]
     assert err == ""
-    assert str(shared_data) not in out                 # no path of this machine in the output
+    assert str(real_data) not in out                 # no path of this machine in the output
 
 
-def test_cli_options_reach_the_engine(shared_data, run_cli):
-    path = shared_data / "spider" / "dev.jsonl"
+def test_cli_options_reach_the_engine(real_data, run_cli):
+    path = real_data / "spider" / "dev.jsonl"
     rc, out, err = run_cli("scan", path, "--text", "question", "--answer", "query", "--group", "db_id",
                            "--threshold", "0.5", "--thresholds", "0.9,0.5", "--method", "lsh",
                            "--shingle", "word:3", "--max-rows", "600", "--json", "-", "--quiet")
@@ -446,9 +449,9 @@ def test_cli_options_reach_the_engine(shared_data, run_cli):
     assert [p["pairs"] for p in s["curve"]] == [p.pairs for p in api.curve]
 
 
-def test_cli_out_dir(shared_data, run_cli, tmp_path):
+def test_cli_out_dir(real_data, run_cli, tmp_path):
     out_dir = tmp_path / "report"
-    rc, out, err = run_cli("scan", shared_data / "mbpp" / "mbpp.jsonl", "--out-dir", out_dir)
+    rc, out, err = run_cli("scan", real_data / "mbpp" / "mbpp.jsonl", "--out-dir", out_dir)
     assert rc == 0, err
     summary = json.loads((out_dir / "summary.json").read_text(encoding="utf-8"))
     assert summary["input"]["records"] == 974
@@ -457,19 +460,19 @@ def test_cli_out_dir(shared_data, run_cli, tmp_path):
     assert report.startswith("# Integrity audit: mbpp.jsonl")
     assert "## Threshold curve" in report
     assert "summary.json" in err and out == ""         # progress and "wrote" lines go to stderr
-    assert str(shared_data) not in report
+    assert str(real_data) not in report
 
 
-def test_cli_markdown_to_stdout_by_default(shared_data, run_cli):
-    rc, out, err = run_cli("scan", shared_data / "humaneval" / "HumanEval.jsonl", "--quiet")
+def test_cli_markdown_to_stdout_by_default(real_data, run_cli):
+    rc, out, err = run_cli("scan", real_data / "humaneval" / "HumanEval.jsonl", "--quiet")
     assert rc == 0, err
     assert out.startswith("# Integrity audit: HumanEval.jsonl")
     assert err == ""
 
 
-def test_cli_json_to_file(shared_data, run_cli, tmp_path):
+def test_cli_json_to_file(real_data, run_cli, tmp_path):
     target = tmp_path / "s.json"
-    rc, out, err = run_cli("scan", shared_data / "humaneval" / "HumanEval.jsonl", "--json", target, "--quiet")
+    rc, out, err = run_cli("scan", real_data / "humaneval" / "HumanEval.jsonl", "--json", target, "--quiet")
     assert rc == 0, err
     assert json.loads(target.read_text())["input"]["records"] == 164
     assert out.startswith("# Integrity audit")           # the report still goes to stdout
@@ -496,8 +499,8 @@ BAD_OPTIONS = {
 
 
 @pytest.mark.parametrize("name", list(BAD_OPTIONS))
-def test_cli_bad_options(shared_data, run_cli, name):
-    args = ["scan", shared_data / "humaneval" / "HumanEval.jsonl", *BAD_OPTIONS[name]]
+def test_cli_bad_options(real_data, run_cli, name):
+    args = ["scan", real_data / "humaneval" / "HumanEval.jsonl", *BAD_OPTIONS[name]]
     rc, out, err = run_cli(*args, "--quiet")
     assert rc == 2, (rc, err[-500:])
     assert "Traceback" not in err
@@ -521,9 +524,9 @@ def test_cli_version_and_help(run_cli):
     assert rc == 0 and "--threshold" in out and "--out-dir" in out
 
 
-def test_cli_json_equals_form(shared_data, run_cli):
+def test_cli_json_equals_form(real_data, run_cli):
     """`--json=-` is the same option as `--json -`: errors must come out as JSON there too."""
-    path = shared_data / "humaneval" / "HumanEval.jsonl"
+    path = real_data / "humaneval" / "HumanEval.jsonl"
     rc, out, err = run_cli("scan", path, "--json=-", "--quiet")
     assert rc == 0 and json.loads(out)["input"]["records"] == 164
     rc, out, err = run_cli("scan", path, "--json=-", "--threshold", "0", "--quiet")
@@ -531,9 +534,9 @@ def test_cli_json_equals_form(shared_data, run_cli):
     assert json.loads(out)["error"]["code"] == "usage"
 
 
-def test_cli_unwritable_outputs(shared_data, run_cli, tmp_path):
+def test_cli_unwritable_outputs(real_data, run_cli, tmp_path):
     """An output path that cannot be written is a usage error (exit 2), not a traceback."""
-    path = shared_data / "humaneval" / "HumanEval.jsonl"
+    path = real_data / "humaneval" / "HumanEval.jsonl"
     a_file = tmp_path / "taken"
     a_file.write_text("x")
     for args in (["--out-dir", a_file], ["--json", tmp_path / "missing-dir" / "s.json"]):

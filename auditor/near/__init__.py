@@ -1,0 +1,126 @@
+"""Step 4, search: every pair of records whose shingle sets have Jaccard >= the lowest
+threshold of interest, each verified with its true Jaccard, kept in bounded memory.
+
+One job per module:
+
+- ``prefix``: records with identical shingle sets collapse into one *node* (100,000 copies of
+  a text cost one node); each node's prefix (its rarest shingles) and the candidate pairs that
+  share a prefix shingle, cut down by a size filter and an overlap bound;
+- ``verifier``: exact Jaccard of candidates (a compiled merge of sorted shingle lists);
+- ``dense``: template groups (thousands of nodes sharing most shingles), scored by blocked
+  dense products and counted, never listed;
+- ``join``: the exact search (``exact-all-pairs``) that drives both, block by block;
+- ``lsh``: MinHash-LSH candidates instead, when the exact search's candidate bound (known in
+  advance) passes ``MAX_EXACT_CANDIDATES``, or on request; the catch probability per threshold
+  is reported;
+- ``sink``: where verified pairs go. Only exact counts per score, a maximum spanning forest
+  and a bounded sample are kept, so memory follows records, not pairs;
+- ``result``: ``Pairs`` / ``CrossPairs``, which answer any threshold in the searched range
+  (pairs, clusters, best pairs) without searching again.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import AuditorError
+from ..shingles import set_sizes
+from . import dense
+from .join import exact_all_pairs, prefix_join
+from .lsh import (TARGET_RECALL, _distinct, choose_bands, lsh_band_pairs, lsh_candidates, minhash_signatures,
+                  minhash_signatures_numpy, pairs_within_groups)
+from .prefix import (PRODUCT_BUDGET, CandidateFilter, PrefixIndex, collapse_identical, estimated_candidates,
+                     prefix_matrix, size_fits)
+from .result import EPS, CrossPairs, Pairs, ScoreCounts
+from .sink import CrossSink, PairSink
+from .verifier import ListSink, Verifier, verify, verify_candidates
+
+# "auto" uses LSH only when the exact search's candidate bound passes this. The bound (sum of
+# squared prefix frequencies) overcounts pairs that share several prefix shingles (edited copies
+# share dozens), LSH at a low threshold is no cheaper on dense clusters, and only the exact
+# search streams its pairs in bounded memory, so the switch is kept for extreme inputs
+# (measured in BENCHMARKS.md: exact beat LSH on every benchmark set, templated ones included).
+MAX_EXACT_CANDIDATES = 30_000_000_000
+CROSS_MATCHES = 5             # A matches kept per B record across two datasets
+
+
+def find_pairs(matrix: sp.csr_matrix, min_threshold: float, method: str = "auto", *,
+               num_perm: int = 128, seed: int = 1, max_exact_candidates: int = MAX_EXACT_CANDIDATES,
+               progress=None, on_pairs=None) -> Pairs:
+    """All record pairs with Jaccard >= ``min_threshold`` (see the package docstring).
+    ``on_pairs(a, b, jaccard)``, if given, also sees every verified batch of node pairs."""
+    if not (0 < min_threshold <= 1):
+        raise AuditorError("usage", f"Threshold {min_threshold} is outside (0, 1].",
+                           "Use a Jaccard threshold such as 0.7.")
+    if method not in ("auto", "exact", "lsh"):
+        raise AuditorError("usage", f"Unknown near-duplicate method {method!r}.", "Use auto, exact or lsh.")
+    node_of, weight, nodes = collapse_identical(matrix)
+    prefixes = plan = None
+    if method in ("auto", "exact"):
+        prefixes = prefix_matrix(nodes, min_threshold)
+        # A caller that sees every pair (on_pairs) gets no dense groups: those are never listed.
+        plan = dense.plan(nodes, prefixes) if on_pairs is None else ([], prefixes)
+    if method == "auto":
+        method = "exact" if estimated_candidates(plan[1]) <= max_exact_candidates else "lsh"
+    sink = PairSink(weight, min_threshold)
+    target = sink if on_pairs is None else _Tee(sink, on_pairs)
+    common = dict(n_records=matrix.shape[0], node_of=node_of, min_threshold=min_threshold)
+    if method == "exact":
+        candidates, groups = exact_all_pairs(nodes, min_threshold, target, progress, prefixes, plan)
+        return sink.result(**common, method="exact-all-pairs", candidates=candidates,
+                           dense_groups=tuple(int(g.ids.size) for g in groups))
+    bands, rows = choose_bands(min_threshold, num_perm)
+    signatures = minhash_signatures(nodes, bands * rows, seed, progress)
+    cand_a, cand_b = lsh_candidates(signatures, bands, rows)
+    del signatures
+    verify_candidates(nodes, cand_a, cand_b, min_threshold, sink=target)
+    return sink.result(**common, method="minhash-lsh", candidates=int(cand_a.size), num_perm=num_perm,
+                       bands=bands, rows=rows, seed=seed)
+
+
+class _Tee:
+    def __init__(self, sink, callback):
+        self.sink, self.callback = sink, callback
+
+    def add(self, a, b, j, **kw) -> None:
+        self.callback(a, b, j)
+        self.sink.add(a, b, j, **kw)
+
+
+class _CrossAdapter:
+    """Joins over the stacked [A; B] matrix report (B row + n_a, A row) or (low, high) pairs;
+    the cross sink wants (A row, B row)."""
+
+    def __init__(self, sink: CrossSink, n_a: int, queries_first: bool):
+        self.sink, self.n_a, self.queries_first = sink, n_a, queries_first
+
+    def add(self, x, y, j, **_) -> None:
+        a, b = (y, x) if self.queries_first else (x, y)
+        self.sink.add(a, b - self.n_a, j)
+
+
+def find_cross_pairs(matrix_a: sp.csr_matrix, matrix_b: sp.csr_matrix, min_threshold: float,
+                     method: str = "auto", *, num_perm: int = 128, seed: int = 1,
+                     per_b: int = CROSS_MATCHES) -> CrossPairs:
+    """Near duplicates between two shingle matrices built over one vocabulary (same width):
+    each B record's best ``per_b`` A matches and the exact number of pairs."""
+    n_a, n_b = matrix_a.shape[0], matrix_b.shape[0]
+    if method == "auto":
+        method = "exact" if n_b * n_a <= 20 * MAX_EXACT_CANDIDATES else "lsh"
+    stacked = sp.vstack([matrix_a, matrix_b]).tocsr()
+    sink = CrossSink(per_b)
+    if method == "exact":
+        # The self-join's search with B's rows as queries against A's, over one shingle order.
+        prefixes = prefix_matrix(stacked, min_threshold)
+        candidates = prefix_join(stacked, prefixes, min_threshold, _CrossAdapter(sink, n_a, True),
+                                 queries=(n_a, n_a + n_b), indexed=n_a)
+        return sink.result(min_threshold=min_threshold, method="exact-all-pairs", candidates=candidates)
+    bands, rows = choose_bands(min_threshold, num_perm)
+    index = np.flatnonzero(set_sizes(stacked) > 0)
+    sig = minhash_signatures(stacked[index], bands * rows, seed)
+    lo, hi = lsh_candidates(sig, bands, rows)
+    lo, hi = index[lo], index[hi]
+    cross = (lo < n_a) & (hi >= n_a)
+    verify_candidates(stacked, lo[cross], hi[cross], min_threshold, sink=_CrossAdapter(sink, n_a, False))
+    return sink.result(min_threshold=min_threshold, method="minhash-lsh", candidates=int(cross.sum()),
+                       bands=bands, rows=rows)

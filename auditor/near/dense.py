@@ -1,0 +1,199 @@
+"""Template groups: many nodes that share most of their shingles (boilerplate, templated
+prompts, generated data, a question copied and edited many times). Their pairs are nearly all
+similar, so the prefix join would list each one as a sparse candidate; instead each group is
+verified by blocked dense products (BLAS) and its pairs are only counted, never listed.
+
+Which nodes form a group: a prefix shingle held by at least ``HEAVY_DF`` prefixes is *heavy*,
+and a *template* shingle when the prefixes holding it are typically full of heavy shingles;
+the nodes joined through template shingles form a candidate group, taken when listing its
+candidates sparsely would cost more than scoring all its pairs densely.
+
+Why nothing is missed or counted twice: a pair at or above the threshold shares a prefix
+shingle. If that shingle is heavy and belongs to a dense group, both nodes hold it in their
+prefixes, so both are in that group, whose pairs are all scored here. Otherwise they share a
+prefix shingle that stays in the sparse join (which drops pairs inside one dense group).
+
+Within a group, pass 1 counts every pair (exact histograms) and keeps each node's k best
+partners; their maximum spanning forest seeds the sink. Pass 2 scores the pairs again and
+hands the sink only those the forest does not already imply (and those that may enter the
+pair sample), so the forest is exact while almost no pairs leave the kernel.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+
+from ..shingles import set_sizes
+from .result import STRATA
+
+HEAVY_DF = 256                # prefix shingle frequency that marks a possible template group
+MIN_HEAVY_PER_ROW = 8         # heavy prefix shingles of a typical row of a template column
+MIN_NODES = 256               # smaller groups stay with the sparse join
+SPARSE_OVER_DENSE = 4.0       # dense when the sparse join's product entries pass this x the group's pairs
+FREQUENT_SHARE = 1 / 16       # shingles held by this share of a group go into its dense matrix
+DENSE_BYTES = 512 << 20       # largest dense (nodes x frequent shingles) float32 matrix of a group
+BLOCK_CELLS = 8_000_000       # cells of one block of products (float32: 32 MB)
+TOP_K = 4                     # best partners per node that seed the forest
+EMIT_CAP = 1_000_000          # pairs handed to the sink at once
+
+
+@dataclass(frozen=True)
+class DenseGroup:
+    ids: np.ndarray           # node ids, ascending
+    heavy: np.ndarray         # heavy prefix shingle columns that join it
+
+
+def plan(nodes: sp.csr_matrix, prefixes: sp.csr_matrix) -> tuple[list[DenseGroup], np.ndarray]:
+    """The dense groups, and the prefix matrix left for the sparse join (their heavy shingles removed)."""
+    n, m = prefixes.shape
+    df = np.bincount(prefixes.indices, minlength=m)
+    heavy_cols = np.flatnonzero(df >= HEAVY_DF)
+    if not heavy_cols.size or n < MIN_NODES:
+        return [], prefixes
+    is_heavy = np.zeros(m, bool)
+    is_heavy[heavy_cols] = True
+    entry_row = np.repeat(np.arange(n), np.diff(prefixes.indptr))
+    hit = is_heavy[prefixes.indices]
+    rows, cols = entry_row[hit], prefixes.indices[hit]
+    # A template's shingles sit in prefixes full of heavy shingles; a common phrase ("how many
+    # are") sits mostly in ordinary prefixes with one or two. Keep the heavy columns whose typical
+    # (median) row has at least MIN_HEAVY_PER_ROW heavy prefix shingles, so common phrases do not
+    # chain unrelated templates into one giant group.
+    heaviness = np.bincount(rows, minlength=n)[rows]
+    order = np.lexsort((heaviness, cols))
+    starts = np.flatnonzero(np.r_[True, cols[order][1:] != cols[order][:-1]])
+    counts = np.diff(np.r_[starts, order.size])
+    median = heaviness[order[starts + counts // 2]]
+    template_cols = cols[order[starts]][median >= MIN_HEAVY_PER_ROW]
+    if not template_cols.size:
+        return [], prefixes
+    heavy_cols = template_cols
+    keep_entry = np.isin(cols, heavy_cols)
+    rows, cols = rows[keep_entry], cols[keep_entry]
+    # Components of the bipartite graph (nodes, template columns).
+    col_id = np.searchsorted(heavy_cols, cols)
+    k = heavy_cols.size
+    graph = sp.coo_matrix((np.ones(rows.size, np.int8), (rows, n + col_id)), shape=(n + k, n + k))
+    label = connected_components(graph, directed=False)[1]
+    node_label = label[:n]
+    in_group = np.zeros(n, bool)
+    in_group[rows] = True
+    sizes = set_sizes(nodes)
+    groups: list[DenseGroup] = []
+    for lab in np.unique(node_label[rows]):
+        ids = np.flatnonzero((node_label == lab) & in_group)
+        if ids.size < MIN_NODES:
+            continue
+        g_cols = heavy_cols[label[n:] == lab]
+        sparse_entries = float((df[g_cols].astype(np.float64) ** 2).sum()) / 2
+        if sparse_entries < SPARSE_OVER_DENSE * ids.size * (ids.size - 1) / 2:
+            continue
+        frequent = _frequent_columns(nodes[ids])
+        if ids.size * frequent.size * 4 > DENSE_BYTES or sizes[ids].max() >= 2 ** 24:
+            continue
+        groups.append(DenseGroup(ids=ids, heavy=g_cols))
+    if not groups:
+        return [], prefixes
+    drop = np.zeros(m, bool)
+    for g in groups:
+        drop[g.heavy] = True
+    keep = ~drop[prefixes.indices]
+    indptr = _row_counts_indptr(prefixes, keep)
+    reduced = sp.csr_matrix((prefixes.data[keep], prefixes.indices[keep], indptr), shape=(n, m))
+    return groups, reduced
+
+
+def _row_counts_indptr(matrix: sp.csr_matrix, keep: np.ndarray) -> np.ndarray:
+    counts = np.bincount(np.repeat(np.arange(matrix.shape[0]), np.diff(matrix.indptr))[keep],
+                         minlength=matrix.shape[0])
+    return np.concatenate(([0], np.cumsum(counts)))
+
+
+def _frequent_columns(sub: sp.csr_matrix) -> np.ndarray:
+    df = np.bincount(sub.indices, minlength=sub.shape[1])
+    return np.flatnonzero(df >= max(2, int(np.ceil(FREQUENT_SHARE * sub.shape[0]))))
+
+
+def group_of(n: int, groups: list[DenseGroup]) -> np.ndarray:
+    """Each node's dense group (-1: none)."""
+    out = np.full(n, -1, np.int64)
+    for i, g in enumerate(groups):
+        out[g.ids] = i
+    return out
+
+
+def process(nodes: sp.csr_matrix, group: DenseGroup, min_threshold: float, sink) -> int:
+    """Count and forest every pair of one group into ``sink``; returns the pairs scored."""
+    from ..kernels import bottleneck_bins, dense_count_block, dense_emit_block
+
+    ids = group.ids
+    sub = nodes[ids]
+    sizes = set_sizes(sub).astype(np.int64)
+    weight = sink.weight[ids]
+    df = np.bincount(sub.indices, minlength=sub.shape[1])
+    frequent = _frequent_columns(sub)
+    is_frequent = np.zeros(sub.shape[1], bool)
+    is_frequent[frequent] = True
+    # Frequent shingles as a dense 0/1 matrix (BLAS); the other shared ones stay sparse.
+    dense = np.zeros((ids.size, frequent.size), np.float32)
+    entry_row = np.repeat(np.arange(ids.size), np.diff(sub.indptr))
+    f = is_frequent[sub.indices]
+    dense[entry_row[f], np.searchsorted(frequent, sub.indices[f])] = 1
+    rare_keep = ~f & (df[sub.indices] >= 2)
+    rare = sp.csr_matrix((np.ones(int(rare_keep.sum()), np.float32), (entry_row[rare_keep], sub.indices[rare_keep])),
+                         shape=sub.shape)
+    rare_t = rare.T.tocsr()
+
+    def blocks():
+        """Row blocks [r0, r1) and their products with the rows from r0 on (upper triangle)."""
+        r0 = 0
+        while r0 < ids.size:
+            width = ids.size - r0
+            r1 = min(ids.size, r0 + max(1, BLOCK_CELLS // width))
+            inter = dense[r0:r1] @ dense[r0:].T
+            extra = (rare[r0:r1] @ rare_t[:, r0:]).tocoo()
+            if extra.nnz:
+                inter[extra.row, extra.col] += extra.data
+            yield r0, inter
+            r0 = r1
+
+    size = sink.node_hist.size
+    node_hist = np.zeros(size, np.int64)
+    record_hist = np.zeros(size, np.int64)
+    top_j = np.full((ids.size, TOP_K), -1.0)
+    top_n = np.full((ids.size, TOP_K), -1, np.int64)
+    scored = 0
+    for r0, inter in blocks():
+        dense_count_block(inter, r0, sizes, weight, min_threshold, sink.base, node_hist, record_hist, top_j, top_n)
+        scored += inter.shape[0] * inter.shape[1] - inter.shape[0] * (inter.shape[0] + 1) // 2
+    sink.add_counts(node_hist, record_hist)
+    # Seed: every node's best partners, each pair once.
+    has = top_n >= 0
+    a = np.repeat(np.arange(ids.size), TOP_K)[has.reshape(-1)]
+    b = top_n[has]
+    j = top_j[has]
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    _, first = np.unique(lo * ids.size + hi, return_index=True)
+    first = np.sort(first)
+    sink.add(ids[lo[first]], ids[hi[first]], j[first], counted=True, sample=False)
+    sink.compact()
+    sink.index_forest()
+    out_a = np.empty(EMIT_CAP, np.int64)
+    out_b = np.empty(EMIT_CAP, np.int64)
+    out_j = np.empty(EMIT_CAP, np.float64)
+    # The hub: the node most often among the others' best partners; each node's weakest forest
+    # edge on its way there lets most pairs be recognised as implied at a glance.
+    hub = ids[int(np.argmax(np.bincount(top_n[has], minlength=ids.size)))] if has.any() else ids[0]
+    to_hub = np.empty(ids.size, np.int64)
+    bottleneck_bins(*sink.tree[:4], ids, np.full(ids.size, hub, np.int64), to_hub)
+    for r0, inter in blocks():
+        start = 0
+        while start >= 0:
+            emitted, start = dense_emit_block(inter, r0, start, sizes, ids, min_threshold, to_hub, *sink.tree,
+                                              sink.floor_j, sink.floor_a, sink.floor_b, STRATA, out_a, out_b, out_j)
+            if emitted:
+                sink.add(out_a[:emitted].copy(), out_b[:emitted].copy(), out_j[:emitted].copy(), counted=True)
+    return scored

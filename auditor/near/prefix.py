@@ -1,0 +1,162 @@
+"""The exact search's candidates: the prefix filter of All-Pairs (Bayardo et al.).
+
+Records with identical shingle sets are first collapsed into one *node*. Each node's
+*prefix* is its rarest shingles under one global order; two sets with Jaccard >= t always
+share a prefix shingle, so the pairs sharing one contain every pair at or above t. They are
+found by sparse prefix-matrix products in bounded row blocks on several threads, then cut
+down by a size filter and an overlap bound before verification.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..shingles import set_sizes
+from .result import EPS
+
+PRODUCT_BUDGET = 8_000_000   # product entries per block, bounds memory
+
+
+def collapse_identical(matrix: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, sp.csr_matrix]:
+    """Group records with identical non-empty shingle sets into nodes (numbered by first record)."""
+    sizes = set_sizes(matrix)
+    rng = np.random.default_rng(0x5EED)
+    # Two independent 64-bit random weights per shingle, summed per record: a 128-bit set hash
+    # (order-free, so it identifies the set); a collision needs ~2^64 distinct sets.
+    h1 = rng.integers(0, 2 ** 63, size=matrix.shape[1], dtype=np.uint64)
+    h2 = rng.integers(0, 2 ** 63, size=matrix.shape[1], dtype=np.uint64)
+    nonempty = sizes > 0
+    key1 = np.zeros(matrix.shape[0], dtype=np.uint64)
+    key2 = np.zeros(matrix.shape[0], dtype=np.uint64)
+    if matrix.nnz:
+        starts = matrix.indptr[:-1][nonempty]
+        with np.errstate(over="ignore"):
+            key1[nonempty] = np.add.reduceat(h1[matrix.indices], starts)
+            key2[nonempty] = np.add.reduceat(h2[matrix.indices], starts)
+    key1, key2, size = key1[nonempty], key2[nonempty], sizes[nonempty]
+    # Group equal (key1, key2, size); lexsort is stable, so a group's first entry is its first record.
+    order = np.lexsort((size, key2, key1))
+    starts = np.r_[True, (np.diff(key1[order]) != 0) | (np.diff(key2[order]) != 0) | (np.diff(size[order]) != 0)]
+    starts = starts[:order.size]                   # no records: no groups
+    first = order[starts]
+    inverse = np.empty(order.size, dtype=np.int64)
+    inverse[order] = np.cumsum(starts) - 1
+    # Renumber nodes by their first record, so node order follows the data.
+    rank = np.empty(first.size, dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(first.size)
+    node_of = np.full(matrix.shape[0], -1, dtype=np.int64)
+    node_of[nonempty] = rank[inverse]
+    weight = np.bincount(node_of[nonempty], minlength=first.size).astype(np.int64)
+    representatives = np.flatnonzero(nonempty)[np.sort(first)]
+    return node_of, weight, matrix[representatives]
+
+
+def prefix_matrix(nodes: sp.csr_matrix, min_threshold: float) -> sp.csr_matrix:
+    """Each set's prefix under a global rare-first shingle order: its first |x| - ceil(t|x|) + 1
+    shingles. Two sets with Jaccard >= t always share a prefix shingle (the prefix filter of
+    Bayardo et al.'s All-Pairs), so prefixes find every such pair while rare shingles keep the
+    candidate count close to the number of true pairs."""
+    n, m = nodes.shape
+    sizes = set_sizes(nodes)
+    df = np.bincount(nodes.indices, minlength=m)
+    # Rank columns by (df, column). A stable sort of df keeps equal df in column order; on
+    # the narrowest unsigned type numpy uses a radix sort (6x faster than lexsort on 20M columns).
+    narrow = np.uint16 if m == 0 or df.max() < 2 ** 16 else np.uint32 if df.max() < 2 ** 32 else np.uint64
+    rank = np.empty(m, dtype=np.int32)
+    rank[np.argsort(df.astype(narrow), kind="stable")] = np.arange(m, dtype=np.int32)
+    ranked = sp.csr_matrix((nodes.data, rank[nodes.indices], nodes.indptr), shape=(n, m))
+    ranked.sort_indices()                          # per row, rarest shingle first
+    prefix_len = sizes - np.ceil(min_threshold * sizes - EPS).astype(np.int64) + 1
+    position = np.arange(ranked.nnz) - np.repeat(ranked.indptr[:-1], sizes)
+    keep = position < np.repeat(prefix_len, sizes)
+    indptr = np.concatenate(([0], np.cumsum(np.minimum(prefix_len, sizes))))
+    return sp.csr_matrix((ranked.data[keep], ranked.indices[keep], indptr), shape=(n, m))
+
+
+def estimated_candidates(prefixes: sp.csr_matrix) -> int:
+    """Upper bound on the node pairs the exact search would score (before the size filter)."""
+    df = np.bincount(prefixes.indices, minlength=prefixes.shape[1]).astype(np.float64)
+    return int((df * (df - 1) / 2).sum())
+
+
+class PrefixIndex:
+    """Candidate pairs of the exact search: query rows against the first ``indexed`` rows,
+    through products with the prefix matrix's transpose, in blocks of query rows whose
+    product size is bounded (so memory stays flat). A pair is a candidate when it shares a
+    prefix shingle (see ``prefix_matrix``) and passes ``CandidateFilter``. When the queries
+    are the indexed rows (a self-join), each pair comes once, with indexed row > query row.
+
+    With dense groups (``dense.plan``), ``joined`` is the prefix matrix less their heavy
+    shingles, and pairs inside one group (``group``) are left to the dense pass. The overlap
+    bound still reads the full prefixes: a shingle removed from both prefixes of a pair puts
+    both in one group, so for every pair kept here the product's shared count is unchanged."""
+
+    def __init__(self, nodes: sp.csr_matrix, prefixes: sp.csr_matrix, min_threshold: float, indexed: int,
+                 joined: sp.csr_matrix | None = None, group: np.ndarray | None = None):
+        self.prefixes = prefixes if joined is None else joined
+        self.indexed, self.group = indexed, group
+        self.filter = CandidateFilter(prefixes, set_sizes(nodes), min_threshold)
+        self.transposed = self.prefixes[:indexed].T.tocsr()
+
+    def blocks(self, queries: tuple[int, int]) -> list[tuple[int, int]]:
+        first, last = queries
+        bounds = np.cumsum(self.prefixes[first:last] @ np.diff(self.transposed.indptr).astype(np.float64))
+        blocks, start = [], 0
+        while start < last - first:
+            limit = (bounds[start - 1] if start else 0.0) + PRODUCT_BUDGET
+            stop = max(start + 1, int(np.searchsorted(bounds, limit, side="right")))
+            blocks.append((first + start, first + stop))
+            start = stop
+        return blocks
+
+    def candidates(self, block: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+        """(query rows ascending, indexed rows) of one block's candidates."""
+        start, stop = block
+        product = (self.prefixes[start:stop] @ self.transposed).tocoo()
+        rows = product.row.astype(np.int64) + start
+        cols = product.col.astype(np.int64)
+        shared = product.data
+        if start < self.indexed:                   # queries among the indexed rows: a self-join
+            upper = cols > rows
+            rows, cols, shared = rows[upper], cols[upper], shared[upper]
+        keep = self.filter(rows, cols, shared)
+        if self.group is not None:
+            keep &= (self.group[rows] < 0) | (self.group[rows] != self.group[cols])
+        return rows[keep], cols[keep]
+
+
+
+def size_fits(sizes: np.ndarray, a: np.ndarray, b: np.ndarray, min_threshold: float) -> np.ndarray:
+    """The size filter: J(x, y) <= min(|x|, |y|) / max(|x|, |y|)."""
+    sa, sb = sizes[a], sizes[b]
+    return np.minimum(sa, sb) >= min_threshold * np.maximum(sa, sb) - EPS
+
+
+class CandidateFilter:
+    """Cheap bounds that drop a candidate pair (x, y) before its Jaccard is computed.
+
+    - size (``size_fits``);
+    - overlap: J >= t needs |x & y| >= t / (1 + t) * (|x| + |y|). Under the global shingle
+      order, every shared shingle ranked at or before the earlier of the two prefix ends
+      lies in both prefixes (so it is among the ``shared`` prefix shingles the product
+      counted); any other shared shingle lies in the suffix of the set whose prefix ends
+      first. So |x & y| <= shared + that suffix's length (PPJoin's positional idea, at
+      prefix granularity). On the 1M synthetic set at 0.3 this drops 84% of candidates."""
+
+    def __init__(self, prefixes: sp.csr_matrix, sizes: np.ndarray, min_threshold: float):
+        self.sizes = sizes
+        # Rank of each prefix's last shingle (an empty row, never a candidate, gets 0).
+        ends = np.maximum(prefixes.indptr[1:] - 1, 0)
+        self.last = prefixes.indices[ends].astype(np.int64) if prefixes.nnz else np.zeros(ends.size, np.int64)
+        self.suffix = sizes - np.diff(prefixes.indptr)
+        self.t = min_threshold
+
+    def __call__(self, x: np.ndarray, y: np.ndarray, shared: np.ndarray) -> np.ndarray:
+        sx, sy = self.sizes[x], self.sizes[y]
+        fits = size_fits(self.sizes, x, y, self.t)
+        lx, ly = self.last[x], self.last[y]
+        rest = np.where(lx < ly, self.suffix[x],
+                        np.where(ly < lx, self.suffix[y], np.minimum(self.suffix[x], self.suffix[y])))
+        return fits & (shared + rest >= self.t / (1 + self.t) * (sx + sy) - EPS)
+
+

@@ -1,0 +1,168 @@
+"""What the near-duplicate search returns: small frozen results whose size is bounded by the
+number of records, never by the number of similar pairs.
+
+``Pairs`` holds, over *nodes* (groups of records with identical shingle sets):
+
+- a maximum spanning forest of the similarity graph (at most nodes - 1 edges). For any
+  threshold t, the components of the forest's edges with Jaccard >= t are exactly the
+  components of the whole graph at t (a graph edge left out of the forest closes a cycle
+  whose other edges all score at least as high, so dropping it never splits a component);
+- exact counts of node pairs and record pairs per verified score, at a resolution of 1e-6
+  (thresholds are rounded to 6 decimals, so every count at a threshold is exact);
+- a bounded sample of the verified pairs themselves: the best ``STRATUM_CAP`` per 0.01-wide
+  score stratum. When no stratum overflowed, the sample is every pair (``complete``).
+
+So any threshold in the searched range is answered (pairs, clusters, the best pairs) without
+searching again, in memory that grows with records only.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import AuditorError
+
+EPS = 1e-9                   # float slack when comparing a Jaccard with a threshold
+SCORE_SCALE = 1_000_000      # count resolution: thresholds carry at most 6 decimals
+STRATA = 100                 # pair-sample strata per unit of Jaccard (0.01 wide)
+STRATUM_CAP = 20_000         # pairs kept per stratum (the best ones)
+
+
+def score_bins(jaccard: np.ndarray) -> np.ndarray:
+    """Bin k holds scores j with j + EPS in [k, k + 1) / SCORE_SCALE, so "j >= t - EPS" is
+    "bin >= round(t * SCORE_SCALE)" for every t with at most 6 decimals."""
+    return np.floor((np.asarray(jaccard, dtype=np.float64) + EPS) * SCORE_SCALE).astype(np.int64)
+
+
+def threshold_bin(threshold: float) -> int:
+    return int(round(float(threshold) * SCORE_SCALE))
+
+
+@dataclass(frozen=True)
+class ScoreCounts:
+    """Exact pair counts per verified score bin (bins ascending, nonzero bins only)."""
+
+    bins: np.ndarray = field(repr=False)
+    node_pairs: np.ndarray = field(repr=False)     # node pairs in each bin
+    record_pairs: np.ndarray = field(repr=False)   # record pairs in each bin (node weights multiplied)
+
+    def at_least(self, threshold: float, records: bool = True) -> int:
+        """Pairs whose Jaccard is >= threshold."""
+        start = int(np.searchsorted(self.bins, threshold_bin(threshold), side="left"))
+        return int((self.record_pairs if records else self.node_pairs)[start:].sum())
+
+    @staticmethod
+    def empty() -> "ScoreCounts":
+        z = np.zeros(0, np.int64)
+        return ScoreCounts(bins=z, node_pairs=z, record_pairs=z)
+
+
+@dataclass(frozen=True)
+class Pairs:
+    """Verified near-duplicate structure over nodes (groups of records with identical shingle sets)."""
+
+    n_records: int
+    node_of: np.ndarray = field(repr=False)    # (n_records,) node id, -1 for a record with no shingles
+    weight: np.ndarray = field(repr=False)     # (n_nodes,) records per node
+    a: np.ndarray = field(repr=False)          # sampled node pairs (a < b), sorted by jaccard desc, then a, b
+    b: np.ndarray = field(repr=False)
+    jaccard: np.ndarray = field(repr=False)
+    forest_a: np.ndarray = field(repr=False)   # maximum spanning forest edges, sorted by jaccard desc
+    forest_b: np.ndarray = field(repr=False)
+    forest_jaccard: np.ndarray = field(repr=False)
+    counts: ScoreCounts = field(repr=False)
+    complete: bool = True                      # the sample holds every verified pair
+    min_threshold: float = 0.3
+    method: str = "exact-all-pairs"
+    candidates: int = 0                        # node pairs whose Jaccard was computed
+    dense_groups: tuple = ()                   # nodes per group verified by blocked dense products
+    num_perm: int | None = None
+    bands: int | None = None
+    rows: int | None = None
+    seed: int | None = None
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.weight.size)
+
+    def catch_probability(self, threshold: float) -> float:
+        """Chance that the search proposes a pair whose Jaccard is exactly ``threshold``."""
+        if self.method != "minhash-lsh":
+            return 1.0
+        return float(1.0 - (1.0 - threshold ** self.rows) ** self.bands)
+
+    def check_threshold(self, threshold: float) -> None:
+        if not (self.min_threshold - EPS <= threshold <= 1.0):
+            raise AuditorError("usage", f"Threshold {threshold} is outside the searched range "
+                               f"[{self.min_threshold}, 1].",
+                               "Re-run with a lower --thresholds minimum to look that low.")
+
+    def upto(self, threshold: float) -> int:
+        """How many *sampled* node pairs have Jaccard >= threshold (they form a prefix)."""
+        self.check_threshold(threshold)
+        return int(np.searchsorted(-self.jaccard, -threshold + EPS, side="right"))
+
+    def forest_upto(self, threshold: float) -> int:
+        """How many forest edges have Jaccard >= threshold (they form a prefix)."""
+        self.check_threshold(threshold)
+        return int(np.searchsorted(-self.forest_jaccard, -threshold + EPS, side="right"))
+
+    def node_pairs(self, threshold: float) -> int:
+        """Node pairs with Jaccard >= threshold, exactly."""
+        self.check_threshold(threshold)
+        return self.counts.at_least(threshold, records=False)
+
+    def record_pairs(self, threshold: float) -> int:
+        """Unordered record pairs with Jaccard >= threshold, identical texts included, exactly."""
+        self.check_threshold(threshold)
+        w = self.weight.astype(np.int64)
+        within = int((w * (w - 1) // 2).sum())
+        return within + self.counts.at_least(threshold)
+
+    def members(self) -> list[np.ndarray]:
+        """Record ids of every node, in record order."""
+        order = np.argsort(self.node_of, kind="stable")
+        order = order[self.node_of[order] >= 0]
+        return np.split(order, np.cumsum(self.weight)[:-1])
+
+    def record_pair_sample(self, threshold: float, limit: int) -> list[tuple[int, int, float]]:
+        """Up to ``limit`` record pairs (a < b) with their Jaccard, highest first, then by position.
+        Exact (the same list a full pair list would give) for limit <= STRATUM_CAP."""
+        # Each node's first record, and the records of nodes that hold several (identical sets):
+        # no per-node arrays for the other nodes, which at 1M records are most of them.
+        order = np.argsort(self.node_of, kind="stable")
+        order = order[self.node_of[order] >= 0]
+        starts = np.cumsum(self.weight) - self.weight
+        first = order[starts]
+        out: list[tuple[int, int, float]] = []
+        for node in np.flatnonzero(self.weight > 1):          # identical shingle sets: Jaccard 1
+            m = order[starts[node]:starts[node] + min(int(self.weight[node]), limit + 1)]
+            out.extend((int(m[0]), int(x), 1.0) for x in m[1:limit + 1])
+            if len(out) >= limit:     # nodes come by first record, so later ones only sort after these
+                break
+        k = self.upto(threshold)
+        for a, b, j in zip(self.a[:k].tolist(), self.b[:k].tolist(), self.jaccard[:k].tolist()):
+            if len(out) >= 2 * limit and j < out[-1][2]:
+                break
+            ra, rb = int(first[a]), int(first[b])
+            out.append((min(ra, rb), max(ra, rb), j))
+        out.sort(key=lambda p: (-p[2], p[0], p[1]))
+        return out[:limit]
+
+
+@dataclass(frozen=True)
+class CrossPairs:
+    """Verified pairs (a in dataset A, b in dataset B) with Jaccard >= min_threshold: for each
+    B record its best ``per_b`` matches (Jaccard desc, then a), and the exact pair count."""
+
+    a: np.ndarray
+    b: np.ndarray
+    jaccard: np.ndarray
+    min_threshold: float
+    method: str
+    candidates: int
+    pairs: int = 0                  # every verified cross pair, exactly
+    per_b: int = 0                  # matches kept per B record
+    bands: int | None = None
+    rows: int | None = None

@@ -1,0 +1,243 @@
+"""Where verified pairs go: bounded accumulators, so memory follows records, not pairs.
+
+The search hands over verified pairs in batches (one block of the prefix join, one dense
+block of a template group). ``PairSink`` keeps, per batch:
+
+- exact counts per score bin (``result.ScoreCounts``);
+- the edges that can still matter to the maximum spanning forest. An edge (a, b, j) is
+  *implied* when a and b are already joined by forest edges that all score >= j (in bins):
+  leaving it out changes no component at any threshold (the cycle property). The weakest
+  edge on a forest path is read off the forest's Kruskal reconstruction tree (the bin of the
+  two ends' lowest common ancestor, ``kernels.implied_edges``). Buffered edges and the forest
+  are merged into a new maximum spanning forest (Kruskal, via scipy) whenever the buffer
+  fills, so the forest and the buffer stay O(nodes);
+- the best ``STRATUM_CAP`` pairs of each 0.01-wide score stratum (the pair sample).
+
+``CrossSink`` does the same job across two datasets: the exact pair count, and the best few
+A matches of every B record.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components, minimum_spanning_tree
+
+from .result import (EPS, SCORE_SCALE, STRATA, STRATUM_CAP, CrossPairs, Pairs, ScoreCounts, score_bins,
+                     threshold_bin)
+
+LEVEL_STEP = 0.05             # forest components kept at every 0.05: the implied-edge test's quick path
+BUFFER_MIN = 2_000_000        # edges buffered before the forest is rebuilt (or nodes / 2 if more)
+COUNT_FLUSH = 8_000_000       # score bins buffered before they are added to the counts
+
+
+class PairSink:
+    """Exact counts, a maximum spanning forest and a stratified sample of the verified pairs."""
+
+    def __init__(self, weight: np.ndarray, min_threshold: float):
+        self.weight = np.asarray(weight, dtype=np.int64)
+        self.n = int(self.weight.size)
+        self.unit = bool(self.n == 0 or self.weight.max() == 1)
+        self.base = threshold_bin(min_threshold)
+        size = SCORE_SCALE - self.base + 2
+        self.node_hist = np.zeros(size, np.int64)
+        self.record_hist = self.node_hist if self.unit else np.zeros(size, np.int64)
+        self.pending: list[tuple[np.ndarray, np.ndarray | None]] = []
+        self.pending_size = 0
+        self.tree = None                              # the forest's reconstruction tree, once built
+        levels = np.round(np.arange(1.0, min_threshold - EPS, -LEVEL_STEP), 6)
+        self.level_bins = np.array([threshold_bin(x) for x in levels[::-1]], np.int64)   # ascending
+        self.forest = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64))
+        self.sample = self.forest
+        # Each full stratum's worst kept pair (score, a, b); score -1 while the stratum has room.
+        self.floor_j = np.full(STRATA + 1, -1.0)
+        self.floor_a = np.zeros(STRATA + 1, np.int64)
+        self.floor_b = np.zeros(STRATA + 1, np.int64)
+        self.complete = True
+        self.buffer: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.buffered = 0
+        self.limit = max(BUFFER_MIN, self.n // 2)
+
+    # ------------------------------------------------------------------ intake
+
+    def add(self, a: np.ndarray, b: np.ndarray, j: np.ndarray, *, counted: bool = False, sample: bool = True) -> None:
+        """Verified node pairs (a < b, every j >= the minimum threshold), each offered to the
+        counts and the sample once. ``counted``: the caller already counted them
+        (``add_counts``); ``sample=False``: forest candidates only (offered again later)."""
+        if not a.size:
+            return
+        if not counted:
+            self._count(a, b, j)
+        bins = score_bins(j)
+        sampled = self._may_sample(a, b, j) if sample else np.zeros(a.size, bool)
+        keep = sampled.copy()
+        keep[~keep] = ~self._implied(a[~keep], b[~keep], bins[~keep])
+        if keep.any():
+            self.buffer.append((a[keep].astype(np.int64), b[keep].astype(np.int64), j[keep].astype(np.float64),
+                                sampled[keep]))
+            self.buffered += int(keep.sum())
+            if self.buffered >= self.limit:
+                self.compact()
+                self.index_forest()
+
+    def add_counts(self, node_hist: np.ndarray, record_hist: np.ndarray | None) -> None:
+        """Counts made elsewhere (the dense kernel), over the same bins as ``node_hist``."""
+        self.node_hist += node_hist
+        if not self.unit:
+            self.record_hist += record_hist
+
+    def _count(self, a, b, j) -> None:
+        self.pending.append((score_bins(j) - self.base, None if self.unit else self.weight[a] * self.weight[b]))
+        self.pending_size += a.size
+        if self.pending_size >= COUNT_FLUSH:
+            self._flush_counts()
+
+    def _flush_counts(self) -> None:
+        if not self.pending:
+            return
+        bins = np.concatenate([p[0] for p in self.pending])
+        self.node_hist += np.bincount(bins, minlength=self.node_hist.size)
+        if not self.unit:
+            w = np.concatenate([p[1] for p in self.pending]).astype(np.float64)   # exact below 2^53
+            self.record_hist += np.rint(np.bincount(bins, weights=w, minlength=self.node_hist.size)).astype(np.int64)
+        self.pending, self.pending_size = [], 0
+
+    def _may_sample(self, a, b, j) -> np.ndarray:
+        """Pairs that would rank before their stratum's worst kept pair (score desc, then a, b)."""
+        s = self._stratum(j)
+        fj, fa, fb = self.floor_j[s], self.floor_a[s], self.floor_b[s]
+        return (fj < 0) | (j > fj) | ((j == fj) & ((a < fa) | ((a == fa) & (b < fb))))
+
+    def _stratum(self, j: np.ndarray) -> np.ndarray:
+        return np.minimum(np.floor(j * STRATA + EPS).astype(np.int64), STRATA)
+
+    def _implied(self, a: np.ndarray, b: np.ndarray, bins: np.ndarray) -> np.ndarray:
+        """Edges whose ends the forest already joins by edges that all score at least as high."""
+        out = np.zeros(a.size, bool)
+        if self.tree is not None:
+            from ..kernels import implied_edges
+            implied_edges(*self.tree, a.astype(np.int64), b.astype(np.int64), bins, out)
+        return out
+
+    # ------------------------------------------------------------------ compaction
+
+    def compact(self) -> None:
+        """Merge the buffer into the forest and the sample; refresh the implied-edge test."""
+        if not self.buffer:
+            return
+        a = np.concatenate([self.forest[0]] + [x[0] for x in self.buffer])
+        b = np.concatenate([self.forest[1]] + [x[1] for x in self.buffer])
+        j = np.concatenate([self.forest[2]] + [x[2] for x in self.buffer])
+        sa = np.concatenate([self.sample[0]] + [x[0][x[3]] for x in self.buffer])
+        sb = np.concatenate([self.sample[1]] + [x[1][x[3]] for x in self.buffer])
+        sj = np.concatenate([self.sample[2]] + [x[2][x[3]] for x in self.buffer])
+        self.buffer, self.buffered = [], 0
+        self.forest = maximum_spanning_forest(self.n, a, b, j)
+        self._resample(sa, sb, sj)
+
+    def index_forest(self) -> None:
+        """Build the implied-edge test over the current forest (after a compaction): its
+        reconstruction tree, and its components at every LEVEL_STEP for a quick answer."""
+        from ..kernels import kruskal_tree
+        fa, fb, fj = self.forest
+        fbins = score_bins(fj)
+        comp = np.empty((self.level_bins.size, self.n), np.int32)
+        label = np.arange(self.n, dtype=np.int32)
+        for i in range(self.level_bins.size - 1, -1, -1):        # highest level first
+            k = int(np.searchsorted(-fbins, -self.level_bins[i], side="right"))   # forest: score desc
+            if k:
+                g = sp.coo_matrix((np.ones(k, np.int8), (fa[:k], fb[:k])), shape=(self.n, self.n))
+                label = connected_components(g, directed=False)[1].astype(np.int32)
+            comp[i] = label
+        self.tree = (*kruskal_tree(self.n, fa, fb, fbins), self.level_bins, comp)
+
+    def _resample(self, a, b, j) -> None:
+        """Keep the best STRATUM_CAP pairs of each stratum (order: jaccard desc, then a, b)."""
+        # Drop edges that came only for the forest and cannot enter the sample.
+        fit = self._may_sample(a, b, j)
+        a, b, j = a[fit], b[fit], j[fit]
+        order = np.lexsort((b, a, -j))
+        a, b, j = a[order], b[order], j[order]
+        stratum = self._stratum(j)
+        starts = np.flatnonzero(np.r_[True, stratum[1:] != stratum[:-1]]) if j.size else np.zeros(0, np.int64)
+        rank = np.arange(j.size) - np.repeat(starts, np.diff(np.r_[starts, j.size]))
+        keep = rank < STRATUM_CAP
+        if not keep.all():
+            self.complete = False
+        a, b, j, stratum = a[keep], b[keep], j[keep], stratum[keep]
+        self.sample = (a, b, j)
+        full = np.bincount(stratum, minlength=STRATA + 1) >= STRATUM_CAP
+        # Worst kept pair per full stratum: the last of that stratum in sample order.
+        if j.size:
+            ends = np.r_[np.flatnonzero(stratum[1:] != stratum[:-1]), j.size - 1]
+            ends = ends[full[stratum[ends]]]
+            self.floor_j[stratum[ends]] = j[ends]
+            self.floor_a[stratum[ends]] = a[ends]
+            self.floor_b[stratum[ends]] = b[ends]
+
+    # ------------------------------------------------------------------ result
+
+    def result(self, **fields) -> Pairs:
+        self._flush_counts()
+        self.compact()
+        nz = np.flatnonzero(self.node_hist)
+        counts = ScoreCounts(bins=nz + self.base, node_pairs=self.node_hist[nz], record_pairs=self.record_hist[nz])
+        fa, fb, fj = self.forest
+        sa, sb, sj = self.sample
+        return Pairs(a=sa, b=sb, jaccard=sj, forest_a=fa, forest_b=fb, forest_jaccard=fj, counts=counts,
+                     complete=self.complete, weight=self.weight, **fields)
+
+
+def maximum_spanning_forest(n: int, a: np.ndarray, b: np.ndarray, j: np.ndarray):
+    """A maximum spanning forest of the edges (a, b, j), as (a, b, j) sorted by j desc. Ties
+    go to the earlier edge, so the same edges in the same order give the same forest."""
+    if not a.size:
+        return a, b, j
+    # A pair offered twice (a forest seed, then again for the sample) counts once.
+    _, first = np.unique(a * np.int64(n) + b, return_index=True)
+    if first.size < a.size:
+        first = np.sort(first)
+        a, b, j = a[first], b[first], j[first]
+    order = np.argsort(-j, kind="stable")
+    rank = np.empty(a.size, np.float64)
+    rank[order] = np.arange(1, a.size + 1)          # Kruskal on ranks: no float ties, no zeros
+    tree = minimum_spanning_tree(sp.csr_matrix((rank, (a, b)), shape=(n, n))).tocoo()
+    picked = np.sort(tree.data.astype(np.int64) - 1)
+    edge = order[picked]
+    return a[edge], b[edge], j[edge]
+
+
+class CrossSink:
+    """Cross-dataset pairs: the exact count, and each B record's best ``per_b`` A matches."""
+
+    def __init__(self, per_b: int):
+        self.per_b = per_b
+        self.pairs = 0
+        self.kept = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64))
+        self.buffer: list = []
+        self.buffered = 0
+
+    def add(self, a: np.ndarray, b: np.ndarray, j: np.ndarray, **_) -> None:
+        self.pairs += int(a.size)
+        if a.size:
+            self.buffer.append((a.astype(np.int64), b.astype(np.int64), j.astype(np.float64)))
+            self.buffered += a.size
+            if self.buffered >= BUFFER_MIN:
+                self.compact()
+
+    def compact(self) -> None:
+        if not self.buffer:
+            return
+        a, b, j = (np.concatenate([self.kept[i]] + [x[i] for x in self.buffer]) for i in range(3))
+        self.buffer, self.buffered = [], 0
+        order = np.lexsort((a, -j, b))
+        a, b, j = a[order], b[order], j[order]
+        starts = np.flatnonzero(np.r_[True, b[1:] != b[:-1]]) if b.size else np.zeros(0, np.int64)
+        rank = np.arange(b.size) - np.repeat(starts, np.diff(np.r_[starts, b.size]))
+        keep = rank < self.per_b
+        self.kept = (a[keep], b[keep], j[keep])
+
+    def result(self, **fields) -> CrossPairs:
+        self.compact()
+        a, b, j = self.kept
+        order = np.lexsort((a, b, -j))
+        return CrossPairs(a=a[order], b=b[order], jaccard=j[order], pairs=self.pairs, per_b=self.per_b, **fields)

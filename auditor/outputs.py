@@ -1,0 +1,268 @@
+"""Output files: never one of the inputs, never another output, never left half-written.
+
+``check_outputs(inputs, outputs)`` runs before any work and refuses (``AuditorError`` code
+``output_path``, exit 2 in the CLI) an output that
+
+- is the same file as an input: compared as real files (``os.path.samefile``: symlinks, hard
+  links, relative and absolute spellings), not as strings;
+- lies inside an input directory with a data suffix (it would be read as one of its splits next
+  time), or matches an input glob;
+- is the same file as another output (``--out`` equal to ``--report``, ``--json`` inside
+  ``--out-dir``); devices such as ``/dev/stdout`` or ``/dev/null`` may be given twice;
+- is a directory, or sits in a folder that does not exist.
+
+``atomic_write(path, mode)`` writes to a hidden temporary file in the same folder and renames it
+into place (``os.replace``) only once it is complete and flushed to disk, so the final path holds
+either the previous complete file or the new complete one, never a torn one. The temporary is
+removed on any failure, KeyboardInterrupt and SystemExit included (the CLI turns SIGTERM into an
+exception, so this ``finally`` runs). Devices and pipes (``/dev/stdout``, ``/dev/full``) are
+written in place, as there is nothing to replace. Any OSError becomes an ``output_path`` error
+that says what went wrong. Nothing here installs a signal handler or touches global state.
+"""
+from __future__ import annotations
+
+import errno
+import fnmatch
+import os
+import secrets
+import stat
+from contextlib import contextmanager
+from pathlib import Path
+
+from .errors import AuditorError
+
+TEMP_SUFFIX = ".tmp"          # temporaries: ".NAME.XXXXXXXX.tmp", hidden and without a data suffix
+
+
+# --------------------------------------------------------------------------- checks before the work
+
+def check_outputs(inputs, outputs, make_dirs=()) -> None:
+    """Refuse outputs that would clobber an input or each other (see the module docstring).
+
+    ``inputs``: source strings (files, directories, globs, ``example:NAME``; hub ids and other
+    non-local sources are skipped). ``outputs``: (label, path) pairs, the label as the user knows
+    the option (``--out``); a path of None, "" or "-" (stdout) is skipped. ``make_dirs``: folders
+    the writer creates (``--out-dir``), so their absence is not an error."""
+    outs = [(label, os.path.expanduser(os.fspath(p))) for label, p in outputs if p not in (None, "", "-")]
+    made = [_real(d) for d in make_dirs if d]
+    for label, path in outs:
+        _check_target(label, path, made)
+    for i, (label, path) in enumerate(outs):
+        for other_label, other in outs[:i]:
+            if not (_is_device(path) and _is_device(other)) and _same_file(path, other):
+                raise AuditorError("output_path", f"{label} and {other_label} are the same file ({path!r}): one "
+                                   "would replace the other.", "Give each output its own path.")
+    for source in inputs:
+        for kind, target, files in _input_targets(source):
+            for label, path in outs:
+                if _is_device(path):
+                    hit = any(_same_file(path, f) for f in files)
+                else:
+                    hit = _clobbers(kind, target, files, path)
+                if hit:
+                    raise AuditorError("output_path", _clobber_message(kind, label, path, source),
+                                       "Write the output somewhere else: an input is never overwritten.")
+
+
+def check_out_dir(out_dir) -> None:
+    """An --out-dir must be a folder or a path that can become one."""
+    if out_dir in (None, ""):
+        return
+    path = os.path.expanduser(os.fspath(out_dir))
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise AuditorError("output_path", f"--out-dir {path!r} exists and is not a folder.",
+                           "Give a folder (it is created when missing).")
+
+
+def _check_target(label: str, path: str, made: list) -> None:
+    if os.path.isdir(path):
+        raise AuditorError("output_path", f"{label} {path!r} is a folder, not a file.",
+                           "Give a file path, e.g. a name inside that folder.")
+    parent = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(parent):
+        return
+    real_parent = _real(parent)
+    if any(real_parent == d or real_parent.startswith(d.rstrip(os.sep) + os.sep) for d in made):
+        return
+    if os.path.exists(parent):
+        raise AuditorError("output_path", f"{label} {path!r}: {os.path.dirname(path)!r} is a file, not a folder.",
+                           "Choose a path in a folder that exists.")
+    raise AuditorError("output_path", f"{label} {path!r}: the folder {os.path.dirname(path) or '.'!r} does not "
+                       "exist.", "Create it first, or choose a path in a folder that exists.")
+
+
+def _clobber_message(kind: str, label: str, path: str, source) -> str:
+    if kind == "file":
+        return f"{label} {path!r} is the same file as the input {source!r}: writing it would destroy the input."
+    if kind == "dir":
+        return (f"{label} {path!r} is inside the input folder {source!r}: it would replace one of its data files, "
+                "or be read as one of its splits next time.")
+    return (f"{label} {path!r} matches the input pattern {source!r}: it would replace one of the files read, "
+            "or be read as one of them next time.")
+
+
+def _input_targets(source):
+    """(kind, target, existing files) of a source: "file", "dir" or "glob"; none for non-local ones."""
+    if not isinstance(source, (str, os.PathLike)):
+        return []                       # a Table, already in memory
+    from .sources import _expand_local, example_layout, example_names
+    text = os.fspath(source).strip()
+    if text.startswith("example:"):
+        name = text.split(":", 1)[1].strip().lower()
+        if name not in example_names():
+            return []
+        return [("file", str(p), [str(p)]) for splits in example_layout(name).values() for p in splits.values()]
+    path = os.path.expanduser(text)
+    if os.path.isdir(path) or any(c in text for c in "*?["):
+        try:
+            files = [str(p) for p in _expand_local(text)]
+        except AuditorError:
+            files = []
+        return [("dir" if os.path.isdir(path) else "glob", path, files)]
+    if os.path.exists(path):
+        return [("file", path, [path])]
+    return []                           # a hub id, or a file that does not exist (load says so)
+
+
+def _clobbers(kind: str, target: str, files: list, out: str) -> bool:
+    if any(_same_file(out, f) for f in files):
+        return True
+    if kind == "file" or not _is_data_name(out):
+        return False
+    forms = {os.path.abspath(out), _real(out)}
+    if kind == "dir":
+        roots = {os.path.abspath(target), _real(target)}
+        return any(f.startswith(r.rstrip(os.sep) + os.sep) for f in forms for r in roots)
+    patterns = {os.path.abspath(target), _real_prefix(target)}
+    return any(_glob_match(p, f) for p in patterns for f in forms)
+
+
+def _is_data_name(path: str) -> bool:
+    from .sources import _format_of
+    name = os.path.basename(path)
+    return not name.startswith(".") and _format_of(Path(name)) is not None
+
+
+def _glob_match(pattern: str, path: str) -> bool:
+    """Whether glob.glob(pattern, recursive=True) would list ``path`` (both absolute)."""
+    pat, parts = Path(pattern).parts, Path(path).parts
+
+    def match(i: int, j: int) -> bool:
+        if i == len(pat):
+            return j == len(parts)
+        if pat[i] == "**":
+            return any(match(i + 1, k) for k in range(j, len(parts) + 1))
+        return j < len(parts) and fnmatch.fnmatchcase(parts[j], pat[i]) and match(i + 1, j + 1)
+    return match(0, 0)
+
+
+def _real_prefix(pattern: str) -> str:
+    """The pattern with its literal leading folders resolved (a symlinked folder, ``..``)."""
+    parts = Path(os.path.abspath(pattern)).parts
+    cut = next((i for i, p in enumerate(parts) if any(c in p for c in "*?[")), len(parts))
+    return os.path.join(_real(os.path.join(*parts[:cut])), *parts[cut:]) if cut else pattern
+
+
+def _real(path: str) -> str:
+    return os.path.normcase(os.path.realpath(os.path.expanduser(path)))
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)   # both exist: the same inode, whatever the spelling or links
+    except OSError:
+        return _real(a) == _real(b)     # one does not exist yet: the same resolved path
+
+
+def _is_device(path: str) -> bool:
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+# --------------------------------------------------------------------------- writing
+
+@contextmanager
+def atomic_write(path, mode: str = "w", *, encoding: str = "utf-8", errors: str | None = None,
+                 newline: str | None = None):
+    """``with atomic_write(path) as fh: fh.write(...)``: the file appears at ``path`` complete or
+    not at all (see the module docstring). ``mode`` is "w" (text) or "wb"."""
+    if mode not in ("w", "wb"):
+        raise ValueError(f"atomic_write mode must be 'w' or 'wb', not {mode!r}")
+    shown = os.fspath(path)
+    target = os.path.expanduser(shown)
+    options = {} if mode == "wb" else {"encoding": encoding, "errors": errors, "newline": newline}
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise write_error(shown, exc) from None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise write_error(shown, IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR)))
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        # A device or a pipe (/dev/stdout, /dev/null, /dev/full, a FIFO): nothing to replace.
+        try:
+            with open(target, mode, **options) as fh:
+                yield fh
+        except OSError as exc:
+            raise write_error(shown, exc) from None
+        return
+    if st is not None and not os.access(target, os.W_OK):
+        raise write_error(shown, PermissionError(errno.EACCES, os.strerror(errno.EACCES)))
+    final = os.path.realpath(target)          # through a symlink: its target is replaced
+    folder, name = os.path.split(final)
+    tmp = None
+    try:
+        while tmp is None:
+            candidate = os.path.join(folder, f".{name}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
+            try:
+                fd = os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)   # umask applies
+            except FileExistsError:
+                continue
+            tmp = candidate
+        with os.fdopen(fd, mode, **options) as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        if st is not None:
+            os.chmod(tmp, stat.S_IMODE(st.st_mode))   # keep the mode of the file replaced
+        os.replace(tmp, final)
+        tmp = None
+    except OSError as exc:
+        raise write_error(shown, exc) from None
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+def write_text(path, text: str, *, errors: str | None = None) -> None:
+    """``text`` to ``path`` as UTF-8, atomically."""
+    with atomic_write(path, "w", errors=errors) as fh:
+        fh.write(text)
+
+
+def write_error(shown: str, exc: OSError) -> AuditorError:
+    """An OSError met while writing ``shown``, as an AuditorError that says what to do."""
+    code = getattr(exc, "errno", None)
+    folder = os.path.dirname(shown) or "."
+    if code in (errno.ENOSPC, getattr(errno, "EDQUOT", -1), errno.EFBIG):
+        what, hint = f"the disk is full ({exc.strerror})", "Free some space, or write to another disk."
+    elif code == errno.EISDIR:
+        what, hint = "it is a folder, not a file", "Give a file path, e.g. a name inside that folder."
+    elif code == errno.ENOENT:
+        what, hint = f"the folder {folder!r} does not exist", "Create it first, or choose a path in a folder that exists."
+    elif code == errno.EEXIST:
+        what, hint = "a file is in the way of the folder", "Give a folder path (it is created when missing)."
+    elif code == errno.ENOTDIR:
+        what, hint = "a part of the path is a file, not a folder", "Choose a path in a folder that exists."
+    elif code in (errno.EACCES, errno.EPERM, errno.EROFS):
+        what, hint = f"not allowed ({exc.strerror})", "Choose a path in a folder you can write to."
+    else:
+        what, hint = f"{exc.strerror or exc}", "Choose an output path in a folder that exists and is writable."
+    return AuditorError("output_path", f"Cannot write {shown!r}: {what}.", hint)
