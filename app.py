@@ -48,6 +48,7 @@ import auditor  # noqa: E402
 from auditor import AuditorError  # noqa: E402
 from auditor.audit import DEFAULT_THRESHOLDS  # noqa: E402
 from auditor.clusters import cluster_labels  # noqa: E402
+from auditor.near.result import STRATUM_CAP  # noqa: E402
 from auditor.contamination import BENCHMARKS, contamination  # noqa: E402
 from auditor.hub import describe  # noqa: E402  (imports `datasets` only when called)
 from auditor.leakage import leak  # noqa: E402
@@ -63,7 +64,7 @@ ROW_CAP = env_int("AUDITOR_MAX_ROWS", 200_000, 1, sys.maxsize)   # rows read per
 CACHE_SIZE = 32                # audited results kept in memory (the expensive pairs included), at most ...
 CACHE_BYTES = env_bytes("AUDITOR_CACHE_BYTES", 2 * 1024 ** 3)   # ... and within this many (estimated) bytes
 PAIR_ROWS = 500                # pairs listed in the table
-CSV_PAIRS = 100_000            # pairs written to pairs.csv
+CSV_PAIRS = STRATUM_CAP        # pairs written to pairs.csv: the best ones, exact up to the engine's sample
 CLUSTER_ROWS = 200             # members listed for one cluster
 SNIPPET = 160                  # characters of a text shown in a table cell
 DETAIL_CHARS = 6000            # characters of a record shown in the side-by-side view

@@ -200,3 +200,41 @@ def test_leak_between_two_template_splits_keeps_a_few_matches_per_record(tmp_pat
     # Each B record's matches are the lowest A rows (all scores tie at 28/30).
     best = result.matches[7]["near_duplicate"]
     assert best == [0, 1, 2, 3, 4]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 30), st.integers(0, 2 ** 31 - 1), st.integers(1, 4), st.integers(2, 9))
+def test_sample_is_the_best_pairs_of_each_stratum(n, seed, cap, limit):
+    """The kept sample equals, stratum by stratum, the best ``cap`` pairs by (score desc, a, b),
+    whatever the batches and compactions; ``complete`` says whether any pair was left out."""
+    import unittest.mock as mock
+    rng = np.random.default_rng(seed)
+    codes = np.unique(rng.integers(0, n * n, size=3 * n))
+    a, b = np.divmod(codes, n)
+    keep = a < b
+    a, b = a[keep], b[keep]
+    j = rng.choice([0.31, 0.312, 0.55, 0.552, 0.556, 0.9, 0.95, 0.953], size=a.size)
+    perm = rng.permutation(a.size)
+    a, b, j = a[perm], b[perm], j[perm]
+    with mock.patch.object(sink_mod, "STRATUM_CAP", cap):
+        s = sink_mod.PairSink(np.ones(n, np.int64), 0.3)
+        s.limit = limit
+        for lo in range(0, a.size, 3):
+            s.add(a[lo:lo + 3], b[lo:lo + 3], j[lo:lo + 3])
+        pairs = s.result(n_records=n, node_of=np.arange(n), min_threshold=0.3)
+    want = []
+    strata = np.floor(j * 100 + 1e-9).astype(int)
+    for stratum in np.unique(strata):
+        idx = np.flatnonzero(strata == stratum)
+        want += sorted(zip((-j[idx]).tolist(), a[idx].tolist(), b[idx].tolist()))[:cap]
+    want.sort()
+    got = sorted(zip((-pairs.jaccard).tolist(), pairs.a.tolist(), pairs.b.tolist()))
+    assert got == want
+    assert pairs.complete == (len(want) == a.size)
+
+
+def test_thresholds_beyond_six_decimals_are_answered_on_the_grid():
+    texts = ["a b c d e f g h i j", "a b c d e f g h i k", "a b c d e f g x y z"]
+    pairs = near.find_pairs(shingle_matrix(texts), 0.3333337, "exact")
+    assert pairs.min_threshold == 0.333333
+    assert pairs.node_pairs(0.7000003) == pairs.upto(0.7000003) == pairs.node_pairs(0.7)

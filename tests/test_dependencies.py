@@ -5,7 +5,10 @@
   require (llvmlite for numba, gradio_client for gradio), each inside the range its parent asks;
 - pyproject.toml's [project] dependencies are the package's imports, its `app` extra what app.py
   adds, all as ranges that admit the pinned versions;
-- requirements-dev.txt holds exactly the further packages tests/, bench/ and scripts/ import;
+- an optional feature's module (OPTIONAL: auditor/semantic.py) imports only what its extra lists;
+  the test command installs the extras through requirements-dev.txt, which pins them;
+- requirements-dev.txt holds exactly the further packages tests/, bench/ and scripts/ import, and
+  the extras' packages (with pins of what those require);
 - every package-data glob matches a file, and scripts/setup.sh resolves the dependencies.
 """
 from __future__ import annotations
@@ -83,7 +86,10 @@ def pins(name: str) -> dict[str, str]:
 
 
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
-PACKAGE = imported(sorted((REPO / "auditor").rglob("*.py")))
+OPTIONAL = {"semantic": ["auditor/semantic.py"]}          # extra -> the modules that need it
+PACKAGE = imported(sorted(p for p in (REPO / "auditor").rglob("*.py")
+                          if str(p.relative_to(REPO)) not in {f for fs in OPTIONAL.values() for f in fs}))
+EXTRAS = {name: imported([REPO / f for f in files]) for name, files in OPTIONAL.items()}
 APP = imported([REPO / "app.py"])
 DEV_DIRS = [REPO / "tests", REPO / "bench", REPO / "scripts"]
 DEV = {m: f for m, f in imported([p for d in DEV_DIRS for p in sorted(d.glob("*.py"))]).items()
@@ -119,7 +125,18 @@ def test_app_extra_is_what_the_app_adds():
     extra = ranges(PYPROJECT["project"]["optional-dependencies"]["app"])
     wanted = distributions(APP) - distributions(PACKAGE)
     assert set(extra) == wanted, f"app.py adds {sorted(wanted)}, the app extra lists {sorted(extra)}"
-    assert set(PYPROJECT["project"]["optional-dependencies"]) == {"app"}
+    assert set(PYPROJECT["project"]["optional-dependencies"]) == {"app", *OPTIONAL}
+
+
+@pytest.mark.parametrize("name", sorted(OPTIONAL))
+def test_optional_extras_are_what_their_modules_add(name):
+    extra = ranges(PYPROJECT["project"]["optional-dependencies"][name])
+    wanted = distributions(EXTRAS[name]) - distributions(PACKAGE)
+    assert set(extra) == wanted, f"{OPTIONAL[name]} add {sorted(wanted)}, the {name} extra lists {sorted(extra)}"
+    pinned = pins("requirements-dev.txt")
+    for dist, req in extra.items():
+        assert dist in pinned, f"the {name} extra's {dist} is not pinned in requirements-dev.txt"
+        assert Version(pinned[dist]) in req.specifier, f"requirements-dev.txt {dist}=={pinned[dist]} outside {req}"
 
 
 def test_requirements_pin_the_runtime_imports_and_what_they_require():
@@ -156,9 +173,14 @@ def test_installed_versions_are_the_pinned_ones():
 def test_dev_requirements_are_what_tests_and_benchmarks_add():
     runtime_pins = set(pins("requirements.txt"))
     dev_pins = set(pins("requirements-dev.txt"))
-    needed = distributions(DEV) - runtime_pins
-    assert needed == dev_pins, (f"imported by tests/bench/scripts but not in requirements-dev.txt: "
-                                f"{sorted(needed - dev_pins)}; listed but not imported: {sorted(dev_pins - needed)}")
+    extras = set().union(*(distributions(m) for m in EXTRAS.values())) - runtime_pins
+    needed = (distributions(DEV) | extras) - runtime_pins
+    assert needed <= dev_pins, f"imported by tests/bench/scripts or an extra but not pinned: {sorted(needed - dev_pins)}"
+    for name in dev_pins - needed:
+        # anything else pinned must be a requirement of an extra's package, within its range
+        parents = [(parent, req) for parent in sorted(extras) for text in metadata.requires(parent) or []
+                   for req in [Requirement(text)] if norm(req.name) == name and not req.marker]
+        assert parents, f"requirements-dev.txt pins {name}, which nothing imports or needs"
     runtime = distributions(PACKAGE) | distributions(APP)
     assert not dev_pins & runtime, f"app.py or auditor/ imports a dev-only package: {sorted(dev_pins & runtime)}"
     assert (REPO / "requirements-dev.txt").read_text(encoding="utf-8").splitlines()[0] == "-r requirements.txt"

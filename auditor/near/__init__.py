@@ -31,7 +31,7 @@ from .lsh import (TARGET_RECALL, _distinct, choose_bands, lsh_band_pairs, lsh_ca
                   minhash_signatures_numpy, pairs_within_groups)
 from .prefix import (PRODUCT_BUDGET, CandidateFilter, PrefixIndex, collapse_identical, estimated_candidates,
                      prefix_matrix, size_fits)
-from .result import EPS, CrossPairs, Pairs, ScoreCounts
+from .result import EPS, STRATUM_CAP, CrossPairs, Pairs, ScoreCounts, searched_threshold
 from .sink import CrossSink, PairSink
 from .verifier import ListSink, Verifier, verify, verify_candidates
 
@@ -54,6 +54,7 @@ def find_pairs(matrix: sp.csr_matrix, min_threshold: float, method: str = "auto"
                            "Use a Jaccard threshold such as 0.7.")
     if method not in ("auto", "exact", "lsh"):
         raise AuditorError("usage", f"Unknown near-duplicate method {method!r}.", "Use auto, exact or lsh.")
+    min_threshold = searched_threshold(min_threshold)      # counts resolve thresholds to 6 decimals
     node_of, weight, nodes = collapse_identical(matrix)
     prefixes = plan = None
     if method in ("auto", "exact"):

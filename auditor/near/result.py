@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import math
+
 import numpy as np
 
 from ..errors import AuditorError
@@ -37,6 +39,12 @@ def score_bins(jaccard: np.ndarray) -> np.ndarray:
 
 def threshold_bin(threshold: float) -> int:
     return int(round(float(threshold) * SCORE_SCALE))
+
+
+def searched_threshold(threshold: float) -> float:
+    """The lowest threshold to search for ``threshold``: itself on the 6-decimal grid, else the
+    grid point just below (so every pair at or above it is found and counted)."""
+    return math.floor(float(threshold) * SCORE_SCALE + 1e-6) / SCORE_SCALE
 
 
 @dataclass(frozen=True)
@@ -92,30 +100,32 @@ class Pairs:
             return 1.0
         return float(1.0 - (1.0 - threshold ** self.rows) ** self.bands)
 
-    def check_threshold(self, threshold: float) -> None:
+    def check_threshold(self, threshold: float) -> float:
+        """The threshold as answered: rounded to 6 decimals (the counts' resolution)."""
+        threshold = round(float(threshold), 6)
         if not (self.min_threshold - EPS <= threshold <= 1.0):
             raise AuditorError("usage", f"Threshold {threshold} is outside the searched range "
                                f"[{self.min_threshold}, 1].",
                                "Re-run with a lower --thresholds minimum to look that low.")
+        return threshold
 
     def upto(self, threshold: float) -> int:
         """How many *sampled* node pairs have Jaccard >= threshold (they form a prefix)."""
-        self.check_threshold(threshold)
+        threshold = self.check_threshold(threshold)
         return int(np.searchsorted(-self.jaccard, -threshold + EPS, side="right"))
 
     def forest_upto(self, threshold: float) -> int:
         """How many forest edges have Jaccard >= threshold (they form a prefix)."""
-        self.check_threshold(threshold)
+        threshold = self.check_threshold(threshold)
         return int(np.searchsorted(-self.forest_jaccard, -threshold + EPS, side="right"))
 
     def node_pairs(self, threshold: float) -> int:
         """Node pairs with Jaccard >= threshold, exactly."""
-        self.check_threshold(threshold)
-        return self.counts.at_least(threshold, records=False)
+        return self.counts.at_least(self.check_threshold(threshold), records=False)
 
     def record_pairs(self, threshold: float) -> int:
         """Unordered record pairs with Jaccard >= threshold, identical texts included, exactly."""
-        self.check_threshold(threshold)
+        threshold = self.check_threshold(threshold)
         w = self.weight.astype(np.int64)
         within = int((w * (w - 1) // 2).sum())
         return within + self.counts.at_least(threshold)

@@ -151,25 +151,25 @@ class PairSink:
         self.tree = (*kruskal_tree(self.n, fa, fb, fbins), self.level_bins, comp)
 
     def _resample(self, a, b, j) -> None:
-        """Keep the best STRATUM_CAP pairs of each stratum (order: jaccard desc, then a, b)."""
-        # Drop edges that came only for the forest and cannot enter the sample.
-        fit = self._may_sample(a, b, j)
-        a, b, j = a[fit], b[fit], j[fit]
+        """Keep the best STRATUM_CAP pairs of each stratum (order: jaccard desc, then a, b).
+        Only a stratum that had to drop pairs gets a floor (its worst kept pair), so a pair is
+        refused on arrival only where the sample is already known to be incomplete."""
         order = np.lexsort((b, a, -j))
         a, b, j = a[order], b[order], j[order]
         stratum = self._stratum(j)
         starts = np.flatnonzero(np.r_[True, stratum[1:] != stratum[:-1]]) if j.size else np.zeros(0, np.int64)
         rank = np.arange(j.size) - np.repeat(starts, np.diff(np.r_[starts, j.size]))
         keep = rank < STRATUM_CAP
-        if not keep.all():
+        over = np.zeros(STRATA + 1, bool)
+        over[stratum[~keep]] = True
+        if over.any():
             self.complete = False
         a, b, j, stratum = a[keep], b[keep], j[keep], stratum[keep]
         self.sample = (a, b, j)
-        full = np.bincount(stratum, minlength=STRATA + 1) >= STRATUM_CAP
-        # Worst kept pair per full stratum: the last of that stratum in sample order.
+        # Worst kept pair per overflowed stratum: the last of that stratum in sample order.
         if j.size:
             ends = np.r_[np.flatnonzero(stratum[1:] != stratum[:-1]), j.size - 1]
-            ends = ends[full[stratum[ends]]]
+            ends = ends[over[stratum[ends]]]
             self.floor_j[stratum[ends]] = j[ends]
             self.floor_a[stratum[ends]] = a[ends]
             self.floor_b[stratum[ends]] = b[ends]
