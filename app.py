@@ -1002,6 +1002,16 @@ def build() -> gr.Blocks:
                 b_name = (b_dataset or "").strip() or (src.name if src.kind != "upload" else "")
                 if b_name and (b_split or b_name != src.name or b_config):
                     b_src = resolve_source(b_name, upload_v if b_name.startswith("upload:") else None)
+                    if b_src.kind == "upload":
+                        # The page has one upload slot, and it holds A: "upload:..." as B would
+                        # compare A with itself and report every record as leaked.
+                        raise AuditorError("usage", "B cannot be an uploaded file: the one upload slot holds A.",
+                                           "Give B a Hugging Face dataset id or a bundled example:NAME.")
+                    if (b_src.value == src.value and (_blank(b_config) or a_config) == a_config
+                            and (_blank(b_split) or a_split) == a_split):
+                        raise AuditorError("usage", "B is the same data as A (same dataset, config and split): "
+                                           "every record would match itself.",
+                                           "Pick another split or dataset for B.")
                     lr = leak(src.value, b_src.value, config_a=a_config, split_a=a_split,
                               config_b=_blank(b_config) if b_src.kind != "upload" else None,
                               split_b=_blank(b_split) if b_src.kind != "upload" else None,

@@ -84,10 +84,14 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--quick", action="store_true", help="tiny cases, ours and before only")
     p.add_argument("--out", help="write the markdown table here too")
+    p.add_argument("--make", nargs=2, metavar=("CASE", "PATH"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    if args.make:
+        run.write_dataset(Path(args.make[1]), build(args.make[0], shapes.read_questions(run.data_dir(args.data)),
+                                                    args.seed))
+        return 0
     if args.quick:
         args.cases, args.methods, args.data = "template-2000,edited-3000,mix-4000", "ours,scan", "bundled"
-    pool = shapes.read_questions(run.data_dir(args.data))
     methods = args.methods.split(",")
     rows = []
     with tempfile.TemporaryDirectory() as tmp_name:
@@ -99,11 +103,13 @@ def main(argv=None) -> int:
                            check=True, capture_output=True)
         try:
             for case in args.cases.split(","):
-                texts = build(case, pool, args.seed)
+                # Built in a child process: Linux carries a process's peak RSS across fork and exec,
+                # so an orchestrator that had held the texts would inflate every worker's peak.
                 source = tmp / f"{case}.jsonl"
-                run.write_dataset(source, texts)
-                n = len(texts)
-                del texts
+                subprocess.run([sys.executable, str(HERE), "--make", case, str(source), "--data", args.data,
+                                "--seed", str(args.seed)], check=True)
+                with open(source, encoding="utf-8") as fh:
+                    n = sum(1 for _ in fh)
                 print(f"{case}: {n:,} records", file=sys.stderr)
                 base = {"data": str(source), "threshold": 0.3, "engine_method": "auto",
                         "mem_limit_gb": args.mem_limit_gb}

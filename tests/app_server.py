@@ -42,7 +42,8 @@ def _jsonl(rows) -> bytes:
 def start_fake_hub(root: Path) -> FakeHub:
     hub = FakeHub(root)
     hub.add_repo("acme/tiny", {"data/train.jsonl": _jsonl(TINY_TRAIN), "data/test.jsonl": _jsonl(TINY_TEST)})
-    hub.add_repo("acme/gated", {"data/train.jsonl": _jsonl(TINY_TRAIN)}, gated_token=GATED_TOKEN)
+    hub.add_repo("acme/gated", {"data/train.jsonl": _jsonl(TINY_TRAIN), "data/test.jsonl": _jsonl(TINY_TEST)},
+                 gated_token=GATED_TOKEN)
     return hub
 
 

@@ -223,3 +223,15 @@ def test_leakage_and_contamination_with_downloads(page, app_url):
         evidence = list(csv.DictReader(fh))
     assert len(evidence) == any_leak
     assert {"b_row", "a_rows", "match", "jaccard", "b_text", "a_text"} <= set(evidence[0])
+
+
+def test_leakage_of_a_split_with_itself_is_refused(page, app_url):
+    """B = the audited A itself would report every record as leaked: the page says so instead."""
+    page.goto(f"{app_url}/?{urlencode({'dataset': 'example:mbpp', 'config': 'full', 'split': 'test'})}")
+    wait_audited(page, "500")
+    open_tab(page, "Leakage")
+    page.locator("#leak-split input").fill("test")
+    page.locator("#leak-split input").press("Enter")
+    page.locator("#leak-run").click()
+    expect(page.locator("#leak-status")).to_contain_text("B is the same data as A", timeout=TIMEOUT)
+    expect(page.locator("#leak-summary")).not_to_contain_text("leak in any of these ways")

@@ -341,9 +341,9 @@ def test_token_never_in_share_link_page_or_downloads(page, app_url):
     open_tab(page, "Downloads")
     for elem_id in ("dl-summary", "dl-report", "dl-pairs"):
         assert GATED_TOKEN not in download_text(page, elem_id), elem_id
-    # Leakage with the token (B = the same gated set, its train split again) and its downloads.
+    # Leakage with the token (B = the same gated set, its test split) and its downloads.
     open_tab(page, "Leakage")
-    page.locator("#leak-split input").fill("train")
+    page.locator("#leak-split input").fill("test")
     page.locator("#leak-split input").press("Enter")
     page.locator("#leak-run").click()
     expect(page.locator("#leak-status")).to_contain_text("Checked leakage", timeout=TIMEOUT)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from app_server import GATED_TOKEN, TINY_TRAIN, AppServer, _jsonl, start_fake_hub
+from app_server import GATED_TOKEN, TINY_TEST, TINY_TRAIN, AppServer, _jsonl, start_fake_hub
 
 pytest_plugins = ["browser_support"]
 
@@ -203,7 +203,8 @@ def hosted():
     try:
         (Path(server.tmp.name) / "hf").mkdir(parents=True, exist_ok=True)
         (Path(server.tmp.name) / "hf" / "token").write_text(SAVED_TOKEN)
-        server.hub.add_repo("acme/visitor", {"data/train.jsonl": _jsonl(TINY_TRAIN)}, gated_token=VISITOR_TOKEN)
+        server.hub.add_repo("acme/visitor", {"data/train.jsonl": _jsonl(TINY_TRAIN), "data/test.jsonl": _jsonl(TINY_TEST)},
+                            gated_token=VISITOR_TOKEN)
         server.wait()
         yield server
     finally:
@@ -264,7 +265,7 @@ def test_app_page_uses_only_the_typed_token(browser, hosted):
         page.locator("#run").click()
         wait_audited(page, "12", "acme/visitor")
         open_tab(page, "Leakage")
-        page.locator("#leak-split input").fill("train")
+        page.locator("#leak-split input").fill("test")
         page.locator("#leak-split input").press("Enter")
         page.locator("#benchmark input").click()
         page.get_by_role("option", name="gsm8k").first.click()
