@@ -22,13 +22,17 @@ def read_jsonl(path):
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def write(name, config, split, rows):
-    path = OUT / name / config / f"{split}.jsonl.gz"
+def write_jsonl_gz(path: Path, rows) -> None:
+    """Gzip'd JSONL with a fixed mtime and no file name, so a rebuild is byte-identical."""
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8")
     with open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as fh:
         fh.write(payload)
-    print(f"{path.relative_to(ROOT)}: {len(rows)} rows")
+    print(f"{path.relative_to(ROOT)}: {len(rows)} rows, {path.stat().st_size:,} bytes")
+
+
+def write(name, config, split, rows):
+    write_jsonl_gz(OUT / name / config / f"{split}.jsonl.gz", rows)
 
 
 def main(data: Path):

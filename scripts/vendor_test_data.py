@@ -7,10 +7,10 @@ dev, with the fields the tests read. GSM8K, HumanEval and MBPP come from auditor
 (see scripts/bundle_examples.py). Files are gzip'd JSONL written with a fixed mtime, so a
 rebuild is byte-identical. tests/real_data.py turns both into the layout the tests read.
 """
-import gzip
-import json
 import sys
 from pathlib import Path
+
+from bundle_examples import read_jsonl, write_jsonl_gz
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "tests" / "data"
@@ -20,17 +20,8 @@ OUT = ROOT / "tests" / "data"
 SPIDER = {"train_spider.jsonl": ("question", "query", "db_id"), "dev.jsonl": ("db_id", "query", "question", "sql")}
 
 
-def read_jsonl(path):
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
 def write(rel, rows):
-    path = OUT / f"{rel}.gz"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    payload = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8")
-    with open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as fh:
-        fh.write(payload)
-    print(f"{path.relative_to(ROOT)}: {len(rows)} rows, {path.stat().st_size:,} bytes")
+    write_jsonl_gz(OUT / f"{rel}.gz", rows)
 
 
 def main(data: Path):
