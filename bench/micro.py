@@ -9,7 +9,7 @@ inputs, and checks that both give identical results:
 
 1. de-duplicating LSH candidate codes: ``near._distinct`` (sort + mask) vs ``np.unique``;
 2. verifying the exact path's candidates (``near.PrefixIndex``): ``near.verify`` (sparse
-   fancy-indexing + multiply) and ``near.verify_dense`` vs reading the intersections off block
+   fancy-indexing + multiply, or the compiled merge) and ``near.verify_candidates`` (threads) vs reading the intersections off block
    sparse products ``nodes[rows] @ nodes.T``;
 3. (MinHash signatures: see ``bench/run.py --methods signatures``, which times ours, rensa and
    datasketch side by side);
@@ -158,7 +158,7 @@ def section2(nodes):
     assert np.allclose(j1, j3, rtol=0, atol=1e-12) and j2 == a.size
     work = int((np.diff(nodes.indptr)[a] + np.diff(nodes.indptr)[b]).sum())
     print(f"\n2. verify {a.size:,} exact-path candidates ({work:,} set entries; candidates found in {t_cand:.2f} s):")
-    print(f"   near.verify {t_v:.2f} s; near.verify_candidates (dense groups, threads) {t_d:.2f} s "
+    print(f"   near.verify {t_v:.2f} s; near.verify_candidates (threads) {t_d:.2f} s "
           f"(peak RSS so far {rss1:,.0f} MB, was {rss0:,.0f}); block products {t_p:.2f} s (peak {rss3:,.0f} MB) "
           f"-> {t_v / t_p:.1f}x of near.verify")
 

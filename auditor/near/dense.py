@@ -112,8 +112,8 @@ def _row_counts_indptr(matrix: sp.csr_matrix, keep: np.ndarray) -> np.ndarray:
     return np.concatenate(([0], np.cumsum(counts)))
 
 
-def _frequent_columns(sub: sp.csr_matrix) -> np.ndarray:
-    df = np.bincount(sub.indices, minlength=sub.shape[1])
+def _frequent_columns(sub: sp.csr_matrix, df: np.ndarray | None = None) -> np.ndarray:
+    df = np.bincount(sub.indices, minlength=sub.shape[1]) if df is None else df
     return np.flatnonzero(df >= max(2, int(np.ceil(FREQUENT_SHARE * sub.shape[0]))))
 
 
@@ -134,7 +134,7 @@ def process(nodes: sp.csr_matrix, group: DenseGroup, min_threshold: float, sink)
     sizes = set_sizes(sub).astype(np.int64)
     weight = sink.weight[ids]
     df = np.bincount(sub.indices, minlength=sub.shape[1])
-    frequent = _frequent_columns(sub)
+    frequent = _frequent_columns(sub, df)
     is_frequent = np.zeros(sub.shape[1], bool)
     is_frequent[frequent] = True
     # Frequent shingles as a dense 0/1 matrix (BLAS); the other shared ones stay sparse.

@@ -157,9 +157,7 @@ class PairSink:
         order = np.lexsort((b, a, -j))
         a, b, j = a[order], b[order], j[order]
         stratum = self._stratum(j)
-        starts = np.flatnonzero(np.r_[True, stratum[1:] != stratum[:-1]]) if j.size else np.zeros(0, np.int64)
-        rank = np.arange(j.size) - np.repeat(starts, np.diff(np.r_[starts, j.size]))
-        keep = rank < STRATUM_CAP
+        keep = rank_in_runs(stratum) < STRATUM_CAP
         over = np.zeros(STRATA + 1, bool)
         over[stratum[~keep]] = True
         if over.any():
@@ -185,6 +183,14 @@ class PairSink:
         sa, sb, sj = self.sample
         return Pairs(a=sa, b=sb, jaccard=sj, forest_a=fa, forest_b=fb, forest_jaccard=fj, counts=counts,
                      complete=self.complete, weight=self.weight, **fields)
+
+
+def rank_in_runs(keys: np.ndarray) -> np.ndarray:
+    """Each item's position within its run of equal ``keys`` (keys sorted, so runs are groups)."""
+    if not keys.size:
+        return np.zeros(0, np.int64)
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    return np.arange(keys.size) - np.repeat(starts, np.diff(np.r_[starts, keys.size]))
 
 
 def maximum_spanning_forest(n: int, a: np.ndarray, b: np.ndarray, j: np.ndarray):
@@ -231,9 +237,7 @@ class CrossSink:
         self.buffer, self.buffered = [], 0
         order = np.lexsort((a, -j, b))
         a, b, j = a[order], b[order], j[order]
-        starts = np.flatnonzero(np.r_[True, b[1:] != b[:-1]]) if b.size else np.zeros(0, np.int64)
-        rank = np.arange(b.size) - np.repeat(starts, np.diff(np.r_[starts, b.size]))
-        keep = rank < self.per_b
+        keep = rank_in_runs(b) < self.per_b
         self.kept = (a[keep], b[keep], j[keep])
 
     def result(self, **fields) -> CrossPairs:
