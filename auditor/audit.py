@@ -5,67 +5,45 @@ pairs, so ``result.near_duplicates(t)`` answers a new threshold without searchin
 """
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import normalize
-from .clusters import GIANT_SHARE, CurvePoint, clusters_at, curve
+from .clusters import GIANT_SHARE, CurvePoint, clusters_at, curve  # noqa: F401  (CurvePoint: the curve's type)
 from .concentration import Concentration, concentration
 from .errors import AuditorError
-from .exact import (DuplicateGroups, LabelConflicts, combine, duplicate_groups, key_ids, label_conflicts,
-                    normalized)
+from .exact import DuplicateGroups, LabelConflicts, combine, duplicate_groups, key_ids, label_conflicts, normalized
 from .near import Pairs, find_pairs
-from .roles import Fields, Roles, canonical_record, extract, fingerprint, resolve_roles
+from .prepare import PreparedSide, answer_normalizer as choose_answer_normalizer, load_table, prepare
+from .progress import Progress
+from .roles import Fields, Roles
 from .schema import Degenerate, Schema, check_degenerate, check_schema
-from .shingles import ShingleSpec, shingle_matrix
-from .sources import Table, load
+from .settings import DEFAULT_THRESHOLDS, NearSettings, SourceSpec
+from .shingles import shingle_matrix
+from .table import Table
 
-DEFAULT_THRESHOLDS = (0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3)
 PAIRS_SAMPLE = 50
+# The scan's stages: (name, what the progress callback says, share of the run).
+STAGES = (("load", "loading", 0.15), ("roles", "reading fields", 0.10),
+          ("exact", "checking schema and exact duplicates", 0.10), ("shingles", "hashing shingles", 0.10),
+          ("near_duplicates", "searching near duplicates", 0.40), ("curve", "clustering", 0.15))
 
 
 @dataclass(frozen=True)
-class ScanSettings:
-    threshold: float = 0.7
-    thresholds: tuple = DEFAULT_THRESHOLDS
-    shingle: ShingleSpec = ShingleSpec()
+class ScanSettings(NearSettings):
+    """The near-duplicate settings (``settings.NearSettings``) plus the exact-duplicate normalisers."""
     normalizer: str = "default"          # for text, text+answer and record duplicates
-    answer_normalizer: str = "auto"      # "auto": code for code/SQL answers, else default
-    method: str = "auto"                 # near-duplicate search: auto, exact or lsh
-    num_perm: int = 128
-    seed: int = 1
+    answer_normalizer: str = "auto"      # "auto": code for code/SQL answers, else the text normaliser
 
     def validated(self) -> "ScanSettings":
-        from .shingles import check_threshold
-        given = self.thresholds
-        if isinstance(given, (str, bytes)) or not hasattr(given, "__iter__"):
-            raise AuditorError("usage", f"thresholds must be a list of numbers, got {given!r:.40}.",
-                               "Give e.g. (0.9, 0.8, 0.7).")
-        given = tuple(given)
-        for t in (self.threshold, *given):
-            check_threshold(t)
-        if not given:
-            raise AuditorError("usage", "No thresholds for the curve.", "Give e.g. 0.9,0.8,0.7.")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not (0 <= self.seed < 2 ** 32):
-            raise AuditorError("usage", f"Seed {self.seed!r:.40} is outside 0 .. 2^32-1.", "Use a whole number like 1.")
-        if isinstance(self.num_perm, bool) or not isinstance(self.num_perm, int) or not (2 <= self.num_perm <= 1024):
-            raise AuditorError("usage", f"num_perm {self.num_perm!r:.40} is outside 2 .. 1024.", "The default is 128.")
-        if self.method not in ("auto", "exact", "lsh"):
-            raise AuditorError("usage", f"Unknown method {self.method!r:.40}.", "Use auto, exact or lsh.")
+        checked = super().validated()
         for name in (self.normalizer, *(() if self.answer_normalizer == "auto" else (self.answer_normalizer,))):
             if not isinstance(name, str):
                 raise AuditorError("usage", f"A normaliser is named by a string, got {name!r:.40}.",
                                    "Use exact, default or code.")
             normalize.get(name)
-        thresholds = tuple(sorted({round(float(t), 6) for t in given}, reverse=True))
-        return replace(self, threshold=round(float(self.threshold), 6), thresholds=thresholds,
-                       shingle=ShingleSpec.coerce(self.shingle))
-
-    @property
-    def min_threshold(self) -> float:
-        return min(self.threshold, *self.thresholds)
+        return checked
 
 
 @dataclass(frozen=True)
@@ -99,10 +77,16 @@ class ScanResult:
     fields: Fields = field(repr=False)
     evaluated_key: np.ndarray = field(repr=False)
     timings: dict = field(default_factory=dict)
+    engine: dict | None = None           # {"name": "ray", "seconds": ...} when the search ran on Ray
 
     @property
     def records(self) -> int:
         return len(self.table.rows)
+
+    @property
+    def side(self) -> PreparedSide:
+        """The audited dataset as a prepared side (e.g. ``leak(result.side, test)``)."""
+        return PreparedSide(self.table, self.roles, self.fields, self.fingerprint)
 
     def near_duplicates(self, threshold: float | None = None) -> NearDuplicates:
         """Near-duplicate figures at any threshold within the searched range, from the cache."""
@@ -124,78 +108,66 @@ class ScanResult:
                               giant_cluster=giant, pairs_sample=sample)
 
     def summary(self, threshold: float | None = None) -> dict:
-        from .report import summary
-        return summary(self, threshold)
+        from .report import scan as report
+        return report.summary(self, threshold)
 
     def markdown(self, threshold: float | None = None) -> str:
-        from .report import markdown
-        return markdown(self, threshold)
+        from .report import scan as report
+        return report.markdown(self, threshold)
 
 
 def scan(source: str | Table, *, config: str | None = None, split: str | None = None,
          text: str | None = None, answer: str | None = None, group: str | None = None,
          labels=None, id: str | None = None, settings: ScanSettings | None = None,
-         max_rows: int | None = None, token=None, kind: str = "auto", progress=None) -> ScanResult:
-    """Audit one dataset. ``source`` is anything ``auditor.load`` takes (``kind`` as there), or
-    a loaded Table. ``progress(fraction, stage)`` is called as the steps advance."""
+         max_rows: int | None = None, token=None, kind: str = "auto", progress=None,
+         engine: str = "local", ray_address: str | None = None) -> ScanResult:
+    """Audit one dataset. ``source`` is anything ``auditor.load`` takes (``kind`` as there), a
+    ``SourceSpec``, or a loaded Table. ``progress(fraction, stage)`` is called as the steps advance.
+    ``engine="ray"`` runs the near-duplicate search on Ray (``distributed.near``; the cluster at
+    ``ray_address`` / RAY_ADDRESS, else a local Ray), with the same result."""
     settings = (settings or ScanSettings()).validated()
-    report = progress or (lambda fraction, stage: None)
-    timings: dict[str, float] = {}
-    clock = time.perf_counter()
+    if engine not in ("local", "ray"):
+        raise AuditorError("usage", f"Unknown engine {engine!r:.40}.", "Use local or ray.")
+    spec = source if isinstance(source, SourceSpec) else SourceSpec(source, config, split, max_rows, token, kind)
+    run = Progress(progress, STAGES)
+    with run.stage("load"):
+        table = load_table(spec.validated())
+        if not table.rows:
+            raise AuditorError("empty_input", f"{table.source}: no records to audit.", "Check the source and split.")
 
-    def step(name: str) -> None:
-        nonlocal clock
-        now = time.perf_counter()
-        timings[name] = round(now - clock, 4)
-        clock = now
+    with run.stage("roles"):
+        side, records = prepare(table, text=text, answer=answer, group=group, labels=labels, id=id,
+                                with_records=True)
+        fields = side.fields
 
-    report(0.0, "loading")
-    table = source if isinstance(source, Table) else load(source, config, split, max_rows=max_rows, token=token,
-                                                          kind=kind)
-    rows = table.rows
-    if not rows:
-        raise AuditorError("empty_input", f"{table.source}: no records to audit.", "Check the source and split.")
-    step("load")
+    with run.stage("exact"):
+        schema = check_schema(table.rows)
+        degenerate = check_degenerate({"text": fields.text, "answer": fields.answer, "group": fields.group})
+        answer_normalizer = choose_answer_normalizer(fields.answer, settings.answer_normalizer, settings.normalizer)
+        exact, by_normalizer, evaluated_key, text_default = _exact_duplicates(
+            fields, records, settings.normalizer, answer_normalizer)
+        del records          # one JSON string per record: free it before the memory-heavy steps
 
-    report(0.15, "reading fields")
-    roles = resolve_roles(rows, text=text, answer=answer, group=group, labels=labels, id=id)
-    fields = extract(rows, roles)
-    records = [canonical_record(r) for r in rows]
-    step("roles")
+    with run.stage("shingles"):
+        matrix = shingle_matrix(fields.text, settings.shingle)
+    with run.stage("near_duplicates"):
+        if engine == "ray":
+            from .distributed.near import scan_pairs
+            pairs = scan_pairs(matrix, settings, ray_address)
+        else:
+            pairs = find_pairs(matrix, settings.min_threshold, settings.method, num_perm=settings.num_perm,
+                               seed=settings.seed, progress=run.within)
 
-    report(0.25, "checking schema and exact duplicates")
-    schema = check_schema(rows)
-    degenerate = check_degenerate({"text": fields.text, "answer": fields.answer, "group": fields.group})
-    answer_normalizer = None
-    if fields.answer is not None:
-        answer_normalizer = settings.answer_normalizer
-        if answer_normalizer == "auto":
-            answer_normalizer = "code" if normalize.looks_like_code(fields.answer) else settings.normalizer
-    exact, by_normalizer, evaluated_key, text_default = _exact_duplicates(
-        fields, records, settings.normalizer, answer_normalizer)
-    digest = fingerprint(records, roles)
-    del records          # one JSON string per record: free it before the memory-heavy steps
-    step("exact")
-
-    report(0.35, "hashing shingles")
-    matrix = shingle_matrix(fields.text, settings.shingle)
-    step("shingles")
-    report(0.45, "searching near duplicates")
-    pairs = find_pairs(matrix, settings.min_threshold, settings.method, num_perm=settings.num_perm,
-                       seed=settings.seed,
-                       progress=lambda f, stage: report(0.45 + 0.35 * f, stage))
-    step("near_duplicates")
-
-    report(0.85, "clustering")
-    points = curve(pairs, list(settings.thresholds))
-    conc = concentration(roles.group, fields.group) if fields.group is not None else None
-    conflicts = label_conflicts(text_default, fields.labels)
-    step("curve")
-    report(1.0, "done")
-    return ScanResult(table=table, roles=roles, settings=settings, fingerprint=digest,
+    with run.stage("curve"):
+        points = curve(pairs, list(settings.thresholds))
+        conc = concentration(side.roles.group, fields.group) if fields.group is not None else None
+        conflicts = label_conflicts(text_default, fields.labels)
+    run.done()
+    return ScanResult(table=table, roles=side.roles, settings=settings, fingerprint=side.fingerprint,
                       answer_normalizer=answer_normalizer, schema=schema, degenerate=degenerate, exact=exact,
                       exact_by_normalizer=by_normalizer, pairs=pairs, curve=points, concentration=conc,
-                      label_conflicts=conflicts, fields=fields, evaluated_key=evaluated_key, timings=timings)
+                      label_conflicts=conflicts, fields=fields, evaluated_key=evaluated_key, timings=run.timings,
+                      engine={"name": "ray", "seconds": run.timings["near_duplicates"]} if engine == "ray" else None)
 
 
 def _exact_duplicates(fields: Fields, records: list, text_normalizer: str, answer_normalizer: str | None):

@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import AuditorError
-from .exact import normalized
-from .leakage import leak, prepare_side
+from .leakage import LeakSettings, RoleNames, leak
+from .prepare import prepare
+from .settings import NearSettings
 
 
 @dataclass(frozen=True)
@@ -21,39 +22,41 @@ class CleanResult:
     records: int
 
     def summary(self) -> dict:
-        reasons: dict[str, int] = {}
-        for d in self.dropped:
-            reasons[d["reason"]] = reasons.get(d["reason"], 0) + 1
-        return {"kind": "clean", "source": self.source, "records": self.records, "kept": len(self.kept),
-                "dropped": len(self.dropped), "by_reason": reasons, "dropped_rows": self.dropped}
+        from .report import clean as report
+        return report.summary(self)
 
 
 def clean(test, against: list, *, near: bool = False, dedup: bool = False, threshold: float = 0.7,
-          config=None, split=None, text=None, answer=None, max_rows=None, token=None) -> CleanResult:
+          config=None, split=None, text=None, answer=None, max_rows=None, token=None, engine: str = "local",
+          ray_address=None, shard_dir=None, quiet: bool = False) -> CleanResult:
+    """TEST without what leaks into it from each ``against`` source. TEST is prepared (loaded, its
+    roles read, normalised) once and compared with every training side as it is. ``engine="ray"``:
+    each training side's files are compared on Ray (``distributed.leak``; one session for all)."""
+    import contextlib
     import os
-    from .shingles import check_threshold
+    if engine not in ("local", "ray"):
+        raise AuditorError("usage", f"Unknown engine {engine!r:.40}.", "Use local or ray.")
     if isinstance(against, (str, os.PathLike)):
         against = [against]                # one training source, not a list of its characters
-    threshold = check_threshold(threshold)
+    settings = LeakSettings(near=NearSettings(threshold=threshold), roles_a=RoleNames(text, answer)).validated()
     if not against:
         raise AuditorError("usage", "Nothing to clean against.", "Give --against TRAIN (repeatable).")
-    side = prepare_side(test, config, split, text, answer, None, max_rows, token)
+    side = prepare(test, config=config, split=split, max_rows=max_rows, token=token, text=text, answer=answer)
     reasons: dict[int, dict] = {}
-    for other in against:
-        result = leak(other, side.table, text=text, answer=answer, threshold=threshold, max_rows=max_rows,
-                      token=token)
-        for b_row, m in result.matches.items():
-            if b_row in reasons:
-                continue
-            if m.get("identical_text"):
-                reasons[b_row] = {"row": b_row, "reason": "identical_text", "against": result.a.table.source,
-                                  "matches": m["identical_text"]}
-            elif near and m.get("near_duplicate"):
-                reasons[b_row] = {"row": b_row, "reason": f"near_duplicate (Jaccard {m['jaccard']:.4f})",
-                                  "against": result.a.table.source, "matches": m["near_duplicate"]}
+    session = contextlib.nullcontext()
+    if engine == "ray":
+        from .distributed.leak import ray_leak
+        from .distributed.runtime import ray_session
+        session = ray_session(ray_address, quiet=quiet)
+    with session:
+        results = ((ray_leak(other, side, settings=settings, max_rows=max_rows, token=token, address=ray_address,
+                             shard_dir=shard_dir, quiet=quiet) if engine == "ray" else
+                    leak(other, side, max_rows=max_rows, token=token, settings=settings)) for other in against)
+        for result in results:
+            _drop_leaks(result, reasons, near)
     if dedup:
         first: dict[str, int] = {}
-        for i, key in enumerate(normalized(side.fields.text, "default")):
+        for i, key in enumerate(side.normalized("text")):
             if key is None:
                 continue
             if key in first and i not in reasons:
@@ -64,27 +67,49 @@ def clean(test, against: list, *, near: bool = False, dedup: bool = False, thres
                        records=len(side.table.rows))
 
 
-def write_rows(rows: list, path: str | Path) -> list[str]:
-    """Rows to .jsonl, .csv or .parquet, by the file's extension; returns notices. The file is
-    written atomically (``outputs.atomic_write``): complete at ``path``, or the previous file kept."""
+def _drop_leaks(result, reasons: dict, near: bool) -> None:
+    """B rows of one leak result to drop, with why (a row already dropped keeps its first reason)."""
+    for b_row, m in result.matches.items():
+        if b_row in reasons:
+            continue
+        if m.get("identical_text"):
+            reasons[b_row] = {"row": b_row, "reason": "identical_text", "against": result.a.table.source,
+                              "matches": m["identical_text"]}
+        elif near and m.get("near_duplicate"):
+            reasons[b_row] = {"row": b_row, "reason": f"near_duplicate (Jaccard {m['jaccard']:.4f})",
+                              "against": result.a.table.source, "matches": m["near_duplicate"]}
+
+
+def write_rows(rows: list, path: str | Path, fmt: str | None = None) -> list[str]:
+    """Rows to .jsonl, .json (an array), .csv, .tsv or .parquet, by the file's extension or ``fmt``
+    (jsonl, json, csv, tsv, parquet); returns notices. The file is written atomically
+    (``outputs.atomic_write``): complete at ``path``, or the previous file kept."""
     try:
-        return _write_rows(rows, Path(path))
+        return _write_rows(rows, Path(path), fmt)
     except OSError as exc:
         from .outputs import write_error
         raise write_error(str(path), exc) from None
 
 
-def _write_rows(rows: list, path: Path) -> list[str]:
+def _write_rows(rows: list, path: Path, fmt: str | None = None) -> list[str]:
     from .outputs import atomic_write
-    suffix = path.suffix.lower()
+    suffix = {"jsonl": ".jsonl", "json": ".json", "csv": ".csv", "tsv": ".tsv", "parquet": ".parquet"}.get(
+        fmt or "", path.suffix.lower())
     if suffix in (".jsonl", ".ndjson"):
         with atomic_write(path, errors="backslashreplace") as fh:
             for r in rows:
                 fh.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
-    elif suffix == ".csv":
+    elif suffix == ".json":
+        with atomic_write(path, errors="backslashreplace") as fh:
+            fh.write("[")
+            for i, r in enumerate(rows):
+                fh.write(("\n" if not i else ",\n") + json.dumps(r, ensure_ascii=False, default=str))
+            fh.write("\n]\n")
+    elif suffix in (".csv", ".tsv"):
         columns = list(dict.fromkeys(k for r in rows for k in r))
         with atomic_write(path, errors="backslashreplace", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=columns, lineterminator="\n")
+            writer = csv.DictWriter(fh, fieldnames=columns, lineterminator="\n",
+                                    delimiter="\t" if suffix == ".tsv" else ",")
             writer.writeheader()
             for r in rows:
                 writer.writerow({k: (json.dumps(v, ensure_ascii=False) if isinstance(v, (list, dict)) else v)
@@ -108,5 +133,6 @@ def _write_rows(rows: list, path: Path) -> list[str]:
             pq.write_table(table, fh)
         return notices
     else:
-        raise AuditorError("usage", f"Cannot write {path.name}: unknown extension.", "Use .jsonl, .csv or .parquet.")
+        raise AuditorError("usage", f"Cannot write {path.name}: unknown extension.",
+                          "Use .jsonl, .json, .csv, .tsv or .parquet.")
     return []

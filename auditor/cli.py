@@ -28,13 +28,15 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _threshold(value: str) -> float:
+    from .settings import check_threshold      # the one range check (settings.py)
     try:
         t = float(value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
-    if not (0 < t <= 1):
-        raise argparse.ArgumentTypeError(f"threshold {value} is outside (0, 1]")
-    return t
+    try:
+        return check_threshold(t, "threshold")
+    except AuditorError as exc:
+        raise argparse.ArgumentTypeError(exc.message) from None
 
 
 def _thresholds(value: str) -> tuple:
@@ -82,6 +84,16 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 
+def _add_engine_options(p: argparse.ArgumentParser, shards: bool = False) -> None:
+    p.add_argument("--engine", choices=("local", "ray"), default="local",
+                   help="local: this process (default); ray: Ray Data workers (pip install .[ray])")
+    p.add_argument("--ray-address", metavar="ADDRESS", help="join this Ray cluster (default: RAY_ADDRESS, "
+                   "else a local Ray started for the run)")
+    if shards:
+        p.add_argument("--shard-dir", metavar="DIR", help="--engine ray: keep each finished shard's result here "
+                       "and skip it when re-run (default: OUT_DIR/shards with --out-dir)")
+
+
 def _unit_interval(value: str) -> float:
     try:
         t = float(value)
@@ -123,6 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="near-duplicate search (auto: exact all-pairs when small enough)")
     scan.add_argument("--num-perm", type=_positive_int, default=128, help="MinHash permutations (LSH)")
     scan.add_argument("--seed", type=int, default=1)
+    _add_engine_options(scan)
     _add_output_options(scan)
 
     leak = sub.add_parser("leak", help="records of B (evaluation) that occur in A (training)", allow_abbrev=False,
@@ -142,6 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
     leak.add_argument("--max-rows", type=_positive_int)
     leak.add_argument("--evidence", metavar="CSV", help="write every leaked B record and its A matches here")
     leak.add_argument("--fail-on-overlap", action="store_true", help="exit 1 when any B record leaks (for CI)")
+    _add_engine_options(leak, shards=True)
     _add_semantic_options(leak)
     _add_output_options(leak)
 
@@ -155,6 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
     cont.add_argument("--ngram", default="auto", help="auto (5th percentile, 8..13) or a whole number")
     cont.add_argument("--max-rows", type=_positive_int)
     cont.add_argument("--fail-on-overlap", action="store_true")
+    _add_engine_options(cont, shards=True)
     _add_semantic_options(cont)
     _add_output_options(cont)
 
@@ -178,7 +193,28 @@ def build_parser() -> argparse.ArgumentParser:
     clean.add_argument("--threshold", type=_threshold, default=0.7)
     clean.add_argument("--config"); clean.add_argument("--split")
     clean.add_argument("--text"); clean.add_argument("--answer")
+    _add_engine_options(clean, shards=True)
     clean.add_argument("--quiet", action="store_true")
+
+    from .dedup import KEEP_RULES
+    dedup = sub.add_parser("dedup", help="keep one record per near-duplicate cluster", allow_abbrev=False,
+                           description="Write the dataset with one record kept per near-duplicate cluster (by a "
+                           "stated rule), each kept record unchanged, and a manifest of every dropped row and why.")
+    dedup.add_argument("source", help="file, directory, glob, Hugging Face id, or example:NAME")
+    _add_source_options(dedup)
+    dedup.add_argument("--threshold", type=_threshold, default=0.7, help="near-duplicate Jaccard threshold")
+    dedup.add_argument("--keep", choices=KEEP_RULES, default="first",
+                       help="which record of a cluster is kept: first (lowest row), longest (text), "
+                       "most_common_answer (ties: lowest row)")
+    dedup.add_argument("--review", metavar="JSON", help="review file of 'not a duplicate' marks to respect")
+    dedup.add_argument("--out", required=True, help="output file: .jsonl, .json, .csv, .tsv or .parquet "
+                       "(another extension: the input's format)")
+    dedup.add_argument("--manifest", metavar="FILE", help="every dropped row and why: .csv, else JSON "
+                       "(default: OUT.manifest.json)")
+    dedup.add_argument("--shingle", type=_shingle, default=None, help="word:N (default word:3) or char:N")
+    dedup.add_argument("--method", choices=("auto", "exact", "lsh"), default="auto")
+    dedup.add_argument("--json", dest="json_path", metavar="PATH|-", help="write the summary to PATH, or stdout with -")
+    dedup.add_argument("--quiet", action="store_true", help="no progress on stderr")
     return parser
 
 
@@ -234,7 +270,7 @@ def cmd_scan(args) -> int:
     _check_outputs(args, [args.source])
     result = scan(args.source, config=args.config, split=args.split, text=args.text, answer=args.answer,
                   group=args.group, labels=args.labels, id=args.id, settings=settings, max_rows=args.max_rows,
-                  progress=_progress(args.quiet))
+                  progress=_progress(args.quiet), engine=args.engine, ray_address=args.ray_address)
     _emit(args, result.summary(), result.markdown())
     return 0
 
@@ -247,11 +283,28 @@ def cmd_leak(args) -> int:
     if args.semantic:
         from .semantic import load_model
         load_model(args.semantic_model)         # a missing model fails before the lexical pass runs
-    result = leak(args.a, args.b, config_a=args.config_a, split_a=args.split_a, config_b=args.config_b,
-                  split_b=args.split_b, text=args.text, answer=args.answer, group=args.group,
-                  text_b=args.text_b, answer_b=args.answer_b, group_b=args.group_b, threshold=args.threshold,
-                  shingle=args.shingle or ShingleSpec(), method=args.method, max_rows=args.max_rows,
-                  progress=_progress(args.quiet))
+    if args.engine == "ray":
+        from .distributed.leak import ray_leak
+        from .leakage import LeakSettings, RoleNames
+        from .settings import NearSettings, SourceSpec
+        if args.semantic:
+            raise AuditorError("usage", "--semantic needs A's texts in this process: it does not run with "
+                               "--engine ray.", "Run the semantic pass with --engine local on a sample of A.")
+        settings = LeakSettings(near=NearSettings(threshold=args.threshold, shingle=args.shingle or ShingleSpec(),
+                                                  method=args.method),
+                                roles_a=RoleNames(args.text, args.answer, args.group),
+                                roles_b=RoleNames(args.text_b, args.answer_b, args.group_b))
+        shard_dir = args.shard_dir or (os.path.join(args.out_dir, "shards") if args.out_dir else None)
+        result = ray_leak(args.a, SourceSpec(args.b, args.config_b, args.split_b), settings=settings,
+                          split_a=args.split_a, config_a=args.config_a, max_rows=args.max_rows,
+                          progress=_progress(args.quiet), address=args.ray_address, shard_dir=shard_dir,
+                          quiet=args.quiet)
+    else:
+        result = leak(args.a, args.b, config_a=args.config_a, split_a=args.split_a, config_b=args.config_b,
+                      split_b=args.split_b, text=args.text, answer=args.answer, group=args.group,
+                      text_b=args.text_b, answer_b=args.answer_b, group_b=args.group_b, threshold=args.threshold,
+                      shingle=args.shingle or ShingleSpec(), method=args.method, max_rows=args.max_rows,
+                      progress=_progress(args.quiet))
     evidence = result.evidence_csv()
     if args.evidence:
         from .outputs import write_text
@@ -274,10 +327,22 @@ def cmd_contamination(args) -> int:
     if args.semantic:
         from .semantic import load_model
         load_model(args.semantic_model)         # a missing model fails before the lexical pass runs
-    result = contamination(args.corpus, args.benchmark, corpus_config=args.config, corpus_split=args.split,
-                           corpus_text=args.text, benchmark_config=args.benchmark_config,
-                           benchmark_split=args.benchmark_split, benchmark_text=args.benchmark_text,
-                           ngram=args.ngram, max_rows=args.max_rows, progress=_progress(args.quiet))
+    if args.engine == "ray":
+        from .distributed.contamination import ray_contamination
+        if args.config or args.split or args.max_rows:
+            raise AuditorError("usage", "--engine ray reads every row of the corpus's shards: --config, --split "
+                               "and --max-rows do not apply.", "Point at the shards (a directory, glob or URI).")
+        shard_dir = args.shard_dir or (os.path.join(args.out_dir, "shards") if args.out_dir else None)
+        result = ray_contamination(args.corpus, args.benchmark, corpus_text=args.text,
+                                   benchmark_config=args.benchmark_config, benchmark_split=args.benchmark_split,
+                                   benchmark_text=args.benchmark_text, ngram=args.ngram,
+                                   progress=_progress(args.quiet), address=args.ray_address, shard_dir=shard_dir,
+                                   quiet=args.quiet)
+    else:
+        result = contamination(args.corpus, args.benchmark, corpus_config=args.config, corpus_split=args.split,
+                               corpus_text=args.text, benchmark_config=args.benchmark_config,
+                               benchmark_split=args.benchmark_split, benchmark_text=args.benchmark_text,
+                               ngram=args.ngram, max_rows=args.max_rows, progress=_progress(args.quiet))
     summary, markdown, semantic = result.summary(), result.markdown(), None
     if args.semantic:
         from .semantic import semantic_contamination
@@ -313,7 +378,8 @@ def cmd_clean(args) -> int:
     report_path = args.report or f"{args.out}.dropped.json"
     _check_outputs(args, [args.test, *args.against], [("--out", args.out), ("--report", report_path)])
     result = clean(args.test, args.against, near=args.near, dedup=args.dedup, threshold=args.threshold,
-                   config=args.config, split=args.split, text=args.text, answer=args.answer)
+                   config=args.config, split=args.split, text=args.text, answer=args.answer, engine=args.engine,
+                   ray_address=args.ray_address, shard_dir=args.shard_dir, quiet=args.quiet)
     for notice in write_rows(result.kept, args.out):
         print(f"note: {notice}", file=sys.stderr)
     write_text(report_path, to_json(result.summary()))
@@ -323,8 +389,38 @@ def cmd_clean(args) -> int:
     return 0
 
 
+def cmd_dedup(args) -> int:
+    from .audit import ScanSettings, scan
+    from .dedup import dedup, load_review, write_dedup
+    from .outputs import write_text
+    from .report import to_json
+    from .shingles import ShingleSpec
+    manifest = args.manifest or f"{args.out}.manifest.json"
+    _check_outputs(args, [args.source, *([args.review] if args.review else [])],
+                   [("--out", args.out), ("--manifest", manifest)])
+    settings = ScanSettings(threshold=args.threshold, thresholds=(args.threshold,),
+                            shingle=args.shingle or ShingleSpec(), method=args.method)
+    result = scan(args.source, config=args.config, split=args.split, text=args.text, answer=args.answer,
+                  group=args.group, labels=args.labels, id=args.id, settings=settings, max_rows=args.max_rows,
+                  progress=_progress(args.quiet))
+    marks = load_review(args.review, result) if args.review else ()
+    deduped = dedup(result, args.threshold, args.keep, marks)
+    notices = [*deduped.notices, *write_dedup(result, deduped, args.out, manifest)]
+    for notice in notices:
+        print(f"note: {notice}", file=sys.stderr)
+    if args.json_path == "-":
+        _to_stdout(to_json(deduped.summary()))
+    elif args.json_path:
+        write_text(args.json_path, to_json(deduped.summary()))
+    if not args.quiet:
+        print(f"kept {len(deduped.kept_rows):,} of {deduped.records:,} rows ({deduped.clusters:,} clusters at "
+              f"Jaccard >= {deduped.threshold:g}, keep {deduped.keep}); dropped {len(deduped.dropped):,} "
+              f"(manifest: {manifest})", file=sys.stderr)
+    return 0
+
+
 COMMANDS = {"scan": cmd_scan, "leak": cmd_leak, "contamination": cmd_contamination, "matrix": cmd_matrix,
-            "clean": cmd_clean}
+            "clean": cmd_clean, "dedup": cmd_dedup}
 
 
 def _to_stdout(text: str | None = None) -> None:

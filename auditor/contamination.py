@@ -7,20 +7,25 @@ lm-eval-harness). The benchmark's n-grams are indexed once (sorted 64-bit keys);
 corpus streams through in batches, so its size does not bound memory. Every match
 found by key is confirmed token by token, so a hash collision cannot report one.
 
+``tokenize`` is the definition; the scan tokenises a whole batch at once with
+``wordtokens`` (the same tokens, tested) and reads a local JSONL corpus's text field with
+Arrow (``textstream``). ``build_index``, ``scan_batch`` and ``HitSet`` are the steps, shared
+with the Ray engine (``distributed.contamination``), so both report the same bytes.
+
 Items shorter than N cannot be checked and are reported as "too short to check".
 """
 from __future__ import annotations
 
-import itertools
-import re
 from dataclasses import dataclass, field
+from itertools import chain
 
 import numpy as np
 
 from .errors import AuditorError
-from .report import PARAPHRASE_CAVEAT, SCHEMA_VERSION, md_cell
-from .roles import as_text, canonical_record, fingerprint, resolve_roles, _lookup
+from .report import PARAPHRASE_CAVEAT  # noqa: F401  (re-exported: the caveat the lexical checks share)
+from .roles import as_text, canonical_record, fingerprint, lookup, resolve_roles
 from .sources import iter_records, load
+from .wordtokens import PUNCT
 
 # Bundled references that work offline by name: (source, config, split, text field).
 BENCHMARKS = {
@@ -30,11 +35,12 @@ BENCHMARKS = {
     "mbpp-sanitized": ("example:mbpp", "sanitized", "test", "prompt"),
 }
 TOKENIZER = "whitespace words, lowercased, punctuation stripped"
+STAGES = (("index", "indexing benchmark", 0.1), ("scan", "scanning corpus", 0.9))
 BATCH = 20_000
-# Drop every character that is neither a word character nor whitespace, and underscores. re's
-# \s is str.isspace(), the set str.split() splits on, so one pass over the whole text gives each
-# whitespace-split word with its punctuation removed (3.5x faster than a pass per word).
-_PUNCT = re.compile(r"[^\w\s]+|_+")
+# Drop every character that is neither a word character nor whitespace, and underscores
+# (wordtokens.PUNCT: re's \s is str.isspace(), the set str.split() splits on), so one pass over the
+# whole text gives each whitespace-split word with its punctuation removed.
+_PUNCT = PUNCT
 _MUL = np.uint64(0x9E3779B97F4A7C15)
 
 
@@ -99,38 +105,17 @@ class ContaminationResult:
     too_short: list = field(default_factory=list)
     corpus_records: int = 0
     corpus_tokens: int = 0
+    # How the scan ran (--engine ray: shards, seconds, MB/s). The one part of summary.json that
+    # differs between engines and runs, so it is kept out of everything else; None: local engine.
+    engine: dict | None = None
 
     def summary(self) -> dict:
-        n_b = self.benchmark["records"]
-        return {
-            "schema_version": SCHEMA_VERSION, "kind": "contamination",
-            "corpus": {**self.corpus, "records": self.corpus_records, "tokens": self.corpus_tokens},
-            "benchmark": self.benchmark,
-            "settings": {"ngram": self.n, "tokenizer": TOKENIZER},
-            "contaminated": {"records": len(self.items), "fraction": round(len(self.items) / n_b, 6) if n_b else 0.0},
-            "too_short": {"records": len(self.too_short), "rows": self.too_short[:100]},
-            "items": self.items,
-            "caveat": PARAPHRASE_CAVEAT,
-        }
+        from .report.contamination import summary
+        return summary(self)
 
     def markdown(self) -> str:
-        d = self.summary()
-        b, c = d["benchmark"], d["corpus"]
-        lines = [f"# Contamination: {md_cell(b['name'])} in {md_cell(c['source'])}", "",
-                 f"{d['contaminated']['records']} of {b['records']:,} benchmark items "
-                 f"({100 * d['contaminated']['fraction']:.2f}%) share at least one {self.n}-gram with the corpus "
-                 f"({c['records']:,} records, {c['tokens']:,} tokens). Tokens: {TOKENIZER}.", ""]
-        if d["too_short"]["records"]:
-            lines += [f"{d['too_short']['records']} items are shorter than {self.n} tokens: **too short to check**, "
-                      "not clean.", ""]
-        if self.items:
-            lines += ["| benchmark row | corpus rows | matched n-grams | longest span (tokens) |", "|---|---|---|---|"]
-            for it in self.items[:50]:
-                rows = ", ".join(map(str, it["corpus_rows"][:5])) + (" …" if len(it["corpus_rows"]) > 5 else "")
-                lines.append(f"| {it['benchmark_row']} | {rows} | {it['matched_ngrams']} of {it['item_ngrams']} | "
-                             f"{it['longest_span']} |")
-        lines += ["", "---", PARAPHRASE_CAVEAT + " A clean n-gram result is not proof of no contamination.", ""]
-        return "\n".join(lines)
+        from .report.contamination import markdown
+        return markdown(self)
 
 
 def _benchmark_texts(benchmark: str, config, split, text, max_rows, token):
@@ -140,30 +125,63 @@ def _benchmark_texts(benchmark: str, config, split, text, max_rows, token):
         name = benchmark
     else:
         source, name = benchmark, benchmark
-    table = load(source, config, split, max_rows=max_rows, token=token)
-    roles = resolve_roles(table.rows, text=text)
-    texts = [as_text(_lookup(r, roles.text), roles.text, i) for i, r in enumerate(table.rows)]
+    from .prepare import prepare
+    side = prepare(source, config=config, split=split, max_rows=max_rows, token=token, text=text, text_only=True)
+    table = side.table
     info = {"name": name, "source": table.source, "config": table.config, "split": table.split,
-            "records": len(table.rows), "text": roles.text,
-            "fingerprint": fingerprint([canonical_record(r) for r in table.rows], roles)}
-    return texts, info
+            "records": len(table.rows), "text": side.roles.text, "fingerprint": side.fingerprint}
+    return side.fields.text, info
 
 
 def contamination(corpus, benchmark: str, *, corpus_config=None, corpus_split=None, corpus_text=None,
                   benchmark_config=None, benchmark_split=None, benchmark_text=None, ngram="auto",
                   max_rows=None, token=None, progress=None) -> ContaminationResult:
     """Benchmark items sharing an n-gram with ``corpus`` (a source string or a list of texts)."""
-    from .sources import _source_text, check_max_rows
+    from .sources import check_max_rows, source_text
     if ngram != "auto":
         choose_n([], ngram)                 # a bad n-gram size fails before anything is read
     check_max_rows(max_rows)
     if not isinstance(corpus, (list, tuple)):
-        corpus = _source_text(corpus)       # a pathlib.Path works like its string
-    benchmark = _source_text(benchmark)
-    report = progress or (lambda f, s: None)
-    report(0.0, "indexing benchmark")
-    bench_texts, bench_info = _benchmark_texts(benchmark, benchmark_config, benchmark_split, benchmark_text,
-                                               None, token)
+        corpus = source_text(corpus)       # a pathlib.Path works like its string
+    benchmark = source_text(benchmark)
+    from .progress import Progress
+    run = Progress(progress, STAGES)
+    with run.stage("index"):
+        bench_texts, bench_info = _benchmark_texts(benchmark, benchmark_config, benchmark_split, benchmark_text,
+                                                   None, token)
+        index = build_index(bench_texts, ngram)
+    # item -> set of matched window positions; item -> set of corpus rows
+    hits = HitSet()
+    n_records = n_tokens = 0
+    with run.stage("scan"):
+        corpus_info, records = _corpus_batches(corpus, corpus_config, corpus_split, corpus_text, max_rows, token)
+        for batch_start, batch in records:
+            scanned = scan_batch(index, batch)
+            n_records += scanned.records
+            n_tokens += scanned.tokens
+            hits.add(scanned.item, scanned.window, scanned.record + batch_start)
+    run.done()
+    return ContaminationResult(corpus=corpus_info, benchmark=bench_info, n=index.n, items=hits.items(index),
+                               too_short=index.too_short, corpus_records=n_records, corpus_tokens=n_tokens)
+
+
+@dataclass(frozen=True)
+class BenchmarkIndex:
+    """The benchmark's n-grams: sorted 64-bit keys of every window of word ids, built once (and, on
+    Ray, put in the object store once and shared by every task)."""
+    n: int
+    vocab: object                   # pa.BinaryArray: word id -> UTF-8 bytes
+    tokens: np.ndarray              # every item's word ids, concatenated
+    lengths: np.ndarray             # tokens per item
+    sorted_keys: np.ndarray
+    order: np.ndarray               # sorted position -> window
+    window_item: np.ndarray         # window -> item
+    window_start: np.ndarray        # window -> start in ``tokens``
+    too_short: list
+
+
+def build_index(bench_texts: list, ngram="auto") -> BenchmarkIndex:
+    import pyarrow as pa
     bench_tokens = [tokenize(t) for t in bench_texts]
     lengths = [len(t) for t in bench_tokens if t]
     n = choose_n(lengths, ngram)
@@ -175,58 +193,117 @@ def contamination(corpus, benchmark: str, *, corpus_config=None, corpus_split=No
     b_item, b_start = _windows(b_lengths, n)
     b_keys = _keys(b_all, b_start, n)
     order = np.argsort(b_keys, kind="stable")
-    sorted_keys = b_keys[order]
-    too_short = [i for i, length in enumerate(b_lengths.tolist()) if length < n]
+    words = pa.array([w.encode("utf-8", "surrogatepass") for w in vocab], pa.binary())
+    return BenchmarkIndex(n=n, vocab=words, tokens=b_all, lengths=b_lengths, sorted_keys=b_keys[order], order=order,
+                          window_item=b_item, window_start=b_start,
+                          too_short=[i for i, length in enumerate(b_lengths.tolist()) if length < n])
 
-    # item -> set of matched window positions; item -> set of corpus rows
-    matched_windows: dict[int, set] = {}
-    corpus_rows: dict[int, set] = {}
-    corpus_info, records, tokens = _corpus_stream(corpus, corpus_config, corpus_split, corpus_text, max_rows, token)
-    n_records = n_tokens = 0
-    for batch_start, batch in records:
-        report(0.1, "scanning corpus")
-        # Word ids per text (-1: a word no benchmark item uses); each text's strings are freed at once.
-        toks = [list(map(vocab.get, tokenize(t), itertools.repeat(-1))) for t in batch]
-        c_lengths = np.fromiter(map(len, toks), dtype=np.int64, count=len(toks))
-        n_records += len(batch)
-        n_tokens += int(c_lengths.sum())
-        if not sorted_keys.size:
-            continue
-        c_all = np.fromiter(itertools.chain.from_iterable(toks), dtype=np.int64, count=int(c_lengths.sum()))
-        c_rec, c_start = _windows(c_lengths, n)
-        if not c_rec.size:
-            continue
-        # A window with a word the benchmark never uses cannot match: drop it before hashing.
-        unknown = np.concatenate(([0], np.cumsum(c_all < 0)))
-        ok = unknown[c_start + n] - unknown[c_start] == 0
-        c_rec, c_start = c_rec[ok], c_start[ok]
-        c_keys = _keys(c_all, c_start, n)
-        pos = np.searchsorted(sorted_keys, c_keys)
-        hit = (pos < sorted_keys.size) & (sorted_keys[np.minimum(pos, sorted_keys.size - 1)] == c_keys)
-        for rec, start, p in zip(c_rec[hit].tolist(), c_start[hit].tolist(), pos[hit].tolist()):
-            window = c_all[start:start + n]
-            key = sorted_keys[p]
-            while p < sorted_keys.size and sorted_keys[p] == key:   # every benchmark window with this key
-                w = order[p]
-                item, b0 = int(b_item[w]), int(b_start[w])
-                if np.array_equal(b_all[b0:b0 + n], window):        # confirm: no hash collision
-                    matched_windows.setdefault(item, set()).add(b0)
-                    corpus_rows.setdefault(item, set()).add(batch_start + rec)
-                p += 1
-    item_offsets = np.concatenate(([0], np.cumsum(b_lengths)[:-1]))
-    items = []
-    for item in sorted(matched_windows):
-        starts = sorted(s - int(item_offsets[item]) for s in matched_windows[item])
-        longest = run = 1
-        for prev, cur in zip(starts, starts[1:]):
-            run = run + 1 if cur == prev + 1 else 1
-            longest = max(longest, run)
-        items.append({"benchmark_row": item, "corpus_rows": sorted(corpus_rows[item])[:100],
-                      "corpus_matches": len(corpus_rows[item]), "matched_ngrams": len(starts),
-                      "item_ngrams": int(max(b_lengths[item] - n + 1, 0)), "longest_span": longest + n - 1})
-    report(1.0, "done")
-    return ContaminationResult(corpus=corpus_info, benchmark=bench_info, n=n, items=items, too_short=too_short,
-                               corpus_records=n_records, corpus_tokens=n_tokens)
+
+@dataclass(frozen=True)
+class BatchScan:
+    """One batch of corpus texts against the index: its size, and every confirmed match as
+    (item, benchmark window start, record within the batch)."""
+    records: int
+    tokens: int
+    item: np.ndarray
+    window: np.ndarray
+    record: np.ndarray
+
+
+def scan_batch(index: BenchmarkIndex, texts) -> BatchScan:
+    """Match a batch of texts (a list of str/None or an Arrow string array) against the index."""
+    from .wordtokens import token_ids
+    n = index.n
+    # Word ids (-1: a word no benchmark item uses), by an exact hash lookup of each word's bytes.
+    c_all, c_lengths = token_ids(texts, index.vocab)
+    none = np.zeros(0, np.int64)
+    records, n_tokens = int(c_lengths.size), int(c_lengths.sum())
+    if not index.sorted_keys.size or not n_tokens:
+        return BatchScan(records, n_tokens, none, none, none)
+    c_rec, c_start = _windows(c_lengths, n)
+    if not c_rec.size:
+        return BatchScan(records, n_tokens, none, none, none)
+    # A window with a word the benchmark never uses cannot match: drop it before hashing.
+    unknown = np.concatenate(([0], np.cumsum(c_all < 0)))
+    ok = unknown[c_start + n] - unknown[c_start] == 0
+    c_rec, c_start = c_rec[ok], c_start[ok]
+    c_keys = _keys(c_all, c_start, n)
+    sorted_keys = index.sorted_keys
+    pos = np.searchsorted(sorted_keys, c_keys)
+    hit = (pos < sorted_keys.size) & (sorted_keys[np.minimum(pos, sorted_keys.size - 1)] == c_keys)
+    items, windows, recs = [], [], []
+    b_all = index.tokens
+    for rec, start, p in zip(c_rec[hit].tolist(), c_start[hit].tolist(), pos[hit].tolist()):
+        window = c_all[start:start + n]
+        key = sorted_keys[p]
+        while p < sorted_keys.size and sorted_keys[p] == key:   # every benchmark window with this key
+            w = index.order[p]
+            b0 = int(index.window_start[w])
+            if np.array_equal(b_all[b0:b0 + n], window):        # confirm: no hash collision
+                items.append(int(index.window_item[w]))
+                windows.append(b0)
+                recs.append(rec)
+            p += 1
+    as_array = lambda v: np.asarray(v, dtype=np.int64)  # noqa: E731
+    return BatchScan(records, n_tokens, as_array(items), as_array(windows), as_array(recs))
+
+
+class HitSet:
+    """Matches reduced to what the report lists: per item, its matched windows and corpus rows."""
+
+    def __init__(self):
+        self.windows: dict[int, set] = {}
+        self.rows: dict[int, set] = {}
+
+    def add(self, items: np.ndarray, windows: np.ndarray, rows: np.ndarray) -> None:
+        for item, b0, row in zip(items.tolist(), windows.tolist(), rows.tolist()):
+            self.windows.setdefault(item, set()).add(b0)
+            self.rows.setdefault(item, set()).add(row)
+
+    def items(self, index: BenchmarkIndex) -> list:
+        n, b_lengths = index.n, index.lengths
+        item_offsets = np.concatenate(([0], np.cumsum(b_lengths)[:-1]))
+        items = []
+        for item in sorted(self.windows):
+            starts = sorted(s - int(item_offsets[item]) for s in self.windows[item])
+            longest = run = 1
+            for prev, cur in zip(starts, starts[1:]):
+                run = run + 1 if cur == prev + 1 else 1
+                longest = max(longest, run)
+            items.append({"benchmark_row": item, "corpus_rows": sorted(self.rows[item])[:100],
+                          "corpus_matches": len(self.rows[item]), "matched_ngrams": len(starts),
+                          "item_ngrams": int(max(b_lengths[item] - n + 1, 0)), "longest_span": longest + n - 1})
+        return items
+
+
+def _corpus_batches(corpus, config, split, text, max_rows, token):
+    """(info, iterator of (first row number, texts)) for the scan: texts as Arrow string arrays
+    where a local JSONL corpus allows (``textstream``), else lists of str/None."""
+    info, batches, _ = _corpus_stream(corpus, config, split, text, max_rows, token)
+    field_name = info["text"]
+    if isinstance(corpus, (list, tuple)) or field_name is None or "." in field_name:
+        return info, batches
+    from .sources import expand_local, format_of, looks_local
+    if corpus.startswith("example:") or not looks_local(corpus):
+        return info, batches
+    paths = expand_local(corpus)
+    if any(format_of(p) != "jsonl" for p in paths):
+        return info, batches
+    batches.close()                     # only its first rows were read (to choose the text field)
+
+    def arrow_batches():
+        from .textstream import jsonl_texts
+        seen = 0
+        for path in paths:
+            for texts in jsonl_texts(path, field_name, seen):
+                if max_rows is not None and seen + len(texts) > max_rows:
+                    texts = texts[:max_rows - seen]
+                if len(texts):
+                    yield seen, texts
+                seen += len(texts)
+                if max_rows is not None and seen >= max_rows:
+                    return
+    return info, arrow_batches()
 
 
 def _corpus_stream(corpus, config, split, text, max_rows, token):
@@ -243,17 +320,16 @@ def _corpus_stream(corpus, config, split, text, max_rows, token):
     if not first:
         raise AuditorError("empty_input", f"{corpus}: no records to check.", "Check the corpus source.")
     roles = resolve_roles(first, text=text)
-    from .sources import _display, _looks_local
-    info = {"source": _display(corpus) if _looks_local(corpus) else corpus,
+    from .sources import display_name, looks_local
+    info = {"source": display_name(corpus) if looks_local(corpus) else corpus,
             "config": config, "split": split, "text": roles.text}
 
     def batches():
         buf, start, seen = [], 0, 0
-        import itertools
-        for row in itertools.chain(first, stream):
+        for row in chain(first, stream):
             if max_rows is not None and seen >= max_rows:
                 break
-            buf.append(as_text(_lookup(row, roles.text), roles.text, seen))
+            buf.append(as_text(lookup(row, roles.text), roles.text, seen))
             seen += 1
             if len(buf) >= BATCH:
                 yield start, buf

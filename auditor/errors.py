@@ -35,6 +35,10 @@ class AuditorError(Exception):
         self.message = message
         self.hint = hint
 
+    def __reduce__(self):
+        # Pickled whole (code, message, hint): raised in a worker process (Ray), it arrives as itself.
+        return type(self), (self.code, self.message, self.hint)
+
     def to_dict(self) -> dict:
         return {"error": {"code": self.code, "message": self.message, "hint": self.hint}}
 

@@ -25,7 +25,7 @@ import itertools
 import os
 
 from .errors import AuditorError
-from .sources import Table, _choose_split
+from .table import Table, choose_split
 
 DEFAULT_HUB_TIMEOUT = 10.0
 
@@ -52,29 +52,33 @@ def _token(token) -> str | bool:
 
 
 def _classify(exc: Exception, repo_id: str, config=None) -> AuditorError:
-    """Map whatever the hub clients raised to one clear AuditorError. The clients raise
-    many types (datasets' DatasetNotFoundError, huggingface_hub's errors, httpx2 transport
-    errors that are not OSError, builtin ConnectionError after retries, ValueError for a
-    bad config or split), so the decision uses the class names in the MRO and the text."""
-    names = {c.__name__ for c in type(exc).__mro__}
+    """Map whatever the hub clients raised to one clear AuditorError, by the clients' exception
+    classes: huggingface_hub.errors (GatedRepoError is a RepositoryNotFoundError, so it is asked
+    first; OfflineModeIsEnabled is a ConnectionError), datasets.exceptions (datasets reports a gated
+    or missing set as DatasetNotFoundError, the two told apart by its message), the transport
+    errors of the HTTP client huggingface_hub uses (not OSError), builtin ConnectionError and
+    TimeoutError after retries, and datasets' ValueError for an unknown config."""
+    from datasets.exceptions import DatasetNotFoundError
+    from huggingface_hub.errors import (GatedRepoError, OfflineModeIsEnabled, RepositoryNotFoundError,
+                                        RevisionNotFoundError)
+    from huggingface_hub.utils import httpx as hub_http   # the HTTP client huggingface_hub is built on
     text = str(exc)
-    if "GatedRepoError" in names or "is a gated dataset" in text or "ask for access" in text:
+    if isinstance(exc, GatedRepoError) or (isinstance(exc, DatasetNotFoundError) and "is a gated dataset" in text):
         return AuditorError("gated", f"{repo_id} is a gated dataset: access needs a token of an account that "
                             "accepted its terms.", "Accept the terms on the dataset page, then pass a token "
                             "(HF_TOKEN or the token box).")
-    if names & {"RepositoryNotFoundError", "DatasetNotFoundError", "RevisionNotFoundError"}:
+    if isinstance(exc, (RepositoryNotFoundError, DatasetNotFoundError, RevisionNotFoundError)):
         return AuditorError("not_found", f"Dataset {repo_id!r} was not found on the Hub (or it is private).",
                             "Check the id (owner/name, as in the dataset page URL); private sets need a token.")
-    if "OfflineModeIsEnabled" in names or "offline mode" in text.lower():
+    if isinstance(exc, OfflineModeIsEnabled) or (isinstance(exc, ConnectionError) and "offline mode" in text.lower()):
         return AuditorError("hub_unreachable", f"The Hub cannot be reached for {repo_id!r}: offline mode is on "
                             "(HF_HUB_OFFLINE) and the dataset is not in the local cache.",
                             "Unset HF_HUB_OFFLINE, or use a local file or a bundled example:NAME.")
-    if names & {"ConnectionError", "TransportError", "TimeoutException", "ConnectError", "ReadTimeout",
-                "TimeoutError", "NetworkError"} or "Couldn't reach" in text:
+    if isinstance(exc, (ConnectionError, TimeoutError, hub_http.TransportError)):
         return AuditorError("hub_unreachable", f"The Hub did not answer for {repo_id!r} "
                             f"({type(exc).__name__}).",
                             "Check the network (or HF_ENDPOINT); offline, use a local file or example:NAME.")
-    if "BuilderConfig" in text:
+    if isinstance(exc, ValueError) and "BuilderConfig" in text:
         return AuditorError("bad_config", f"{repo_id} has no config {config!r}.",
                             f"{text.split('not found.')[-1].strip() or 'Leave the config blank to list them.'}")
     return AuditorError("bad_format", f"{repo_id}: the dataset could not be read ({type(exc).__name__}: "
@@ -145,7 +149,7 @@ def load_hub(repo_id: str, config, split, max_rows, token) -> Table:
         splits = list(datasets.get_dataset_split_names(_remote(repo_id), config, token=token))
     except Exception as exc:
         raise _classify(exc, repo_id, config) from None
-    split, note = _choose_split(split, splits, repo_id)
+    split, note = choose_split(split, splits, repo_id)
     if note:
         notices.append(note)
     rows: list[dict] = []

@@ -4,10 +4,15 @@
   shingle) entry with full-size temporaries; the loop keeps one entry's hash in a register
   while it updates all num_perm minima, ~10x faster on one core, bit-identical to
   ``near.minhash_signatures_numpy``;
+- the exact search's candidates: a query row's prefix shingles walked through the inverted
+  lists of the indexed rows, counting shared prefix shingles in a dense array (All-Pairs'
+  accumulation), with the size and overlap filters applied per pair (``near.prefix``);
 - set intersections of candidate pairs (a merge of two sorted shingle lists);
 - the forest's bottleneck test: the Kruskal reconstruction tree of a maximum spanning forest
   and lowest-common-ancestor queries on it (``near.sink``);
-- the two passes over a dense template group's blocks (``near.dense``).
+- the two passes over a dense template group's blocks (``near.dense``);
+- LSH candidates band by band, each pair emitted only in the first band where it collides
+  (``near.lsh``), into a fixed buffer, so a bucket of 10,000 copies never lists its pairs at once.
 
 Imported only when needed (numba's import and cached compile cost ~0.5 s, more than the
 default exact path spends on a small dataset).
@@ -246,6 +251,105 @@ def dense_emit_block(inter: np.ndarray, r0: int, start: int, sizes: np.ndarray, 
     return n_out, -1
 
 
+# --------------------------------------------------------------------------- LSH candidates
+
+@numba.njit(nogil=True, cache=True)
+def band_first_pairs(order: np.ndarray, starts: np.ndarray, ends: np.ndarray, keys: np.ndarray, band: int,
+                     state: np.ndarray, out_a: np.ndarray, out_b: np.ndarray) -> int:  # pragma: no cover
+    """Pairs of nodes in one bucket of ``band`` (bucket g = order[starts[g]:ends[g]]) whose band
+    keys (``keys[node, band]``, equal when two nodes agree on the whole band) differ on every
+    earlier band, so each candidate pair is emitted once over all bands. Fills out_a/out_b
+    (a < b) and returns how many; ``state`` = (bucket, i, j) where it stopped, to resume when the
+    buffer was full (bucket == starts.size when the band is done)."""
+    cap = out_a.size
+    k = 0
+    g, i, j = state[0], state[1], state[2]
+    while g < starts.size:
+        end = ends[g]
+        if i < starts[g]:
+            i = starts[g]
+            j = i + 1
+        while i < end - 1:
+            a = order[i]
+            key_a = keys[a]
+            while j < end:
+                if k == cap:
+                    state[0], state[1], state[2] = g, i, j
+                    return k
+                b = order[j]
+                j += 1
+                key_b = keys[b]
+                first = True
+                for q in range(band):
+                    if key_a[q] == key_b[q]:
+                        first = False
+                        break
+                if first:
+                    out_a[k], out_b[k] = min(a, b), max(a, b)
+                    k += 1
+            i += 1
+            j = i + 1
+        g += 1
+        i = -1
+    state[0], state[1], state[2] = g, -1, 0
+    return k
+
+
+# --------------------------------------------------------------------------- exact-search candidates
+
+@numba.njit(nogil=True, cache=True)
+def prefix_candidates(start: int, stop: int, q_indptr: np.ndarray, q_indices: np.ndarray, t_indptr: np.ndarray,
+                      t_indices: np.ndarray, upper: bool, sizes: np.ndarray, last: np.ndarray, suffix: np.ndarray,
+                      t: float, eps: float, group: np.ndarray, count: np.ndarray, touched: np.ndarray,
+                      out_a: np.ndarray, out_b: np.ndarray) -> int:  # pragma: no cover  (compiled)
+    """Candidate pairs of query rows start..stop-1: indexed rows sharing a prefix shingle (rows
+    > the query row when ``upper``), kept when they pass the size filter, the overlap bound of
+    ``near.prefix.CandidateFilter`` and (``group`` non-empty) are not in the same dense group.
+    ``count``/``touched``: zeroed scratch of one slot per indexed row. Returns the pairs written."""
+    k = 0
+    bound = t / (1 + t)
+    grouped = group.size > 0
+    for q in range(start, stop):
+        n_touched = 0
+        for e in range(q_indptr[q], q_indptr[q + 1]):
+            c = q_indices[e]
+            lo, hi = t_indptr[c], t_indptr[c + 1]
+            if upper:                                   # first indexed row > q (sorted list)
+                left, right = lo, hi
+                while left < right:
+                    mid = (left + right) >> 1
+                    if t_indices[mid] <= q:
+                        left = mid + 1
+                    else:
+                        right = mid
+                lo = left
+            for f in range(lo, hi):
+                r = t_indices[f]
+                if count[r] == 0:
+                    touched[n_touched] = r
+                    n_touched += 1
+                count[r] += 1
+        sq, lq, fq = sizes[q], last[q], suffix[q]
+        gq = group[q] if grouped else -1
+        for i in range(n_touched):
+            r = touched[i]
+            shared = count[r]
+            count[r] = 0
+            if grouped and gq >= 0 and group[r] == gq:
+                continue
+            sr = sizes[r]
+            if min(sq, sr) < t * max(sq, sr) - eps:
+                continue
+            lr = last[r]
+            rest = suffix[q] if lq < lr else (suffix[r] if lr < lq else min(fq, suffix[r]))
+            if shared + rest < bound * (sq + sr) - eps:
+                continue
+            out_a[k] = q
+            out_b[k] = r
+            k += 1
+    return k
+
+
 # --------------------------------------------------------------------------- verification
 
 @numba.njit(nogil=True, cache=True)
@@ -266,4 +370,26 @@ def intersections(indptr: np.ndarray, indices: np.ndarray, a: np.ndarray, b: np.
                 p += 1
             else:
                 q += 1
+        out[i] = count
+
+
+@numba.njit(nogil=True, cache=True)
+def bounded_intersections(indptr: np.ndarray, indices: np.ndarray, a: np.ndarray, b: np.ndarray,
+                          need: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover  (compiled)
+    """``intersections``, but a merge stops as soon as its count can no longer reach need[i]
+    (out[i] is then some count below need[i]): a failing candidate costs part of a merge."""
+    for i in range(a.size):
+        p, p_end = indptr[a[i]], indptr[a[i] + 1]
+        q, q_end = indptr[b[i]], indptr[b[i] + 1]
+        count = 0
+        target = need[i]
+        # Branch-free steps (the comparisons' outcomes are unpredictable), with the bound
+        # checked as the merge goes: count + what is left of the shorter list < need: stop.
+        while p < p_end and q < q_end:
+            x, y = indices[p], indices[q]
+            count += x == y
+            p += x <= y
+            q += y <= x
+            if count + min(p_end - p, q_end - q) < target:
+                break
         out[i] = count

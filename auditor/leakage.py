@@ -6,59 +6,74 @@ Every figure is a count of B's records with its fraction of B:
   (text AND answer equal to the SAME A record: answerable from memory);
 - near-duplicate text (Jaccard >= threshold, verified), reusing the engine's search;
 - shared group values (e.g. databases present on both sides).
+
+Both sides are prepared once (``auditor.prepare``); either may be given already prepared (the
+app passes the dataset it audited as A; ``clean`` passes its TEST as B for every training side).
+Formatting is in ``auditor.report.leak``.
 """
 from __future__ import annotations
 
-import csv
-import io
 from dataclasses import dataclass, field
 
-import numpy as np
-
-from . import normalize
-from .exact import normalized
+from .errors import AuditorError
 from .near import CrossPairs, find_cross_pairs
-from .report import PARAPHRASE_CAVEAT, SCHEMA_VERSION, md_cell, to_json  # noqa: F401  (to_json re-exported)
-from .roles import Fields, Roles, canonical_record, extract, fingerprint, resolve_roles
+from .prepare import PreparedSide, answer_normalizer, prepare
+from .progress import Progress
+from .report import to_json  # noqa: F401  (re-exported: auditor.leakage.to_json)
+from .report.leak import EVIDENCE_MATCHES, MATCH_KINDS, PAIRS_SAMPLE  # noqa: F401  (re-exported)
+from .settings import NearSettings, SourceSpec
 from .shingles import ShingleSpec, shingle_matrix
-from .sources import Table, load
 
-EVIDENCE_MATCHES = 5        # A rows listed per leaked B record
-PAIRS_SAMPLE = 50
-MATCH_KINDS = ("identical_both", "identical_text", "identical_answer", "near_duplicate")
+Side = PreparedSide          # the old name of a prepared side
+
+# Leak's stages: (name, what the progress callback says, share of the run).
+STAGES = (("load_a", "loading", 0.2), ("load_b", "loading", 0.2), ("exact", "comparing exactly", 0.15),
+          ("near_duplicates", "searching near duplicates", 0.45))
 
 
 @dataclass(frozen=True)
-class Side:
-    table: Table
-    roles: Roles
-    fields: Fields = field(repr=False)
-    fingerprint: str
-
-    def block(self) -> dict:
-        t = self.table
-        return {"source": t.source, "config": t.config, "split": t.split, "records": len(t.rows),
-                "fingerprint": self.fingerprint, "truncated": t.truncated, "roles": self.roles.to_dict()}
+class RoleNames:
+    """The fields a side's roles are read from (blank: guessed)."""
+    text: str | None = None
+    answer: str | None = None
+    group: str | None = None
 
 
-def prepare_side(source, config, split, text, answer, group, max_rows, token) -> Side:
-    table = source if isinstance(source, Table) else load(source, config, split, max_rows=max_rows, token=token)
-    roles = resolve_roles(table.rows, text=text, answer=answer, group=group)
-    return Side(table, roles, extract(table.rows, roles),
-                fingerprint([canonical_record(r) for r in table.rows], roles))
+@dataclass(frozen=True)
+class LeakSettings:
+    """Everything ``leak`` is asked besides its two sources. ``roles_b`` fields left blank take
+    A's (the two sides of one dataset usually share a layout)."""
+    near: NearSettings = NearSettings()
+    roles_a: RoleNames = RoleNames()
+    roles_b: RoleNames = RoleNames()
+
+    def validated(self) -> "LeakSettings":
+        return LeakSettings(near=self.near.validated(), roles_a=self.roles_a, roles_b=self.roles_b)
+
+    @property
+    def roles_for_b(self) -> RoleNames:
+        a, b = self.roles_a, self.roles_b
+        return RoleNames(b.text or a.text, b.answer or a.answer, b.group or a.group)
+
+
+def prepare_side(source, config, split, text, answer, group, max_rows, token) -> PreparedSide:
+    """The old entry point: ``auditor.prepare.prepare`` with leak's roles."""
+    return prepare(source, config=config, split=split, max_rows=max_rows, token=token, text=text,
+                   answer=answer, group=group)
 
 
 @dataclass(frozen=True)
 class LeakResult:
-    a: Side
-    b: Side
+    a: PreparedSide
+    b: PreparedSide
     threshold: float
     shingle: ShingleSpec
     answer_normalizer: str | None
-    matches: dict = field(repr=False)     # b row -> {kind: [a rows]}, plus "jaccard" -> best score
+    matches: dict = field(repr=False)     # b row -> {kind: [a rows]}, plus "jaccard" -> best near score
     counts: dict = field(default_factory=dict)
     shared_groups: list = field(default_factory=list)
     near: CrossPairs | None = field(default=None, repr=False)
+    engine: dict | None = None          # --engine ray: shards, seconds, candidates (summary.json's engine block)
 
     @property
     def leaked_b_rows(self) -> list[int]:
@@ -72,84 +87,20 @@ class LeakResult:
         return [row for i, row in enumerate(self.b.table.rows) if i not in self.matches]
 
     def summary(self) -> dict:
-        n_b = len(self.b.table.rows)
-        frac = (lambda k: {"records": k, "fraction": round(k / n_b, 6) if n_b else 0.0})
-        sample = []
-        for b_row in self.leaked_b_rows:
-            m = self.matches[b_row]
-            kind = next(k for k in MATCH_KINDS if m.get(k))
-            sample.append({"b": b_row, "a": m[kind][0], "jaccard": round(m.get("jaccard", 1.0), 4), "match": kind})
-            if len(sample) >= PAIRS_SAMPLE:
-                break
-        near = self.near
-        return {
-            "schema_version": SCHEMA_VERSION, "kind": "leak",
-            "a": self.a.block(), "b": self.b.block(),
-            "settings": {"threshold": self.threshold, "shingle": {"unit": self.shingle.unit, "size": self.shingle.size},
-                         "text_normalizer": "default", "answer_normalizer": self.answer_normalizer},
-            "method": {"near_duplicates": near.method if near else None,
-                       "candidates": near.candidates if near else 0,
-                       "answer_identity": "the whole answer after the answer normaliser, not a final number"},
-            "identical_text": frac(self.counts["identical_text"]),
-            "identical_answer": frac(self.counts["identical_answer"]),
-            "identical_both": frac(self.counts["identical_both"]),
-            "near_duplicate": frac(self.counts["near_duplicate"]),
-            "any_leak": frac(len(self.matches)),
-            "shared_groups": {"count": len(self.shared_groups), "values": self.shared_groups[:100]},
-            "pairs_sample": sample,
-        }
+        from .report import leak as report
+        return report.summary(self)
 
     def evidence_rows(self) -> list[dict]:
-        rows = []
-        text_a, text_b = self.a.fields.text, self.b.fields.text
-        for b_row in self.leaked_b_rows:
-            m = self.matches[b_row]
-            kinds = [k for k in MATCH_KINDS if m.get(k)]
-            a_rows = sorted({a for k in kinds for a in m[k]})[:EVIDENCE_MATCHES]
-            rows.append({"b_row": b_row, "match": "+".join(kinds), "a_rows": " ".join(map(str, a_rows)),
-                         "jaccard": round(m.get("jaccard", 1.0), 4), "b_text": text_b[b_row] or "",
-                         "a_text": text_a[a_rows[0]] or "" if a_rows else ""})
-        return rows
+        from .report import leak as report
+        return report.evidence_rows(self)
 
     def evidence_csv(self) -> str:
-        buf = io.StringIO()
-        writer = csv.DictWriter(buf, fieldnames=["b_row", "match", "a_rows", "jaccard", "b_text", "a_text"],
-                                lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(self.evidence_rows())
-        return buf.getvalue()
+        from .report import leak as report
+        return report.evidence_csv(self)
 
     def markdown(self) -> str:
-        d = self.summary()
-        n_b = d["b"]["records"]
-        name = (lambda s: md_cell(s["source"] + (f" ({s['split']})" if s["split"] else "")))
-        lines = [f"# Leakage: {name(d['a'])} → {name(d['b'])}", "",
-                 f"Every figure counts records of the evaluation side ({name(d['b'])}, {n_b:,} records) that also "
-                 f"occur in {name(d['a'])} ({d['a']['records']:,} records).", "",
-                 "| check | records | fraction |", "|---|---|---|"]
-        for key, label in (("identical_text", "identical text"), ("identical_answer", "identical answer"),
-                           ("identical_both", "identical text AND answer (same record): answerable from memory"),
-                           ("near_duplicate", f"near-duplicate text (Jaccard ≥ {self.threshold:g})"),
-                           ("any_leak", "any of the above")):
-            lines.append(f"| {label} | {d[key]['records']:,} | {100 * d[key]['fraction']:.2f}% |")
-        groups = d["shared_groups"]
-        if self.b.roles.group:
-            lines.append(f"| shared group values | {groups['count']} | |")
-        lines += ["", "**Reading it.** An identical question alone may be a reused stem asked of different data; "
-                  "an identical answer alone may be a common short answer. *Identical both* is the figure that "
-                  "means a model could score by memory. Answers are compared whole, after normalisation "
-                  f"({self.answer_normalizer or 'no answer field'}), never by a final number alone."]
-        if groups["count"]:
-            lines += ["", "Shared groups: " + ", ".join(md_cell(v) for v in groups["values"][:30])]
-        if d["pairs_sample"]:
-            text_a, text_b = self.a.fields.text, self.b.fields.text
-            lines += ["", "## Evidence (sample)", "", "| B row | A row | match | Jaccard | B text | A text |",
-                      "|---|---|---|---|---|---|"]
-            for p in d["pairs_sample"][:20]:
-                lines.append(f"| {p['b']} | {p['a']} | {p['match']} | {p['jaccard']:.4f} | {md_cell(text_b[p['b']])} | "
-                             f"{md_cell(text_a[p['a']])} |")
-        lines += ["", "---", PARAPHRASE_CAVEAT, ""]
-        return "\n".join(lines)
+        from .report import leak as report
+        return report.markdown(self)
 
 
 def _index(keys: list) -> dict:
@@ -163,49 +114,35 @@ def _index(keys: list) -> dict:
 def leak(a, b, *, config_a=None, split_a=None, config_b=None, split_b=None, text=None, answer=None,
          group=None, text_b=None, answer_b=None, group_b=None, threshold: float = 0.7,
          shingle: ShingleSpec | None = None, method: str = "auto", max_rows=None, token=None,
-         progress=None) -> LeakResult:
-    """Records of B (the evaluation side) that occur in A. Sources as for ``auditor.load``."""
-    from .shingles import check_threshold
-    from .sources import check_max_rows
-    threshold = check_threshold(threshold)
-    shingle = ShingleSpec.coerce(shingle)       # None, a ShingleSpec or "word:3"
-    check_max_rows(max_rows)
-    report = progress or (lambda f, s: None)
-    report(0.0, "loading")
-    side_a = prepare_side(a, config_a, split_a, text, answer, group, max_rows, token)
-    report(0.2, "loading")
-    side_b = prepare_side(b, config_b, split_b, text_b or text, answer_b or answer, group_b or group, max_rows, token)
-    fa, fb = side_a.fields, side_b.fields
-    report(0.4, "comparing exactly")
-    matches: dict[int, dict] = {}
+         progress=None, settings: LeakSettings | None = None) -> LeakResult:
+    """Records of B (the evaluation side) that occur in A. ``a`` and ``b``: anything
+    ``auditor.load`` takes, a ``SourceSpec``, a loaded Table, or a ``PreparedSide`` (used as it
+    is). ``settings`` replaces the loose role and search arguments, which build one when absent."""
+    loose = (text, answer, group, text_b, answer_b, group_b, shingle)
+    if settings is not None and (any(v is not None for v in loose) or threshold != 0.7 or method != "auto"):
+        raise AuditorError("usage", "leak() was given a settings object and loose role or search arguments.",
+                           "Put the roles and the threshold, shingles and method in LeakSettings, or leave it out.")
+    if settings is None:
+        settings = LeakSettings(near=NearSettings(threshold=threshold, shingle=shingle, method=method),
+                                roles_a=RoleNames(text, answer, group), roles_b=RoleNames(text_b, answer_b, group_b))
+    settings = settings.validated()
+    specs = [side if isinstance(side, (PreparedSide, SourceSpec)) else SourceSpec(side, config, split, max_rows, token)
+             for side, config, split in ((a, config_a, split_a), (b, config_b, split_b))]
+    for spec in specs:
+        if isinstance(spec, SourceSpec):
+            spec.validated()                # a bad row cap fails before anything is read
+    return _leak(*specs, settings, Progress(progress, STAGES))
 
-    def add(b_row: int, kind: str, a_rows: list) -> None:
-        matches.setdefault(b_row, {})[kind] = a_rows[:EVIDENCE_MATCHES]
 
-    text_a, text_b = normalized(fa.text, "default"), normalized(fb.text, "default")
-    by_text = _index(text_a)
-    counts = dict.fromkeys(MATCH_KINDS, 0)
-    for i, key in enumerate(text_b):
-        if key is not None and key in by_text:
-            add(i, "identical_text", by_text[key])
-            counts["identical_text"] += 1
-    answer_norm = None
-    if fa.answer is not None and fb.answer is not None:
-        answer_norm = "code" if normalize.looks_like_code(fa.answer + fb.answer) else "default"
-        ans_a, ans_b = normalized(fa.answer, answer_norm), normalized(fb.answer, answer_norm)
-        by_answer = _index(ans_a)
-        by_both = _index([(t, x) if t is not None and x is not None else None for t, x in zip(text_a, ans_a)])
-        for i, (t, x) in enumerate(zip(text_b, ans_b)):
-            if x is not None and x in by_answer:
-                add(i, "identical_answer", by_answer[x])
-                counts["identical_answer"] += 1
-            if t is not None and x is not None and (t, x) in by_both:
-                add(i, "identical_both", by_both[(t, x)])
-                counts["identical_both"] += 1
-    report(0.55, "searching near duplicates")
-    matrix = shingle_matrix(fa.text + fb.text, shingle)
-    n_a = len(fa.text)
-    near = find_cross_pairs(matrix[:n_a], matrix[n_a:], threshold, method)
+def _prepared(spec, roles: RoleNames) -> PreparedSide:
+    if isinstance(spec, PreparedSide):
+        return spec
+    return prepare(spec, text=roles.text, answer=roles.answer, group=roles.group)
+
+
+def add_near_matches(near: CrossPairs, add, matches: dict) -> int:
+    """Each B record's near-duplicate A rows (best first) into ``matches``; returns how many B
+    records have one (shared with the Ray engine, so both read a CrossPairs the same way)."""
     best: dict[int, float] = {}
     near_rows: dict[int, list] = {}
     for ai, bi, j in zip(near.a.tolist(), near.b.tolist(), near.jaccard.tolist()):
@@ -214,10 +151,52 @@ def leak(a, b, *, config_a=None, split_a=None, config_b=None, split_b=None, text
     for bi, rows in near_rows.items():
         add(bi, "near_duplicate", rows)
         matches[bi]["jaccard"] = best[bi]
-    counts["near_duplicate"] = len(near_rows)
-    shared = []
-    if fa.group is not None and fb.group is not None:
-        shared = sorted({g for g in fa.group if g} & {g for g in fb.group if g})
-    report(1.0, "done")
-    return LeakResult(a=side_a, b=side_b, threshold=threshold, shingle=shingle, answer_normalizer=answer_norm,
-                      matches=matches, counts=counts, shared_groups=shared, near=near)
+    return len(near_rows)
+
+
+def _leak(spec_a, spec_b, settings: LeakSettings, run: Progress) -> LeakResult:
+    near_settings = settings.near
+    with run.stage("load_a"):
+        side_a = _prepared(spec_a, settings.roles_a)
+    with run.stage("load_b"):
+        side_b = _prepared(spec_b, settings.roles_for_b)
+    fa, fb = side_a.fields, side_b.fields
+    matches: dict[int, dict] = {}
+
+    def add(b_row: int, kind: str, a_rows: list) -> None:
+        matches.setdefault(b_row, {})[kind] = a_rows[:EVIDENCE_MATCHES]
+
+    with run.stage("exact"):
+        text_a, text_b = side_a.normalized("text"), side_b.normalized("text")
+        by_text = _index(text_a)
+        counts = dict.fromkeys(MATCH_KINDS, 0)
+        for i, key in enumerate(text_b):
+            if key is not None and key in by_text:
+                add(i, "identical_text", by_text[key])
+                counts["identical_text"] += 1
+        answer_norm = None
+        if fa.answer is not None and fb.answer is not None:
+            answer_norm = answer_normalizer(fa.answer + fb.answer)
+            ans_a, ans_b = side_a.normalized("answer", answer_norm), side_b.normalized("answer", answer_norm)
+            by_answer = _index(ans_a)
+            by_both = _index([(t, x) if t is not None and x is not None else None for t, x in zip(text_a, ans_a)])
+            for i, (t, x) in enumerate(zip(text_b, ans_b)):
+                if x is not None and x in by_answer:
+                    add(i, "identical_answer", by_answer[x])
+                    counts["identical_answer"] += 1
+                if t is not None and x is not None and (t, x) in by_both:
+                    add(i, "identical_both", by_both[(t, x)])
+                    counts["identical_both"] += 1
+    with run.stage("near_duplicates"):
+        matrix = shingle_matrix(fa.text + fb.text, near_settings.shingle)
+        n_a = len(fa.text)
+        method = near_settings.cross_method(n_a, len(fb.text))
+        near = find_cross_pairs(matrix[:n_a], matrix[n_a:], near_settings.threshold, method,
+                                num_perm=near_settings.num_perm, seed=near_settings.seed)
+        counts["near_duplicate"] = add_near_matches(near, add, matches)
+        shared = []
+        if fa.group is not None and fb.group is not None:
+            shared = sorted({g for g in fa.group if g} & {g for g in fb.group if g})
+    run.done()
+    return LeakResult(a=side_a, b=side_b, threshold=near_settings.threshold, shingle=near_settings.shingle,
+                      answer_normalizer=answer_norm, matches=matches, counts=counts, shared_groups=shared, near=near)

@@ -17,10 +17,14 @@ import scipy.sparse as sp
 from .errors import AuditorError
 from .exact import key_ids, normalized
 from .near import collapse_identical, find_pairs
-from .report import SCHEMA_VERSION, md_cell
-from .roles import column, resolve_roles
+from .prepare import prepare
+from .progress import Progress
+from .settings import NearSettings
 from .shingles import shingle_matrix
-from .sources import _looks_local, load
+from .sources import check_max_rows, looks_local
+
+# The matrix run's stages: (name, what the progress callback says, share of the run).
+STAGES = (("load", "loading", 0.6), ("near", "searching near duplicates", 0.1), ("compare", "scanning", 0.3))
 
 
 @dataclass(frozen=True)
@@ -65,44 +69,18 @@ class MatrixResult:
     threshold: float
 
     def summary(self) -> dict:
-        return {"schema_version": SCHEMA_VERSION, "kind": "matrix",
-                "groups": [{"name": g.name, "dataset": g.dataset, "split": g.split, "records": n}
-                           for g, n in zip(self.groups, self.records)],
-                "split_matrix": self.split_matrix, "dataset_matrix": self.dataset_matrix,
-                "near": None if self.near_split_matrix is None else
-                {"threshold": self.threshold, "split_matrix": self.near_split_matrix,
-                 "dataset_matrix": self.near_dataset_matrix},
-                "comparison": self.comparison}
+        from .report import matrix as report
+        return report.summary(self)
 
     def markdown(self) -> str:
-        lines = ["# Overlap matrices", "", "Cell [row][column]: records of the row that also occur in the column "
-                 "(exact text under the default normaliser). Diagonal: internal duplicates (split matrix) or "
-                 "records found in another split of the same dataset (dataset matrix).", ""]
-        for title, m in (("Split x split", self.split_matrix), ("Dataset x dataset", self.dataset_matrix),
-                         ("Split x split, exact or near", self.near_split_matrix)):
-            if m is None:
-                continue
-            cols = list(next(iter(m.values())))
-            lines += [f"## {title}", "", "| | " + " | ".join(md_cell(c) for c in cols) + " |",
-                      "|---" * (len(cols) + 1) + "|"]
-            for row, cells in m.items():
-                lines.append(f"| {md_cell(row)} | " + " | ".join(
-                    f"{c['count']} ({100 * c['fraction']:.1f}%)" for c in cells.values()) + " |")
-            lines.append("")
-        if self.comparison:
-            keys = list(self.comparison[0])
-            lines += ["## Comparison", "", "| " + " | ".join(keys) + " |", "|---" * len(keys) + "|"]
-            for row in self.comparison:
-                lines.append("| " + " | ".join(md_cell(row[k]) for k in keys) + " |")
-        return "\n".join(lines) + "\n"
+        from .report import matrix as report
+        return report.markdown(self)
 
 
 def overlap_matrix(specs: list, *, text=None, near: bool = False, threshold: float = 0.7,
                    compare: bool = True, max_rows=None, token=None, progress=None) -> MatrixResult:
     """``specs``: Group objects or NAME[:SPLIT]=SOURCE strings."""
-    from .shingles import check_threshold
-    from .sources import check_max_rows
-    threshold = check_threshold(threshold)
+    threshold = NearSettings(threshold=threshold).validated().threshold
     check_max_rows(max_rows)
     groups = [parse_spec(s) if isinstance(s, str) else s for s in specs]
     if len(groups) < 2:
@@ -110,17 +88,15 @@ def overlap_matrix(specs: list, *, text=None, near: bool = False, threshold: flo
                            "e.g. -d gsm8k:train=example:gsm8k -d gsm8k:test=...")
     if len({g.name for g in groups}) != len(groups):
         raise AuditorError("usage", "Two datasets share a NAME:SPLIT.", "Give each -d a distinct NAME:SPLIT.")
-    report = progress or (lambda f, s: None)
-    texts, group_of, tables = [], [], []
+    run = Progress(progress, STAGES)
+    texts, group_of, sides = [], [], []
     for gi, g in enumerate(groups):
-        report(gi / len(groups) * 0.5, f"loading {g.name}")
-        split = None if _looks_local(g.source) or g.split == "all" else g.split
-        table = load(g.source, None, split, max_rows=max_rows, token=token)
-        roles = resolve_roles(table.rows, text=text)
-        values = column(table.rows, roles.text)
-        tables.append((table, roles))
-        texts.extend(values)
-        group_of.extend([gi] * len(values))
+        with run.stage("load", f"loading {g.name}", at=gi / len(groups)):
+            split = None if looks_local(g.source) or g.split == "all" else g.split
+            side = prepare(g.source, split=split, max_rows=max_rows, token=token, text=text, text_only=True)
+        sides.append(side)
+        texts.extend(side.fields.text)
+        group_of.extend([gi] * side.records)
     group_of = np.asarray(group_of, dtype=np.int64)
     datasets = sorted({g.dataset for g in groups}, key=[g.dataset for g in groups].index)
     dataset_of_group = np.asarray([datasets.index(g.dataset) for g in groups])
@@ -129,26 +105,15 @@ def overlap_matrix(specs: list, *, text=None, near: bool = False, threshold: flo
                                    datasets, dataset_of_group)
     near_split = near_dataset = None
     if near:
-        report(0.6, "searching near duplicates")
-        # Each node's neighbours' group counts are summed as the verified pairs stream by, so
-        # memory stays (nodes x groups) however many pairs there are.
-        matrix = shingle_matrix(texts)
-        node_of = collapse_identical(matrix)[0]
-        own = _counts(node_of, group_of, len(groups))
-        around = np.zeros_like(own)
-
-        def add_neighbours(a, b, j):
-            np.add.at(around, a, own[b])
-            np.add.at(around, b, own[a])
-
-        find_pairs(matrix, threshold, on_pairs=add_neighbours)
-        near_split, near_dataset = _matrices(own + around, node_of, group_of, groups, datasets, dataset_of_group)
+        with run.stage("near"):
+            near_split, near_dataset = _near_matrices(texts, group_of, threshold, groups, datasets,
+                                                      dataset_of_group)
     comparison = []
     if compare:
         from .audit import ScanSettings, scan
-        for gi, (g, (table, roles)) in enumerate(zip(groups, tables)):
-            report(0.7 + 0.3 * gi / len(groups), f"scanning {g.name}")
-            r = scan(table, text=roles.text, settings=ScanSettings(threshold=threshold))
+        for gi, (g, side) in enumerate(zip(groups, sides)):
+            with run.stage("compare", f"scanning {g.name}", at=gi / len(groups)):
+                r = scan(side.table, text=side.roles.text, settings=ScanSettings(threshold=threshold))
             nd = r.near_duplicates()
             ex = r.exact["text"]
             comparison.append({"dataset": g.name, "records": r.records, "schema_issues": len(r.schema.issues),
@@ -159,6 +124,22 @@ def overlap_matrix(specs: list, *, text=None, near: bool = False, threshold: flo
     return MatrixResult(groups=groups, records=np.bincount(group_of, minlength=len(groups)).tolist(),
                         split_matrix=split_m, dataset_matrix=dataset_m, near_split_matrix=near_split,
                         near_dataset_matrix=near_dataset, comparison=comparison, threshold=threshold)
+
+
+def _near_matrices(texts, group_of, threshold, groups, datasets, dataset_of_group):
+    # Each node's neighbours' group counts are summed as the verified pairs stream by, so
+    # memory stays (nodes x groups) however many pairs there are.
+    matrix = shingle_matrix(texts)
+    node_of = collapse_identical(matrix)[0]
+    own = _counts(node_of, group_of, len(groups))
+    around = np.zeros_like(own)
+
+    def add_neighbours(a, b, j):
+        np.add.at(around, a, own[b])
+        np.add.at(around, b, own[a])
+
+    find_pairs(matrix, threshold, on_pairs=add_neighbours)
+    return _matrices(own + around, node_of, group_of, groups, datasets, dataset_of_group)
 
 
 def _matrices(counts, node, group_of, groups, datasets, dataset_of_group):

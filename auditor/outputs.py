@@ -105,7 +105,7 @@ def _input_targets(source):
     """(kind, target, existing files) of a source: "file", "dir" or "glob"; none for non-local ones."""
     if not isinstance(source, (str, os.PathLike)):
         return []                       # a Table, already in memory
-    from .sources import _expand_local, example_layout, example_names
+    from .sources import expand_local, example_layout, example_names
     text = os.fspath(source).strip()
     if text.startswith("example:"):
         name = text.split(":", 1)[1].strip().lower()
@@ -115,7 +115,7 @@ def _input_targets(source):
     path = os.path.expanduser(text)
     if os.path.isdir(path) or any(c in text for c in "*?["):
         try:
-            files = [str(p) for p in _expand_local(text)]
+            files = [str(p) for p in expand_local(text)]
         except AuditorError:
             files = []
         return [("dir" if os.path.isdir(path) else "glob", path, files)]
@@ -138,9 +138,9 @@ def _clobbers(kind: str, target: str, files: list, out: str) -> bool:
 
 
 def _is_data_name(path: str) -> bool:
-    from .sources import _format_of
+    from .sources import format_of
     name = os.path.basename(path)
-    return not name.startswith(".") and _format_of(Path(name)) is not None
+    return not name.startswith(".") and format_of(Path(name)) is not None
 
 
 def _glob_match(pattern: str, path: str) -> bool:

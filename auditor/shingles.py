@@ -65,14 +65,9 @@ class ShingleSpec:
 
 
 def check_threshold(value, what: str = "Threshold") -> float:
-    """A Jaccard threshold: a real number in (0, 1] (not a string, a bool, NaN or infinity)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise AuditorError("usage", f"{what} {value!r:.40} is not a number.",
-                           "Jaccard thresholds are fractions in (0, 1] such as 0.7.")
-    if not (0 < value <= 1):
-        raise AuditorError("usage", f"{what} {value!r} is outside (0, 1].",
-                           "Jaccard thresholds are fractions such as 0.7.")
-    return float(value)
+    """A Jaccard threshold in (0, 1]: the check lives in ``auditor.settings``."""
+    from .settings import check_threshold as check
+    return check(value, what)
 
 
 def shingle_matrix(texts: list, spec: ShingleSpec = ShingleSpec()) -> sp.csr_matrix:
@@ -84,7 +79,7 @@ def shingle_matrix(texts: list, spec: ShingleSpec = ShingleSpec()) -> sp.csr_mat
     return _windows_to_matrix(token_ids, lengths, spec.size)
 
 
-def _word_tokens(texts: list) -> tuple[np.ndarray, np.ndarray]:
+def _word_tokens(texts: list, vocabulary: list | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Token ids (int32, numbered in sorted word order) of every text's ``lower().split()``,
     concatenated, and the number of tokens per text.
 
@@ -114,7 +109,10 @@ def _word_tokens(texts: list) -> tuple[np.ndarray, np.ndarray]:
         parts.append(_intern(index, words))
     # Renumber in sorted word order, so ids depend on the vocabulary, not on record order.
     rank = np.empty(len(index), dtype=np.int32)
-    rank[np.fromiter((index[w] for w in sorted(index)), dtype=np.int64, count=len(index))] = np.arange(len(index))
+    words = sorted(index)
+    rank[np.fromiter((index[w] for w in words), dtype=np.int64, count=len(index))] = np.arange(len(index))
+    if vocabulary is not None:            # the caller wants the words behind the ids (id i: vocabulary[i])
+        vocabulary.extend(words)
     lengths = arrow_lengths + python_lengths
     python_ids = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
     if not python_ids.size or not arrow_ids.size:           # one source: already in text order

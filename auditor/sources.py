@@ -23,37 +23,14 @@ import os
 import re
 import sys
 import zlib
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import AuditorError
+from .table import Table, choose_split  # noqa: F401  (Table re-exported: auditor.sources.Table)
 
 EXAMPLES_DIR = Path(__file__).parent / "examples"
 SUPPORTED_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".parquet", ".pq")
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
-
-
-@dataclass(frozen=True)
-class Table:
-    """Rows as loaded, plus where they came from. Rows are plain dicts."""
-
-    rows: list = field(repr=False)
-    source: str
-    config: str | None = None
-    split: str | None = None
-    files: tuple = ()              # display names only (never a server path)
-    row_cap: int | None = None     # the cap that applied, if any
-    truncated: bool = False        # True when the source had more rows than the cap
-    splits: tuple = ()             # splits the source offers
-    configs: tuple = ()            # configs the source offers (hub sets, examples)
-    notices: tuple = ()            # things the report must say (defaults chosen, files skipped)
-
-    @property
-    def columns(self) -> list[str]:
-        seen: dict[str, None] = {}
-        for row in self.rows[:1000]:
-            seen.update(dict.fromkeys(row))
-        return list(seen)
 
 
 # --------------------------------------------------------------------------- entry point
@@ -65,14 +42,14 @@ def load(source: str | os.PathLike, config: str | None = None, split: str | None
     ignore the environment) is used for gated hub sets only and is never stored.
     ``kind`` ("auto", "example", "local" or "hub") forces how the source is read: a
     server should pass "hub" for a typed-in id, so a name never reads a local path."""
-    source = _source_text(source)
+    source = source_text(source)
     check_max_rows(max_rows)
     source = source.strip()
     if kind not in ("auto", "example", "local", "hub"):
         raise AuditorError("usage", f"Unknown source kind {kind!r}.", "Use auto, example, local or hub.")
     if source.startswith("example:") and kind in ("auto", "example"):
         return _load_example(source, config, split, max_rows)
-    if kind == "local" or (kind == "auto" and _looks_local(source)):
+    if kind == "local" or (kind == "auto" and looks_local(source)):
         return _load_local(source, split, max_rows)
     if kind in ("auto", "hub") and HUB_ID.match(source):
         from .hub import load_hub  # imports `datasets`: only when a hub id is given
@@ -98,7 +75,7 @@ def check_max_rows(max_rows) -> None:
                            f"{MAX_ROWS_LIMIT:,}).", "Leave it out to read every row.")
 
 
-def _source_text(source) -> str:
+def source_text(source) -> str:
     """A source as a string: paths (``pathlib.Path``, ``os.PathLike``) are accepted as they are;
     URLs are refused with the kinds of source that are supported."""
     if isinstance(source, os.PathLike):
@@ -120,7 +97,7 @@ def _source_text(source) -> str:
     return source
 
 
-def _looks_local(source: str) -> bool:
+def looks_local(source: str) -> bool:
     if os.path.exists(source) or any(c in source for c in "*?["):
         return True
     # A path-like string that does not exist is a missing file, not a hub id.
@@ -158,7 +135,7 @@ def _load_example(source: str, config, split, max_rows) -> Table:
         raise AuditorError("bad_config", f"example:{name} has no config {config!r}.",
                            f"Available configs: {', '.join(sorted(layout))}.")
     splits = layout[config]
-    split, note = _choose_split(split, list(splits), f"example:{name}")
+    split, note = choose_split(split, list(splits), f"example:{name}")
     if note:
         notices.append(note)
     rows, truncated = read_file(splits[split], max_rows)
@@ -167,30 +144,17 @@ def _load_example(source: str, config, split, max_rows) -> Table:
                  splits=tuple(splits), configs=tuple(sorted(layout)), notices=tuple(notices))
 
 
-def _choose_split(split, available: list[str], what: str) -> tuple[str, str | None]:
-    """The split to read; a default is announced so a report never hides it."""
-    if split is None:
-        chosen = "train" if "train" in available else available[0]
-        note = (f"split not given: using '{chosen}' (available: {', '.join(available)})"
-                if len(available) > 1 else None)
-        return chosen, note
-    if split not in available:
-        raise AuditorError("bad_split", f"{what} has no split {split!r}.",
-                           f"Available splits: {', '.join(available)}.")
-    return split, None
-
-
 # --------------------------------------------------------------------------- local files
 
 def _load_local(source: str, split, max_rows) -> Table:
-    paths = _expand_local(source)
+    paths = expand_local(source)
     by_split: dict[str, list[Path]] = {}
     for p in paths:
         by_split.setdefault(_split_name(p), []).append(p)
     notices = []
     if split is not None or (len(paths) > 1 and len(by_split) > 1 and {"train", "test"} & set(by_split)):
         # Files named like train.jsonl / test-00000.parquet act as splits, as on the Hub.
-        split, note = _choose_split(split, sorted(by_split), f"{source!r}")
+        split, note = choose_split(split, sorted(by_split), f"{source!r}")
         if note:
             notices.append(note)
         paths = by_split[split]
@@ -209,12 +173,12 @@ def _load_local(source: str, split, max_rows) -> Table:
         names = ", ".join(p.name for p in paths)
         raise AuditorError("empty_input", f"{names}: no records found.",
                            "The file is empty or holds only a header; check that it is the right file.")
-    return Table(rows=rows, source=_display(source), split=split, files=tuple(p.name for p in paths),
+    return Table(rows=rows, source=display_name(source), split=split, files=tuple(p.name for p in paths),
                  row_cap=max_rows, truncated=truncated, splits=tuple(sorted(by_split)),
                  notices=tuple(notices))
 
 
-def _display(source: str) -> str:
+def display_name(source: str) -> str:
     """A source as shown in reports: no directories of this machine, just the name."""
     return Path(source).name or source
 
@@ -224,32 +188,32 @@ def _split_name(path: Path) -> str:
     return re.split(r"[-_](\d{5}|of)", stem)[0] or stem
 
 
-def _expand_local(source: str) -> list[Path]:
+def expand_local(source: str) -> list[Path]:
     expanded = os.path.expanduser(source)
     if os.path.isdir(expanded):
         found = sorted(p for p in Path(expanded).rglob("*")
-                       if p.is_file() and not p.name.startswith(".") and _format_of(p))
+                       if p.is_file() and not p.name.startswith(".") and format_of(p))
         if not found:
-            raise AuditorError("not_found", f"Directory {_display(source)!r} holds no JSONL, JSON, CSV or "
+            raise AuditorError("not_found", f"Directory {display_name(source)!r} holds no JSONL, JSON, CSV or "
                                "Parquet files.", "Point at a file, or a directory of data files.")
         return found
     if os.path.isfile(expanded):
-        if _format_of(Path(expanded)) is None:
-            raise AuditorError("bad_format", f"{_display(source)}: unsupported file type.",
+        if format_of(Path(expanded)) is None:
+            raise AuditorError("bad_format", f"{display_name(source)}: unsupported file type.",
                                "Use .jsonl, .json, .csv, .tsv or .parquet (optionally .gz).")
         return [Path(expanded)]
     if any(c in source for c in "*?["):
         found = sorted(Path(p) for p in glob.glob(expanded, recursive=True)
-                       if os.path.isfile(p) and _format_of(Path(p)))
+                       if os.path.isfile(p) and format_of(Path(p)))
         if not found:
             raise AuditorError("not_found", f"The pattern {source!r} matches no data files.",
                                "Check the pattern; supported: .jsonl .json .csv .tsv .parquet (optionally .gz).")
         return found
-    raise AuditorError("not_found", f"File not found: {_display(source)!r}.",
+    raise AuditorError("not_found", f"File not found: {display_name(source)!r}.",
                        "Check the path (relative paths start from the current folder).")
 
 
-def _format_of(path: Path) -> str | None:
+def format_of(path: Path) -> str | None:
     name = path.name.lower()
     if name.endswith(".gz"):
         name = name[:-3]
@@ -397,7 +361,7 @@ def read_file(path: Path, max_rows: int | None = None, budget: Budget | None = N
     must say about the file. Reading stops as soon as the row cap is passed."""
     budget = budget or Budget(max_rows)
     if max_rows is None and budget.limited and not path.name.lower().endswith(".gz") \
-            and _format_of(path) != "parquet":
+            and format_of(path) != "parquet":
         try:
             size = path.stat().st_size
         except OSError as exc:
@@ -434,7 +398,7 @@ def file_batches(path: Path, budget: Budget, notices: list | None = None, *, str
     """Lists of records of one local file, read in bounded chunks. ``stream_json``: parse a JSON
     list item by item (else whole, which is faster when every row is wanted); ``batch``: the
     rows wanted, when few (Parquet then reads small batches)."""
-    fmt = _format_of(path)
+    fmt = format_of(path)
     if fmt == "parquet":
         yield from _parquet_batches(path, budget, batch)
         return
@@ -687,10 +651,10 @@ def iter_records(source, config: str | None = None, split: str | None = None, *,
     """Records one at a time, for corpora larger than memory: local files stream (JSONL, CSV, TSV
     and Parquet without a total byte limit, since nothing is kept; every line still bounded); other
     sources are loaded whole."""
-    source = _source_text(source)
-    if not source.startswith("example:") and _looks_local(source):
-        for path in _expand_local(source):
-            yield from file_rows(path, Budget(limited=_format_of(path) == "json"))
+    source = source_text(source)
+    if not source.startswith("example:") and looks_local(source):
+        for path in expand_local(source):
+            yield from file_rows(path, Budget(limited=format_of(path) == "json"))
         return
     yield from load(source, config, split, token=token).rows
 

@@ -12,6 +12,9 @@ CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--no-first-run", "--disable-sync"]
 TIMEOUT = 30_000
+# A chart draws only once its tab is shown, and the machine the suite runs on may be busy: the
+# waits of every expect() get more than Playwright's 5 s default.
+expect.set_options(timeout=15_000)
 
 
 @pytest.fixture(scope="session")
@@ -22,10 +25,11 @@ def browser():
         b.close()
 
 
-def new_page(browser, app_url: str, init_script: str | None = None, **context_options):
-    """(context, page) at the app's viewport; ``page.outside_requests`` collects every request
-    that leaves the app (the page must make none). Close the context when done."""
-    context = browser.new_context(viewport={"width": 1360, "height": 1000}, accept_downloads=True,
+def new_page(browser, app_url: str, init_script: str | None = None, viewport: dict | None = None,
+             **context_options):
+    """(context, page) at the app's viewport (or ``viewport``, e.g. a phone's); ``page.outside_requests``
+    collects every request that leaves the app (the page must make none). Close the context when done."""
+    context = browser.new_context(viewport=viewport or {"width": 1360, "height": 1000}, accept_downloads=True,
                                   **context_options)
     if init_script:
         context.add_init_script(init_script)
@@ -70,4 +74,20 @@ def open_app(pg, app_url: str):
 
 
 def open_tab(pg, name: str):
-    pg.get_by_role("tab", name=name).click()
+    """Click the tab ``name``; on a narrow screen Gradio moves tabs that do not fit into its
+    "More tabs" menu, so the tab is picked there when it is not in the strip."""
+    tab = pg.get_by_role("tab", name=name, exact=True)
+    if tab.count() and tab.first.is_visible():
+        tab.first.click()
+        return
+    pg.locator("#tabs button[aria-label='More tabs']").click()
+    pg.locator("#tabs .overflow-dropdown button", has_text=name).first.click()
+
+
+def open_form(pg):
+    """Open the "Fields and options" part of the form (it folds away after a run)."""
+    header = pg.locator("#form > button, #form .label-wrap").first
+    if pg.locator("#config input").first.is_visible():
+        return
+    header.click()
+    pg.locator("#config input").first.wait_for(state="visible")

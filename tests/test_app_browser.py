@@ -66,7 +66,13 @@ def test_opens_on_an_audited_dataset_then_curve_pairs_and_download(page, app_url
     expect(view).to_contain_text("Amanda received $50 as a gift")
     expect(page.locator("#pair-view .rec mark.only-a").first).to_have_text("Josie")
     expect(page.locator("#pair-view .rec mark.only-b").first).to_have_text("Amanda")
-    expect(page.locator("#cluster-info")).to_contain_text("2 records")
+    # The pair's cluster in the cluster browser: both records, with every role.
+    open_tab(page, "Clusters")
+    expect(page.locator("#clusters-info")).to_contain_text("1 cluster at Jaccard ≥ 0.7")
+    page.locator("#clusters-table [data-testid='cell-0-0']").click()
+    expect(page.locator("#cluster-info")).to_contain_text("2 variant records")
+    expect(page.locator("#cluster-table")).to_contain_text("Josie received $50 as a gift")
+    expect(page.locator("#cluster-table")).to_contain_text("Amanda received $50 as a gift")
 
     open_tab(page, "Downloads")
     with page.expect_download() as info:
@@ -185,6 +191,7 @@ def test_hub_dataset_load_fields_then_gated_audit_with_token(page, app_url):
 
 
 def test_leakage_and_contamination_with_downloads(page, app_url):
+    import auditor
     from auditor.contamination import contamination
     from auditor.leakage import leak
 
@@ -211,7 +218,6 @@ def test_leakage_and_contamination_with_downloads(page, app_url):
     expect(summary).to_contain_text(f"leak in any of these ways {any_leak:,}")
     expect(summary).to_contain_text(f"repeat an A text exactly {expected['identical_text']['records']:,}")
     expect(page.locator("#contam-summary")).to_contain_text(f"share an n-gram with A (contaminated) {contaminated:,}")
-    expect(page.locator("#leak-table")).to_contain_text("identical_both + identical_text")
 
     with page.expect_download() as info:
         page.locator("#dl-clean").click()
@@ -222,7 +228,23 @@ def test_leakage_and_contamination_with_downloads(page, app_url):
     with open(info.value.path(), encoding="utf-8", newline="") as fh:
         evidence = list(csv.DictReader(fh))
     assert len(evidence) == any_leak
-    assert {"b_row", "a_rows", "match", "jaccard", "b_text", "a_text"} <= set(evidence[0])
+    assert {"b_row", "a_row", "kind", "text_jaccard", "b_text", "a_text"} <= set(evidence[0])
+    # Each row's texts are the two files' own records (read here, not by the app), and a row
+    # claiming identical texts has texts that are equal after case and spacing.
+    a_rows = auditor.load("example:mbpp", "full", "test").rows
+    b_rows = auditor.load("example:mbpp", "sanitized", "test").rows
+    for row in evidence:
+        assert row["b_text"] == b_rows[int(row["b_row"])]["prompt"]
+        assert row["a_text"] == a_rows[int(row["a_row"])]["text"]
+        if "identical_text" in row["kind"]:
+            assert " ".join(row["b_text"].lower().split()) == " ".join(row["a_text"].lower().split())
+        else:   # near or answer-only: the text Jaccard is the texts' own, not a 1.0 placeholder
+            assert float(row["text_jaccard"]) < 1.0
+    # Side by side on the page: the first leaking B record and its A record, as text.
+    first = evidence[0]
+    view = page.locator("#leak-evidence .evidence").first
+    expect(view).to_contain_text(" ".join(first["b_text"].split())[:60])
+    expect(view).to_contain_text(" ".join(first["a_text"].split())[:60])
 
 
 def test_leakage_of_a_split_with_itself_is_refused(page, app_url):

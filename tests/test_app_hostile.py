@@ -225,17 +225,25 @@ def test_hostile_upload_every_field_renders_as_text(page, app_url, tmp_path):
     expect(view).to_contain_text(G_IMG)
     texts = page.locator("#pair-view").inner_text()
     assert any(a in texts for a in (A_LINK, A_HTML, A_SVG)), texts
-    expect(page.locator("#cluster-info")).to_contain_text("records")
-    cluster = page.locator("#cluster-table")
-    expect(cluster).to_be_visible()
-    expect(cluster).to_contain_text('<img src=x onerror="window.__xss=11">')
-    expect(cluster).to_contain_text(G_IMG)
     # Another pair (the [click](javascript:...) texts) in the side-by-side view.
     page.locator("#pairs-table [data-testid^='cell-'][data-testid$='-3']").filter(
         has_text="[click](javascript:alert(2))").first.click()
     expect(page.locator("#pair-view")).to_contain_text("<script>window.__xss=12</script>")
     expect(page.locator("#pair-view")).to_contain_text("[click](javascript:alert(2))")
     assert page.locator("#pair-view a, #pair-view img, #pair-view script, #pair-view svg").count() == 0
+    assert_inert(page)
+
+    # The cluster browser: the clusters, then one cluster's members with every role, as text.
+    open_tab(page, "Clusters")
+    expect(page.locator("#clusters-table")).to_contain_text('<img src=x onerror="window.__xss=11">')
+    page.locator("#clusters-table [data-testid^='cell-'][data-testid$='-5']").filter(
+        has_text='<img src=x onerror="window.__xss=11">').first.click()
+    expect(page.locator("#cluster-info")).to_contain_text("records")
+    cluster = page.locator("#cluster-table")
+    expect(cluster).to_be_visible()
+    expect(cluster).to_contain_text('<img src=x onerror="window.__xss=11">')
+    expect(cluster).to_contain_text(G_IMG)
+    assert page.locator("#cluster-table img, #clusters-table img, #cluster-info a").count() == 0
     assert_inert(page)
 
     # Concentration: text, chart and table show group values and the group column name as text.

@@ -65,3 +65,14 @@ def test_bounded_benchmark_runs_on_hostile_shapes():
     template = rows[("template-2000", "2,000", "ours")]
     assert "1,999,000 / 1,999,000 / 1,999,000 / 1,999,000" in template and "| 1 / 1 / 1 / 1 |" in template
     assert all("| ok |" in line for line in rows.values())
+
+
+def test_curation_benchmark_runs():
+    """bench/curation.py --quick: dedup under every keep rule, the cluster ranking and the write, on
+    GSM8K train; each keep rule keeps the same number of records (one per cluster)."""
+    out, rows = run_bench("curation.py", "--quick", "--data", "bundled")
+    kept = {line.split("|")[3].strip(): int(line.split("|")[5].strip().replace(",", ""))
+            for line in rows if "| gsm8k |" in line}
+    assert {"dedup keep=first", "dedup keep=longest", "dedup keep=most_common_answer", "ranked_clusters",
+            "write jsonl + manifest"} <= set(kept), out
+    assert kept["dedup keep=first"] == kept["dedup keep=longest"] == kept["dedup keep=most_common_answer"] < 7473

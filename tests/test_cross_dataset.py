@@ -72,6 +72,34 @@ def test_spider_train_vs_dev(real_data):
     assert "answerable from memory" in result.markdown()
 
 
+def _shingles(text):
+    words = text.lower().split()
+    return {tuple(words[i:i + 3]) for i in range(max(len(words) - 2, 1))}
+
+
+def test_evidence_jaccard_is_the_near_duplicate_score_only(real_data):
+    # Spider dev questions whose SQL equals a train query but whose wording differs ("How many
+    # airlines do we have?" / "How many airlines are there?"): matched by answer, not near duplicates.
+    result = leak(str(real_data / "spider/train_spider.jsonl"), str(real_data / "spider/dev.jsonl"),
+                  text="question", answer="query", threshold=0.5)
+    train = [json.loads(l)["question"] for l in _lines(real_data / "spider/train_spider.jsonl")]
+    evidence = list(csv.DictReader(io.StringIO(result.evidence_csv())))
+    answer_only = [r for r in evidence if r["match"] == "identical_answer"]
+    near = [r for r in evidence if "near_duplicate" in r["match"]]
+    assert len(answer_only) >= 3 and near
+    for r in answer_only:
+        assert r["jaccard"] == ""            # no near-duplicate score: blank, never 1.0
+        b = _shingles(r["b_text"])
+        for a_row in map(int, r["a_rows"].split()):
+            a = _shingles(train[a_row])
+            assert len(a & b) / len(a | b) < 0.5     # independently: the texts are not near duplicates
+    for r in near:
+        assert 0.5 <= float(r["jaccard"]) <= 1.0
+    sample = {p["b"]: p for p in result.summary()["pairs_sample"]}
+    assert all(sample[int(r["b_row"])]["jaccard"] is None for r in answer_only if int(r["b_row"]) in sample)
+    assert "| identical_answer | – |" in result.markdown()
+
+
 def test_per_side_fields_and_shared_groups(tmp_path):
     a = tmp_path / "a.jsonl"
     b = tmp_path / "b.jsonl"
@@ -218,6 +246,41 @@ def test_clean_split_drops_leaks_keeps_original_rows(real_data, tmp_path):
     assert result.kept == [json.loads(l) for l in test_lines[:50] if l not in test_lines[5:8]]
 
 
+def test_clean_reads_test_once_for_every_training_side(real_data, tmp_path, monkeypatch):
+    from auditor import prepare as prepare_mod
+    test_lines = _lines(real_data / "gsm8k/test.jsonl")
+    test, train_a, train_b = tmp_path / "test.jsonl", tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    test.write_text("\n".join(test_lines[:40]) + "\n")
+    train_a.write_text("\n".join(test_lines[3:5] + test_lines[100:300]) + "\n")
+    train_b.write_text("\n".join(test_lines[10:11] + test_lines[300:400]) + "\n")
+    loaded = []
+    real_load = prepare_mod.load
+    monkeypatch.setattr(prepare_mod, "load", lambda source, *a, **k: loaded.append(source) or real_load(source, *a, **k))
+    result = clean(str(test), [str(train_a), str(train_b)])
+    assert sorted(map(str, loaded)) == sorted([str(test), str(train_a), str(train_b)])      # TEST once
+    assert [(d["row"], d["against"]) for d in result.dropped] == [(3, "a.jsonl"), (4, "a.jsonl"), (10, "b.jsonl")]
+
+
+def test_leak_takes_an_audited_side_as_it_is(real_data):
+    train, test = str(real_data / "gsm8k/train.jsonl"), str(real_data / "gsm8k/test_socratic.jsonl")
+    audited = auditor.scan(str(real_data / "gsm8k/test.jsonl"))
+    from_side = leak(audited.side, test).summary()
+    assert from_side == leak(str(real_data / "gsm8k/test.jsonl"), test).summary()
+    assert from_side["a"]["fingerprint"] == audited.fingerprint
+    assert from_side["identical_text"]["records"] == 1319          # socratic test repeats every question
+    assert leak(train, test).summary()["identical_text"]["records"] == 0
+
+
+def test_contamination_report_module_formats_as_the_result_does(real_data):
+    # auditor.report.contamination is where contamination reports are formatted; until the result
+    # class delegates to it, both must agree byte for byte.
+    from auditor.report import contamination as report
+    corpus = [json.loads(l)["question"] for l in _lines(real_data / "gsm8k/test.jsonl")[:30]]
+    result = contamination(corpus, "gsm8k", ngram=13)
+    assert len(result.items) >= 30
+    assert report.summary(result) == result.summary() and report.markdown(result) == result.markdown()
+
+
 def test_clean_cli_writes_each_format(run_cli, real_data, tmp_path):
     for suffix in ("jsonl", "csv", "parquet"):
         out = tmp_path / f"dev.clean.{suffix}"
@@ -231,6 +294,18 @@ def test_clean_cli_writes_each_format(run_cli, real_data, tmp_path):
             assert len(auditor.load(str(out)).rows) == 1034 - 7
         report = json.loads((tmp_path / f"dev.clean.{suffix}.dropped.json").read_text())
         assert report["dropped"] == 7 and report["kept"] == 1027
+
+
+def test_leak_settings_object_and_keywords_agree(real_data):
+    from auditor.leakage import LeakSettings
+    from auditor.settings import NearSettings
+    a, b = str(real_data / "gsm8k/test.jsonl"), str(real_data / "gsm8k/test_socratic.jsonl")
+    by_keywords = leak(a, b, threshold=0.8, method="lsh").summary()
+    assert by_keywords == leak(a, b, settings=LeakSettings(near=NearSettings(threshold=0.8, method="lsh"))).summary()
+    assert by_keywords["settings"]["threshold"] == 0.8 and by_keywords["method"]["near_duplicates"] == "minhash-lsh"
+    with pytest.raises(auditor.AuditorError) as info:
+        leak(a, b, method="fast")
+    assert info.value.code == "usage" and "fast" in info.value.message
 
 
 def test_leak_rejects_bad_threshold(real_data):

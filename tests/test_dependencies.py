@@ -28,7 +28,7 @@ from conftest import REPO
 
 tomllib = pytest.importorskip("tomllib")     # Python 3.11+
 
-OWN = {"auditor"}
+OWN = {"auditor", "ui"}
 
 
 def norm(name: str) -> str:
@@ -86,11 +86,12 @@ def pins(name: str) -> dict[str, str]:
 
 
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
-OPTIONAL = {"semantic": ["auditor/semantic.py"]}          # extra -> the modules that need it
+OPTIONAL = {"semantic": ["auditor/semantic.py"],          # extra -> the modules that need it
+            "ray": sorted(str(p.relative_to(REPO)) for p in (REPO / "auditor" / "distributed").glob("*.py"))}
 PACKAGE = imported(sorted(p for p in (REPO / "auditor").rglob("*.py")
                           if str(p.relative_to(REPO)) not in {f for fs in OPTIONAL.values() for f in fs}))
 EXTRAS = {name: imported([REPO / f for f in files]) for name, files in OPTIONAL.items()}
-APP = imported([REPO / "app.py"])
+APP = imported([REPO / "app.py", *sorted((REPO / "ui").glob("*.py"))])   # the Space: app.py and its ui package
 DEV_DIRS = [REPO / "tests", REPO / "bench", REPO / "scripts"]
 DEV = {m: f for m, f in imported([p for d in DEV_DIRS for p in sorted(d.glob("*.py"))]).items()
        if m not in local_modules(*DEV_DIRS)}
@@ -200,5 +201,5 @@ def test_setup_resolves_dependencies_within_the_pins():
     script = (REPO / "scripts" / "setup.sh").read_text(encoding="utf-8")
     install = [line for line in script.splitlines() if "pip install" in line and " -e " in line]
     assert install, "setup.sh does not install the project"
-    assert all("--no-deps" not in line and "-c requirements.txt" in line and ".[app]" in line
+    assert all("--no-deps" not in line and "-c requirements.txt" in line and ".[app,ray]" in line
                for line in install), install

@@ -405,3 +405,15 @@ def test_doubling_the_dataset(tmp_path, spider_dev_rows, spider_dev_scan):
     c1, c2 = once.summary()["concentration"], doubled.summary()["concentration"]
     assert c2["hhi"] == c1["hhi"] and c2["groups"] == c1["groups"]
     assert c2["largest"]["records"] == 2 * c1["largest"]["records"]
+
+
+def test_scan_reports_progress_in_order_and_times_every_stage():
+    seen = []
+    result = auditor.scan("example:humaneval", progress=lambda fraction, stage: seen.append((fraction, stage)))
+    fractions = [f for f, _ in seen]
+    assert fractions == sorted(fractions) and fractions[0] == 0.0 and seen[-1] == (1.0, "done")
+    stages = [s for _, s in seen]
+    for stage in ("loading", "reading fields", "searching near duplicates", "clustering"):
+        assert stage in stages
+    assert list(result.timings) == ["load", "roles", "exact", "shingles", "near_duplicates", "curve"]
+    assert all(seconds >= 0 for seconds in result.timings.values())

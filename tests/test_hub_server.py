@@ -285,6 +285,43 @@ def test_unreachable_endpoint_dataset_info_fails_fast(tmp_path):
     assert res["seconds"] < 3
 
 
+CLASSIFY = """
+    import datasets, huggingface_hub
+    from auditor.hub import _classify
+    def code(fn, repo="x/y", config=None):
+        try:
+            fn()
+        except Exception as exc:
+            return [type(exc).__name__, _classify(exc, repo, config).code]
+        return None
+"""
+
+
+def test_hub_errors_are_classified_by_the_clients_exception_classes(hub, tmp_path):
+    # Real exceptions raised by huggingface_hub and datasets against the local hub, then classified.
+    res = run_client(hub.endpoint, tmp_path, textwrap.dedent(CLASSIFY) + textwrap.dedent("""
+        api = huggingface_hub.HfApi()
+        class GatedRepoError(Exception):     # a look-alike name, not the hub's class: not "gated"
+            pass
+        def lookalike():
+            raise GatedRepoError("nothing to do with the hub")
+        out({"missing": code(lambda: api.dataset_info("nobody/nothing", timeout=5)),
+             "missing_ds": code(lambda: datasets.get_dataset_config_names("nobody/nothing")),
+             "gated": code(lambda: api.auth_check("acme/gated", repo_type="dataset")),
+             "gated_ds": code(lambda: datasets.load_dataset("acme/gated", split="test")),
+             "config": code(lambda: datasets.load_dataset("openai/gsm8k", "nope", split="test"), "openai/gsm8k", "nope"),
+             "lookalike": code(lookalike)})
+    """))
+    assert res == {"missing": ["RepositoryNotFoundError", "not_found"],
+                   "missing_ds": ["DatasetNotFoundError", "not_found"],
+                   "gated": ["GatedRepoError", "gated"], "gated_ds": ["DatasetNotFoundError", "gated"],
+                   "config": ["ValueError", "bad_config"], "lookalike": ["GatedRepoError", "bad_format"]}
+    dead = run_client(_dead_endpoint(), tmp_path, textwrap.dedent(CLASSIFY) + textwrap.dedent("""
+        out(code(lambda: huggingface_hub.HfApi().dataset_info("openai/gsm8k", timeout=5)))
+    """))
+    assert dead == ["ConnectError", "hub_unreachable"]
+
+
 # -- the auditor's own hub path (CLI in a fresh process, so HF_ENDPOINT applies) ----------------------
 
 

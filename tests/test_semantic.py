@@ -194,3 +194,70 @@ def test_another_model_loads_through_the_same_path(sets, tmp_path):
     with pytest.raises(AuditorError) as info:
         semantic.load_model(str(no_tokenizer))
     assert info.value.code == "not_found"
+
+
+@pytest.fixture(scope="module")
+def mixed(sets):
+    """Both slices' questions as the benchmark; their rephrases among 240 real GSM8K train questions
+    (same-domain distractors) as the corpus, so the stage-1 shortlists really prune."""
+    from auditor import load
+    train = [str(r["question"]) for r in load("example:gsm8k", "main", "train").rows[:240]]
+    soc_q, soc_r = sets["sociology"]
+    gsm_q, gsm_r = sets["gsm8k"]
+    return soc_q + gsm_q, train[:120] + soc_r + train[120:] + gsm_r, 120
+
+
+def test_two_stage_equals_brute_force_transformer_search(mixed):
+    """Independent ground truth: every corpus text embedded by the model, one dense product, argmax."""
+    import numpy as np
+    bench, corpus, offset = mixed
+    encoder = semantic.load_model()
+    vb, _ = encoder.encode(bench)
+    ok = np.array([bool(t.strip()) for t in corpus])
+    vc = np.zeros((len(corpus), vb.shape[1]), np.float32)
+    vc[ok] = encoder.encode([t for t, keep in zip(corpus, ok) if keep])[0]
+    scores = vb @ vc.T
+    scores[:, ~ok] = -2.0
+    top = scores.argmax(1)
+    brute = sorted((i, int(top[i])) for i in range(len(bench)) if scores[i, top[i]] >= DEFAULT_THRESHOLD)
+
+    result = semantic_search(bench, corpus, k=3)
+    assert result.candidates == semantic.DEFAULT_CANDIDATES
+    assert result.rescored < ok.sum() - 50                            # stage 1 pruned the corpus
+    flagged = result.flagged()
+    assert sorted((it["benchmark_row"], it["corpus_row"]) for it in flagged) == brute
+    for it in flagged:
+        assert it["score"] == pytest.approx(float(scores[it["benchmark_row"], it["corpus_row"]]), abs=1e-5)
+    # and the flags point at the known rephrases: sociology rows 0-59 -> corpus 120+i, GSM8K 60+i -> 300+i
+    own = sum(1 for b, c in brute if c == offset + b + (120 if b >= 60 else 0))
+    assert own >= 0.9 * len(brute) and len(brute) >= 0.8 * len(bench)
+
+
+def test_stage_one_shortlists_keep_the_rephrases(mixed):
+    """Static vectors alone: an item's own rephrase is within its shortlist for nearly every item."""
+    import numpy as np
+    from auditor.semantic_static import StaticVectors
+    bench, corpus, offset = mixed
+    encoder = semantic.load_model()
+    static = StaticVectors(encoder)
+    sb = static.embed(encoder.tokenize(bench)[0])
+    sc = static.embed(encoder.tokenize(corpus)[0])
+    own = np.array([offset + b + (120 if b >= 60 else 0) for b in range(len(bench))])
+    has = np.array([bool(corpus[c].strip()) for c in own])
+    s = sb @ sc.T
+    rank = (s > s[np.arange(len(bench)), own][:, None]).sum(1)
+    assert np.mean(rank[has] < semantic.DEFAULT_CANDIDATES) >= 0.95
+    assert np.mean(rank[has] == 0) >= 0.8                              # and mostly first
+
+
+def test_candidates_option(sets):
+    questions, rephrases = sets["sociology"]
+    exhaustive = semantic_search(questions[:20], rephrases[:20], candidates=0)
+    assert exhaustive.candidates == 0 and exhaustive.rescored == 19             # row 16 is empty
+    narrow = semantic_search(questions[:20], rephrases[:20], candidates=1, k=2)
+    assert narrow.candidates == 2                                      # never fewer than k
+    assert [n[0][0] for n in narrow.neighbours] == [n[0][0] for n in exhaustive.neighbours]
+    for bad in (-1, 1.5, True):
+        with pytest.raises(AuditorError) as info:
+            semantic_search(questions[:2], rephrases[:2], candidates=bad)
+        assert info.value.code == "usage"

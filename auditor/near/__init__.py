@@ -27,8 +27,8 @@ from ..errors import AuditorError
 from ..shingles import set_sizes
 from . import dense
 from .join import exact_all_pairs, prefix_join
-from .lsh import (TARGET_RECALL, _distinct, choose_bands, lsh_band_pairs, lsh_candidates, minhash_signatures,
-                  minhash_signatures_numpy, pairs_within_groups)
+from .lsh import (TARGET_RECALL, _distinct, choose_bands, lsh_band_pairs, lsh_candidate_batches, lsh_candidates,
+                  minhash_signatures, minhash_signatures_numpy, pairs_within_groups)
 from .prefix import (PRODUCT_BUDGET, CandidateFilter, PrefixIndex, collapse_identical, estimated_candidates,
                      prefix_matrix, size_fits)
 from .result import EPS, STRATUM_CAP, CrossPairs, Pairs, ScoreCounts, searched_threshold
@@ -72,10 +72,11 @@ def find_pairs(matrix: sp.csr_matrix, min_threshold: float, method: str = "auto"
                            dense_groups=tuple(int(g.ids.size) for g in groups))
     bands, rows = choose_bands(min_threshold, num_perm)
     signatures = minhash_signatures(nodes, bands * rows, seed, progress)
-    cand_a, cand_b = lsh_candidates(signatures, bands, rows)
-    del signatures
-    verify_candidates(nodes, cand_a, cand_b, min_threshold, sink=target)
-    return sink.result(**common, method="minhash-lsh", candidates=int(cand_a.size), num_perm=num_perm,
+    candidates = 0
+    for cand_a, cand_b in lsh_candidate_batches(signatures, bands, rows, progress=progress):
+        candidates += int(cand_a.size)
+        verify_candidates(nodes, cand_a, cand_b, min_threshold, sink=target)
+    return sink.result(**common, method="minhash-lsh", candidates=candidates, num_perm=num_perm,
                        bands=bands, rows=rows, seed=seed)
 
 
@@ -101,13 +102,15 @@ class _CrossAdapter:
 
 
 def find_cross_pairs(matrix_a: sp.csr_matrix, matrix_b: sp.csr_matrix, min_threshold: float,
-                     method: str = "auto", *, num_perm: int = 128, seed: int = 1,
+                     method: str = "exact", *, num_perm: int = 128, seed: int = 1,
                      per_b: int = CROSS_MATCHES) -> CrossPairs:
     """Near duplicates between two shingle matrices built over one vocabulary (same width):
-    each B record's best ``per_b`` A matches and the exact number of pairs."""
+    each B record's best ``per_b`` A matches and the exact number of pairs. ``method`` is "exact"
+    or "lsh": "auto" is decided by the caller's settings (``NearSettings.cross_method``)."""
     n_a, n_b = matrix_a.shape[0], matrix_b.shape[0]
-    if method == "auto":
-        method = "exact" if n_b * n_a <= 20 * MAX_EXACT_CANDIDATES else "lsh"
+    if method not in ("exact", "lsh"):
+        raise AuditorError("usage", f"Unknown cross-search method {method!r:.40}.",
+                           "Use exact or lsh (NearSettings.cross_method decides auto).")
     stacked = sp.vstack([matrix_a, matrix_b]).tocsr()
     sink = CrossSink(per_b)
     if method == "exact":
@@ -119,9 +122,11 @@ def find_cross_pairs(matrix_a: sp.csr_matrix, matrix_b: sp.csr_matrix, min_thres
     bands, rows = choose_bands(min_threshold, num_perm)
     index = np.flatnonzero(set_sizes(stacked) > 0)
     sig = minhash_signatures(stacked[index], bands * rows, seed)
-    lo, hi = lsh_candidates(sig, bands, rows)
-    lo, hi = index[lo], index[hi]
-    cross = (lo < n_a) & (hi >= n_a)
-    verify_candidates(stacked, lo[cross], hi[cross], min_threshold, sink=_CrossAdapter(sink, n_a, False))
-    return sink.result(min_threshold=min_threshold, method="minhash-lsh", candidates=int(cross.sum()),
+    candidates = 0
+    for lo, hi in lsh_candidate_batches(sig, bands, rows):
+        lo, hi = index[lo], index[hi]
+        cross = (lo < n_a) & (hi >= n_a)
+        candidates += int(cross.sum())
+        verify_candidates(stacked, lo[cross], hi[cross], min_threshold, sink=_CrossAdapter(sink, n_a, False))
+    return sink.result(min_threshold=min_threshold, method="minhash-lsh", candidates=candidates,
                        bands=bands, rows=rows)

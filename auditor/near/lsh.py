@@ -86,30 +86,71 @@ def minhash_signatures_numpy(nodes: sp.csr_matrix, num_perm: int, seed: int) -> 
     return sig
 
 
-def lsh_candidates(sig: np.ndarray, bands: int, rows: int, flush_at: int = 20_000_000) -> tuple[np.ndarray, np.ndarray]:
-    """Node pairs (a < b) that agree on at least one whole band, deduplicated.
-    Candidates are deduplicated whenever the buffer passes ``flush_at`` entries, so a
-    template shared by thousands of texts costs its distinct pairs once, not once per band."""
-    found: list[np.ndarray] = []
-    buffered = 0
+BATCH = 2_000_000            # candidate pairs handed to verification at a time
+
+
+def lsh_candidate_batches(sig: np.ndarray, bands: int, rows: int, batch: int = BATCH, progress=None):
+    """Node pairs (a < b) that agree on at least one whole band, as (a, b) batches of at most
+    ``batch`` pairs. A pair is emitted only in the first band where it collides (the compiled
+    loop checks the earlier bands), so the batches hold each candidate once and memory stays
+    at one batch, however many pairs a bucket of templated copies makes."""
+    from ..kernels import band_first_pairs
+
+    keys = band_keys(sig, bands, rows)
+    out_a = np.empty(batch, dtype=np.int64)
+    out_b = np.empty(batch, dtype=np.int64)
     for band in range(bands):
-        found.append(lsh_band_pairs(sig, band, rows))
-        buffered += found[-1].size
-        if buffered > flush_at:
-            found = [_distinct(np.concatenate(found))]
-            buffered = found[0].size
-    codes = _distinct(np.concatenate(found)) if found else np.zeros(0, np.int64)
+        bucket = keys[:, band]
+        order = np.argsort(bucket, kind="stable").astype(np.int64)
+        ordered = bucket[order]
+        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if ordered.size else np.zeros(0, np.int64)
+        ends = np.r_[starts[1:], ordered.size].astype(np.int64)
+        shared = ends - starts > 1
+        starts, ends = starts[shared].astype(np.int64), ends[shared]
+        state = np.array([0, -1, 0], dtype=np.int64)
+        while state[0] < starts.size:
+            k = band_first_pairs(order, starts, ends, keys, band, state, out_a, out_b)
+            if k:
+                yield out_a[:k].copy(), out_b[:k].copy()
+        if progress:
+            progress((band + 1) / bands, "finding candidates")
+
+
+def band_keys(sig: np.ndarray, bands: int, rows: int) -> np.ndarray:
+    """(n, bands) keys, equal exactly when two nodes agree on a whole band. For one or two rows
+    per band the signature itself, viewed as one integer per band (no copy); else a label."""
+    sig = np.ascontiguousarray(sig[:, :bands * rows])
+    if rows == 1:
+        return sig
+    if rows == 2:
+        return sig.view(np.uint64)
+    keys = np.empty((sig.shape[0], bands), dtype=np.int64)
+    for band in range(bands):
+        keys[:, band] = _band_keys(sig, band, rows)
+    return keys
+
+
+def lsh_candidates(sig: np.ndarray, bands: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every candidate pair at once, sorted (a, b): for tests and benchmarks; the search itself
+    streams ``lsh_candidate_batches``."""
+    parts = list(lsh_candidate_batches(sig, bands, rows))
+    if not parts:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    codes = np.sort(np.concatenate([a * np.int64(sig.shape[0]) + b for a, b in parts]))
     return np.divmod(codes, np.int64(sig.shape[0]))
+
+
+def _band_keys(sig: np.ndarray, band: int, rows: int) -> np.ndarray:
+    """One integer per node that is equal exactly when two nodes agree on the whole band."""
+    chunk = np.ascontiguousarray(sig[:, band * rows:(band + 1) * rows])
+    if rows <= 2:       # the band is one integer already: group on it directly (2.7x faster)
+        return chunk.view(np.uint64 if rows == 2 else np.uint32).reshape(-1)
+    return np.unique(chunk.view(np.dtype((np.void, 4 * rows))).reshape(-1), return_inverse=True)[1].reshape(-1)
 
 
 def lsh_band_pairs(sig: np.ndarray, band: int, rows: int) -> np.ndarray:
     """Pairs (a * n + b, a < b) of nodes whose signatures agree on the whole of ``band``."""
-    chunk = np.ascontiguousarray(sig[:, band * rows:(band + 1) * rows])
-    if rows <= 2:       # the band is one integer already: group on it directly (2.7x faster)
-        bucket = chunk.view(np.uint64 if rows == 2 else np.uint32).reshape(-1)
-    else:
-        bucket = np.unique(chunk.view(np.dtype((np.void, 4 * rows))).reshape(-1), return_inverse=True)[1]
-    return pairs_within_groups(bucket.reshape(-1))
+    return pairs_within_groups(_band_keys(sig, band, rows))
 
 
 def _distinct(values: np.ndarray) -> np.ndarray:

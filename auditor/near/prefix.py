@@ -8,6 +8,8 @@ down by a size filter and an overlap bound before verification.
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -15,6 +17,7 @@ from ..shingles import set_sizes
 from .result import EPS
 
 PRODUCT_BUDGET = 8_000_000   # product entries per block, bounds memory
+COMPILED_WORK = 20_000_000   # product entries of a join from which the compiled accumulation pays
 
 
 def collapse_identical(matrix: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, sp.csr_matrix]:
@@ -97,10 +100,26 @@ class PrefixIndex:
         self.indexed, self.group = indexed, group
         self.filter = CandidateFilter(prefixes, set_sizes(nodes), min_threshold)
         self.transposed = self.prefixes[:indexed].T.tocsr()
+        self.transposed.sort_indices()             # inverted lists in row order (the kernel searches them)
+        self.compiled = None
+        self._local = threading.local()
+
+    def use_compiled(self, work: float) -> bool:
+        """The compiled accumulation for a join whose product has ``work`` entries: it does half
+        the self-join's work (rows above the query only) and no float products, but costs numba's
+        import, so small joins keep scipy's product."""
+        if work < COMPILED_WORK:
+            return False
+        p, tr = self.prefixes, self.transposed
+        self.compiled = (p.indptr.astype(np.int64), p.indices.astype(np.int64), tr.indptr.astype(np.int64),
+                         tr.indices.astype(np.int64), np.diff(tr.indptr).astype(np.int64))
+        return True
 
     def blocks(self, queries: tuple[int, int]) -> list[tuple[int, int]]:
         first, last = queries
         bounds = np.cumsum(self.prefixes[first:last] @ np.diff(self.transposed.indptr).astype(np.float64))
+        if bounds.size:
+            self.use_compiled(float(bounds[-1]))
         blocks, start = [], 0
         while start < last - first:
             limit = (bounds[start - 1] if start else 0.0) + PRODUCT_BUDGET
@@ -112,6 +131,8 @@ class PrefixIndex:
     def candidates(self, block: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
         """(query rows ascending, indexed rows) of one block's candidates."""
         start, stop = block
+        if self.compiled is not None:
+            return self._compiled_candidates(start, stop)
         product = (self.prefixes[start:stop] @ self.transposed).tocoo()
         rows = product.row.astype(np.int64) + start
         cols = product.col.astype(np.int64)
@@ -123,6 +144,29 @@ class PrefixIndex:
         if self.group is not None:
             keep &= (self.group[rows] < 0) | (self.group[rows] != self.group[cols])
         return rows[keep], cols[keep]
+
+    def _compiled_candidates(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
+        from ..kernels import prefix_candidates
+        q_indptr, q_indices, t_indptr, t_indices, list_len = self.compiled
+        # The block's product size bounds its candidates (blocks() cut it at PRODUCT_BUDGET).
+        bound = int(list_len[q_indices[q_indptr[start]:q_indptr[stop]]].sum())
+        out_a = np.empty(bound, np.int64)
+        out_b = np.empty(bound, np.int64)
+        f = self.filter
+        k = prefix_candidates(start, stop, q_indptr, q_indices, t_indptr, t_indices, start < self.indexed,
+                              f.sizes, f.last, f.suffix, float(f.t), EPS,
+                              np.zeros(0, np.int64) if self.group is None else self.group, *self._scratch(),
+                              out_a, out_b)
+        return out_a[:k], out_b[:k]
+
+    def _scratch(self) -> tuple[np.ndarray, np.ndarray]:
+        """This thread's count and touched arrays (one slot per indexed row); the kernel leaves
+        the counts at zero, so they are reused block after block."""
+        local = self._local.__dict__
+        if "count" not in local:
+            local["count"] = np.zeros(self.indexed, np.int32)
+            local["touched"] = np.empty(self.indexed, np.int64)
+        return local["count"], local["touched"]
 
 
 

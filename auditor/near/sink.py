@@ -67,13 +67,14 @@ class PairSink:
             return
         if not counted:
             self._count(a, b, j)
-        bins = score_bins(j)
         sampled = self._may_sample(a, b, j) if sample else np.zeros(a.size, bool)
-        keep = sampled.copy()
-        keep[~keep] = ~self._implied(a[~keep], b[~keep], bins[~keep])
+        # A sampled edge still goes to the forest only if it is not implied: the sample is kept
+        # apart, so the forest's rebuild sorts just the edges that can change it.
+        spanning = ~self._implied(a, b, score_bins(j))
+        keep = sampled | spanning
         if keep.any():
             self.buffer.append((a[keep].astype(np.int64), b[keep].astype(np.int64), j[keep].astype(np.float64),
-                                sampled[keep]))
+                                sampled[keep], spanning[keep]))
             self.buffered += int(keep.sum())
             if self.buffered >= self.limit:
                 self.compact()
@@ -124,9 +125,9 @@ class PairSink:
         """Merge the buffer into the forest and the sample; refresh the implied-edge test."""
         if not self.buffer:
             return
-        a = np.concatenate([self.forest[0]] + [x[0] for x in self.buffer])
-        b = np.concatenate([self.forest[1]] + [x[1] for x in self.buffer])
-        j = np.concatenate([self.forest[2]] + [x[2] for x in self.buffer])
+        a = np.concatenate([self.forest[0]] + [x[0][x[4]] for x in self.buffer])
+        b = np.concatenate([self.forest[1]] + [x[1][x[4]] for x in self.buffer])
+        j = np.concatenate([self.forest[2]] + [x[2][x[4]] for x in self.buffer])
         sa = np.concatenate([self.sample[0]] + [x[0][x[3]] for x in self.buffer])
         sb = np.concatenate([self.sample[1]] + [x[1][x[3]] for x in self.buffer])
         sj = np.concatenate([self.sample[2]] + [x[2][x[3]] for x in self.buffer])

@@ -26,7 +26,7 @@ class Verifier:
 
     def verify_light(self, a: np.ndarray, b: np.ndarray):
         """Verify one batch (thread-safe). Returns ((a, b, jaccard) kept, pairs scored)."""
-        jac = verify(self.nodes, a, b, sizes=self.sizes)
+        jac = verify(self.nodes, a, b, sizes=self.sizes, min_threshold=self.t)
         keep = jac >= self.t - EPS
         return (a[keep], b[keep], jac[keep]), int(a.size)
 
@@ -36,20 +36,27 @@ class Verifier:
 
 
 def verify(nodes: sp.csr_matrix, a: np.ndarray, b: np.ndarray, budget: int = 16_000_000, *,
-           sizes: np.ndarray | None = None) -> np.ndarray:
+           sizes: np.ndarray | None = None, min_threshold: float | None = None) -> np.ndarray:
     """Exact Jaccard of node pairs (a[i], b[i]). Row products go in chunks of at most ``budget``
     set entries, so pairs of long texts cannot balloon memory. ``sizes``: the nodes' set
-    sizes, when the caller has them."""
+    sizes, when the caller has them. With ``min_threshold``, a pair below it may get any
+    score below it (the compiled merge stops once the overlap J >= t needs is out of reach:
+    |x & y| >= t / (1 + t) * (|x| + |y|)); pairs at or above it get their exact score."""
     sizes = set_sizes(nodes) if sizes is None else sizes
     out = np.empty(a.size, dtype=np.float64)
     if not a.size:
         return out
     entries = sizes[a] + sizes[b]
     if int(entries.sum()) >= COMPILED_MIN:
-        from ..kernels import intersections
+        from ..kernels import bounded_intersections, intersections
         nodes = nodes if nodes.has_sorted_indices else nodes.sorted_indices()
         inter = np.empty(a.size, dtype=np.int64)
-        intersections(nodes.indptr.astype(np.int64), nodes.indices, a.astype(np.int64), b.astype(np.int64), inter)
+        args = (nodes.indptr.astype(np.int64), nodes.indices, a.astype(np.int64), b.astype(np.int64))
+        if min_threshold is None:
+            intersections(*args, inter)
+        else:
+            bounded_intersections(*args, np.ceil(min_threshold / (1 + min_threshold) * entries - EPS)
+                                  .astype(np.int64), inter)
         return inter / (entries - inter)
     cost = np.cumsum(entries)
     start = 0

@@ -1,48 +1,9 @@
-"""Step 6, report: results to the summary.json contract and to REPORT.md.
-
-Nothing else formats. Output is deterministic: no timings, no dates, fixed rounding,
-so the same input and settings give byte-identical files.
-"""
+"""A scan's report: ``summary`` (the summary.json of a ScanResult) and ``markdown`` (REPORT.md),
+with the overview and roles rows the app shows too."""
 from __future__ import annotations
 
-import dataclasses
-import json
-from pathlib import Path
-
-import numpy as np
-
-from . import __version__
-
-SCHEMA_VERSION = 1
-PARAPHRASE_CAVEAT = ("Overlap here is lexical (shared words and n-grams). Paraphrases, translations and "
-                     "reformatted items are not detected.")
-
-
-def plain(value):
-    """Dataclasses, numpy scalars and arrays, tuples -> JSON-ready Python values."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value) if f.repr}
-    if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return plain(value.tolist())
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        return round(float(value), 6)
-    return value
-
-
-def printable(text: str) -> str:
-    """Text that can be written as UTF-8: a lone surrogate (valid in JSON input) becomes
-    its escape, which is also how JSON writes it."""
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def to_json(summary: dict) -> str:
-    return printable(json.dumps(plain(summary), indent=2, ensure_ascii=False) + "\n")
+from .. import __version__
+from .common import PARAPHRASE_CAVEAT, SCHEMA_VERSION, md_cell, pct, plain, plural
 
 
 def input_block(table, fingerprint: str) -> dict:
@@ -98,45 +59,10 @@ def summary(result, threshold: float | None = None) -> dict:
         "curve": plain(result.curve),
         "concentration": None if conc is None else plain(conc),
         "label_conflicts": None if result.label_conflicts is None else plain(result.label_conflicts),
+        # How the search ran on Ray (--engine ray); absent for the local engine, so the rest of
+        # the report is byte-identical between engines.
+        **({"engine": result.engine} if result.engine else {}),
     }
-
-
-def write_outputs(out_dir: str | Path, summary_dict: dict, markdown_text: str, extra: dict | None = None) -> list:
-    """REPORT.md, any extra files (name -> text), then summary.json into ``out_dir``; each written
-    atomically, summary.json last, so a folder holding a summary.json is complete."""
-    from .outputs import atomic_write, write_error
-    out = Path(out_dir)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise write_error(str(out_dir), exc) from None
-    files = {"REPORT.md": printable(markdown_text), **{name: printable(text) for name, text in (extra or {}).items()},
-             "summary.json": to_json(summary_dict)}
-    written = []
-    for name, text in files.items():
-        with atomic_write(out / name) as fh:
-            fh.write(text)
-        written.append(out / name)
-    return written
-
-
-# --------------------------------------------------------------------------- REPORT.md
-
-def md_cell(value) -> str:
-    """Dataset content inside a Markdown table: escaped so it renders as text, never markup."""
-    text = "" if value is None else str(value)
-    text = text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("\r", " ")
-    for ch in "`*_[]<>#!":
-        text = text.replace(ch, "\\" + ch)
-    return text[:200] + ("…" if len(text) > 200 else "")
-
-
-def pct(part: int, whole: int) -> str:
-    return f"{100 * part / whole:.2f}%" if whole else "–"
-
-
-def plural(n: int, word: str, many: str | None = None) -> str:
-    return f"{n:,} {word if n == 1 else (many or word + 's')}"
 
 
 # The exact-duplicate keys of summary.json's "exact_duplicates", with the words tables use for them.

@@ -1,0 +1,491 @@
+"""Curation: keep one record per near-duplicate cluster, by a stated rule, and say why each
+other record was dropped.
+
+Clusters are the connected components of the verified pairs at a threshold (``clusters.py``).
+A reviewer may mark record pairs "not a duplicate": the clusters are then the components of the
+pairs >= threshold *minus* the marked pairs. ``Pairs`` keeps a spanning forest (exact for
+connectivity) and a bounded sample of the pairs; when the sample holds every pair
+(``Pairs.complete``) a marked pair is removed exactly. Otherwise only the forest and the sampled
+pairs are known inside the clusters a mark touches: a cluster may then split more than the full
+graph would, so records may be kept that a full search would drop, never the other way round
+(``DedupResult.exact`` is False and a notice says so). Clusters no mark touches are always exact.
+
+Keep rules (``KEEP_RULES``), ties always to the lowest row:
+- ``first``: the lowest row;
+- ``longest``: the longest text (characters of the text role);
+- ``most_common_answer``: a record whose normalised answer is the most common answer in its
+  cluster (missing answers never count as one).
+
+Review files (``review_json`` / ``load_review``) carry the marks between sessions::
+
+    {"kind": "auditor-review", "version": 1, "dataset": "train.jsonl", "fingerprint": "...",
+     "threshold": 0.7, "not_duplicates": [[12, 40], [7, 9]]}
+
+Rows are 0-based positions in the loaded dataset; the fingerprint (records and roles) must match
+the audited data, so marks are never applied to other data.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+
+from .clusters import cluster_labels
+from .errors import AuditorError
+from .exact import key_ids, normalized
+
+KEEP_RULES = ("first", "longest", "most_common_answer")
+REVIEW_KIND = "auditor-review"
+REVIEW_VERSION = 1
+MANIFEST_KIND = "auditor-dedup-manifest"
+SUMMARY_DROPPED = 100          # dropped rows listed in summary(); the manifest lists every one
+REVIEW_MAX_BYTES = 64 * 1024 ** 2
+WRITE_FORMATS = {"jsonl": ".jsonl", "json": ".json", "csv": ".csv", "tsv": ".tsv", "parquet": ".parquet"}
+
+
+@dataclass(frozen=True)
+class ClusterInfo:
+    cluster: int                 # id at this threshold (numbered by first record)
+    size: int
+    identical: bool              # every evaluated field equal (default normaliser) across members
+    rows: tuple                  # members, ascending 0-based rows
+    kept_row: int
+
+
+@dataclass(frozen=True)
+class DedupResult:
+    threshold: float
+    keep: str
+    records: int
+    clusters: int
+    records_in_clusters: int
+    kept_rows: tuple             # ascending 0-based rows written out
+    dropped: tuple               # ({row, id, cluster, kept_row, reason, jaccard}, ...) by row
+    not_duplicates: int          # distinct "not a duplicate" marks applied
+    exact: bool                  # False: marks were applied to a partial pair sample (see module doc)
+    notices: tuple = ()
+    source: str = ""
+    fingerprint: str = ""
+
+    def summary(self) -> dict:
+        reasons: dict[str, int] = {}
+        for d in self.dropped:
+            reasons[d["reason"]] = reasons.get(d["reason"], 0) + 1
+        return {"kind": "dedup", "source": self.source, "fingerprint": self.fingerprint,
+                "threshold": self.threshold, "keep": self.keep, "records": self.records,
+                "clusters": self.clusters, "records_in_clusters": self.records_in_clusters,
+                "kept": len(self.kept_rows), "dropped": len(self.dropped), "by_reason": reasons,
+                "not_duplicates": self.not_duplicates, "exact": self.exact, "notices": list(self.notices),
+                "dropped_rows": [dict(d) for d in self.dropped[:SUMMARY_DROPPED]],
+                "dropped_rows_listed": min(len(self.dropped), SUMMARY_DROPPED)}
+
+
+# --------------------------------------------------------------------------- clusters with review marks
+
+@dataclass(frozen=True)
+class _Grouping:
+    label: np.ndarray            # (records,) cluster id or -1
+    sizes: np.ndarray
+    identical: np.ndarray
+    kept: np.ndarray             # kept row per cluster
+    marks: int
+    exact: bool
+    notices: tuple
+    threshold: float
+
+
+def _check_keep(keep) -> str:
+    if keep not in KEEP_RULES:
+        raise AuditorError("usage", f"Unknown keep rule {keep!r:.40}.", f"Use one of: {', '.join(KEEP_RULES)}.")
+    return keep
+
+
+def _normalise_marks(result, not_duplicates) -> np.ndarray:
+    """Marks as a sorted (k, 2) array of distinct (low, high) rows; bad marks are refused."""
+    if not_duplicates is None:
+        return np.zeros((0, 2), np.int64)
+    if isinstance(not_duplicates, (str, bytes, dict)):
+        raise AuditorError("usage", "not_duplicates must be a list of (row_a, row_b) pairs.",
+                           "Give e.g. [(12, 40), (7, 9)], or load a review file with load_review.")
+    pairs = []
+    for item in not_duplicates:
+        try:
+            a, b = item
+        except (TypeError, ValueError):
+            raise AuditorError("usage", f"A 'not a duplicate' mark must be a pair of rows, got {item!r:.60}.",
+                               "Give e.g. [(12, 40), (7, 9)].") from None
+        for v in (a, b):
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                raise AuditorError("usage", f"Rows are whole numbers, got {v!r:.40} in the mark {item!r:.60}.",
+                                   "Rows are 0-based positions in the dataset.")
+            if not 0 <= int(v) < result.records:
+                raise AuditorError("usage", f"Row {int(v)} in the mark {item!r:.60} is outside the "
+                                   f"dataset (0 .. {result.records - 1}).", "Rows are 0-based positions.")
+        if int(a) == int(b):
+            raise AuditorError("usage", f"The mark ({int(a)}, {int(b)}) pairs a row with itself.",
+                               "Mark two different rows.")
+        pairs.append((min(int(a), int(b)), max(int(a), int(b))))
+    if not pairs:
+        return np.zeros((0, 2), np.int64)
+    return np.unique(np.asarray(pairs, dtype=np.int64), axis=0)
+
+
+def _components_with_marks(result, threshold: float, marks: np.ndarray):
+    """(label, sizes, exact, effective marks): clusters at ``threshold`` as components of the
+    verified pairs minus ``marks``. Only the clusters a mark falls inside are recomputed."""
+    pairs = result.pairs
+    label, sizes = cluster_labels(pairs, threshold)
+    if not marks.size:
+        return label, sizes, True, 0
+    inside = (label[marks[:, 0]] >= 0) & (label[marks[:, 0]] == label[marks[:, 1]])
+    marks = marks[inside]
+    if not marks.size:
+        return label, sizes, True, 0
+    node_of, n_nodes = pairs.node_of, pairs.n_nodes
+    # Node-level edges >= t: the forest (exact connectivity) and the sampled pairs (every pair when
+    # the sample is complete). Only edges inside touched clusters matter.
+    k, s = pairs.forest_upto(threshold), pairs.upto(threshold)
+    ea = np.concatenate([pairs.forest_a[:k], pairs.a[:s]]).astype(np.int64)
+    eb = np.concatenate([pairs.forest_b[:k], pairs.b[:s]]).astype(np.int64)
+    touched = np.unique(label[marks[:, 0]])
+    first_of_node = np.full(n_nodes, -1, np.int64)
+    valid = node_of >= 0
+    np.maximum.at(first_of_node, node_of[valid], np.flatnonzero(valid))   # any member: clusters are per node
+    node_cluster = np.where(first_of_node >= 0, label[np.maximum(first_of_node, 0)], -1)
+    keep_edge = np.isin(node_cluster[ea], touched)
+    ea, eb = ea[keep_edge], eb[keep_edge]
+    # Split graph: vertex x < n_nodes is node x's members that no mark names (its "rest"); vertex
+    # n_nodes + i is the i-th record some mark names. Rests are whole nodes' worth of identical
+    # records, joined to everything their node touches; named records lose only their marked pairs.
+    named = np.unique(marks)
+    m = named.size
+    named_node = node_of[named]
+    rest = pairs.weight.astype(np.int64) - np.bincount(named_node, minlength=n_nodes)
+    # Node adjacency at t, each node adjacent to itself (its members are identical: Jaccard 1).
+    adjacency = sp.coo_matrix((np.ones(2 * ea.size + n_nodes, np.int32),
+                               (np.concatenate([ea, eb, np.arange(n_nodes)]),
+                                np.concatenate([eb, ea, np.arange(n_nodes)]))), shape=(n_nodes, n_nodes)).tocsr()
+    place = sp.csr_matrix((np.ones(m, np.int32), (np.arange(m), named_node)), shape=(m, n_nodes))
+    reach = place @ adjacency                                           # named record -> nodes it pairs with
+    named_to_node = (reach @ sp.diags((rest > 0).astype(np.int32), dtype=np.int32)).tocoo()   # ... that keep a rest
+    named_to_named = (reach @ place.T).tocoo()                          # named record -> named records
+    idx_a, idx_b = np.searchsorted(named, marks[:, 0]), np.searchsorted(named, marks[:, 1])
+    nn_a, nn_b = named_to_named.row.astype(np.int64), named_to_named.col.astype(np.int64)
+    code = np.minimum(nn_a, nn_b) * m + np.maximum(nn_a, nn_b)
+    allowed = (nn_a != nn_b) & ~np.isin(code, idx_a.astype(np.int64) * m + idx_b)
+    rest_edge = (rest[ea] > 0) & (rest[eb] > 0)
+    rows = np.concatenate([ea[rest_edge], n_nodes + named_to_node.row, n_nodes + nn_a[allowed]])
+    cols = np.concatenate([eb[rest_edge], named_to_node.col, n_nodes + nn_b[allowed]])
+    graph = sp.coo_matrix((np.ones(rows.size, np.int8), (rows, cols)), shape=(n_nodes + m, n_nodes + m))
+    _, comp = connected_components(graph, directed=False)
+    # Records of touched clusters get their new component; the others keep theirs.
+    in_touched = np.isin(label, touched)
+    recs = np.flatnonzero(in_touched)
+    vertex = node_of[recs].copy()
+    pos = np.searchsorted(named, recs)
+    is_named = (pos < m) & (named[np.minimum(pos, m - 1)] == recs)
+    vertex[is_named] = n_nodes + pos[is_named]
+    component = np.full(label.size, -1, np.int64)
+    component[~in_touched & (label >= 0)] = label[~in_touched & (label >= 0)]
+    component[recs] = sizes.size + comp[vertex]
+    label, sizes = _renumber(component)
+    exact = bool(pairs.complete)
+    return label, sizes, exact, int(marks.shape[0])
+
+
+def _renumber(component: np.ndarray):
+    """Clusters (components of >= 2 records) numbered 0.. by first record; -1 elsewhere."""
+    valid = component >= 0
+    counts = np.bincount(component[valid]) if valid.any() else np.zeros(0, np.int64)
+    in_cluster = valid & (counts[np.maximum(component, 0)] >= 2) if counts.size else valid & False
+    comp = component[in_cluster]
+    _, first_idx = np.unique(comp, return_index=True)
+    ordered = comp[np.sort(first_idx)]
+    new_id = np.full(int(component.max(initial=0)) + 1, -1, np.int64)
+    new_id[ordered] = np.arange(ordered.size)
+    label = np.full(component.size, -1, np.int64)
+    label[in_cluster] = new_id[comp]
+    return label, np.bincount(label[in_cluster], minlength=ordered.size)
+
+
+def _kept_rows(result, label: np.ndarray, n_clusters: int, keep: str) -> np.ndarray:
+    """The row kept in each cluster under ``keep`` (ties to the lowest row)."""
+    members = np.flatnonzero(label >= 0)
+    cl = label[members]
+    if keep == "first":
+        score = np.zeros(members.size, np.int64)
+    elif keep == "longest":
+        text = result.fields.text
+        score = -np.fromiter((len(text[i] or "") for i in members.tolist()), np.int64, count=members.size)
+    else:
+        if result.fields.answer is None:
+            raise AuditorError("usage", "keep=most_common_answer needs an answer field, and this dataset has none.",
+                               "Name it with --answer FIELD (answer= in Python), or keep first or longest.")
+        answers = [result.fields.answer[i] for i in members.tolist()]
+        keys = key_ids(normalized(answers, result.answer_normalizer or "default"))
+        # How often each member's answer occurs in its cluster (a missing answer: 0).
+        pair = cl * (int(keys.max(initial=0)) + 2) + (keys + 1)
+        _, inverse, counts = np.unique(pair, return_inverse=True, return_counts=True)
+        score = -np.where(keys >= 0, counts[inverse.reshape(-1)], 0)
+    order = np.lexsort((members, score, cl))               # by cluster, best score, lowest row
+    first = np.ones(order.size, bool)
+    first[1:] = cl[order][1:] != cl[order][:-1]
+    kept = np.full(n_clusters, -1, np.int64)
+    kept[cl[order][first]] = members[order][first]
+    return kept
+
+
+def _grouping(result, threshold, keep, not_duplicates) -> _Grouping:
+    keep = _check_keep(keep)
+    t = result.settings.threshold if threshold is None else threshold
+    from .shingles import check_threshold
+    t = result.pairs.check_threshold(check_threshold(t))
+    marks = _normalise_marks(result, not_duplicates)
+    label, sizes, exact, effective = _components_with_marks(result, t, marks)
+    inside = label >= 0
+    distinct = np.unique(np.stack([label[inside], result.evaluated_key[inside]], axis=1), axis=0) \
+        if inside.any() else np.zeros((0, 2), np.int64)
+    identical = np.bincount(distinct[:, 0], minlength=sizes.size) == 1
+    kept = _kept_rows(result, label, sizes.size, keep)
+    notices = list(result.table.notices)          # defaults chosen while loading (split, config)
+    if effective and not exact:
+        notices.append(f"{effective} 'not a duplicate' mark(s) fall inside clusters whose pairs were only sampled "
+                       "(too many to list): those clusters were split using the spanning forest and the sampled "
+                       "pairs, so some records may be kept that a full pair list would drop; none are dropped "
+                       "that it would keep.")
+    if marks.shape[0] > effective:
+        notices.append(f"{marks.shape[0] - effective} 'not a duplicate' mark(s) join rows in no common cluster at "
+                       f"threshold {t:g}: nothing to split.")
+    if result.table.truncated:
+        notices.append(f"only the first {result.records:,} rows were read (row cap): the other rows are neither "
+                       "deduplicated nor written.")
+    return _Grouping(label=label, sizes=sizes, identical=identical, kept=kept, marks=int(marks.shape[0]),
+                     exact=exact or not effective, notices=tuple(notices), threshold=t)
+
+
+def ranked_clusters(result, threshold=None, keep: str = "first", not_duplicates=()) -> tuple:
+    """Every cluster at ``threshold`` (default: the scan's) as ``ClusterInfo``, largest first, then
+    by first row; ``kept_row`` is the record ``keep`` keeps."""
+    g = _grouping(result, threshold, keep, not_duplicates)
+    members = np.flatnonzero(g.label >= 0)
+    order = members[np.argsort(g.label[members], kind="stable")]
+    split = np.split(order, np.cumsum(g.sizes)[:-1]) if g.sizes.size else []
+    ranking = np.lexsort((np.arange(g.sizes.size), -g.sizes))      # clusters are numbered by first row
+    return tuple(ClusterInfo(cluster=int(c), size=int(g.sizes[c]), identical=bool(g.identical[c]),
+                             rows=tuple(split[c].tolist()), kept_row=int(g.kept[c])) for c in ranking.tolist())
+
+
+def dedup(result, threshold=None, keep: str = "first", not_duplicates=()) -> "DedupResult":
+    """One record per cluster at ``threshold`` (default: the scan's), chosen by ``keep``; every
+    record in no cluster is kept. ``not_duplicates``: reviewed (row_a, row_b) pairs that are not
+    duplicates (see the module docstring)."""
+    g = _grouping(result, threshold, keep, not_duplicates)
+    inside = g.label >= 0
+    kept_of = np.arange(g.label.size)
+    kept_of[inside] = g.kept[g.label[inside]]
+    drop = np.flatnonzero(kept_of != np.arange(g.label.size))
+    kept_rows = np.flatnonzero(kept_of == np.arange(g.label.size))
+    against = kept_of[drop]
+    jac = pair_jaccard(result, drop, against)
+    same = result.evaluated_key[drop] == result.evaluated_key[against]
+    ids = result.fields.ids
+    dropped = tuple({"row": int(r), "id": None if ids is None else ids[r], "cluster": int(c), "kept_row": int(k),
+                     "reason": "identical" if s else "near_duplicate", "jaccard": j}
+                    for r, c, k, s, j in zip(drop.tolist(), g.label[drop].tolist(), against.tolist(),
+                                             same.tolist(), jac))
+    return DedupResult(threshold=g.threshold, keep=keep, records=result.records, clusters=int(g.sizes.size),
+                       records_in_clusters=int(g.sizes.sum()), kept_rows=tuple(kept_rows.tolist()),
+                       dropped=dropped, not_duplicates=g.marks, exact=g.exact, notices=g.notices,
+                       source=result.table.source, fingerprint=result.fingerprint)
+
+
+def pair_jaccard(result, rows_a, rows_b) -> list:
+    """The verified Jaccard of the text shingle sets of each (rows_a[i], rows_b[i]), rounded to 6
+    decimals; None when both texts have no shingles. Read from the scan's pairs where they hold
+    the pair (the same node: 1.0; a sampled pair: its score); the other records' shingles are
+    computed again, with the scan's shingle setting."""
+    from .shingles import set_sizes, shingle_matrix
+    rows_a, rows_b = np.asarray(rows_a, np.int64), np.asarray(rows_b, np.int64)
+    if not rows_a.size:
+        return []
+    pairs = result.pairs
+    out = np.full(rows_a.size, np.nan)
+    na, nb = pairs.node_of[rows_a].astype(np.int64), pairs.node_of[rows_b].astype(np.int64)
+    out[(na == nb) & (na >= 0)] = 1.0
+    if pairs.a.size:
+        codes = np.minimum(pairs.a, pairs.b).astype(np.int64) * pairs.n_nodes + np.maximum(pairs.a, pairs.b)
+        order = np.argsort(codes, kind="stable")
+        wanted = np.minimum(na, nb) * pairs.n_nodes + np.maximum(na, nb)
+        pos = np.minimum(np.searchsorted(codes[order], wanted), codes.size - 1)
+        found = (codes[order][pos] == wanted) & (na >= 0) & (nb >= 0) & np.isnan(out)
+        # distinct nodes have distinct sets: never shown as 1.0, however close
+        out[found] = np.minimum(np.round(pairs.jaccard[order][pos[found]], 6), 0.999999)
+    todo = np.flatnonzero(np.isnan(out))
+    if todo.size:
+        text = result.fields.text
+        records = np.unique(np.concatenate([rows_a[todo], rows_b[todo]]))
+        matrix = shingle_matrix([text[i] for i in records.tolist()], result.settings.shingle)
+        computed = jaccard_rows(matrix, np.searchsorted(records, rows_a[todo]),
+                                np.searchsorted(records, rows_b[todo]), set_sizes(matrix))
+        out[todo] = [np.nan if j is None else j for j in computed]
+    return [None if np.isnan(j) else float(j) for j in out.tolist()]
+
+
+def jaccard_rows(matrix, ia: np.ndarray, ib: np.ndarray, sizes: np.ndarray) -> list:
+    """Jaccard of rows ia[i] and ib[i] of a binary CSR matrix (None when both are empty)."""
+    inter = np.asarray(matrix[ia].multiply(matrix[ib]).sum(axis=1)).reshape(-1)
+    union = sizes[ia] + sizes[ib] - inter
+    out = np.round(inter / np.maximum(union, 1), 6)
+    out = np.where(inter < union, np.minimum(out, 0.999999), out)     # 1.0 only for equal sets
+    return [None if u == 0 else float(j) for j, u in zip(out.tolist(), union.tolist())]
+
+
+# --------------------------------------------------------------------------- review files
+
+def review_json(result, not_duplicates, threshold=None) -> str:
+    """The review marks as a small JSON document that ``load_review`` reads back (module doc)."""
+    marks = _normalise_marks(result, not_duplicates)
+    t = result.settings.threshold if threshold is None else float(threshold)
+    t = result.pairs.check_threshold(t)
+    doc = {"kind": REVIEW_KIND, "version": REVIEW_VERSION, "dataset": _dataset_name(result.table),
+           "fingerprint": result.fingerprint, "threshold": t, "not_duplicates": marks.tolist()}
+    return json.dumps(doc, ensure_ascii=False) + "\n"
+
+
+def load_review(path_or_text, result) -> tuple:
+    """Marks from a review file (a path, or its JSON text), checked against ``result``: the same
+    data (fingerprint) and rows in range. Returns sorted distinct (low, high) row pairs."""
+    doc = _read_review(path_or_text)
+    if not isinstance(doc, dict) or doc.get("kind") != REVIEW_KIND:
+        raise AuditorError("bad_format", "Not an auditor review file (its \"kind\" is not \"auditor-review\").",
+                           "Load a file saved by the auditor's review (review_json, or the app's download).")
+    if doc.get("version") != REVIEW_VERSION:
+        raise AuditorError("bad_format", f"Review file version {doc.get('version')!r:.20} is not supported.",
+                           f"This auditor reads version {REVIEW_VERSION}.")
+    if doc.get("fingerprint") != result.fingerprint:
+        raise AuditorError("usage", f"The review file was made for other data ({doc.get('dataset')!r:.80}, "
+                           f"fingerprint {str(doc.get('fingerprint'))[:12]}…), not this dataset "
+                           f"({_dataset_name(result.table)!r:.80}, fingerprint {result.fingerprint[:12]}…).",
+                           "Load the review with the same data, split, row cap and roles it was made with.")
+    marks = doc.get("not_duplicates")
+    if not isinstance(marks, list):
+        raise AuditorError("bad_format", "The review file has no \"not_duplicates\" list.",
+                           "It holds [[row_a, row_b], ...].")
+    return tuple(map(tuple, _normalise_marks(result, marks).tolist()))
+
+
+def _read_review(path_or_text):
+    if isinstance(path_or_text, (str, os.PathLike)) and not (isinstance(path_or_text, str)
+                                                           and path_or_text.lstrip().startswith("{")):
+        path = Path(os.path.expanduser(os.fspath(path_or_text)))
+        try:
+            if path.stat().st_size > REVIEW_MAX_BYTES:
+                raise AuditorError("too_large", f"{path.name}: larger than {REVIEW_MAX_BYTES // 1024 ** 2} MB, too "
+                                   "large for a review file.", "Check it is the right file.")
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise AuditorError("not_found", f"Cannot read the review file {path.name!r} ({exc}).",
+                               "Check the path.") from None
+    elif isinstance(path_or_text, (str, bytes)):
+        text = path_or_text
+    else:
+        raise AuditorError("usage", f"A review is a file path or its JSON text, got {type(path_or_text).__name__}.",
+                           "Pass the path of a review file.")
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise AuditorError("bad_format", f"The review file is not valid JSON ({str(exc)[:120]}).",
+                           "Load a file saved by the auditor's review.") from None
+
+
+def _dataset_name(table) -> str:
+    return table.source + (f" ({table.config}/{table.split})" if table.config else
+                           f" ({table.split})" if table.split else "")
+
+
+# --------------------------------------------------------------------------- writing
+
+def input_format(table) -> str:
+    """The format the table was read from: jsonl, json, csv, tsv or parquet (hub data and bundled
+    examples: jsonl)."""
+    fmt = getattr(table, "format", None)
+    if fmt:
+        return fmt
+    from .sources import format_of
+    for name in table.files:
+        fmt = format_of(Path(str(name)))
+        if fmt:
+            return fmt
+    return "jsonl"
+
+
+def output_format(path, table=None) -> str:
+    """The format a path's extension names (.jsonl/.ndjson, .json, .csv, .tsv, .parquet/.pq, each
+    optionally without .gz), else the input's format when ``table`` is given."""
+    from .sources import format_of
+    name = Path(os.fspath(path)).name
+    fmt = None if name.lower().endswith(".gz") else format_of(Path(name))
+    if fmt:
+        return fmt
+    if table is not None:
+        return input_format(table)
+    raise AuditorError("usage", f"Cannot tell the output format of {name!r} from its extension.",
+                       "Use .jsonl, .json, .csv, .tsv or .parquet.")
+
+
+def write_dedup(result, dedup_result: DedupResult, path, manifest_path=None) -> list:
+    """The kept records, each equal to its input record, to ``path`` (format from its extension,
+    else the input's), and the manifest of every dropped row to ``manifest_path`` (CSV when it
+    ends .csv, JSON otherwise; default ``path`` + ".manifest.json"). Both written atomically.
+    Returns notices."""
+    from .clean import write_rows
+    from .outputs import check_outputs
+    if dedup_result.fingerprint and dedup_result.fingerprint != result.fingerprint:
+        raise AuditorError("usage", "This dedup result was computed on other data.", "Run dedup on this scan result.")
+    if os.fspath(path) in ("", "-"):
+        raise AuditorError("usage", "The deduplicated data needs a file path (not stdout).",
+                           "Give e.g. --out train.dedup.jsonl.")
+    manifest_path = manifest_path or f"{os.fspath(path)}.manifest.json"
+    check_outputs([], [("output", path), ("manifest", manifest_path)])
+    fmt = output_format(path, result.table)
+    rows = result.table.rows
+    kept = [rows[i] for i in dedup_result.kept_rows]
+    notices = list(write_rows(kept, path, fmt=fmt))
+    write_manifest(result, dedup_result, manifest_path)
+    return notices
+
+
+def manifest_rows(result, dedup_result: DedupResult) -> list:
+    """One dict per dropped row: row, id (when there is an id role), cluster, kept_row, reason, jaccard."""
+    has_id = result.roles.id is not None
+    return [{k: v for k, v in d.items() if k != "id" or has_id} for d in dedup_result.dropped]
+
+
+def write_manifest(result, dedup_result: DedupResult, path) -> None:
+    from .outputs import write_text
+    rows = manifest_rows(result, dedup_result)
+    if os.fspath(path).lower().endswith(".csv"):
+        import csv
+        import io
+        fields = ["row", *(["id"] if result.roles.id is not None else []), "cluster", "kept_row", "reason",
+                  "jaccard"]
+        buf = io.StringIO()
+        writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        write_text(path, buf.getvalue(), errors="backslashreplace")
+        return
+    doc = {"kind": MANIFEST_KIND, "version": 1, "dataset": _dataset_name(result.table),
+           "fingerprint": result.fingerprint, "threshold": dedup_result.threshold, "keep": dedup_result.keep,
+           "records": dedup_result.records, "kept": len(dedup_result.kept_rows), "dropped": len(rows),
+           "not_duplicates": dedup_result.not_duplicates, "exact": dedup_result.exact,
+           "notices": list(dedup_result.notices),
+           "note": "jaccard is between the dropped row and the kept row; a cluster is a connected component, "
+                   "so members may be joined through other members and score below the threshold directly.",
+           "dropped_rows": rows}
+    write_text(path, json.dumps(doc, ensure_ascii=False, indent=1, default=str) + "\n", errors="backslashreplace")

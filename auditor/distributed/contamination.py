@@ -1,0 +1,223 @@
+"""``auditor contamination --engine ray``: the n-gram scan with the corpus's shards mapped by Ray Data.
+
+The benchmark's index (``contamination.build_index``) is built once on the driver and put in the
+object store; every read task scans its shard's rows, a fixed-size batch at a time, with the local
+engine's own ``scan_batch`` (so tokens, windows and confirmations are the same code) and returns only its matches
+and counts, per shard. The driver reduces them in shard order: per-shard row counts give each
+match's global row number, and ``HitSet`` builds the items exactly as the local engine does, so
+the report is byte-identical to ``--engine local`` apart from summary.json's ``engine`` block
+(shards, seconds, MB/s).
+
+Resume: with a shard folder (``--shard-dir``, default OUT_DIR/shards when --out-dir is given), each
+finished shard's counts and matches are written there atomically as soon as the shard is complete
+(the dataset is consumed in shard order), keyed by the benchmark's fingerprint, the n-gram size, the
+text field and the shard's name and size; a re-run reads them and maps only the other shards.
+Ray retries a task whose worker dies (Ray's default ``max_retries``, 3); a task's output depends
+only on its input, so a retried task gives the same matches.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from ..contamination import ContaminationResult, HitSet, _benchmark_texts, build_index, choose_n, scan_batch
+from ..errors import AuditorError
+from .runtime import list_shards, ray_session, read_dataset, run
+
+BATCH_ROWS = 16384          # rows per scanned batch: memory per task is a batch of texts and its tokens
+SHARD_FILE_VERSION = 1
+# Fault injection for the tests: a worker exits on its first batch while this marker file does not
+# exist (creating it), so Ray must retry the task; the driver is interrupted (KeyboardInterrupt,
+# as by Ctrl-C) after writing this many shard results.
+FAIL_ONCE_ENV = "AUDITOR_RAY_FAIL_ONCE"
+STOP_AFTER_ENV = "AUDITOR_RAY_STOP_AFTER_SHARDS"
+
+
+def ray_contamination(corpus, benchmark: str, *, corpus_text=None, benchmark_config=None, benchmark_split=None,
+                      benchmark_text=None, ngram="auto", token=None, progress=None, address=None,
+                      num_cpus=None, shard_dir=None, quiet=False) -> ContaminationResult:
+    """Benchmark items sharing an n-gram with a sharded ``corpus`` (a file, directory, glob or URI)."""
+    from ..sources import source_text
+    if ngram != "auto":
+        choose_n([], ngram)
+    corpus, benchmark = _source_text_or_uri(corpus), source_text(benchmark)
+    from ..contamination import STAGES
+    from ..progress import Progress
+    run_progress = Progress(progress, STAGES)
+    with run_progress.stage("index"):
+        bench_texts, bench_info = _benchmark_texts(benchmark, benchmark_config, benchmark_split, benchmark_text,
+                                                   None, token)
+        index = build_index(bench_texts, ngram)
+    with run_progress.stage("scan"):
+        with ray_session(address, num_cpus, quiet=quiet) as ray:
+            filesystem, shards = list_shards(corpus)
+            from .runtime import resolve_text_field
+            field = resolve_text_field(filesystem, shards, corpus_text)
+            key = _run_key(bench_info, index.n, field)
+            store = ShardStore(shard_dir, key) if shard_dir else None
+            done = {s.index: store.load(s) for s in shards} if store else {}
+            done = {i: r for i, r in done.items() if r is not None}
+            todo = [s for s in shards if s.index not in done]
+            run_progress.at(0.0, f"scanning {len(todo)} of {len(shards)} shards on Ray")
+            start = time.perf_counter()
+            if todo:
+                index_ref = ray.put(index)
+                fail_once = os.environ.get(FAIL_ONCE_ENV) or None
+                # The scan runs inside the read tasks (plain tasks, no actor pool; Ray's default
+                # retries when a worker dies): texts never cross the object store, only matches do.
+                results = read_dataset(corpus, field, global_rows=False, shards=(filesystem, todo),
+                                       batch_rows=BATCH_ROWS, map_fn=_ScanFn(index_ref, fail_once))
+                stop_after = int(os.environ.get(STOP_AFTER_ENV) or 0)
+                run(lambda: _reduce(results, todo, done, store, stop_after))
+            seconds = time.perf_counter() - start
+            cpus = ray.cluster_resources().get("CPU")
+    per_shard = [done[s.index] for s in shards]
+    offsets = np.concatenate(([0], np.cumsum([r["records"] for r in per_shard])[:-1])).astype(np.int64)
+    hits = HitSet()
+    for offset, result in zip(offsets.tolist(), per_shard):
+        m = np.asarray(result["matches"], dtype=np.int64).reshape(-1, 3)
+        hits.add(m[:, 0], m[:, 1], m[:, 2] + offset)
+    scanned_bytes = sum(s.size for s in todo)
+    engine = {"name": "ray", "shards": len(shards), "shards_resumed": len(shards) - len(todo),
+              "seconds": round(seconds, 3),
+              "mb_per_s": round(scanned_bytes / 2 ** 20 / seconds, 1) if todo and seconds > 0 else None,
+              "cpus": int(cpus) if cpus else None}
+    from ..sources import display_name
+    # As the local engine shows a local source: its name, never this machine's folders.
+    local = "://" not in corpus or corpus.startswith("file://")
+    info = {"source": display_name(corpus.removeprefix("file://")) if local else corpus, "config": None, "split": None,
+            "text": field}
+    run_progress.done()
+    return ContaminationResult(corpus=info, benchmark=bench_info, n=index.n, items=hits.items(index),
+                               too_short=index.too_short, corpus_records=int(sum(r["records"] for r in per_shard)),
+                               corpus_tokens=int(sum(r["tokens"] for r in per_shard)), engine=engine)
+
+
+def _source_text_or_uri(corpus) -> str:
+    """A corpus source: a path (str or os.PathLike) or a URI (s3://, gs://, hf://, file://)."""
+    if isinstance(corpus, os.PathLike):
+        corpus = os.fspath(corpus)
+    if not isinstance(corpus, str) or not corpus.strip():
+        raise AuditorError("usage", "No corpus given.", "Pass a file, directory, glob or URI of JSONL/Parquet shards.")
+    return corpus
+
+
+class _ScanFn:
+    """The map function: one batch of (text, shard, row) -> per shard: records, tokens, matches."""
+
+    def __init__(self, index_ref, fail_once: str | None):
+        self.index_ref, self.fail_once = index_ref, fail_once
+
+    def __call__(self, batch: pa.Table) -> pa.Table:
+        import ray
+        if self.fail_once and not os.path.exists(self.fail_once):
+            Path(self.fail_once).write_text("failed once\n")
+            os._exit(1)         # the worker dies mid-task: Ray must retry the task elsewhere
+        index = _INDEX_CACHE.get(self.index_ref.hex())
+        if index is None:
+            _INDEX_CACHE.clear()
+            index = _INDEX_CACHE[self.index_ref.hex()] = ray.get(self.index_ref)
+        shard = batch.column("shard").to_numpy()
+        row = batch.column("row").to_numpy()
+        texts = batch.column("text")
+        out = {"shard": [], "first_row": [], "records": [], "tokens": [], "matches": []}
+        # A batch may span shards: split it where the shard changes (rows stay in order).
+        cuts = np.flatnonzero(np.diff(shard)) + 1
+        for lo, hi in zip(np.concatenate(([0], cuts)).tolist(), np.concatenate((cuts, [shard.size])).tolist()):
+            scanned = scan_batch(index, texts.slice(lo, hi - lo))
+            first = int(row[lo])
+            matches = np.stack([scanned.item, scanned.window, scanned.record + first], axis=1) if scanned.item.size \
+                else np.zeros((0, 3), dtype=np.int64)
+            out["shard"].append(int(shard[lo]))
+            out["first_row"].append(first)
+            out["records"].append(scanned.records)
+            out["tokens"].append(scanned.tokens)
+            out["matches"].append(matches.reshape(-1).tolist())
+        return pa.table({"shard": pa.array(out["shard"], pa.int64()), "first_row": pa.array(out["first_row"], pa.int64()),
+                         "records": pa.array(out["records"], pa.int64()), "tokens": pa.array(out["tokens"], pa.int64()),
+                         "matches": pa.array(out["matches"], pa.list_(pa.int64()))})
+
+
+_INDEX_CACHE: dict = {}
+
+
+def _reduce(results, todo, done: dict, store, stop_after: int) -> None:
+    """Consume the map's output in shard order; a shard is complete when a later shard's output (or
+    the end) arrives, and is then saved (resume) and kept in ``done``."""
+    position = {s.index: k for k, s in enumerate(todo)}
+    partial: dict[int, dict] = {}
+    expected_row: dict[int, int] = {}
+    finished = 0
+
+    def finish_up_to(k: int) -> None:
+        nonlocal finished
+        while finished < k:
+            shard = todo[finished]
+            result = partial.pop(shard.index, {"records": 0, "tokens": 0, "matches": []})
+            done[shard.index] = result
+            if store:
+                store.save(shard, result)
+                if stop_after and len(store.saved) >= stop_after:
+                    raise KeyboardInterrupt(f"{STOP_AFTER_ENV}={stop_after}")   # fault injection: Ctrl-C
+            finished += 1
+
+    for batch in results.iter_batches(batch_format="pyarrow", batch_size=None):
+        for shard, first, records, tokens, matches in zip(*(batch.column(c).to_pylist() for c in
+                                                            ("shard", "first_row", "records", "tokens", "matches"))):
+            k = position[shard]
+            finish_up_to(k)
+            if expected_row.get(shard, 0) != first:      # order is what makes row numbers right: check it
+                raise RuntimeError(f"shard {shard}: rows arrived out of order ({first} after {expected_row.get(shard, 0)})")
+            expected_row[shard] = first + records
+            acc = partial.setdefault(shard, {"records": 0, "tokens": 0, "matches": []})
+            acc["records"] += records
+            acc["tokens"] += tokens
+            acc["matches"] += matches
+    finish_up_to(len(todo))
+
+
+def _run_key(bench_info: dict, n: int, field: str) -> str:
+    """What a saved shard result depends on besides the shard itself."""
+    from ..contamination import TOKENIZER
+    blob = json.dumps({"benchmark": bench_info.get("fingerprint"), "records": bench_info.get("records"), "n": n,
+                       "text": field, "tokenizer": TOKENIZER, "version": SHARD_FILE_VERSION}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+class ShardStore:
+    """Per-shard results in a folder: ``contamination-KEY-NNNNN.json``, written atomically."""
+
+    def __init__(self, folder, key: str):
+        self.folder, self.key = Path(folder), key
+        self.saved: list[int] = []
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise AuditorError("output_path", f"Cannot create the shard folder {str(folder)!r}: {exc.strerror}.",
+                               "Give a writable --shard-dir.") from None
+
+    def path(self, shard) -> Path:
+        return self.folder / f"contamination-{self.key}-{shard.index:05d}.json"
+
+    def load(self, shard) -> dict | None:
+        try:
+            data = json.loads(self.path(shard).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if data.get("shard") != shard.name or data.get("size") != shard.size:
+            return None                         # another shard now sits at this position
+        return {"records": data["records"], "tokens": data["tokens"], "matches": data["matches"]}
+
+    def save(self, shard, result: dict) -> None:
+        from ..outputs import atomic_write
+        matches = np.asarray(result["matches"], dtype=np.int64).reshape(-1, 3).tolist()
+        with atomic_write(self.path(shard)) as handle:
+            json.dump({"shard": shard.name, "size": shard.size, "records": result["records"],
+                       "tokens": result["tokens"], "matches": matches}, handle)
+        self.saved.append(shard.index)

@@ -1,0 +1,552 @@
+"""``auditor leak A B --engine ray`` (and ``clean --engine ray``): a huge training side A against a
+modest evaluation side B, with A's shards mapped by Ray tasks and only matches coming back.
+
+B is prepared on the driver as the local engine prepares it, and its indexes are built once and
+put in the object store (``BIndex``): normalised text keys, answer keys (the answer normaliser is
+chosen from A's first 1,000 answers and B's, as locally), text+answer keys, group values, and a
+near-duplicate index of B's shingle sets (``NearIndex``). Each task reads one shard of A with the
+local engine's reader (the same records, the same errors naming the file), a bounded batch of
+records at a time, and returns per B row the lowest-numbered EVIDENCE_MATCHES A rows per kind,
+its best CROSS_MATCHES near duplicates, the exact near-pair count, the group values shared with
+B, the texts of the A rows it names, and the fold of its canonical records (``roles.fold_records``:
+A's fingerprint combines the folds in shard order). The driver reduces the shards in order, so
+counts, matches, Jaccard scores, shared groups, near-pair count and fingerprint equal the local
+engine's; summary.json differs only by its ``engine`` block.
+
+Near duplicates without a global vocabulary: shingles are identified by B's words (or B's
+characters) through a trie of B's shingle prefixes, so an A shingle holding a word B lacks is
+simply "not in B" and counts only toward A's set size (computed on the batch, as locally).
+Candidates are the A rows holding a shingle of a B row's prefix (its first |b| - ceil(t|b|) + 1
+shingles in B's rare-first order): J(a, b) >= t needs |a & b| >= t|b|, so every such pair shares
+a prefix shingle whatever the order. Each candidate is verified with the local verifier (true
+Jaccard). The search is always exact: ``--method lsh`` is refused, and where the local engine's
+"auto" would switch to LSH (beyond 6e11 A x B pairs) the Ray engine still searches exactly.
+
+Resume: per-shard results are written atomically to a shard folder (``--shard-dir``), keyed by
+B's fingerprint, the roles and the settings, and a re-run maps only the other shards.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import AuditorError
+from ..report.leak import EVIDENCE_MATCHES, MATCH_KINDS
+
+BATCH_ROWS = 50_000           # A records per batch in a task (memory per task: one batch and B's index; >= shingles.ARROW_MIN_TEXTS, so Arrow tokenises)
+SHARD_FILE_VERSION = 1
+# Fault injection for the tests (the contamination engine's variables): a worker exits on its first
+# batch while the FAIL_ONCE marker file does not exist (creating it), so Ray must retry the task;
+# the driver is interrupted (KeyboardInterrupt, as by Ctrl-C) after saving STOP_AFTER shard results.
+FAIL_ONCE_ENV = "AUDITOR_RAY_FAIL_ONCE"
+STOP_AFTER_ENV = "AUDITOR_RAY_STOP_AFTER_SHARDS"
+
+
+# --------------------------------------------------------------------------- A as the report sees it
+
+@dataclass(frozen=True)
+class StreamedTable:
+    """What a report says about A's table, without its rows (they stay in the shards)."""
+    source: str
+    config: str | None = None
+    split: str | None = None
+    truncated: bool = False
+    files: tuple = ()
+
+
+@dataclass(frozen=True)
+class StreamedFields:
+    text: dict                  # A row -> text, for the rows the matches name (evidence, REPORT.md)
+    answer: None = None
+    group: None = None
+
+
+@dataclass(frozen=True)
+class StreamedSide:
+    """A read by Ray tasks: the report's view of a PreparedSide (source, size, roles, fingerprint)."""
+    table: StreamedTable
+    roles: object
+    fields: StreamedFields = field(repr=False)
+    fingerprint: str
+    records: int
+
+    def block(self) -> dict:
+        from ..report.leak import side_block
+        return side_block(self)
+
+
+# --------------------------------------------------------------------------- B's indexes
+
+@dataclass
+class NearIndex:
+    """B's shingle sets for an exact search without A's vocabulary (see the module docstring)."""
+    unit: str
+    size: int
+    threshold: float
+    words: dict | None            # word -> id (unit "word")
+    codes: np.ndarray | None      # sorted code points (unit "char")
+    pad: int                      # the id that fills a short text's single shingle
+    levels: list                  # sorted packed (prefix id, token) keys per shingle position 2..k
+    columns: int
+    matrix: sp.csr_matrix         # B row x B shingle, sorted indices
+    sizes: np.ndarray
+    prefix_t: sp.csr_matrix       # B shingle x B row: the shingle is in the row's prefix
+
+
+@dataclass
+class BIndex:
+    roles_a: object
+    answer_normalizer: str | None
+    text: dict                    # key -> B rows
+    answer: dict | None
+    both: dict | None
+    groups: frozenset | None
+    near: NearIndex
+
+
+def _key_index(keys) -> dict:
+    out: dict = {}
+    for i, k in enumerate(keys):
+        if k is not None:
+            out.setdefault(k, []).append(i)
+    return out
+
+
+def _tokens(texts: list, unit: str):
+    """(token ids in the batch's own sorted vocabulary, tokens per text, that vocabulary)."""
+    from ..shingles import _word_tokens
+    if unit == "word":
+        vocabulary: list = []
+        ids, lengths = _word_tokens(texts, vocabulary)
+        return ids, lengths, vocabulary
+    prepared = [" ".join(t.lower().split()) if t else "" for t in texts]
+    lengths = np.fromiter((len(t) for t in prepared), dtype=np.int64, count=len(prepared))
+    codepoints = np.frombuffer("".join(prepared).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    vocabulary, ids = np.unique(codepoints, return_inverse=True)
+    return ids.reshape(-1), lengths, vocabulary
+
+
+def _windows(ids: np.ndarray, lengths: np.ndarray, k: int, pad: int):
+    """(record of each shingle window, [token at position j of each window] for j < k), as
+    ``shingles`` makes them: every k-window, or one padded window for a text shorter than k."""
+    n_windows = np.where(lengths >= k, lengths - k + 1, (lengths > 0).astype(np.int64))
+    indptr = np.concatenate(([0], np.cumsum(n_windows)))
+    record = np.repeat(np.arange(lengths.size), n_windows)
+    offset = np.arange(int(indptr[-1])) - indptr[record]
+    first = (np.cumsum(lengths) - lengths)[record] + offset
+    length = lengths[record]
+    ids = np.asarray(ids, dtype=np.int64)
+    top = max(ids.size - 1, 0)
+    columns = [np.where(offset + j < length, ids[np.minimum(first + j, top)] if ids.size else pad, pad)
+               for j in range(k)]
+    return record, columns
+
+
+def _build_levels(columns: list, base: int):
+    """B's shingles as ids 0..n-1 through a trie of their prefixes (each level's keys sorted)."""
+    current = columns[0].astype(np.int64)
+    levels = []
+    for token in columns[1:]:
+        keys = np.unique(current * base + token)
+        current = np.searchsorted(keys, current * base + token)
+        levels.append(keys)
+    return current, levels, (int(levels[-1].size) if levels else base)
+
+
+def _lookup_levels(columns: list, levels: list, base: int) -> np.ndarray:
+    """A's shingles as B's shingle ids, -1 where B has no such shingle (an unknown token is -1)."""
+    current = columns[0].astype(np.int64)
+    for token, keys in zip(columns[1:], levels):
+        ok = (current >= 0) & (token >= 0)
+        key = np.where(ok, current * base + token, 0)
+        pos = np.searchsorted(keys, key)
+        found = ok & (pos < keys.size)
+        found[found] = keys[pos[found]] == key[found]
+        current = np.where(found, pos, -1)
+    return current
+
+
+def build_near_index(texts_b: list, shingle, threshold: float) -> NearIndex:
+    from ..near.result import EPS
+    ids, lengths, vocabulary = _tokens(texts_b, shingle.unit)
+    pad = len(vocabulary)
+    record, columns = _windows(ids, lengths, shingle.size, pad)
+    shingle_id, levels, n_columns = _build_levels(columns, pad + 1)
+    n = len(texts_b)
+    matrix = sp.csr_matrix((np.ones(shingle_id.size, np.float32), (record, shingle_id)), shape=(n, n_columns))
+    matrix.sum_duplicates()
+    matrix.data[:] = 1.0
+    matrix.sort_indices()
+    sizes = np.diff(matrix.indptr).astype(np.int64)
+    # Prefixes under B's own rare-first order (any order keeps the search exact; rare-first keeps it small).
+    df = np.bincount(matrix.indices, minlength=n_columns)
+    rank = np.empty(n_columns, dtype=np.int64)
+    rank[np.argsort(df, kind="stable")] = np.arange(n_columns)
+    prefix_len = sizes - np.ceil(threshold * sizes - EPS).astype(np.int64) + 1
+    rows, cols = [], []
+    for i in range(n):
+        row = matrix.indices[matrix.indptr[i]:matrix.indptr[i + 1]]
+        if row.size:
+            keep = row[np.argsort(rank[row], kind="stable")][:prefix_len[i]]
+            rows.append(np.full(keep.size, i)); cols.append(keep)
+    r = np.concatenate(rows) if rows else np.zeros(0, np.int64)
+    c = np.concatenate(cols) if cols else np.zeros(0, np.int64)
+    prefix_t = sp.csr_matrix((np.ones(r.size, np.float32), (c, r)), shape=(n_columns, n))
+    words = {w: i for i, w in enumerate(vocabulary)} if shingle.unit == "word" else None
+    return NearIndex(shingle.unit, shingle.size, threshold, words, None if words is not None else vocabulary,
+                     pad, levels, n_columns, matrix, sizes, prefix_t)
+
+
+def near_batch(index: NearIndex, texts: list):
+    """(a, b, jaccard) of every pair of this batch's records with B's at Jaccard >= t, and the
+    number of candidates verified."""
+    from ..near import verify
+    from ..near.prefix import size_fits
+    from ..near.result import EPS
+    from ..shingles import _windows_to_matrix, set_sizes
+    n = len(texts)
+    empty = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64)), 0
+    if not n or not index.matrix.nnz:
+        return empty
+    ids, lengths, vocabulary = _tokens(texts, index.unit)
+    if index.words is not None:
+        to_b = np.fromiter((index.words.get(w, -1) for w in vocabulary), dtype=np.int64, count=len(vocabulary))
+    else:
+        pos = np.searchsorted(index.codes, vocabulary)
+        hit = pos < index.codes.size
+        hit[hit] = index.codes[pos[hit]] == vocabulary[hit]
+        to_b = np.where(hit, pos, -1).astype(np.int64)
+    mapped = to_b[ids] if ids.size else np.zeros(0, np.int64)
+    record, columns = _windows(mapped, lengths, index.size, index.pad)
+    shingle = _lookup_levels(columns, index.levels, index.pad + 1) if index.levels else columns[0]
+    known = shingle >= 0
+    a_known = sp.csr_matrix((np.ones(int(known.sum()), np.float32), (record[known], shingle[known])),
+                            shape=(n, index.columns))
+    a_known.sum_duplicates()
+    a_known.data[:] = 1.0
+    candidates = (a_known @ index.prefix_t).tocoo()
+    a, b = candidates.row.astype(np.int64), candidates.col.astype(np.int64)
+    # A's whole set sizes (shingles B lacks included), for the candidate rows only, from their
+    # tokens in the batch's own vocabulary by the local code (``shingles._windows_to_matrix``).
+    sizes_a = np.zeros(n, dtype=np.int64)
+    rows = np.unique(a)
+    if rows.size:
+        counts = lengths[rows]
+        starts = (np.cumsum(lengths) - lengths)[rows]
+        positions = np.repeat(starts - (np.cumsum(counts) - counts), counts) + np.arange(int(counts.sum()))
+        sizes_a[rows] = set_sizes(_windows_to_matrix(ids[positions], counts, index.size))
+    stacked = sp.vstack([a_known, index.matrix]).tocsr()
+    stacked.sort_indices()
+    sizes = np.concatenate((sizes_a, index.sizes))
+    fits = size_fits(sizes, a, b + n, index.threshold)
+    a, b = a[fits], b[fits]
+    if not a.size:
+        return empty
+    order = np.lexsort((b, a))
+    a, b = a[order], b[order]
+    jaccard = verify(stacked, a, b + n, sizes=sizes, min_threshold=index.threshold)
+    keep = jaccard >= index.threshold - EPS
+    return (a[keep], b[keep], jaccard[keep]), int(a.size)
+
+
+def build_index(side_b, settings, roles_a, sample_a: list) -> BIndex:
+    """B's indexes (see the module docstring); ``sample_a``: A's first 1,000 records, whose
+    answers choose the answer normaliser with B's, as the local engine's first 1,000 do."""
+    from ..prepare import answer_normalizer
+    from ..roles import column
+    fb = side_b.fields
+    text_b = side_b.normalized("text")
+    answer_norm = answer = both = None
+    if roles_a.answer is not None and fb.answer is not None:
+        answer_norm = answer_normalizer(column(sample_a, roles_a.answer) + fb.answer)
+        ans_b = side_b.normalized("answer", answer_norm)
+        answer = _key_index(ans_b)
+        both = _key_index([(t, x) if t is not None and x is not None else None for t, x in zip(text_b, ans_b)])
+    groups = None
+    if roles_a.group is not None and fb.group is not None:
+        groups = frozenset(g for g in fb.group if g)
+    near = build_near_index(fb.text, settings.near.shingle, settings.near.threshold)
+    return BIndex(roles_a, answer_norm, _key_index(text_b), answer, both, groups, near)
+
+
+# --------------------------------------------------------------------------- one shard of A (a Ray task)
+
+def scan_shard(path: str, index: BIndex, fail_once: str | None = None, batch_rows: int = BATCH_ROWS) -> dict:
+    """The matches of one shard of A against B (JSON-able; rows are the shard's own)."""
+    from ..near import CROSS_MATCHES, CrossSink
+    from ..roles import as_text, canonical_record, fold_records, lookup
+    from ..sources import Budget, file_batches
+    from ..exact import normalized
+    roles = index.roles_a
+    exact = {kind: {} for kind in MATCH_KINDS if kind != "near_duplicate"}
+    sink = CrossSink(CROSS_MATCHES)
+    state = (0, 0)
+    pairs = candidates = 0
+    groups: set = set()
+    texts: dict = {}
+    first = 0
+
+    def process(rows: list) -> None:
+        nonlocal state, pairs, candidates, first
+        state = fold_records(map(canonical_record, rows), state)
+        text = [as_text(lookup(r, roles.text), roles.text, first + i) for i, r in enumerate(rows)]
+        keys = normalized(text, "default")
+        found: list = []
+
+        def add(kind: str, b_rows: list, row: int) -> None:
+            for b in b_rows:
+                have = exact[kind].setdefault(b, [])
+                if len(have) < EVIDENCE_MATCHES:
+                    have.append(row)
+                    found.append(row)
+        for i, key in enumerate(keys):
+            if key is not None and key in index.text:
+                add("identical_text", index.text[key], first + i)
+        if index.answer is not None:
+            answers = normalized([as_text(lookup(r, roles.answer), roles.answer, first + i)
+                                  for i, r in enumerate(rows)], index.answer_normalizer)
+            for i, (t, x) in enumerate(zip(keys, answers)):
+                if x is not None and x in index.answer:
+                    add("identical_answer", index.answer[x], first + i)
+                if t is not None and x is not None and (t, x) in index.both:
+                    add("identical_both", index.both[(t, x)], first + i)
+        if index.groups is not None:
+            for i, r in enumerate(rows):
+                g = as_text(lookup(r, roles.group), roles.group, first + i)
+                if g and g in index.groups:
+                    groups.add(g)
+        (a, b, j), scored = near_batch(index.near, text)
+        candidates += scored
+        pairs += int(a.size)
+        if a.size:
+            sink.add(a + first, b, j)
+            sink.compact()
+        kept = set(found) | set(sink.kept[0].tolist())     # texts of the rows this shard may report
+        for row in kept:
+            if first <= row < first + len(rows):
+                texts[row] = text[row - first]
+        first += len(rows)
+
+    batch: list = []
+    for part in file_batches(Path(path), Budget(limited=False)):
+        if fail_once and not os.path.exists(fail_once):
+            Path(fail_once).write_text("failed once\n")
+            os._exit(1)         # the worker dies mid-task: Ray must retry the task
+        batch += part
+        if len(batch) >= batch_rows:
+            process(batch)
+            batch = []
+    if batch:
+        process(batch)
+    near = sink.result(min_threshold=index.near.threshold, method="exact-all-pairs", candidates=candidates)
+    kept = set(near.a.tolist()) | {r for rows in exact.values() for v in rows.values() for r in v}
+    return {"records": first, "fold": list(state), "pairs": pairs, "candidates": candidates,
+            "exact": {kind: sorted([b, rows] for b, rows in m.items()) for kind, m in exact.items()},
+            "near": [near.a.tolist(), near.b.tolist(), near.jaccard.tolist()],
+            "groups": sorted(groups), "texts": sorted([r, texts[r]] for r in kept)}
+
+
+# --------------------------------------------------------------------------- the driver
+
+def a_paths(source, split) -> tuple[list, str | None]:
+    """A's files and split exactly as the local loader picks them (``sources._load_local``)."""
+    from ..sources import _split_name, expand_local, looks_local, source_text
+    from ..table import choose_split
+    source = source_text(source).strip()
+    if not looks_local(source) or "://" in source:
+        raise AuditorError("usage", f"leak --engine ray reads A from local files; {source!r} is not one.",
+                           "Point A at a local file, directory or glob of JSONL/JSON/CSV/Parquet shards.")
+    paths = expand_local(source)
+    by_split: dict = {}
+    for p in paths:
+        by_split.setdefault(_split_name(p), []).append(p)
+    if split is not None or (len(paths) > 1 and len(by_split) > 1 and {"train", "test"} & set(by_split)):
+        split, _ = choose_split(split, sorted(by_split), f"{source!r}")
+        paths = by_split[split]
+    return paths, split
+
+
+def _first_records(paths: list, limit: int) -> list:
+    from ..sources import Budget, file_batches
+    out: list = []
+    for path in paths:
+        batches = file_batches(path, Budget(limited=False))
+        try:
+            for part in batches:
+                out += part[:limit - len(out)]
+                if len(out) >= limit:
+                    return out
+        finally:
+            batches.close()
+    return out
+
+
+def ray_leak(a, b, *, settings=None, split_a=None, config_a=None, max_rows=None, token=None, progress=None,
+             address=None, num_cpus=None, shard_dir=None, quiet=False, batch_rows: int = BATCH_ROWS):
+    """``leakage.leak`` with A's shards on Ray (see the module docstring). ``b``: anything
+    ``leak`` takes for B, or a PreparedSide (``clean`` passes its TEST). ``batch_rows``: A records
+    per batch inside a task (memory per task; the result does not depend on it)."""
+    from ..leakage import LeakResult, LeakSettings, _prepared, add_near_matches
+    from ..near import CROSS_MATCHES, CrossSink
+    from ..prepare import PreparedSide
+    from ..roles import combine_folds, fingerprint_of, resolve_roles
+    from ..settings import SourceSpec
+    from ..sources import display_name, source_text
+    from .runtime import ROLE_SAMPLE, ray_session, run
+    settings = (settings or LeakSettings()).validated()
+    if settings.near.method == "lsh":
+        raise AuditorError("usage", "--engine ray searches near duplicates exactly: --method lsh does not apply.",
+                           "Leave --method at auto (or exact).")
+    if config_a is not None or max_rows is not None:
+        raise AuditorError("usage", "--engine ray reads every row of A's files: --config-a and --max-rows do not "
+                           "apply.", "Point A at its files (a directory or glob of shards).")
+    report = progress or (lambda f, s: None)
+    paths, split = a_paths(a, split_a)
+    report(0.0, "loading")
+    spec_b = b if isinstance(b, (PreparedSide, SourceSpec)) else SourceSpec(b, None, None, None, token)
+    side_b = _prepared(spec_b, settings.roles_for_b)
+    sample = _first_records(paths, ROLE_SAMPLE)
+    if not sample:
+        raise AuditorError("empty_input", f"{', '.join(p.name for p in paths)}: no records found.",
+                           "The file is empty or holds only a header; check that it is the right file.")
+    ra = settings.roles_a
+    roles_a = resolve_roles(sample, text=ra.text, answer=ra.answer, group=ra.group)
+    index = build_index(side_b, settings, roles_a, sample)
+    sizes = [p.stat().st_size for p in paths]
+    key = _run_key(side_b, settings, roles_a, index.answer_normalizer, paths)
+    store = ShardStore(shard_dir, key) if shard_dir else None
+    done = {i: store.load(i, p, s) for i, (p, s) in enumerate(zip(paths, sizes))} if store else {}
+    done = {i: r for i, r in done.items() if r is not None}
+    todo = [i for i in range(len(paths)) if i not in done]
+    report(0.2, f"comparing {len(todo)} of {len(paths)} shards of A on Ray")
+    with ray_session(address, num_cpus, quiet=quiet) as ray:
+        start = time.perf_counter()
+        if todo:
+            task = ray.remote(max_retries=3)(scan_shard)
+            index_ref = ray.put(index)
+            fail_once = os.environ.get(FAIL_ONCE_ENV) or None
+            refs = {task.remote(str(paths[i]), index_ref, fail_once, batch_rows): i for i in todo}
+            stop_after = int(os.environ.get(STOP_AFTER_ENV) or 0)
+            pending = list(refs)
+            try:
+                while pending:
+                    ready, pending = ray.wait(pending, num_returns=1)
+                    i = refs[ready[0]]
+                    done[i] = run(lambda: ray.get(ready[0]))
+                    if store:
+                        store.save(i, paths[i], sizes[i], done[i])
+                        if stop_after and len(store.saved) >= stop_after:
+                            raise KeyboardInterrupt(f"{STOP_AFTER_ENV}={stop_after}")
+                    report(0.2 + 0.75 * (len(paths) - len(pending)) / len(paths), "comparing shards of A")
+            finally:
+                for ref in pending:
+                    ray.cancel(ref)
+        seconds = time.perf_counter() - start
+        cpus = ray.cluster_resources().get("CPU")
+    per_shard = [done[i] for i in range(len(paths))]
+    total = sum(r["records"] for r in per_shard)
+    if not total:
+        raise AuditorError("empty_input", f"{', '.join(p.name for p in paths)}: no records found.",
+                           "The file is empty or holds only a header; check that it is the right file.")
+    # The reduce, in shard order: A rows are shard rows plus the rows of the shards before.
+    matches: dict = {}
+    counts = dict.fromkeys(MATCH_KINDS, 0)
+    texts: dict = {}
+    fold = (0, 0)
+    sink = CrossSink(CROSS_MATCHES)
+    pairs = candidates = 0
+    shared: set = set()
+    offset = 0
+    exact: dict = {kind: {} for kind in MATCH_KINDS if kind != "near_duplicate"}
+    for result in per_shard:
+        fold = combine_folds(fold, tuple(result["fold"]))
+        for kind, items in result["exact"].items():
+            for b_row, rows in items:
+                have = exact[kind].setdefault(b_row, [])
+                have += [r + offset for r in rows[:EVIDENCE_MATCHES - len(have)]]
+        a_rows, b_rows, jac = result["near"]
+        if a_rows:
+            sink.add(np.asarray(a_rows, np.int64) + offset, np.asarray(b_rows, np.int64), np.asarray(jac, np.float64))
+        pairs += result["pairs"]
+        candidates += result["candidates"]
+        shared.update(result["groups"])
+        texts.update((r + offset, t) for r, t in result["texts"])
+        offset += result["records"]
+
+    def add(b_row: int, kind: str, a_rows: list) -> None:
+        matches.setdefault(b_row, {})[kind] = a_rows[:EVIDENCE_MATCHES]
+
+    # In the local engine's order: text matches, then answer and both per B row, then near duplicates.
+    for b_row in sorted(exact["identical_text"]):
+        add(b_row, "identical_text", exact["identical_text"][b_row])
+        counts["identical_text"] += 1
+    for b_row in sorted(set(exact["identical_answer"]) | set(exact["identical_both"])):
+        for kind in ("identical_answer", "identical_both"):
+            if b_row in exact[kind]:
+                add(b_row, kind, exact[kind][b_row])
+                counts[kind] += 1
+    near = replace(sink.result(min_threshold=settings.near.threshold, method="exact-all-pairs",
+                               candidates=candidates), pairs=pairs)
+    counts["near_duplicate"] = add_near_matches(near, add, matches)
+    named = {r for m in matches.values() for k in MATCH_KINDS for r in m.get(k, ())}
+    table = StreamedTable(source=display_name(source_text(a).strip()), split=split, files=tuple(p.name for p in paths))
+    side_a = StreamedSide(table, roles_a, StreamedFields({r: texts.get(r) for r in sorted(named)}),
+                          fingerprint_of(fold, roles_a), total)
+    scanned = sum(sizes[i] for i in todo)
+    engine = {"name": "ray", "shards": len(paths), "shards_resumed": len(paths) - len(todo),
+              "seconds": round(seconds, 3),
+              "mb_per_s": round(scanned / 2 ** 20 / seconds, 1) if todo and seconds > 0 else None,
+              "cpus": int(cpus) if cpus else None, "candidates": candidates}
+    report(1.0, "done")
+    shared_groups = sorted(shared) if index.groups is not None else []
+    return LeakResult(a=side_a, b=side_b, threshold=settings.near.threshold, shingle=settings.near.shingle,
+                      answer_normalizer=index.answer_normalizer, matches=matches, counts=counts,
+                      shared_groups=shared_groups, near=near, engine=engine)
+
+
+def _run_key(side_b, settings, roles_a, answer_norm, paths) -> str:
+    """What a saved shard result depends on besides the shard itself (A's files: two training
+    sides cleaned against into one folder do not share results)."""
+    near = settings.near
+    blob = json.dumps({"a": [str(p.resolve()) for p in paths], "b": side_b.fingerprint, "roles_a": roles_a.to_dict(), "answer_normalizer": answer_norm,
+                       "threshold": near.threshold, "shingle": str(near.shingle),
+                       "version": SHARD_FILE_VERSION}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+class ShardStore:
+    """Per-shard results in a folder: ``leak-KEY-NNNNN.json``, written atomically."""
+
+    def __init__(self, folder, key: str):
+        self.folder, self.key = Path(folder), key
+        self.saved: list = []
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise AuditorError("output_path", f"Cannot create the shard folder {str(folder)!r}: {exc.strerror}.",
+                               "Give a writable --shard-dir.") from None
+
+    def path(self, index: int) -> Path:
+        return self.folder / f"leak-{self.key}-{index:05d}.json"
+
+    def load(self, index: int, shard: Path, size: int) -> dict | None:
+        try:
+            data = json.loads(self.path(index).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if data.get("shard") != shard.name or data.get("size") != size:
+            return None                         # another file now sits at this position
+        return data["result"]
+
+    def save(self, index: int, shard: Path, size: int, result: dict) -> None:
+        from ..outputs import atomic_write
+        with atomic_write(self.path(index)) as handle:
+            json.dump({"shard": shard.name, "size": size, "result": result}, handle)
+        self.saved.append(shard.name)

@@ -1,0 +1,399 @@
+"""Near duplicates on Ray: the local search (auditor/near) with candidate generation and
+verification spread over Ray workers, and the result merged on the driver from bounded
+per-partition pieces, never from all pairs.
+
+The driver does the planning that needs the whole collection and is linear in it: identical
+sets collapse into nodes (``collapse_identical``), prefixes under the global rare-first order
+(``prefix_matrix``) and template groups (``dense.plan``), or MinHash signatures. Then:
+
+- ``exact`` (prefix join partitioned by prefix shingle): the ranked prefix columns are cut into
+  ranges of equal estimated work; a node goes to every partition holding one of its (joined)
+  prefix shingles, with its shingle set. A pair is verified only in the partition of its
+  smallest shared prefix shingle (it shares none ranked before the partition's range), so it
+  is counted once. Candidates pass the local ``CandidateFilter`` with their exact shared-prefix
+  count, so the candidates verified are the local search's, and each template group runs
+  ``dense.process`` in a task of its own, as locally;
+- ``lsh``: signatures computed in tasks; every (node, band) row is routed by a hash of its band
+  key through Ray Data's ``groupby``; a partition groups its rows by the exact band values and
+  emits a pair only in the first band where the two signatures agree (``band_first_pairs``),
+  so the candidates are the local LSH's, each once.
+
+Each task verifies its pairs (true Jaccard) into its own ``PairSink`` and returns that sink's
+bounded result: score-bin counts, a maximum spanning forest (the union of per-partition
+forests contains a maximum spanning forest of the whole graph) and the best pairs of each
+0.01 stratum. The driver adds the counts and offers the forests and samples to one
+``PairSink``, so the ``Pairs`` has the local meaning: the same counts at every threshold, the
+same components (clusters, curve), the same pair sample and, for LSH, the same catch
+probability. Only the forest's choice among equal-score edges may differ.
+"""
+from __future__ import annotations
+
+import pickle
+from dataclasses import replace
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import AuditorError
+from ..near import (MAX_EXACT_CANDIDATES, PRODUCT_BUDGET, CandidateFilter, PairSink, Pairs, Verifier,
+                    choose_bands, collapse_identical, dense, estimated_candidates, minhash_signatures,
+                    prefix_matrix, searched_threshold, size_fits)
+from ..near.lsh import BATCH, band_keys
+from ..near.result import SCORE_SCALE
+from ..shingles import set_sizes
+
+PARTITIONS_PER_CPU = 2        # default partitions per cluster CPU: evens out unequal partitions
+ENTRY_COST = 32              # join work of one (node, shared prefix shingle) entry, in product pairs
+LSH_BLOCK_NODES = 50_000      # nodes per signature task and per block of band rows
+# Ray Data's groupby as a sort-based shuffle with plain tasks. Its default (hash shuffle on
+# aggregator actors) aborted workers here ("Mutex corrupt") and ran 3x slower on 2 CPUs.
+SHUFFLE = "sort_shuffle_pull_based"
+
+
+def ray_find_pairs(matrix_or_dataset, threshold: float, method: str = "auto", *, num_perm: int = 128,
+                   seed: int = 1, partitions: int | None = None, text: str = "text",
+                   shingle=None) -> Pairs:
+    """``auditor.near.find_pairs`` on the running Ray session (see the module docstring).
+    ``matrix_or_dataset``: a shingle matrix (``shingles.shingle_matrix``), or a Ray Dataset
+    whose ``text`` column holds the texts in record order (shingled on the driver with
+    ``shingle``, since shingle ids come from one vocabulary). ``partitions``: candidate
+    partitions (default: PARTITIONS_PER_CPU per CPU of the cluster)."""
+    import ray
+
+    if not ray.is_initialized():
+        raise AuditorError("usage", "The Ray near-duplicate search needs a running Ray session.",
+                           "Run it inside auditor.distributed.runtime.ray_session(...).")
+    if not (0 < threshold <= 1):
+        raise AuditorError("usage", f"Threshold {threshold} is outside (0, 1].",
+                           "Use a Jaccard threshold such as 0.7.")
+    if method not in ("auto", "exact", "lsh"):
+        raise AuditorError("usage", f"Unknown near-duplicate method {method!r}.", "Use auto, exact or lsh.")
+    if partitions is None:
+        partitions = PARTITIONS_PER_CPU * max(1, int(ray.cluster_resources().get("CPU", 1)))
+    if isinstance(partitions, bool) or not isinstance(partitions, int) or partitions < 1:
+        raise AuditorError("usage", f"partitions must be a whole number >= 1, got {partitions!r:.40}.",
+                           "Leave it unset for two per CPU.")
+    matrix = _as_matrix(matrix_or_dataset, text, shingle)
+    min_threshold = searched_threshold(threshold)
+    node_of, weight, nodes = collapse_identical(matrix)
+    nodes = nodes if nodes.has_sorted_indices else nodes.sorted_indices()
+    prefixes = plan = None
+    if method in ("auto", "exact"):
+        prefixes = prefix_matrix(nodes, min_threshold)
+        plan = dense.plan(nodes, prefixes)
+    if method == "auto":
+        method = "exact" if estimated_candidates(plan[1]) <= MAX_EXACT_CANDIDATES else "lsh"
+    common = dict(n_records=matrix.shape[0], node_of=node_of, min_threshold=min_threshold)
+    if method == "exact":
+        groups = plan[0]
+        jobs = [(g.ids, _dense_task.remote(nodes[g.ids], weight[g.ids], min_threshold)) for g in groups]
+        jobs += [(part[0], _join_task.remote(*part, min_threshold))
+                 for part in exact_partitions(nodes, weight, prefixes, plan, partitions)]
+        pieces = [_map_ids(ids, piece) for (ids, _), piece in zip(jobs, ray.get([ref for _, ref in jobs]))]
+        return _merge(weight, min_threshold, pieces, common,
+                      method="exact-all-pairs", dense_groups=tuple(int(g.ids.size) for g in groups))
+    bands, rows = choose_bands(min_threshold, num_perm)
+    pieces = lsh_pieces(nodes, weight, min_threshold, bands, rows, seed, partitions)
+    return _merge(weight, min_threshold, pieces, common, method="minhash-lsh", num_perm=num_perm,
+                  bands=bands, rows=rows, seed=seed)
+
+
+def _as_matrix(data, text: str, shingle) -> sp.csr_matrix:
+    if sp.issparse(data):
+        return data.tocsr()
+    import ray.data
+    if isinstance(data, ray.data.Dataset):
+        from ..shingles import ShingleSpec, shingle_matrix
+        if text not in data.columns():
+            raise AuditorError("usage", f"The dataset has no {text!r} column.",
+                               f"Its columns: {', '.join(data.columns())}.")
+        columns = [text] + (["row"] if "row" in data.columns() else [])
+        texts, order = [], []
+        for batch in data.select_columns(columns).iter_batches(batch_format="numpy", batch_size=65536):
+            texts += batch[text].tolist()
+            order.append(batch["row"] if "row" in batch else np.zeros(0, np.int64))
+        if "row" in columns:              # record order is the global row number, however blocks arrive
+            texts = [texts[i] for i in np.argsort(np.concatenate(order), kind="stable")]
+        return shingle_matrix(texts, ShingleSpec.coerce(shingle))
+    raise AuditorError("usage", f"Expected a shingle matrix or a Ray Dataset, got {type(data).__name__}.",
+                       "Pass shingles.shingle_matrix(texts) or a Dataset with a text column.")
+
+
+# --------------------------------------------------------------------------- exact: partitioned prefix join
+
+def column_ranges(df: np.ndarray, partitions: int) -> list[tuple[int, int]]:
+    """Contiguous ranges of ranked prefix columns with about equal join work: the pairs a
+    column makes (df choose 2) plus ENTRY_COST per node holding it (merging its lists)."""
+    df = df.astype(np.float64)
+    cost = np.cumsum(df * (df - 1) / 2 + ENTRY_COST * df * (df >= 2))
+    total = cost[-1] if cost.size else 0.0
+    if total <= 0:
+        return []
+    cuts = np.searchsorted(cost, total * np.arange(1, partitions) / partitions, side="left") + 1
+    edges = np.unique(np.r_[0, np.minimum(cuts, df.size), df.size])
+    return [(int(lo), int(hi)) for lo, hi in zip(edges[:-1], edges[1:])]
+
+
+def exact_partitions(nodes: sp.csr_matrix, weight: np.ndarray, prefixes: sp.csr_matrix, plan, partitions: int):
+    """Yields, per partition: (node ids, their shingle sets, prefixes, joined prefixes, dense group,
+    weights, column range). A node goes to a partition when one of its joined prefix shingles
+    in the range is held by another node too (a shingle held once makes no pair)."""
+    groups, joined = plan
+    n, m = prefixes.shape
+    group = dense.group_of(n, groups) if groups else np.full(n, -1, np.int64)
+    joined = joined if joined.has_sorted_indices else joined.sorted_indices()
+    df = np.bincount(joined.indices, minlength=m)
+    entry_row = np.repeat(np.arange(n), np.diff(joined.indptr))
+    useful = df[joined.indices] >= 2
+    for lo, hi in column_ranges(df, partitions):
+        inside = useful & (joined.indices >= lo) & (joined.indices < hi)
+        ids = np.unique(entry_row[inside])
+        if ids.size >= 2:
+            # One at a time: the caller ships each to the object store before the next is cut.
+            yield ids, nodes[ids], prefixes[ids], joined[ids], group[ids], weight[ids], lo, hi
+
+
+def _remote(fn):
+    import ray
+    return ray.remote(num_cpus=1, max_retries=3)(fn)
+
+
+class _Lazy:
+    """A Ray remote function made on first use, so importing this module does not need Ray."""
+
+    def __init__(self, fn):
+        self.fn, self.remote_fn = fn, None
+
+    def remote(self, *args):
+        if self.remote_fn is None:
+            self.remote_fn = _remote(self.fn)
+        return self.remote_fn.remote(*args)
+
+
+def _one_thread() -> None:
+    """Each task holds one CPU; the local engine's thread pool would oversubscribe it."""
+    from .. import parallel
+    parallel.WORKERS = 1
+
+
+def join_partition(ids, nodes, prefixes, joined, group, weight, lo: int, hi: int, min_threshold: float) -> dict:
+    """The pairs owned by one partition (their smallest shared joined prefix shingle is in
+    [lo, hi)), verified into a local PairSink (node ids are positions in ``ids``)."""
+    n = ids.size
+    sizes = set_sizes(nodes)
+    sink = PairSink(weight, min_threshold)
+    verifier = Verifier(nodes, min_threshold, sink)
+    check = CandidateFilter(prefixes, sizes, min_threshold)
+    cols = joined.indices
+    part = _entries(joined, (cols >= lo) & (cols < hi))
+    before = _entries(joined, cols < lo)
+    after = _entries(joined, cols >= hi)
+    after_len = np.diff(after.indptr)
+    transposed = part.T.tocsr()
+    bounds = np.cumsum(part @ np.diff(transposed.indptr).astype(np.float64))
+    candidates, start = 0, 0
+    while start < n:
+        limit = (bounds[start - 1] if start else 0.0) + PRODUCT_BUDGET
+        stop = max(start + 1, int(np.searchsorted(bounds, limit, side="right")))
+        product = (part[start:stop] @ transposed).tocoo()
+        rows = product.row.astype(np.int64) + start
+        other = product.col.astype(np.int64)
+        shared = product.data.astype(np.int64)            # shared prefix shingles in this range
+        keep = (other > rows) & ((group[rows] < 0) | (group[rows] != group[other]))
+        rows, other, shared = rows[keep], other[keep], shared[keep]
+        # The overlap bound with every shared prefix shingle the pair could have after the range:
+        # cheap, and it drops most pairs before their lists are merged.
+        keep = check(rows, other, shared + np.minimum(after_len[rows], after_len[other]))
+        rows, other, shared = rows[keep], other[keep], shared[keep]
+        if lo > 0:                                        # owned: no shared prefix shingle before lo
+            owned = _intersections(before, rows, other) == 0
+            rows, other, shared = rows[owned], other[owned], shared[owned]
+        if after.nnz:                                     # the exact count, as the local product gives it
+            shared = shared + _intersections(after, rows, other)
+        keep = check(rows, other, shared)
+        kept, count = verifier.verify_light(rows[keep], other[keep])
+        verifier.add(kept)
+        candidates += count
+        start = stop
+    return _bounded(sink, candidates)
+
+
+def _intersections(matrix: sp.csr_matrix, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """|row a[i] & row b[i]| (sorted indices)."""
+    from ..kernels import intersections
+    out = np.empty(a.size, np.int64)
+    if a.size:
+        intersections(matrix.indptr.astype(np.int64), matrix.indices, a, b, out)
+    return out
+
+
+def _entries(matrix: sp.csr_matrix, keep: np.ndarray) -> sp.csr_matrix:
+    """The matrix with only the entries ``keep`` (same shape, indices stay sorted)."""
+    counts = np.bincount(np.repeat(np.arange(matrix.shape[0]), np.diff(matrix.indptr))[keep],
+                         minlength=matrix.shape[0])
+    indptr = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    return sp.csr_matrix((matrix.data[keep], matrix.indices[keep], indptr), shape=matrix.shape)
+
+
+def dense_group(nodes, weight, min_threshold: float) -> dict:
+    """One template group (``dense.process``), its nodes numbered 0..k-1."""
+    sink = PairSink(weight, min_threshold)
+    scored = dense.process(nodes, dense.DenseGroup(ids=np.arange(nodes.shape[0]), heavy=np.zeros(0, np.int64)),
+                           min_threshold, sink)
+    return _bounded(sink, scored)
+
+
+def _join_task_fn(*args):
+    _one_thread()
+    return join_partition(*args)
+
+
+def _dense_task_fn(*args):
+    _one_thread()
+    return dense_group(*args)
+
+
+_join_task = _Lazy(_join_task_fn)
+_dense_task = _Lazy(_dense_task_fn)
+
+
+# --------------------------------------------------------------------------- LSH: band keys through groupby
+
+def lsh_pieces(nodes: sp.csr_matrix, weight: np.ndarray, min_threshold: float, bands: int, rows: int, seed: int,
+               partitions: int) -> list[dict]:
+    """Signatures in tasks; (node, band) rows grouped by a hash of the band key with Ray Data's
+    groupby (one group per partition); each group's first-band candidates verified in its
+    worker, which reads the band keys and shingle sets from the object store."""
+    import ray
+    import ray.data
+
+    n = nodes.shape[0]
+    if n < 2:
+        return []
+    spans = [(lo, min(lo + LSH_BLOCK_NODES, n)) for lo in range(0, n, LSH_BLOCK_NODES)]
+    sig = np.concatenate(ray.get([_signature_task.remote(nodes[lo:hi], bands * rows, seed) for lo, hi in spans]))
+    keys = np.ascontiguousarray(band_keys(sig, bands, rows))      # (nodes, bands): equal = same band values
+    del sig
+    shared = ray.put((keys, nodes, weight))
+    context = ray.data.DataContext.get_current()
+    strategy, context.shuffle_strategy = context.shuffle_strategy, SHUFFLE     # read when the plan is made
+    try:
+        rows_ds = ray.data.from_arrow([band_rows(keys, lo, hi, partitions) for lo, hi in spans])
+        grouped = rows_ds.groupby("part", num_partitions=partitions).map_groups(
+            _lsh_group, fn_kwargs={"shared": shared, "min_threshold": min_threshold}, batch_format="numpy")
+        found = sorted(grouped.take_all(), key=lambda r: int(r["part"]))
+    finally:
+        context.shuffle_strategy = strategy
+    return [pickle.loads(r["piece"]) for r in found]
+
+
+def _shared(ref):
+    import ray
+    return ray.get(ref)
+
+
+def band_rows(keys: np.ndarray, lo: int, hi: int, partitions: int):
+    """The (node, band, partition) rows of nodes lo..hi-1, as an Arrow table; the partition is
+    a hash of the band and its key, so nodes with equal band values meet in one partition."""
+    import pyarrow as pa
+    from ..near.lsh import _splitmix64
+    bands = keys.shape[1]
+    route = _splitmix64(keys[lo:hi].astype(np.uint64) ^ _splitmix64(np.arange(bands, dtype=np.uint64)))
+    return pa.table({"node": np.repeat(np.arange(lo, hi, dtype=np.int64), bands),
+                     "band": np.tile(np.arange(bands, dtype=np.int32), hi - lo),
+                     "part": (route.reshape(-1) % np.uint64(partitions)).astype(np.int32)})
+
+
+def lsh_group(node: np.ndarray, band: np.ndarray, keys: np.ndarray, nodes: sp.csr_matrix, weight: np.ndarray,
+              min_threshold: float) -> dict:
+    """One partition of (node, band) rows: per band, the nodes with equal keys; a pair is
+    proposed only in the first band where the two agree (``band_first_pairs``), then verified
+    into a local sink."""
+    from ..kernels import band_first_pairs
+
+    ids = np.unique(node)                  # this partition's nodes; the sink numbers them 0..
+    local = nodes[ids]
+    sizes = set_sizes(local)
+    sink = PairSink(weight[ids], min_threshold)
+    verifier = Verifier(local, min_threshold, sink)
+    out_a, out_b = np.empty(BATCH, np.int64), np.empty(BATCH, np.int64)
+    candidates = 0
+    for b in np.unique(band).tolist():
+        members = np.sort(node[band == b])
+        bucket = keys[members, b]
+        order = np.argsort(bucket, kind="stable")
+        ordered = bucket[order]
+        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+        ends = np.r_[starts[1:], ordered.size]
+        multi = ends - starts > 1
+        state = np.array([0, -1, 0], np.int64)
+        starts, ends, order = starts[multi].astype(np.int64), ends[multi].astype(np.int64), members[order]
+        while state[0] < starts.size:
+            k = band_first_pairs(order, starts, ends, keys, b, state, out_a, out_b)
+            # Verified batch by batch, so memory stays at one batch however large a bucket is.
+            a, c = np.searchsorted(ids, out_a[:k]), np.searchsorted(ids, out_b[:k])
+            candidates += k
+            fits = size_fits(sizes, a, c, min_threshold)
+            verifier.add(verifier.verify_light(a[fits], c[fits])[0])
+    return _map_ids(ids, _bounded(sink, candidates))
+
+
+def _lsh_group(batch: dict, shared, min_threshold: float) -> dict:
+    _one_thread()
+    keys, nodes, weight = _shared(shared)
+    piece = lsh_group(batch["node"], batch["band"], keys, nodes, weight, min_threshold)
+    return {"part": np.array([int(batch["part"][0])], np.int64),
+            "piece": np.array([pickle.dumps(piece, protocol=5)], dtype=object)}
+
+
+def _signature_task_fn(nodes, num_perm: int, seed: int) -> np.ndarray:
+    _one_thread()
+    return minhash_signatures(nodes, num_perm, seed)
+
+
+_signature_task = _Lazy(_signature_task_fn)
+
+
+# --------------------------------------------------------------------------- merge on the driver
+
+def _bounded(sink: PairSink, candidates: int) -> dict:
+    """What a task sends back: its sink's counts, forest and sample (bounded by its nodes)."""
+    r = sink.result(n_records=0, node_of=np.zeros(0, np.int64), min_threshold=sink.base / SCORE_SCALE)
+    return {"bins": r.counts.bins, "node_pairs": r.counts.node_pairs, "record_pairs": r.counts.record_pairs,
+            "forest": (r.forest_a, r.forest_b, r.forest_jaccard), "sample": (r.a, r.b, r.jaccard),
+            "complete": r.complete, "candidates": int(candidates)}
+
+
+def _map_ids(ids, piece: dict) -> dict:
+    """A piece's local node numbers (positions in the ascending ``ids``) as global ones; the
+    order of ids is kept, so a < b and the sample's order still hold."""
+    for key in ("forest", "sample"):
+        a, b, j = piece[key]
+        piece[key] = (ids[a], ids[b], j)
+    return piece
+
+
+def _merge(weight: np.ndarray, min_threshold: float, pieces: list[dict], common: dict, **fields) -> Pairs:
+    """One Pairs from the pieces: counts added, forests and samples offered to one PairSink."""
+    sink = PairSink(weight, min_threshold)
+    size = sink.node_hist.size
+    for piece in pieces:
+        at = piece["bins"] - sink.base
+        node_hist, record_hist = np.zeros(size, np.int64), np.zeros(size, np.int64)
+        node_hist[at], record_hist[at] = piece["node_pairs"], piece["record_pairs"]     # bins are distinct
+        sink.add_counts(node_hist, record_hist)
+    for piece in pieces:
+        sink.add(*piece["forest"], counted=True, sample=False)
+    for piece in pieces:
+        sink.add(*piece["sample"], counted=True)
+    pairs = sink.result(**common, candidates=sum(p["candidates"] for p in pieces), **fields)
+    return replace(pairs, complete=pairs.complete and all(p["complete"] for p in pieces))
+
+
+def scan_pairs(matrix: sp.csr_matrix, settings, ray_address: str | None = None, *, quiet: bool = False) -> Pairs:
+    """The scan's near-duplicate step on Ray (``audit.scan(..., engine="ray")``): joins the
+    cluster at ``ray_address`` / RAY_ADDRESS, or starts a local Ray for the step."""
+    from .runtime import ray_session
+    with ray_session(ray_address, quiet=quiet):
+        return ray_find_pairs(matrix, settings.min_threshold, settings.method, num_perm=settings.num_perm,
+                              seed=settings.seed)

@@ -1,0 +1,384 @@
+"""Ray for one run, and a sharded corpus read as a Ray Dataset in a stable order.
+
+``ray_session(address, num_cpus)`` joins a running cluster (``--ray-address`` or the
+``RAY_ADDRESS`` environment variable) or starts a local Ray for the run, and shuts down only a Ray
+it started itself (a caller's own ``ray.init``, e.g. a test fixture's, is left running).
+
+``read_dataset(source, text_field)`` reads globs and directories of JSONL / JSON / Parquet shards,
+plain or compressed (.gz, .bz2, .zst, .lz4, .br: whatever Arrow infers from the name), and any
+``scheme://`` URI that pyarrow or fsspec understands (s3://, gs://, hf://, file://), with Ray Data's
+file-based reader. Each shard is read whole by one read task, in shard order (local shards sorted
+as the local engine sorts them), so a row's position is fixed: the dataset's columns are
+
+- ``text``: the text field, as the local engine reads it (``auditor.roles.as_text``);
+- ``shard``: the shard's index in ``list_shards(source)``;
+- ``row``: the row's global row number (shard order, then row order) — or, with
+  ``global_rows=False``, its row number within its shard, which saves the counting pass (the
+  contamination engine turns those into global numbers on the driver from per-shard counts).
+
+A shard that cannot be read (truncated gzip, bad JSON, not Parquet) fails the run with an
+``AuditorError`` naming the shard (``raise_for`` turns Ray's wrapped exception into it).
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from ..errors import AuditorError
+
+ROLE_SAMPLE = 1000          # rows the text field is resolved from when none is named, as the local engine does
+_COMPRESSION = (".gz", ".bz2", ".zst", ".lz4", ".br")
+_FORMATS = ((".jsonl", "jsonl"), (".ndjson", "jsonl"), (".json", "json"), (".parquet", "parquet"), (".pq", "parquet"))
+_URI = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://")
+INSTALL_HINT = 'Install the Ray extra: pip install "dataset-integrity-auditor[ray]" (or .[ray] in a checkout).'
+
+
+def require_ray():
+    """``ray`` (with Ray Data), or a clear ``not_installed`` error."""
+    try:
+        import ray
+        import ray.data  # noqa: F401
+    except ImportError as exc:
+        raise AuditorError("not_installed", f"--engine ray needs Ray Data, which is not installed ({exc}).",
+                           INSTALL_HINT) from None
+    return ray
+
+
+@contextlib.contextmanager
+def ray_session(address: str | None, num_cpus: int | None = None, *, quiet: bool = False):
+    """Ray for the duration of a run: an existing cluster at ``address`` (or ``RAY_ADDRESS``), a Ray
+    this process already started, or a local Ray started here (``num_cpus`` workers) and shut down
+    on exit. ``quiet``: no Ray Data progress bars or log lines. Yields the ``ray`` module."""
+    ray = require_ray()
+    if quiet:
+        import logging
+        logging.getLogger("ray").setLevel(logging.ERROR)
+        logging.getLogger("ray.data").setLevel(logging.ERROR)
+    address = address or os.environ.get("RAY_ADDRESS") or None
+    started = False
+    if not ray.is_initialized():
+        kwargs = {"include_dashboard": False, "log_to_driver": False,
+                  **({"logging_level": "ERROR"} if quiet else {})}
+        try:
+            if address:
+                ray.init(address=address, **kwargs)
+            else:
+                ray.init(num_cpus=num_cpus, **kwargs)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            where = f"the Ray cluster at {address!r}" if address else "a local Ray"
+            raise AuditorError("usage", f"Could not start or join {where}: {exc}",
+                               "Check --ray-address / RAY_ADDRESS (e.g. ray://HEAD:10001 or auto after "
+                               "`ray start --head`), or leave both unset for a local Ray.") from None
+        started = True
+    context = ray.data.DataContext.get_current()
+    # Results are reduced in the dataset's order, so outputs are byte-identical run to run.
+    context.execution_options.preserve_order = True
+    if quiet:
+        context.enable_progress_bars = False
+    try:
+        yield ray
+    finally:
+        if started:
+            ray.shutdown()
+
+
+# --------------------------------------------------------------------------- shards
+
+@dataclass(frozen=True)
+class Shard:
+    index: int
+    path: str           # as the filesystem below knows it (a local absolute path, or bucket/key)
+    name: str           # as shown in messages and reports: the path relative to the source
+    format: str         # jsonl | json | parquet
+    size: int           # bytes on disk (compressed)
+
+
+def shard_format(name: str) -> str | None:
+    lower = name.lower()
+    for suffix in _COMPRESSION:
+        if lower.endswith(suffix):
+            lower = lower[: -len(suffix)]
+            break
+    for suffix, fmt in _FORMATS:
+        if lower.endswith(suffix):
+            return fmt
+    return None
+
+
+def _filesystem(source: str):
+    """(pyarrow filesystem, path within it, is_uri) for a source string."""
+    from pyarrow import fs as pafs
+    if not _URI.match(source) or source.startswith("file://"):
+        local = source[len("file://"):] if source.startswith("file://") else source
+        return pafs.LocalFileSystem(), os.path.expanduser(local), False
+    try:
+        filesystem, path = pafs.FileSystem.from_uri(source)
+        return filesystem, path, True
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError):
+        pass
+    try:
+        import fsspec
+        fs, path = fsspec.core.url_to_fs(source)
+    except (ImportError, ValueError) as exc:
+        raise AuditorError("usage", f"{source!r}: no filesystem for this URI ({exc}).",
+                           "Use a local path, or a URI pyarrow or fsspec understands (s3://, gs://, hf://), "
+                           "with that filesystem's package installed.") from None
+    return pafs.PyFileSystem(pafs.FSSpecHandler(fs)), path, True
+
+
+def list_shards(source: str) -> tuple[object, list[Shard]]:
+    """(filesystem, shards) of a file, directory or glob (local or URI), sorted by path."""
+    from pyarrow import fs as pafs
+    filesystem, path, is_uri = _filesystem(source)
+    shown = source if is_uri else Path(path).name
+    pattern = any(c in path for c in "*?[")
+    try:
+        if pattern:
+            if is_uri:
+                import fsspec
+                fs, _ = fsspec.core.url_to_fs(source)
+                infos = [filesystem.get_file_info(p) for p in sorted(fs.glob(path))]
+            else:
+                import glob
+                infos = [filesystem.get_file_info(p) for p in sorted(glob.glob(path, recursive=True))]
+        else:
+            info = filesystem.get_file_info(path)
+            if info.type == pafs.FileType.NotFound:
+                raise AuditorError("not_found", f"Not found: {shown!r}.",
+                                   "Check the path or URI (relative paths start from the current folder).")
+            if info.type == pafs.FileType.Directory:
+                infos = filesystem.get_file_info(pafs.FileSelector(path, recursive=True))
+            else:
+                infos = [info]
+    except OSError as exc:
+        raise AuditorError("not_found", f"Cannot list {shown!r}: {exc}", "Check the path, URI and credentials.") from None
+    files = sorted((i for i in infos if i.type == pafs.FileType.File and shard_format(i.base_name)
+                    and not i.base_name.startswith((".", "_"))), key=lambda i: i.path)
+    if not files:
+        if not pattern and len(infos) == 1 and infos[0].type == pafs.FileType.File:
+            raise AuditorError("bad_format", f"{shown}: unsupported file type for --engine ray.",
+                               "Use .jsonl, .json or .parquet shards (optionally compressed: .gz, .zst, .bz2).")
+        raise AuditorError("not_found", f"{shown!r} holds no JSONL, JSON or Parquet shards.",
+                           "Point at a shard, a directory of shards or a glob (e.g. 'data/*.jsonl.gz').")
+    root = path if not pattern and len(files) > 1 else os.path.dirname(files[0].path) if len(files) == 1 else \
+        os.path.commonpath([f.path for f in files]) if not is_uri else ""
+    shards = []
+    for index, info in enumerate(files):
+        name = os.path.relpath(info.path, root) if root and not is_uri else info.path
+        shards.append(Shard(index, info.path, name, shard_format(info.base_name), info.size or 0))
+    return filesystem, shards
+
+
+# --------------------------------------------------------------------------- reading
+
+def _datasource_class():
+    from ray.data.datasource import FileBasedDatasource
+
+    class ShardDatasource(FileBasedDatasource):
+        """Ray Data's file-based reader over our shard list: one shard per read stream, each row
+        tagged with its shard and its row number within the shard, only the text field kept."""
+
+        def __init__(self, shards: list[Shard], filesystem, text_field: str | None, batch_rows: int,
+                     map_fn=None):
+            super().__init__([s.path for s in shards], filesystem=filesystem)
+            resolved = self._paths()
+            if len(resolved) != len(shards):
+                raise AuditorError("usage", "Ray listed a different set of shards than the auditor did.",
+                                   "Point at the shards directly (a directory or a glob).")
+            self._shards = {p: s for p, s in zip(resolved, shards)}
+            self._text_field = text_field
+            self._batch_rows = batch_rows
+            self._map_fn = map_fn
+
+        def _open_input_source(self, filesystem, path, **open_args):
+            if self._shards[path].format == "parquet":      # Parquet needs random access
+                return filesystem.open_input_file(path)
+            return super()._open_input_source(filesystem, path, **open_args)
+
+        def _read_stream(self, f, path):
+            shard = self._shards[path]
+            try:
+                for first_row, table in _tables(f, shard, self._text_field, self._batch_rows):
+                    table = _tag(table, shard, first_row)
+                    yield self._map_fn(table) if self._map_fn else table
+            except AuditorError:
+                raise
+            except Exception as exc:        # noqa: BLE001 - any reader failure is this shard's fault
+                raise shard_error(shard, exc) from None
+
+    return ShardDatasource
+
+
+def _tables(f, shard: Shard, text_field: str, batch_rows: int):
+    """(first row, Arrow table with the text column) of one shard, in row order, each at most
+    ``batch_rows`` rows, so memory per task is bounded by the batch and not the shard (JSONL and
+    Parquet; a JSON document is one value and is read whole, as the local engine reads it)."""
+    if shard.format == "jsonl":     # the local engine's reader (auditor.textstream): the same texts
+        from ..textstream import text_blocks
+        row = 0
+        for texts in text_blocks(f.read, shard.name, text_field):
+            texts = texts if isinstance(texts, pa.Array) else pa.array(texts, pa.string())
+            for start in range(0, len(texts), batch_rows):
+                part = texts.slice(start, batch_rows)
+                yield row + start, pa.table({"text": part})
+            row += len(texts)
+        return
+    row = 0
+    for table in _record_tables(f, shard, batch_rows):
+        yield row, pa.table({"text": _texts(table, text_field, row)})
+        row += table.num_rows
+
+
+def _record_tables(f, shard: Shard, batch_rows: int):
+    """Whole records of a Parquet or JSON shard as Arrow tables of at most ``batch_rows`` rows."""
+    import pyarrow.parquet as pq
+    if shard.format == "parquet":
+        for batch in pq.ParquetFile(f).iter_batches(batch_size=batch_rows):
+            yield pa.Table.from_batches([batch])
+        return
+    import json
+    data = json.loads(f.read())
+    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+        raise AuditorError("bad_format", f"{shard.name}: not a JSON array of records.",
+                           "Write a JSON shard as [{...}, {...}], or use JSONL.")
+    for start in range(0, len(data), batch_rows):
+        yield pa.Table.from_pylist(data[start:start + batch_rows])
+
+
+def _tag(table: pa.Table, shard: Shard, first_row: int) -> pa.Table:
+    """The block a read stream yields: ``text``, ``shard`` and ``row`` (within the shard)."""
+    n = table.num_rows
+    return table.append_column("shard", pa.array(np.full(n, shard.index, dtype=np.int32))) \
+        .append_column("row", pa.array(np.arange(first_row, first_row + n, dtype=np.int64)))
+
+
+def _texts(table: pa.Table, field: str, first_row: int) -> pa.Array:
+    """The text field as strings, exactly as ``auditor.roles.as_text`` reads each record."""
+    from ..roles import as_text, lookup
+    if field in table.column_names and pa.types.is_string(table.schema.field(field).type):
+        return table.column(field).combine_chunks()
+    rows = table.to_pylist()
+    return pa.array([as_text(lookup(r, field), field, first_row + i) for i, r in enumerate(rows)], pa.string())
+
+
+def first_records(filesystem, shard: Shard, limit: int) -> list[dict]:
+    """Up to ``limit`` whole records from the start of a shard, read on the driver."""
+    from pyarrow import fs as pafs  # noqa: F401
+    try:
+        if shard.format == "parquet":
+            with filesystem.open_input_file(shard.path) as f:
+                return next(_record_tables(f, shard, limit), pa.table({})).to_pylist()
+        codec = _codec(shard.path)
+        with filesystem.open_input_stream(shard.path, compression=codec) as f:
+            if shard.format == "json":
+                return next(_record_tables(f, shard, limit), pa.table({})).to_pylist()
+            from ..sources import _decode, jsonl_rows
+            head = f.read(1 << 20)
+            cut = head.rfind(b"\n")
+            head = (head if cut < 0 or len(head) < (1 << 20) else head[:cut]).removeprefix(b"\xef\xbb\xbf")
+            rows = jsonl_rows(_decode(head, shard.name, 0, 0).split("\n"), shard.name)
+            return [r for _, r in zip(range(limit), rows)]
+    except AuditorError:
+        raise
+    except Exception as exc:        # noqa: BLE001 - the shard's fault, named
+        raise shard_error(shard, exc) from None
+
+
+def _codec(path: str) -> str | None:
+    lower = path.lower()
+    return {".gz": "gzip", ".bz2": "bz2", ".zst": "zstd", ".lz4": "lz4", ".br": "brotli"}.get(
+        next((s for s in _COMPRESSION if lower.endswith(s)), ""), None)
+
+
+def shard_error(shard: Shard, exc: BaseException) -> AuditorError:
+    return AuditorError("bad_format", f"Shard {shard.name!r} cannot be read: {type(exc).__name__}: {str(exc)[:300]}",
+                        "Fix or remove the shard (a truncated download, or not JSON / Parquet) and re-run.")
+
+
+def read_dataset(source: str, text_field: str | None, *, global_rows: bool = True, batch_rows: int = 8192,
+                 shards: tuple | None = None, map_fn=None):
+    """The corpus as a Ray Dataset with columns ``text``, ``shard``, ``row`` (see the module doc).
+
+    ``text_field`` is checked, or (None) chosen, from the first rows as the local engine does
+    (``auditor.roles.resolve_roles``). ``shards``: a (filesystem, shards) pair from ``list_shards``
+    (e.g. to skip finished shards on resume); row numbers are then within each shard unless
+    ``global_rows``. ``map_fn``: applied to each block inside the read task (a table of
+    ``batch_rows`` rows of text, shard, row -> any table), so the texts never leave the task that
+    read them: the dataset is then ``map_fn``'s output, in shard order (and ``global_rows`` must be
+    False). Call inside ``ray_session``."""
+    ray = require_ray()
+    filesystem, shard_list = shards if shards is not None else list_shards(source)
+    datasource = _datasource_class()
+    text_field = resolve_text_field(filesystem, shard_list, text_field)
+    ds = ray.data.read_datasource(datasource(shard_list, filesystem, text_field, batch_rows, map_fn))
+    if not global_rows or map_fn is not None:
+        return ds
+    counts = shard_row_counts(ds, len(shard_list) and max(s.index for s in shard_list) + 1)
+    offsets = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
+
+    def to_global(batch: pa.Table) -> pa.Table:
+        shard = batch.column("shard").to_numpy()
+        row = batch.column("row").to_numpy() + offsets[shard]
+        return batch.set_column(batch.column_names.index("row"), "row", pa.array(row))
+    return ds.map_batches(to_global, batch_format="pyarrow", zero_copy_batch=True)
+
+
+def resolve_text_field(filesystem, shard_list: list[Shard], text: str | None = None) -> str:
+    """The text field of the corpus: ``text`` checked against its first rows, or chosen from them,
+    as the local engine does (``auditor.roles.resolve_roles`` on the first 1,000 records)."""
+    from ..roles import resolve_roles
+    sample: list = []
+    for shard in shard_list:
+        sample += first_records(filesystem, shard, ROLE_SAMPLE - len(sample))
+        if len(sample) >= ROLE_SAMPLE:
+            break
+    if not sample:
+        raise AuditorError("empty_input", "The corpus's shards hold no records to check.", "Check the corpus source.")
+    return resolve_roles(sample, text=text).text
+
+
+def shard_row_counts(ds, n_shards: int) -> np.ndarray:
+    """Rows per shard (a pass over the dataset that keeps only two integers per block)."""
+    def count(batch: pa.Table) -> pa.Table:
+        shard = batch.column("shard").to_numpy()
+        ids, n = np.unique(shard, return_counts=True)
+        return pa.table({"shard": ids.astype(np.int32), "n": n.astype(np.int64)})
+    counts = np.zeros(n_shards, dtype=np.int64)
+    for batch in run(lambda: list(ds.select_columns(["shard"]).map_batches(count, batch_format="pyarrow")
+                                  .iter_batches(batch_format="pyarrow", batch_size=None))):
+        np.add.at(counts, batch.column("shard").to_numpy(), batch.column("n").to_numpy())
+    return counts
+
+
+def run(thunk):
+    """Run ``thunk`` (something that executes a Ray dataset or task); a failure caused by an
+    ``AuditorError`` in a worker is raised as that error, clean, on the driver."""
+    try:
+        return thunk()
+    except AuditorError:
+        raise
+    except Exception as exc:       # noqa: BLE001 - unwrap Ray's task errors
+        cause = find_auditor_error(exc)
+        if cause is not None:
+            raise AuditorError(cause.code, cause.message, cause.hint) from None
+        raise
+
+
+def find_auditor_error(exc: BaseException) -> AuditorError | None:
+    seen = set()
+    stack = [exc]
+    while stack:
+        e = stack.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, AuditorError) and getattr(e, "code", None) in AuditorError.CODES:
+            return e
+        stack += [getattr(e, "cause", None), e.__cause__, e.__context__]
+    return None

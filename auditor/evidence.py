@@ -1,0 +1,298 @@
+"""Evidence for every claim: the two texts side by side and what they share.
+
+- ``contamination_spans``: the character spans, in a benchmark item and in a corpus text, of the
+  token runs of length >= n they share, under the contamination check's own tokens (GPT-3 style:
+  whitespace words, lowercased, punctuation stripped; ``contamination.tokenize``);
+  ``contamination_evidence`` gives one row per (benchmark item, corpus record) of a
+  ``ContaminationResult``; ``corpus_texts`` fetches just the corpus records it names.
+- ``leak_evidence``: one row per leaked evaluation record with its best training match, both
+  texts and answers, the kinds of match that pair really has, and the verified Jaccard of the two
+  texts' shingle sets (1.0 only when the sets are equal: an answer-only match shows the texts'
+  true similarity).
+- ``evidence_csv``: any of these row lists as CSV (lists and spans as JSON).
+
+Spans are [start, end) character offsets into the texts as given (Python string indices), so a
+viewer highlights ``text[start:end]``; each span starts and ends on a kept character (leading and
+trailing punctuation of a word are outside it).
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections.abc import Mapping
+
+import numpy as np
+
+from .contamination import _PUNCT, _keys, tokenize
+
+_WORD = re.compile(r"\S+")          # \s is str.isspace(), what str.split() splits on
+RUNS_LISTED = 50                    # shared runs listed per pair (the spans cover every one)
+MAX_MATCHES = 500_000               # window matches confirmed per pair (repetitive texts)
+
+
+def token_spans(text: str | None) -> list:
+    """``(token, start, end)`` for every token of ``contamination.tokenize(text)``, in order:
+    the same tokens, each with the character span of the word it comes from, trimmed to the
+    characters the tokenizer keeps."""
+    out = []
+    if not text:
+        return out
+    if text.isascii():
+        return _ascii_token_spans(text)
+    for m in _WORD.finditer(text):
+        word = m.group()
+        token = _PUNCT.sub("", word.lower())
+        if not token:
+            continue
+        first = next(i for i, c in enumerate(word) if _PUNCT.sub("", c.lower()))
+        last = next(i for i in range(len(word) - 1, -1, -1) if _PUNCT.sub("", word[i].lower()))
+        out.append((token, m.start() + first, m.start() + last + 1))
+    return out
+
+
+# ASCII bytes the tokenizer keeps (letters and digits) and splits on (str.isspace: \t\n\v\f\r, space, \x1c-\x1f).
+_KEPT = np.array([chr(c).isalnum() for c in range(128)])
+_SPACE = np.array([chr(c).isspace() for c in range(128)])
+
+
+def _ascii_token_spans(text: str) -> list:
+    """token_spans of an ASCII text, the offsets found with array operations: each word's first and
+    last kept character."""
+    codes = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+    space = _SPACE[codes]
+    word = np.cumsum(~space & np.concatenate(([True], space[:-1]))) - 1    # word number of each character
+    kept = np.flatnonzero(_KEPT[codes])
+    w = word[kept]
+    first = np.ones(w.size, bool)
+    first[1:] = w[1:] != w[:-1]
+    last = np.ones(w.size, bool)
+    last[:-1] = w[1:] != w[:-1]
+    tokens = tokenize(text)
+    return list(zip(tokens, kept[first].tolist(), (kept[last] + 1).tolist()))
+
+
+def contamination_spans(benchmark_text: str | None, corpus_text: str | None, n: int) -> dict:
+    """What ``benchmark_text`` and ``corpus_text`` share as runs of >= ``n`` tokens.
+
+    Returns {n, matched_ngrams (distinct benchmark n-grams found in the corpus text),
+    benchmark_ngrams, longest_tokens, longest (the longest shared run, as the benchmark text
+    writes it), longest_span {benchmark, corpus}, benchmark_spans, corpus_spans (merged
+    [start, end) character spans), runs [{benchmark, corpus, tokens}] (the longest ones), truncated}."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        from .errors import AuditorError
+        raise AuditorError("usage", f"n-gram size {n!r:.20} is not a whole number >= 1.", "Use e.g. 13.")
+    n = int(n)
+    bt, ct = token_spans(benchmark_text), token_spans(corpus_text)
+    out = {"n": n, "matched_ngrams": 0, "benchmark_ngrams": max(len(bt) - n + 1, 0), "longest_tokens": 0,
+           "longest": "", "longest_span": None, "benchmark_spans": [], "corpus_spans": [], "runs": [],
+           "truncated": False}
+    if len(bt) < n or len(ct) < n:
+        return out
+    vocab: dict = {}
+    b_ids = np.fromiter((vocab.setdefault(t, len(vocab)) for t, _, _ in bt), np.int64, count=len(bt))
+    c_ids = np.fromiter((vocab.setdefault(t, len(vocab)) for t, _, _ in ct), np.int64, count=len(ct))
+    b_keys = _keys(b_ids, np.arange(len(bt) - n + 1), n)
+    c_keys = _keys(c_ids, np.arange(len(ct) - n + 1), n)
+    order = np.argsort(c_keys, kind="stable")
+    sorted_c = c_keys[order]
+    lo, hi = np.searchsorted(sorted_c, b_keys, "left"), np.searchsorted(sorted_c, b_keys, "right")
+    counts = hi - lo
+    if counts.sum() > MAX_MATCHES:          # a text repeating one n-gram thousands of times
+        counts = np.minimum(counts, max(1, MAX_MATCHES // max(1, int((counts > 0).sum()))))
+        out["truncated"] = True
+    bi = np.repeat(np.arange(b_keys.size), counts)
+    within = np.arange(bi.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    cj = order[np.repeat(lo, counts) + within]
+    ok = np.ones(bi.size, bool)
+    for k in range(n):                      # confirm token by token: a hash collision never counts
+        ok &= b_ids[bi + k] == c_ids[cj + k]
+    bi, cj = bi[ok], cj[ok]
+    if not bi.size:
+        return out
+    # Maximal shared runs: matched windows on one diagonal (bi - cj) at consecutive positions.
+    diag = bi - cj
+    o = np.lexsort((bi, diag))
+    bi, diag = bi[o], diag[o]
+    starts = np.ones(bi.size, bool)
+    starts[1:] = (diag[1:] != diag[:-1]) | (bi[1:] != bi[:-1] + 1)
+    first = np.flatnonzero(starts)
+    last = np.append(first[1:], bi.size) - 1
+    run_b0, run_b1 = bi[first], bi[last] + n          # token range [b0, b1) in the benchmark
+    run_c0 = run_b0 - diag[first]
+    length = run_b1 - run_b0
+    by_length = np.lexsort((run_c0, run_b0, -length))
+
+    def b_char(s: int, e: int) -> list:               # token range -> character span
+        return [bt[s][1], bt[e - 1][2]]
+
+    def c_char(s: int, e: int) -> list:
+        return [ct[s][1], ct[e - 1][2]]
+
+    best = int(by_length[0])
+    b0, b1, c0 = int(run_b0[best]), int(run_b1[best]), int(run_c0[best])
+    span_b, span_c = b_char(b0, b1), c_char(c0, c0 + b1 - b0)
+    out.update(matched_ngrams=int(np.unique(bi).size), longest_tokens=b1 - b0,
+               longest=benchmark_text[span_b[0]:span_b[1]], longest_span={"benchmark": span_b, "corpus": span_c},
+               benchmark_spans=[b_char(s, e) for s, e in _merge(run_b0, run_b1)],
+               corpus_spans=[c_char(s, e) for s, e in _merge(run_c0, run_c0 + length)],
+               runs=[{"benchmark": b_char(int(run_b0[r]), int(run_b1[r])),
+                      "corpus": c_char(int(run_c0[r]), int(run_c0[r] + length[r])), "tokens": int(length[r])}
+                     for r in by_length[:RUNS_LISTED].tolist()])
+    return out
+
+
+def _merge(starts: np.ndarray, ends: np.ndarray) -> list:
+    """Token intervals [s, e) merged where they overlap or touch, in order."""
+    o = np.argsort(starts, kind="stable")
+    s, e = starts[o], ends[o]
+    reach = np.maximum.accumulate(e)
+    new = np.ones(s.size, bool)
+    new[1:] = s[1:] > reach[:-1]
+    group_start = np.flatnonzero(new)
+    group_end = np.append(group_start[1:], s.size) - 1
+    return list(zip(s[group_start].tolist(), reach[group_end].tolist()))
+
+
+def contamination_evidence(result, benchmark_texts, corpus_texts_by_row, per_item: int | None = None) -> list:
+    """One row per (contaminated benchmark item, corpus record) of a ``ContaminationResult``:
+    benchmark_row, corpus_row, benchmark_text, corpus_text, matched_ngrams, longest_tokens,
+    longest_span (its text), spans {benchmark, corpus}. ``corpus_texts_by_row``: a mapping or
+    sequence of corpus texts by row (``corpus_texts`` fetches them); rows it lacks are skipped.
+    ``per_item`` caps the corpus records shown per item."""
+    rows = []
+    for item in result.items:
+        b = item["benchmark_row"]
+        b_text = benchmark_texts[b]
+        shown = 0
+        for c in item["corpus_rows"]:
+            c_text = _get(corpus_texts_by_row, c)
+            if c_text is _MISSING:
+                continue
+            if per_item is not None and shown >= per_item:
+                break
+            found = contamination_spans(b_text, c_text, result.n)
+            rows.append({"benchmark_row": b, "corpus_row": c, "benchmark_text": b_text or "",
+                         "corpus_text": c_text or "", "matched_ngrams": found["matched_ngrams"],
+                         "longest_tokens": found["longest_tokens"], "longest_span": found["longest"],
+                         "spans": {"benchmark": found["benchmark_spans"], "corpus": found["corpus_spans"]}})
+            shown += 1
+    return rows
+
+
+_MISSING = object()
+
+
+def _get(texts, row):
+    if isinstance(texts, Mapping):
+        return texts.get(row, _MISSING)
+    return texts[row] if 0 <= row < len(texts) else _MISSING
+
+
+def corpus_texts(corpus, rows, *, config=None, split=None, text=None, token=None) -> dict:
+    """{row: text} of the corpus records ``rows`` (0-based, as a ContaminationResult names them),
+    read by streaming the corpus once and keeping only those: memory follows ``rows``. ``corpus``
+    is a source (as for ``contamination``) or the list of texts itself; ``text`` the text field
+    (``result.corpus["text"]``)."""
+    wanted = set(int(r) for r in rows)
+    if isinstance(corpus, (list, tuple)):
+        return {r: corpus[r] for r in sorted(wanted) if 0 <= r < len(corpus)}
+    from .roles import as_text, lookup, resolve_roles
+    from .sources import iter_records
+    out: dict = {}
+    if not wanted:
+        return out
+    stream = iter_records(corpus, config, split, token=token)
+    head = []
+    for row in stream:
+        head.append(row)
+        if len(head) >= 1000:
+            break
+    if not head:
+        return out
+    field = resolve_roles(head, text=text).text
+    import itertools
+    last = max(wanted)
+    for i, row in enumerate(itertools.chain(head, stream)):
+        if i in wanted:
+            out[i] = as_text(lookup(row, field), field, i)
+        if i >= last:
+            break
+    return out
+
+
+def excerpt(text: str, spans: list, context: int = 300) -> tuple:
+    """A window of ``text`` around its spans (``context`` characters either side of the first
+    and last span), and the spans shifted into it: for showing a long corpus document."""
+    if not spans or len(text) <= 2 * context + (spans[-1][1] - spans[0][0]):
+        return text, [list(s) for s in spans]
+    start = max(0, spans[0][0] - context)
+    end = min(len(text), spans[-1][1] + context)
+    return text[start:end], [[s - start, e - start] for s, e in spans]
+
+
+# --------------------------------------------------------------------------- leakage
+
+_PICK_ORDER = ("identical_both", "identical_text", "near_duplicate", "identical_answer")
+
+
+def leak_evidence(result, limit: int | None = None) -> list:
+    """One row per leaked B (evaluation) record of a ``LeakResult``, in row order: b_row, a_row
+    (its best match: a text match before an answer-only one), kind (the kinds of match this pair
+    has, "+"-joined), b_kinds (every kind the B record has), text_jaccard (verified Jaccard of the
+    two texts' shingle sets; None when both texts are empty), b_text, a_text, b_answer, a_answer,
+    and b_id / a_id when the side has an id field."""
+    from .dedup import jaccard_rows
+    from .exact import normalized
+    from .leakage import MATCH_KINDS
+    from .shingles import set_sizes, shingle_matrix
+    b_rows = result.leaked_b_rows[:limit] if limit is not None else result.leaked_b_rows
+    if not b_rows:
+        return []
+    fa, fb = result.a.fields, result.b.fields
+    a_rows = []
+    for b in b_rows:
+        m = result.matches[b]
+        a_rows.append(m[next(k for k in _PICK_ORDER if m.get(k))][0])
+    b_idx, a_idx = np.asarray(b_rows, np.int64), np.asarray(a_rows, np.int64)
+    texts = [fb.text[i] for i in b_rows] + [fa.text[i] for i in a_rows]
+    matrix = shingle_matrix(texts, result.shingle)
+    k = len(b_rows)
+    jac = jaccard_rows(matrix, np.arange(k), np.arange(k, 2 * k), set_sizes(matrix))
+    same_text = [x is not None and x == y for x, y in zip(normalized(texts[:k], "default"),
+                                                          normalized(texts[k:], "default"))]
+    same_answer = [False] * k
+    if fa.answer is not None and fb.answer is not None and result.answer_normalizer:
+        bx = normalized([fb.answer[i] for i in b_rows], result.answer_normalizer)
+        ax = normalized([fa.answer[i] for i in a_rows], result.answer_normalizer)
+        same_answer = [x is not None and x == y for x, y in zip(bx, ax)]
+    rows = []
+    for i, (b, a) in enumerate(zip(b_idx.tolist(), a_idx.tolist())):
+        m = result.matches[b]
+        near = a in m.get("near_duplicate", ()) or (jac[i] is not None and jac[i] >= result.threshold - 1e-9)
+        facts = {"identical_both": same_text[i] and same_answer[i], "identical_text": same_text[i],
+                 "identical_answer": same_answer[i], "near_duplicate": near}
+        row = {"b_row": b, "a_row": a, "kind": "+".join(x for x in MATCH_KINDS if facts[x]),
+               "b_kinds": "+".join(x for x in MATCH_KINDS if m.get(x)), "text_jaccard": jac[i],
+               "b_text": fb.text[b] or "", "a_text": fa.text[a] or "",
+               "b_answer": (fb.answer[b] or "") if fb.answer is not None else "",
+               "a_answer": (fa.answer[a] or "") if fa.answer is not None else ""}
+        if result.b.roles.id is not None:
+            row["b_id"] = fb.ids[b]
+        if result.a.roles.id is not None:
+            row["a_id"] = fa.ids[a]
+        rows.append(row)
+    return rows
+
+
+def evidence_csv(rows: list) -> str:
+    """Evidence rows as CSV: columns in first-seen order; lists and dicts (spans) as JSON."""
+    columns = list(dict.fromkeys(k for r in rows for k in r))
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    for r in rows:
+        writer.writerow({k: json.dumps(v, ensure_ascii=False) if isinstance(v, (list, dict)) else v
+                         for k, v in r.items()})
+    return buf.getvalue()

@@ -1,0 +1,45 @@
+"""A contamination run's report: ``summary`` (summary.json) and ``markdown`` (REPORT.md) of a
+ContaminationResult."""
+from __future__ import annotations
+
+from .common import PARAPHRASE_CAVEAT, SCHEMA_VERSION, md_cell
+
+
+def summary(result) -> dict:
+    from ..contamination import TOKENIZER
+    n_b = result.benchmark["records"]
+    return {
+        "schema_version": SCHEMA_VERSION, "kind": "contamination",
+        "corpus": {**result.corpus, "records": result.corpus_records, "tokens": result.corpus_tokens},
+        "benchmark": result.benchmark,
+        "settings": {"ngram": result.n, "tokenizer": TOKENIZER},
+        "contaminated": {"records": len(result.items),
+                         "fraction": round(len(result.items) / n_b, 6) if n_b else 0.0},
+        "too_short": {"records": len(result.too_short), "rows": result.too_short[:100]},
+        "items": result.items,
+        "caveat": PARAPHRASE_CAVEAT,
+        # How the scan ran (--engine ray: shards, seconds, MB/s): the one part that differs
+        # between engines and runs; absent for the local engine.
+        **({"engine": result.engine} if getattr(result, "engine", None) else {}),
+    }
+
+
+def markdown(result) -> str:
+    from ..contamination import TOKENIZER
+    d = summary(result)
+    b, c = d["benchmark"], d["corpus"]
+    lines = [f"# Contamination: {md_cell(b['name'])} in {md_cell(c['source'])}", "",
+             f"{d['contaminated']['records']} of {b['records']:,} benchmark items "
+             f"({100 * d['contaminated']['fraction']:.2f}%) share at least one {result.n}-gram with the corpus "
+             f"({c['records']:,} records, {c['tokens']:,} tokens). Tokens: {TOKENIZER}.", ""]
+    if d["too_short"]["records"]:
+        lines += [f"{d['too_short']['records']} items are shorter than {result.n} tokens: **too short to check**, "
+                  "not clean.", ""]
+    if result.items:
+        lines += ["| benchmark row | corpus rows | matched n-grams | longest span (tokens) |", "|---|---|---|---|"]
+        for it in result.items[:50]:
+            rows = ", ".join(map(str, it["corpus_rows"][:5])) + (" …" if len(it["corpus_rows"]) > 5 else "")
+            lines.append(f"| {it['benchmark_row']} | {rows} | {it['matched_ngrams']} of {it['item_ngrams']} | "
+                         f"{it['longest_span']} |")
+    lines += ["", "---", PARAPHRASE_CAVEAT + " A clean n-gram result is not proof of no contamination.", ""]
+    return "\n".join(lines)

@@ -1,0 +1,117 @@
+"""A leak's report: ``summary`` (summary.json), ``evidence_rows`` (evidence.csv and the app's
+table) and ``markdown`` (REPORT.md) of a LeakResult.
+
+The Jaccard shown with a match is the near-duplicate score: a B record found only by an identical
+answer (its text differing) has none, so the field is null (blank in the CSV, "–" in REPORT.md).
+"""
+from __future__ import annotations
+
+import csv
+import io
+
+from .common import PARAPHRASE_CAVEAT, SCHEMA_VERSION, md_cell
+
+PAIRS_SAMPLE = 50
+EVIDENCE_MATCHES = 5        # A rows listed per leaked B record
+MATCH_KINDS = ("identical_both", "identical_text", "identical_answer", "near_duplicate")
+EVIDENCE_COLUMNS = ["b_row", "match", "a_rows", "jaccard", "b_text", "a_text"]
+
+
+def _jaccard(match: dict) -> float | None:
+    return round(match["jaccard"], 4) if "jaccard" in match else None
+
+
+def side_block(side) -> dict:
+    """What the report says about one side (a PreparedSide): where it came from, its size and roles."""
+    t = side.table
+    return {"source": t.source, "config": t.config, "split": t.split, "records": side.records,
+            "fingerprint": side.fingerprint, "truncated": t.truncated, "roles": side.roles.to_dict()}
+
+
+def summary(result) -> dict:
+    n_b = len(result.b.table.rows)
+    frac = (lambda k: {"records": k, "fraction": round(k / n_b, 6) if n_b else 0.0})
+    sample = []
+    for b_row in result.leaked_b_rows:
+        m = result.matches[b_row]
+        kind = next(k for k in MATCH_KINDS if m.get(k))
+        sample.append({"b": b_row, "a": m[kind][0], "jaccard": _jaccard(m), "match": kind})
+        if len(sample) >= PAIRS_SAMPLE:
+            break
+    near = result.near
+    out = {
+        "schema_version": SCHEMA_VERSION, "kind": "leak",
+        "a": side_block(result.a), "b": side_block(result.b),
+        "settings": {"threshold": result.threshold,
+                     "shingle": {"unit": result.shingle.unit, "size": result.shingle.size},
+                     "text_normalizer": "default", "answer_normalizer": result.answer_normalizer},
+        "method": {"near_duplicates": near.method if near else None,
+                   "answer_identity": "the whole answer after the answer normaliser, not a final number"},
+        "identical_text": frac(result.counts["identical_text"]),
+        "identical_answer": frac(result.counts["identical_answer"]),
+        "identical_both": frac(result.counts["identical_both"]),
+        "near_duplicate": frac(result.counts["near_duplicate"]),
+        "any_leak": frac(len(result.matches)),
+        "shared_groups": {"count": len(result.shared_groups), "values": result.shared_groups[:100]},
+        "pairs_sample": sample,
+    }
+    # How the search ran (the Ray engine's shards, timing and candidates scored) differs between
+    # engines and runs; everything above is the same for both.
+    if getattr(result, "engine", None):
+        out["engine"] = result.engine
+    return out
+
+
+def evidence_rows(result) -> list[dict]:
+    rows = []
+    text_a, text_b = result.a.fields.text, result.b.fields.text
+    for b_row in result.leaked_b_rows:
+        m = result.matches[b_row]
+        kinds = [k for k in MATCH_KINDS if m.get(k)]
+        a_rows = sorted({a for k in kinds for a in m[k]})[:EVIDENCE_MATCHES]
+        rows.append({"b_row": b_row, "match": "+".join(kinds), "a_rows": " ".join(map(str, a_rows)),
+                     "jaccard": _jaccard(m), "b_text": text_b[b_row] or "",
+                     "a_text": text_a[a_rows[0]] or "" if a_rows else ""})
+    return rows
+
+
+def evidence_csv(result) -> str:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=EVIDENCE_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(evidence_rows(result))
+    return buf.getvalue()
+
+
+def markdown(result) -> str:
+    d = summary(result)
+    n_b = d["b"]["records"]
+    name = (lambda s: md_cell(s["source"] + (f" ({s['split']})" if s["split"] else "")))
+    lines = [f"# Leakage: {name(d['a'])} → {name(d['b'])}", "",
+             f"Every figure counts records of the evaluation side ({name(d['b'])}, {n_b:,} records) that also "
+             f"occur in {name(d['a'])} ({d['a']['records']:,} records).", "",
+             "| check | records | fraction |", "|---|---|---|"]
+    for key, label in (("identical_text", "identical text"), ("identical_answer", "identical answer"),
+                       ("identical_both", "identical text AND answer (same record): answerable from memory"),
+                       ("near_duplicate", f"near-duplicate text (Jaccard ≥ {result.threshold:g})"),
+                       ("any_leak", "any of the above")):
+        lines.append(f"| {label} | {d[key]['records']:,} | {100 * d[key]['fraction']:.2f}% |")
+    groups = d["shared_groups"]
+    if result.b.roles.group:
+        lines.append(f"| shared group values | {groups['count']} | |")
+    lines += ["", "**Reading it.** An identical question alone may be a reused stem asked of different data; "
+              "an identical answer alone may be a common short answer. *Identical both* is the figure that "
+              "means a model could score by memory. Answers are compared whole, after normalisation "
+              f"({result.answer_normalizer or 'no answer field'}), never by a final number alone."]
+    if groups["count"]:
+        lines += ["", "Shared groups: " + ", ".join(md_cell(v) for v in groups["values"][:30])]
+    if d["pairs_sample"]:
+        text_a, text_b = result.a.fields.text, result.b.fields.text
+        lines += ["", "## Evidence (sample)", "", "| B row | A row | match | Jaccard | B text | A text |",
+                  "|---|---|---|---|---|---|"]
+        for p in d["pairs_sample"][:20]:
+            score = "–" if p["jaccard"] is None else f"{p['jaccard']:.4f}"
+            lines.append(f"| {p['b']} | {p['a']} | {p['match']} | {score} | {md_cell(text_b[p['b']])} | "
+                         f"{md_cell(text_a[p['a']])} |")
+    lines += ["", "---", PARAPHRASE_CAVEAT, ""]
+    return "\n".join(lines)

@@ -1,0 +1,38 @@
+"""A matrix run's report: ``summary`` (summary.json) and ``markdown`` (REPORT.md) of a MatrixResult."""
+from __future__ import annotations
+
+from .common import SCHEMA_VERSION, md_cell
+
+
+def summary(result) -> dict:
+    return {"schema_version": SCHEMA_VERSION, "kind": "matrix",
+            "groups": [{"name": g.name, "dataset": g.dataset, "split": g.split, "records": n}
+                       for g, n in zip(result.groups, result.records)],
+            "split_matrix": result.split_matrix, "dataset_matrix": result.dataset_matrix,
+            "near": None if result.near_split_matrix is None else
+            {"threshold": result.threshold, "split_matrix": result.near_split_matrix,
+             "dataset_matrix": result.near_dataset_matrix},
+            "comparison": result.comparison}
+
+
+def markdown(result) -> str:
+    lines = ["# Overlap matrices", "", "Cell [row][column]: records of the row that also occur in the column "
+             "(exact text under the default normaliser). Diagonal: internal duplicates (split matrix) or "
+             "records found in another split of the same dataset (dataset matrix).", ""]
+    for title, m in (("Split x split", result.split_matrix), ("Dataset x dataset", result.dataset_matrix),
+                     ("Split x split, exact or near", result.near_split_matrix)):
+        if m is None:
+            continue
+        cols = list(next(iter(m.values())))
+        lines += [f"## {title}", "", "| | " + " | ".join(md_cell(c) for c in cols) + " |",
+                  "|---" * (len(cols) + 1) + "|"]
+        for row, cells in m.items():
+            lines.append(f"| {md_cell(row)} | " + " | ".join(
+                f"{c['count']} ({100 * c['fraction']:.1f}%)" for c in cells.values()) + " |")
+        lines.append("")
+    if result.comparison:
+        keys = list(result.comparison[0])
+        lines += ["## Comparison", "", "| " + " | ".join(keys) + " |", "|---" * len(keys) + "|"]
+        for row in result.comparison:
+            lines.append("| " + " | ".join(md_cell(row[k]) for k in keys) + " |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,73 @@
+"""Stage 1 of the semantic search: static token vectors that shortlist candidates fast.
+
+One job: turn already-tokenised texts into unit vectors by a weighted sum of per-token vectors
+(model2vec-style), thousands of texts per second, so every corpus record can be compared with
+every benchmark item; the transformer then re-scores only each item's shortlist.
+
+The token vectors are distilled from the transformer itself, not loaded from anywhere: token t's
+vector is the model's mean-pooled output for the one-token text [CLS] t [SEP]. They are computed
+lazily, only for tokens that occur, and kept for the life of the process (a corpus of 100,000
+questions uses ~20,000 of the 30,522 WordPiece tokens). Tokens are weighted SIF-style,
+a / (a + p(t)), with p(t) a Zipf law over the vocabulary's rank (WordPiece vocabularies list
+whole words by frequency, starting at "the"), so frequent words count little.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+from scipy.sparse import csr_matrix
+
+ZIPF_A = 1e-4          # SIF smoothing: a token at frequency p weighs a / (a + p)
+DISTIL_BATCH = 256     # one-token texts per model call; every call is padded to this many rows
+
+
+class StaticVectors:
+    """Per-token vectors distilled from ``encoder`` on first use; ``embed`` maps encodings to unit vectors."""
+
+    def __init__(self, encoder):
+        self.encoder = encoder
+        tok = encoder.tokenizer
+        vocab = tok.get_vocab_size(with_added_tokens=True)
+        specials = tok.encode("").ids                     # e.g. [CLS] [SEP]: wrap each token as a text
+        self.head, self.tail = specials[:1], specials[1:]
+        self.first_word = tok.token_to_id("the") or 0     # ranks count from the most frequent whole word
+        rank = np.maximum(np.arange(vocab, dtype=np.float64) - self.first_word + 1, 1.0)
+        p = 1.0 / rank
+        p /= p.sum()
+        self.weight = (ZIPF_A / (ZIPF_A + p)).astype(np.float32)
+        self.table: np.ndarray | None = None
+        self.done = np.zeros(vocab, bool)
+        self.lock = threading.Lock()
+
+    def _distil(self, ids: np.ndarray) -> None:
+        """Compute the vectors of ``ids`` (sorted, not yet done) in fixed-shape model calls."""
+        width = len(self.head) + 1 + len(self.tail)
+        for s in range(0, ids.size, DISTIL_BATCH):
+            part = ids[s:s + DISTIL_BATCH]
+            seq = np.zeros((DISTIL_BATCH, width), np.int64)
+            seq[:, :len(self.head)] = self.head
+            seq[:part.size, len(self.head)] = part
+            seq[:, len(self.head) + 1:] = self.tail
+            hidden = self.encoder.run(seq, np.ones_like(seq))[:part.size]
+            if self.table is None:
+                self.table = np.zeros((self.done.size, hidden.shape[1]), np.float32)
+            self.table[part] = hidden
+            self.done[part] = True
+
+    def embed(self, encodings) -> np.ndarray:
+        """Unit vectors (float32) of tokenised texts, special tokens left out."""
+        ids = [np.asarray(e.ids, np.int64)[np.asarray(e.special_tokens_mask) == 0] for e in encodings]
+        lengths = np.fromiter((a.size for a in ids), np.int64, len(ids))
+        flat = np.concatenate(ids) if ids else np.zeros(0, np.int64)
+        with self.lock:
+            missing = np.unique(np.concatenate([flat[~self.done[flat]], [] if self.table is not None else
+                                                [self.first_word]]).astype(np.int64))
+            if missing.size:            # (the first call always distils one, so the width is known)
+                self._distil(missing)
+        # texts x vocabulary (token weights) @ vocabulary x dim: no per-token copy of the vectors
+        indptr = np.concatenate([[0], np.cumsum(lengths)])
+        bag = csr_matrix((self.weight[flat], flat, indptr), shape=(len(ids), self.done.size))
+        out = np.asarray(bag @ self.table, dtype=np.float32)
+        out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+        return out

@@ -1,0 +1,44 @@
+"""The loaded-rows type every source returns (``Table``) and the split choice every loader
+shares. Its own module so ``sources`` (local files, examples) and ``hub`` (Hugging Face) both
+import it without importing each other."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .errors import AuditorError
+
+
+@dataclass(frozen=True)
+class Table:
+    """Rows as loaded, plus where they came from. Rows are plain dicts."""
+
+    rows: list = field(repr=False)
+    source: str
+    config: str | None = None
+    split: str | None = None
+    files: tuple = ()              # display names only (never a server path)
+    row_cap: int | None = None     # the cap that applied, if any
+    truncated: bool = False        # True when the source had more rows than the cap
+    splits: tuple = ()             # splits the source offers
+    configs: tuple = ()            # configs the source offers (hub sets, examples)
+    notices: tuple = ()            # things the report must say (defaults chosen, files skipped)
+
+    @property
+    def columns(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for row in self.rows[:1000]:
+            seen.update(dict.fromkeys(row))
+        return list(seen)
+
+
+def choose_split(split, available: list[str], what: str) -> tuple[str, str | None]:
+    """The split to read; a default is announced so a report never hides it."""
+    if split is None:
+        chosen = "train" if "train" in available else available[0]
+        note = (f"split not given: using '{chosen}' (available: {', '.join(available)})"
+                if len(available) > 1 else None)
+        return chosen, note
+    if split not in available:
+        raise AuditorError("bad_split", f"{what} has no split {split!r}.",
+                           f"Available splits: {', '.join(available)}.")
+    return split, None

@@ -1,0 +1,110 @@
+"""One text field of a local JSONL file, streamed as Arrow string arrays (the contamination scan's reader).
+
+Reading a corpus one ``json.loads`` per line costs more than tokenising it. Here each block of
+whole lines (8 MiB, cut at the last newline; the bytes come through ``sources``' checked stream:
+NUL bytes, UTF-16 marks, gzip magic and over-long lines are refused as for any load) is parsed by
+Arrow's JSON reader with a schema holding only the text field, as a string. The block's rows are
+taken from Arrow only when Arrow read it without error and found exactly one record per non-blank
+line; otherwise (a field that is a number in one row, a lone surrogate, two objects on a line, bad
+UTF-8, ...) the block goes through the local row reader (``sources.jsonl_rows`` and
+``roles.as_text``), which gives the same texts or the same error, naming the line.
+"""
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.json as pajson
+
+BLOCK = 8 << 20
+_JSON_BLANK = np.zeros(256, dtype=bool)
+_JSON_BLANK[[ord(" "), ord("\t"), ord("\r"), ord("\n")]] = True
+
+
+def jsonl_texts(path: Path, field: str, first_row: int = 0):
+    """The ``field`` of every record of a local JSONL file (plain or .gz), in order: an iterator of
+    Arrow string arrays (nulls: missing or null) or, for a block read row by row, lists of str/None.
+    ``first_row``: the corpus row number of the file's first record (for error messages)."""
+    from .sources import Budget, _open_stream, _read_error
+    budget = Budget(limited=False)
+    stream = _open_stream(path, budget, b"\n")
+    try:
+        yield from text_blocks(stream.chunk, path.name, field, first_row)
+    except (EOFError, OSError, zlib.error) as exc:
+        raise _read_error(exc, path) from None
+    finally:
+        stream.close()
+
+
+def text_blocks(read, name: str, field: str, first_row: int = 0):
+    """``jsonl_texts`` over any byte stream: ``read(size)`` returns the next bytes (b"" at the end);
+    ``name`` is the file as error messages show it. (The Ray engine reads its shards with this.)"""
+    from .sources import Budget, _decode, jsonl_rows
+    budget = Budget(limited=False)
+    parse = pajson.ParseOptions(explicit_schema=pa.schema([(field, pa.string())]),
+                                unexpected_field_behavior="ignore")
+    rest, lines_before, offset, first = b"", 0, 0, True
+    while True:
+        data = read(BLOCK)
+        if first:
+            first = False
+            if data.startswith(b"\xef\xbb\xbf"):          # a UTF-8 byte-order mark, as sources drops it
+                data, offset = data[3:], 3
+        if data:
+            buf = rest + data if rest else data
+            cut = buf.rfind(b"\n")
+            if cut < 0:
+                if len(buf) > budget.line_cap:
+                    raise budget.long_line(name, lines_before + 1)
+                rest = buf
+                continue
+            block, rest = buf[:cut + 1], buf[cut + 1:]
+            if len(rest) > budget.line_cap:
+                raise budget.long_line(name, lines_before + block.count(b"\n") + 1)
+        else:
+            block, rest = rest, b""
+        if block:
+            texts = _arrow_texts(block, parse)
+            if texts is None:       # the exact row reader on this block
+                text = _decode(block, name, offset, lines_before)
+                texts = _row_texts(jsonl_rows(text.split("\n"), name, lines_before + 1), field, first_row)
+            first_row += len(texts)
+            yield texts
+            lines_before += block.count(b"\n")
+            offset += len(block)
+        if not data:
+            break
+
+
+def _arrow_texts(block: bytes, parse) -> pa.Array | None:
+    """The field of every line of ``block`` by Arrow, or None when Arrow cannot vouch for it."""
+    b = np.frombuffer(block, dtype=np.uint8)
+    ends = np.flatnonzero(b == 10)
+    if not block.endswith(b"\n"):
+        ends = np.append(ends, b.size)
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    # A line is a record unless it is all JSON whitespace; nearly every line starts with "{", so
+    # only lines that start with whitespace (or are empty) are looked at whole.
+    first = b[np.minimum(starts, b.size - 1)]
+    maybe_blank = (starts == ends) | _JSON_BLANK[first]
+    blank = sum(1 for lo, hi in zip(starts[maybe_blank].tolist(), ends[maybe_blank].tolist())
+                if _JSON_BLANK[b[lo:hi]].all())
+    records = int(ends.size - blank)
+    if records == 0:
+        return pa.array([], pa.string())
+    try:
+        table = pajson.read_json(pa.BufferReader(block), parse_options=parse,
+                                 read_options=pajson.ReadOptions(use_threads=False, block_size=len(block) + 1))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeDecodeError):
+        return None
+    if table.num_rows != records:
+        return None
+    column = table.column(0)
+    return column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+
+
+def _row_texts(rows, field: str, first_row: int) -> list:
+    from .roles import as_text, lookup
+    return [as_text(lookup(r, field), field, i) for i, r in enumerate(rows, first_row)]

@@ -1,0 +1,216 @@
+"""GPT-3's contamination tokens for a whole batch of texts at once, on Arrow buffers with numpy.
+
+The definition is ``auditor.contamination.tokenize``: lowercase, delete every character that is
+neither alphanumeric nor whitespace (and "_"), split on whitespace (``str.split()``). The batch
+path gives exactly its tokens, because splitting on ASCII whitespace first changes nothing (Python's
+lowercasing and deletion look no further than a word; whitespace ends a word for the final-sigma
+rule too). So each text's UTF-8 bytes are cut at ASCII whitespace into chunks, and
+
+- an ASCII chunk (nearly all of them) is one token or none: its letters and digits, lowercased,
+  found with one table lookup per byte over the whole batch;
+- a chunk with a non-ASCII byte goes through the definition itself, ``PUNCT.sub("", chunk.lower())
+  .split()`` (it may hold Unicode whitespace or punctuation, and Unicode lowercasing has its own
+  rules), giving zero or more tokens; all such chunks of a batch are joined by "\n" and cleaned
+  in one call.
+
+``tokens(texts)`` returns the tokens as one Arrow binary array (UTF-8; a lone surrogate, which
+``json.loads`` can produce, is kept as "surrogatepass" bytes) and each text's token count, so callers
+map tokens to ids with ``pyarrow.compute.index_in`` and never hold a Python string per word.
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+# Every character that is neither a word character nor whitespace, and underscores: re's \s is
+# str.isspace(), the set str.split() splits on.
+PUNCT = re.compile(r"[^\w\s]+|_+")
+_DELETE, _KEEP, _SPACE, _NON_ASCII = 0, 1, 2, 3
+_CLASS = np.full(256, _NON_ASCII, dtype=np.uint8)
+for _c in range(128):
+    _ch = chr(_c)
+    _CLASS[_c] = _KEEP if _ch.isalnum() else _SPACE if _ch.isspace() else _DELETE
+SMALL_BYTES = 256 * 1024      # batches below this are tokenised text by text (see _pieces_small)
+_LOWER = np.arange(256, dtype=np.uint8)
+_LOWER[ord("A"):ord("Z") + 1] += 32
+
+
+def as_string_array(texts) -> pa.Array:
+    """A batch of texts (list of str/None, or an Arrow string array) as one string (or, when a text
+    holds a lone surrogate, binary) array, nulls as ''."""
+    if isinstance(texts, pa.ChunkedArray):
+        texts = texts.combine_chunks() if texts.num_chunks != 1 else texts.chunk(0)
+    if not isinstance(texts, pa.Array):
+        try:
+            texts = pa.array(texts, pa.string())
+        except UnicodeEncodeError:
+            texts = pa.array([t.encode("utf-8", "surrogatepass") if t else b"" for t in texts], pa.binary())
+    if pa.types.is_large_string(texts.type) or pa.types.is_string_view(texts.type):
+        texts = texts.cast(pa.string())
+    if texts.null_count:
+        texts = pc.fill_null(texts, "")
+    return texts
+
+
+def tokens(texts) -> tuple[pa.BinaryArray, np.ndarray]:
+    """(every token of the batch in order, tokens per text) for a batch of texts."""
+    ascii_tokens, odd_tokens, slots, counts = _pieces(texts)
+    if slots is None:
+        return ascii_tokens, counts
+    ascii_slots, odd_slots = slots
+    order = np.empty(ascii_slots.size + odd_slots.size, dtype=np.int64)
+    order[ascii_slots] = np.arange(ascii_slots.size)
+    order[odd_slots] = ascii_slots.size + np.arange(odd_slots.size)
+    merged = pa.concat_arrays([ascii_tokens, odd_tokens])
+    return merged.take(pa.array(order)), counts
+
+
+def token_ids(texts, vocab: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(each token's index in ``vocab`` (binary, UTF-8), -1 for a word not in it; tokens per text)."""
+    ascii_tokens, odd_tokens, slots, counts = _pieces(texts)
+    ascii_ids = _lookup(ascii_tokens, vocab)
+    if slots is None:
+        return ascii_ids, counts
+    ascii_slots, odd_slots = slots
+    ids = np.empty(ascii_slots.size + odd_slots.size, dtype=np.int64)
+    ids[ascii_slots] = ascii_ids
+    ids[odd_slots] = _lookup(odd_tokens, vocab)
+    return ids, counts
+
+
+def _lookup(words: pa.Array, vocab: pa.Array) -> np.ndarray:
+    if not len(words):
+        return np.zeros(0, dtype=np.int64)
+    found = pc.index_in(words, value_set=vocab)
+    return pc.fill_null(found, -1).to_numpy().astype(np.int64, copy=False)
+
+
+def _pieces(texts):
+    """(ASCII-chunk tokens, non-ASCII-chunk tokens, None or each kind's final positions, tokens per text)."""
+    arr = as_string_array(texts)
+    n = len(arr)
+    empty = pa.array([], pa.binary())
+    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int32, count=arr.offset + n + 1)[arr.offset:].astype(np.int64)
+    start, size = int(offsets[0]), int(offsets[-1] - offsets[0])
+    if size == 0:
+        return empty, empty, None, np.zeros(n, dtype=np.int64)
+    if size < SMALL_BYTES:
+        return _pieces_small(arr)
+    b = np.frombuffer(arr.buffers()[2], dtype=np.uint8, count=int(offsets[-1]))[start:]
+    off = offsets - start
+    # Capacities: a token needs a kept byte and a space or text boundary after it; a non-ASCII
+    # chunk needs a byte >= 128.
+    data = np.empty(size, dtype=np.uint8)
+    most = (size + n) // 2 + 1
+    ends = np.empty(most, dtype=np.int32)
+    text_of = np.empty(most, dtype=np.int32)
+    odd = np.empty((int(np.count_nonzero(b >= 128)) + 1, 4), dtype=np.int64)   # (first, end, text, ASCII tokens before)
+    n_tok, n_odd = _kernel()(b, off, _CLASS, _LOWER, data, ends, text_of, odd)
+    ascii_offsets = np.empty(n_tok + 1, dtype=np.int32)
+    ascii_offsets[0] = 0
+    ascii_offsets[1:] = ends[:n_tok]
+    ascii_tokens = pa.Array.from_buffers(pa.binary(), n_tok, [None, pa.py_buffer(ascii_offsets),
+                                                              pa.py_buffer(data[:int(ascii_offsets[-1])])])
+    counts = np.bincount(text_of[:n_tok], minlength=n).astype(np.int64)
+    if n_odd == 0:
+        return ascii_tokens, empty, None, counts
+    # Chunks with a non-ASCII byte hold no ASCII whitespace, so joined by "\n" they can be
+    # lowercased and cleaned as one string (Python's lowercasing looks no further than a word) and
+    # split apart again: each gets exactly its reference tokens.
+    odd = odd[:n_odd]
+    raw = b.tobytes()
+    joined = "\n".join([raw[lo:hi].decode("utf-8", "surrogatepass") for lo, hi in odd[:, :2].tolist()])
+    per_chunk = [part.split() for part in PUNCT.sub("", joined.lower()).split("\n")]
+    odd_counts = np.fromiter(map(len, per_chunk), dtype=np.int64, count=n_odd)
+    odd_tokens = pa.array([w.encode("utf-8", "surrogatepass") for words in per_chunk for w in words], pa.binary())
+    np.add.at(counts, odd[:, 2], odd_counts)
+    # Final slot of ASCII token i: i plus the odd tokens of chunks before it; of odd chunk k's j-th
+    # token: the ASCII tokens before the chunk plus the odd tokens of earlier chunks plus j.
+    shift = np.cumsum(np.bincount(odd[:, 3], weights=odd_counts, minlength=n_tok + 1)[:n_tok]).astype(np.int64)
+    ascii_slots = np.arange(n_tok) + shift
+    odd_before = np.concatenate(([0], np.cumsum(odd_counts)[:-1]))
+    odd_slots = np.repeat(odd[:, 3] + odd_before, odd_counts) + _ranks(odd_counts)
+    return ascii_tokens, odd_tokens, (ascii_slots, odd_slots), counts
+
+
+_COMPILED = None
+
+
+def _kernel():
+    """The byte loop, compiled on first use (numba; cached beside the package like auditor.kernels)."""
+    global _COMPILED
+    if _COMPILED is None:
+        from . import kernels  # noqa: F401  (sets numba's cache folder where the package is read-only)
+        import numba
+
+        @numba.njit(nogil=True, cache=True)
+        def scan(b, off, cls, lower, data, ends, text_of, odd):  # pragma: no cover  (compiled)
+            n_tok = 0
+            n_odd = 0
+            out = 0
+            for t in range(off.size - 1):
+                i = off[t]
+                stop = off[t + 1]
+                while i < stop:
+                    while i < stop and cls[b[i]] == 2:
+                        i += 1
+                    if i >= stop:
+                        break
+                    first = i
+                    mark = out
+                    non_ascii = False
+                    while i < stop:
+                        c = cls[b[i]]
+                        if c == 2:
+                            break
+                        if c == 1:
+                            data[out] = lower[b[i]]
+                            out += 1
+                        elif c == 3:
+                            non_ascii = True
+                        i += 1
+                    if non_ascii:
+                        out = mark
+                        odd[n_odd, 0] = first
+                        odd[n_odd, 1] = i
+                        odd[n_odd, 2] = t
+                        odd[n_odd, 3] = n_tok
+                        n_odd += 1
+                    elif out > mark:
+                        ends[n_tok] = out
+                        text_of[n_tok] = t
+                        n_tok += 1
+            return n_tok, n_odd
+
+        _COMPILED = scan
+    return _COMPILED
+
+
+def _pieces_small(arr: pa.Array):
+    """``_pieces`` for a small batch: the definition text by text, which is quicker than loading the
+    compiled loop (numba's start-up) for a few pages of text (a benchmark, the app's uploads)."""
+    from .contamination import tokenize
+    values = arr.to_pylist()
+    if pa.types.is_binary(arr.type):
+        values = [v.decode("utf-8", "surrogatepass") for v in values]
+    words = [tokenize(t) for t in values]
+    flat = pa.array([w.encode("utf-8", "surrogatepass") for ws in words for w in ws], pa.binary())
+    return flat, pa.array([], pa.binary()), None, np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+
+
+def _ranks(sizes: np.ndarray) -> np.ndarray:
+    """0..k-1 for each group of size k, concatenated."""
+    total = int(sizes.sum())
+    return np.arange(total) - np.repeat(np.concatenate(([0], np.cumsum(sizes)[:-1])), sizes)
+
+
+def split(flat: pa.Array, counts: np.ndarray) -> list[list]:
+    """Per-text lists from a flat array and per-text counts (for tests and small outputs)."""
+    values = flat.to_pylist()
+    if pa.types.is_binary(flat.type):
+        values = [v.decode("utf-8", "surrogatepass") for v in values]
+    bounds = np.concatenate(([0], np.cumsum(counts))).tolist()
+    return [values[a:b] for a, b in zip(bounds, bounds[1:])]

@@ -1,0 +1,149 @@
+"""``contamination --engine ray`` against the local engine and against planted ground truth, on real
+data split into shards of uneven size and kind (JSONL, an empty shard, gzip, Parquet), plus: a
+corrupt shard, a worker that dies once, and a run interrupted and resumed from its shard folder.
+
+One local Ray (2 CPUs) serves the whole module; ``ray_session`` joins it and leaves it running.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+
+ray = pytest.importorskip("ray")
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+from auditor.contamination import contamination  # noqa: E402
+from auditor.distributed import contamination as ray_engine  # noqa: E402
+from auditor.distributed.contamination import ray_contamination  # noqa: E402
+from auditor.errors import AuditorError  # noqa: E402
+
+PLANTED = {0: 3, 5: 1200, 17: 2701, 42: 2950}     # GSM8K test row -> the corpus row it is planted at
+
+
+@pytest.fixture(scope="module", autouse=True)
+def local_ray():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def corpus(real_data, tmp_path_factory):
+    """GSM8K train answers and HumanEval prompts, with four GSM8K test questions planted at known
+    rows, as five shards: 1,200 rows of JSONL, an empty file, 1,500 rows gzip'd, 350 rows of
+    Parquet (with a null text) and the rest (114 rows) as JSONL."""
+    def read(rel, field):
+        with open(real_data / rel, encoding="utf-8") as handle:
+            return [json.loads(line)[field] for line in handle if line.strip()]
+    texts = read("gsm8k/train.jsonl", "answer")[:3000] + read("humaneval/HumanEval.jsonl", "prompt")
+    test_questions = read("gsm8k/test.jsonl", "question")
+    for item, row in PLANTED.items():
+        texts[row] = test_questions[item]
+    texts[2800] = None
+    rows = [{"id": i, "text": t} for i, t in enumerate(texts)]
+    folder = tmp_path_factory.mktemp("ray_corpus") / "corpus"
+    folder.mkdir()
+    (folder / "part-0.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows[:1200]), encoding="utf-8")
+    (folder / "part-1.jsonl").write_text("", encoding="utf-8")
+    with gzip.open(folder / "part-2.jsonl.gz", "wt", encoding="utf-8") as handle:
+        handle.writelines(json.dumps(r) + "\n" for r in rows[1200:2700])
+    pq.write_table(pa.Table.from_pylist(rows[2700:3050]), folder / "part-3.parquet")
+    (folder / "part-4.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows[3050:]), encoding="utf-8")
+    return folder, texts, test_questions
+
+
+def without_engine(summary: dict) -> dict:
+    summary = dict(summary)
+    summary.pop("engine")
+    return summary
+
+
+def test_ray_equals_local_and_finds_the_planted_items(corpus):
+    folder, texts, _ = corpus
+    local = contamination(texts, "gsm8k").summary()
+    on_ray = ray_contamination(str(folder), "gsm8k", quiet=True).summary()
+    engine = on_ray["engine"]
+    assert engine["name"] == "ray" and engine["shards"] == 5 and engine["shards_resumed"] == 0
+    on_ray = without_engine(on_ray)
+    # Local over the same texts as one list: the same items, rows and counts (the source differs).
+    assert on_ray["items"] == local["items"]
+    assert on_ray["corpus"]["records"] == len(texts) and on_ray["corpus"]["tokens"] == local["corpus"]["tokens"]
+    found = {it["benchmark_row"]: it for it in on_ray["items"]}
+    for item, row in PLANTED.items():        # ground truth: each planted question, at its row
+        assert row in found[item]["corpus_rows"]
+        assert found[item]["matched_ngrams"] == found[item]["item_ngrams"]
+    # And against the local engine reading the same folder: summary.json identical but the engine block.
+    assert on_ray == contamination(str(folder), "gsm8k").summary()
+
+
+def test_humaneval_prompts_found_at_their_rows(corpus):
+    folder, texts, _ = corpus
+    result = ray_contamination(str(folder), "humaneval", quiet=True)
+    assert len(result.items) == 164
+    first_prompt_row = 3000
+    assert all(first_prompt_row + it["benchmark_row"] in it["corpus_rows"] for it in result.items)
+    assert without_engine(result.summary()) == contamination(str(folder), "humaneval").summary()
+
+
+def test_a_corrupt_shard_is_named(corpus, tmp_path):
+    folder, _, _ = corpus
+    bad = tmp_path / "corpus"
+    bad.mkdir()
+    for path in folder.iterdir():
+        (bad / path.name).write_bytes(path.read_bytes())
+    data = (bad / "part-2.jsonl.gz").read_bytes()
+    (bad / "part-2.jsonl.gz").write_bytes(data[: len(data) // 2])      # a truncated download
+    with pytest.raises(AuditorError) as caught:
+        ray_contamination(str(bad), "gsm8k", quiet=True)
+    assert caught.value.code == "bad_format"
+    assert "part-2.jsonl.gz" in caught.value.message
+
+
+def test_a_dying_worker_is_retried_with_the_same_result(corpus, tmp_path, monkeypatch):
+    folder, texts, _ = corpus
+    marker = tmp_path / "died-once"
+    monkeypatch.setenv(ray_engine.FAIL_ONCE_ENV, str(marker))
+    result = ray_contamination(str(folder), "gsm8k", quiet=True)
+    assert marker.exists()                   # a worker did exit mid-task
+    assert result.items == contamination(texts, "gsm8k").items
+
+
+def test_an_interrupted_run_resumes_from_its_shard_folder(corpus, tmp_path, monkeypatch):
+    folder, _, _ = corpus
+    shard_dir = tmp_path / "shards"
+    monkeypatch.setenv(ray_engine.STOP_AFTER_ENV, "2")
+    with pytest.raises(KeyboardInterrupt):
+        ray_contamination(str(folder), "gsm8k", quiet=True, shard_dir=shard_dir)
+    saved = sorted(p.name for p in shard_dir.iterdir())
+    assert len(saved) == 2 and not [p for p in shard_dir.iterdir() if p.name.startswith(".")]
+    monkeypatch.delenv(ray_engine.STOP_AFTER_ENV)
+    resumed = ray_contamination(str(folder), "gsm8k", quiet=True, shard_dir=shard_dir).summary()
+    assert resumed["engine"]["shards_resumed"] == 2
+    assert len(list(shard_dir.iterdir())) == 5
+    assert without_engine(resumed) == contamination(str(folder), "gsm8k").summary()
+    # A shard replaced since is not taken from the folder: the result follows the new content.
+    (folder / "part-1.jsonl").write_text(json.dumps({"id": -1, "text": corpus[2][7]}) + "\n", encoding="utf-8")
+    try:
+        again = ray_contamination(str(folder), "gsm8k", quiet=True, shard_dir=shard_dir).summary()
+        assert again["engine"]["shards_resumed"] == 4
+        assert 1200 in next(it for it in again["items"] if it["benchmark_row"] == 7)["corpus_rows"]
+    finally:
+        (folder / "part-1.jsonl").write_text("", encoding="utf-8")
+
+
+def test_cli_engine_ray_joins_a_running_cluster(corpus, tmp_path, run_cli):
+    """The CLI joins this module's Ray by address (--ray-address), as it would a cluster's head."""
+    folder, _, _ = corpus
+    address = ray.get_runtime_context().gcs_address
+    code, out, err = run_cli("contamination", folder, "--benchmark", "gsm8k", "--engine", "ray",
+                             "--ray-address", address, "--json", "-", "--quiet", "--shard-dir", tmp_path / "s",
+                             timeout=300)
+    assert code == 0, err
+    summary = json.loads(out)
+    assert summary["engine"]["name"] == "ray"
+    assert without_engine(summary) == contamination(str(folder), "gsm8k").summary()
+    code, out, err = run_cli("contamination", folder, "--benchmark", "gsm8k", "--engine", "ray", "--max-rows", "5")
+    assert code == 2 and "--max-rows" in err and "Traceback" not in err

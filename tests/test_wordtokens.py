@@ -1,0 +1,126 @@
+"""The contamination scan's batch tokeniser (auditor/wordtokens.py) and its JSONL reader
+(auditor/textstream.py) give exactly what the reference definitions give: ``tokenize`` per text,
+and ``json.loads`` per line with ``as_text`` per record."""
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from auditor import wordtokens
+from auditor.contamination import contamination, tokenize
+from auditor.errors import AuditorError
+from auditor.roles import as_text
+from auditor.textstream import jsonl_texts
+
+EDGE_CASES = [
+    "", None, " ", "\t\n", "\x1c\x1d\x1e\x1fa\x1fb",            # str.split() splits on \x1c-\x1f too
+    "ΑΣ ΑΣ'Α Σ ὈΔΥΣΣΕΎΣ.", "İstanbul ǅ ß ﬁ ẞ",                     # final sigma, multi-character lowercase
+    "a\u00a0b\u2009c\u3000d\u2028e\u0085f", "don't—stop “quoted” … «x»",   # Unicode whitespace, punctuation
+    "x_y __init__ a_1 _", "naïve café ①②③ ½ ٣ Ⅻ", "😀 emoji😀b 👍🏽",
+    "abc\x00def", "ÀB C\u0301D", "\ud800 lone surrogate \udfff", "MiXeD CaSe 123abc ABC-DEF",
+]
+
+
+def reference(texts):
+    return [tokenize(t) for t in texts]
+
+
+@pytest.fixture(autouse=True)
+def compiled_path(monkeypatch):
+    """Every batch through the compiled byte loop, however small (small batches otherwise go text
+    by text; test_small_batches_take_the_definition checks that path)."""
+    monkeypatch.setattr(wordtokens, "SMALL_BYTES", 0)
+
+
+def test_edge_cases():
+    flat, counts = wordtokens.tokens(EDGE_CASES)
+    assert wordtokens.split(flat, counts) == reference(EDGE_CASES)
+
+
+def test_small_batches_take_the_definition(monkeypatch):
+    monkeypatch.setattr(wordtokens, "SMALL_BYTES", 1 << 20)
+    flat, counts = wordtokens.tokens(EDGE_CASES)
+    assert wordtokens.split(flat, counts) == reference(EDGE_CASES)
+
+
+def test_real_benchmark_texts(real_data):
+    texts = []
+    for rel, fields in [("gsm8k/train.jsonl", ("question", "answer")), ("humaneval/HumanEval.jsonl",
+                        ("prompt", "canonical_solution", "test")), ("mbpp/mbpp.jsonl", ("text", "code")),
+                        ("spider/train_spider.jsonl", ("question", "query"))]:
+        with open(real_data / rel, encoding="utf-8") as handle:
+            rows = [json.loads(line) for line in handle if line.strip()]
+        texts += [as_text(r.get(f), f, 0) for r in rows for f in fields]
+    assert len(texts) > 30_000
+    flat, counts = wordtokens.tokens(texts)
+    assert wordtokens.split(flat, counts) == reference(texts)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.text(), st.text(alphabet=" \t\n\x0b\x1fAbZ_9-'.ΣσİéŉǅⅫ①\u00a0\u3000"))))
+def test_random_texts(texts):
+    flat, counts = wordtokens.tokens(texts)
+    assert wordtokens.split(flat, counts) == reference(texts)
+
+
+def test_token_ids_match_a_dictionary_lookup():
+    import pyarrow as pa
+    texts = ["The cat sat on the mat.", "Ünïcode wörds and THE cat", None, "mat_the"]
+    vocab = ["the", "cat", "mat", "wörds"]
+    ids, counts = wordtokens.token_ids(texts, pa.array([w.encode() for w in vocab], pa.binary()))
+    expected = [vocab.index(w) if w in vocab else -1 for t in texts for w in tokenize(t)]
+    assert ids.tolist() == expected and counts.tolist() == [len(tokenize(t)) for t in texts]
+
+
+def write_jsonl(path, lines):
+    data = "".join(line + "\n" for line in lines).encode("utf-8", "surrogatepass")
+    path.write_bytes(gzip.compress(data) if path.name.endswith(".gz") else data)
+
+
+@pytest.mark.parametrize("name", ["c.jsonl", "c.jsonl.gz"])
+def test_jsonl_reader_equals_json_loads(tmp_path, name):
+    """Arrow reads the plain blocks; the odd ones (a number as text, a lone surrogate escape, blank
+    lines, a missing field) go through the row reader; the texts are the same either way."""
+    lines = [json.dumps({"text": f"line {i}", "other": {"x": i}}) for i in range(5000)]
+    lines[10] = json.dumps({"text": 12.5})
+    lines[11] = '{"text": "\\ud800 lone"}'
+    lines[12] = ""
+    lines[13] = "   "
+    lines[14] = json.dumps({"other": 1})
+    lines[15] = json.dumps({"text": None, "x": [1, 2]})
+    lines[16] = json.dumps({"text": True})
+    path = tmp_path / name
+    write_jsonl(path, lines)
+    got = []
+    for block in jsonl_texts(path, "text"):
+        got += block.to_pylist() if hasattr(block, "to_pylist") else block
+    expected = [as_text(json.loads(line).get("text"), "text", 0) for line in lines if line.strip()]
+    assert got == expected
+
+
+def test_jsonl_reader_refuses_what_the_row_reader_refuses(tmp_path):
+    path = tmp_path / "two.jsonl"
+    write_jsonl(path, [json.dumps({"text": "a"}), '{"text": "b"} {"text": "c"}'])   # two objects on a line
+    with pytest.raises(AuditorError) as caught:
+        list(jsonl_texts(path, "text"))
+    assert "line 2" in caught.value.message
+    path = tmp_path / "obj.jsonl"
+    write_jsonl(path, [json.dumps({"text": {"nested": 1}})])
+    with pytest.raises(AuditorError) as caught:
+        list(jsonl_texts(path, "text"))
+    assert caught.value.code == "bad_value"
+
+
+def test_scan_of_a_file_equals_scan_of_its_texts(real_data):
+    """The whole scan: the corpus read from a JSONL file (Arrow path) or given as a list of texts."""
+    path = real_data / "gsm8k" / "train.jsonl"
+    with open(path, encoding="utf-8") as handle:
+        questions = [json.loads(line)["question"] for line in handle if line.strip()]
+    from_file = contamination(str(path), "gsm8k", corpus_text="question", ngram=13)
+    from_texts = contamination(questions, "gsm8k", ngram=13)
+    assert from_file.items == from_texts.items and from_file.corpus_tokens == from_texts.corpus_tokens
+    assert from_file.corpus_records == len(questions)

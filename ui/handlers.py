@@ -1,0 +1,707 @@
+"""Handlers: pure functions from form values (and the cached audit) to view data.
+
+Each returns a dict keyed by the names of the page's parts (``layout.PARTS``); a part left out
+keeps what it shows. They never touch widgets, so a test calls them directly. Every failure
+becomes a message in the status line (an error also clears the results it would contradict).
+No analysis happens here: the ``auditor`` library's public API does the work.
+"""
+from __future__ import annotations
+
+import json
+import re
+import secrets
+from pathlib import Path
+
+import gradio as gr
+import numpy as np
+import pandas as pd
+
+import auditor
+from auditor import AuditorError
+from auditor.contamination import BENCHMARKS, contamination
+from auditor.hub import describe
+from auditor.leakage import leak
+from auditor.outputs import atomic_write, write_text
+from auditor.roles import available_fields, extract, resolve_roles
+from auditor.sources import example_layout
+
+from . import state, views
+from .state import CACHE, DEFAULTS, MIN_THRESHOLD, ROW_CAP, blank, user_token
+
+PAGE_SIZE = 25                 # pairs per page of the review table
+NO_FILTERS = {"jmin": 0.0, "jmax": 1.0, "hide_exact": False, "search": ""}
+CLUSTER_ROWS = 500             # clusters listed (largest first)
+EXPIRED = "This audit has expired from the cache: press **Run audit** again."
+
+
+def error(message: str, part: str = "status") -> dict:
+    return {part: gr.update(value=message, elem_classes=["error"])}
+
+
+def table(frame: pd.DataFrame) -> dict:
+    """A table update that hides the table while it has no rows."""
+    return gr.update(value=frame, visible=not frame.empty)
+
+
+def choices_of(values, blank_choice=True):
+    out = [("— none —", "")] if blank_choice else []
+    return out + [(v, v) for v in values]
+
+
+def disabled():
+    return gr.update(value=None, interactive=False)
+
+
+def enabled(path):
+    return gr.update(value=str(path), interactive=True)
+
+
+# --------------------------------------------------------------------------- what an audit shows
+
+def cleared_results() -> dict:
+    """Every result part empty: an error must never leave a previous audit under its banner."""
+    return {"share": "", "state": None, "cards": "", "overview": "", "counts": "",
+            "curve_plot": None, "curve_df": table(pd.DataFrame()),
+            "pairs_info": "", "pairs_df": table(pd.DataFrame()), "pair_view": "",
+            "clusters_info": "", "clusters_df": table(pd.DataFrame()), "members_info": "",
+            "members_df": table(pd.DataFrame()), "dedup_info": "", "dl_dedup": disabled(),
+            "dl_manifest": disabled(), "dl_review": disabled(),
+            "conc_text": "", "conc_plot": gr.update(value=None, visible=False), "conc_df": table(pd.DataFrame()),
+            "dl_summary": disabled(), "dl_report": disabled(), "dl_pairs": disabled(),
+            **cleared_leak(), **cleared_paraphrases()}
+
+
+def cleared_leak() -> dict:
+    return {"leak_status": "", "leak_md": "", "leak_df": table(pd.DataFrame()), "leak_evidence": "",
+            "contam_md": "", "contam_evidence": "", "dl_evidence": disabled(), "dl_clean": disabled(),
+            "dl_contam": disabled()}
+
+
+def threshold_views(result, st: dict) -> dict:
+    """Every part that depends on the threshold (and the marks): one value drives them all."""
+    t, key, marks = st["threshold"], st["key"], tuple(map(tuple, st.get("marks") or ()))
+    near = result.near_duplicates(t)
+    pairs = state.pair_list(result, key, t)
+    clusters = ranked(result, t, st.get("keep", "first"), marks)
+    cluster_of = {int(r): c.cluster for c in clusters for r in c.rows}
+    summary_path, report_path, pairs_path = state.write_downloads(result, key, t, pairs, cluster_of, marks)
+    return {"threshold": t, "curve_threshold": t,
+            "cards": views.stat_cards(result, near), "overview": views.overview_markdown(result, t),
+            "counts": views.counts_markdown(near), "curve_plot": views.curve_figure(result, t),
+            "share": state.share_url(st["base"], st["request"], st["source"], t, marks),
+            "dl_summary": enabled(summary_path), "dl_report": enabled(report_path), "dl_pairs": enabled(pairs_path),
+            "clusters_info": views.clusters_caption(t, clusters, st.get("keep", "first"), len(marks)),
+            "clusters_df": table(views.clusters_frame(result, clusters[:CLUSTER_ROWS])),
+            "members_info": "", "members_df": table(pd.DataFrame()),
+            "dedup_info": "", "dl_dedup": disabled(), "dl_manifest": disabled(),
+            **pairs_page(result, {**st, "cursor": 0}, moved=False)}
+
+
+def ranked(result, threshold: float, keep: str, marks) -> tuple:
+    from auditor.dedup import ranked_clusters
+    return ranked_clusters(result, threshold=threshold, keep=keep, not_duplicates=marks)
+
+
+def audited(result, src, key, req, seconds, cached, base, marks=()) -> dict:
+    """All the parts of a fresh audit (status, form, results, the leakage tab's defaults)."""
+    table_ = result.table
+    fields = available_fields(table_.rows)
+    roles = result.roles
+    t = req.threshold
+    st = {"key": key, "request": req, "source": src, "base": base, "threshold": t, "marks": list(marks),
+          "keep": "first", "cursor": 0, "filters": dict(NO_FILTERS)}
+    conc_fig, conc_md, conc_table = views.concentration_view(result)
+    other_splits = [s for s in table_.splits if s != table_.split]
+    return {
+        "status": gr.update(value=views.audited_message(src, table_, result.records, seconds, cached),
+                            elem_classes=["ok"]),
+        "state": st, "fields_for": req.dataset,
+        **threshold_views(result, st),
+        "curve_df": views.curve_table(result),
+        "conc_text": conc_md, "conc_plot": gr.update(value=conc_fig, visible=conc_fig is not None),
+        "conc_df": table(conc_table),
+        "dl_review": disabled(),
+        "config": gr.update(choices=list(table_.configs) or ([table_.config] if table_.config else []),
+                            value=table_.config or ""),
+        "split": gr.update(choices=list(table_.splits) if src.kind != "upload" else [],
+                           value=(table_.split or "") if src.kind != "upload" else ""),
+        "text": gr.update(choices=choices_of(fields, blank_choice=False), value=roles.text or ""),
+        "answer": gr.update(choices=choices_of(fields), value=roles.answer or ""),
+        "group": gr.update(choices=choices_of(fields), value=roles.group or ""),
+        "labels": gr.update(choices=fields, value=list(roles.labels)),
+        "leak_dataset": "" if src.kind == "upload" else src.name,
+        "leak_config": gr.update(choices=list(table_.configs), value=table_.config or ""),
+        "leak_split": gr.update(choices=list(table_.splits), value=other_splits[0] if other_splits else ""),
+        **cleared_leak(), **cleared_paraphrases(),
+    }
+
+
+def run(dataset, config, split, text, answer, group, labels, threshold, max_rows, upload, token, fields_for,
+        base, progress=None, collapse=True) -> dict:
+    """Run audit: the form -> every result part (or an error that clears them)."""
+    try:
+        if (dataset or "").strip() != (fields_for or "").strip():
+            # Fields left from another dataset: let the library choose and guess afresh.
+            config = split = text = answer = group = ""
+            labels = []
+        req = state.make_request(dataset, config, split, text, answer, group, labels, threshold, max_rows)
+        result, src, key, seconds, cached = state.run_audit(req, upload, token, progress)
+        out = audited(result, src, key, req, seconds, cached, base)
+        if collapse:
+            out["form"] = gr.update(open=False, label=views.form_label(src, result.table, req.threshold))
+        return out
+    except Exception as exc:  # noqa: BLE001 - every failure becomes a message, never a trace
+        return {**cleared_results(), **error(views.error_text(exc))}
+
+
+def page_load(params: dict, base, progress=None) -> dict:
+    """The page opened: a share link's values fill the form and are audited; else the default."""
+    values = dict(DEFAULTS)
+    linked = bool(params.get("dataset"))
+    if linked:
+        values = {"dataset": params["dataset"], "threshold": params.get("threshold", DEFAULTS["threshold"])}
+        for name in ("config", "split", "text", "answer", "group"):
+            values[name] = params.get(name, "")
+        values["labels"] = [x for x in params.get("labels", "").split(",") if x.strip()]
+        values["max_rows"] = params.get("max_rows")
+    filled = {"dataset": values["dataset"], "config": values.get("config") or "",
+              "split": values.get("split") or "", "text": values.get("text") or "",
+              "answer": values.get("answer") or "", "group": values.get("group") or "",
+              "labels": gr.update(choices=values["labels"], value=values["labels"]),
+              "fields_for": values["dataset"]}
+    try:   # only values the slider and the number box can show (no NaN, no infinity)
+        t = float(values["threshold"])
+        if MIN_THRESHOLD <= t <= 1:
+            filled["threshold"] = filled["curve_threshold"] = t
+    except (TypeError, ValueError, OverflowError):
+        pass
+    try:
+        m = float(values.get("max_rows") or 0)
+        if 1 <= m <= ROW_CAP and m == int(m):
+            filled["max_rows"] = int(m)
+    except (TypeError, ValueError, OverflowError):
+        pass
+    try:
+        req = state.make_request(values["dataset"], values.get("config"), values.get("split"), values.get("text"),
+                                 values.get("answer"), values.get("group"), values["labels"], values["threshold"],
+                                 values.get("max_rows"))
+        result, src, key, seconds, cached = state.run_audit(req, None, None, progress)
+        marks = tuple((a, b) for a, b in state.parse_marks(params.get("nd"))
+                      if b < result.records) if linked else ()
+        out = {**filled, **audited(result, src, key, req, seconds, cached, base, marks)}
+        if linked:
+            out["form"] = gr.update(open=False, label=views.form_label(src, result.table, req.threshold))
+        return out
+    except Exception as exc:  # noqa: BLE001
+        return {**filled, **cleared_results(), **error(views.error_text(exc))}
+
+
+def rethreshold(st, t) -> dict:
+    """A new threshold (either slider): every view, the share link and the downloads follow."""
+    if not st:
+        return {}
+    result = CACHE.get(st["key"])
+    if result is None:
+        return error(EXPIRED)
+    try:
+        t = state.check_threshold(t)
+    except AuditorError as exc:
+        return error(views.error_text(exc, "re-count"))
+    st = {**st, "threshold": t, "cursor": 0}
+    return {"state": st, **threshold_views(result, st)}
+
+
+# --------------------------------------------------------------------------- the form
+
+def cleared_fields() -> dict:
+    """A new dataset: the config, split and roles of the previous one no longer apply."""
+    return {name: gr.update(value="", choices=[]) for name in ("config", "split", "text", "answer", "group")} | \
+        {"labels": gr.update(value=[], choices=[])}
+
+
+def pick_example(choice) -> dict:
+    """The bundled-benchmark list: a pick fills the dataset box; the placeholder changes nothing."""
+    if not choice:
+        return {}
+    return {"dataset": choice, **cleared_fields()}
+
+
+def uploaded(path) -> dict:
+    return {"dataset": f"upload:{Path(path).name}", **cleared_fields()} if path else {}
+
+
+def load_fields(dataset, config, upload, token) -> dict:
+    """Load fields: the dataset's configs, splits and columns, with the roles guessed."""
+    if not (dataset or "").strip():
+        return {}     # nothing picked yet (e.g. the placeholder): nothing to load, nothing to complain about
+    try:
+        src = state.resolve_source(dataset, upload)
+        if src.kind == "hub":
+            try:
+                info = describe(src.value, config=blank(config), token=user_token(token))
+            except AuditorError as exc:
+                if exc.code != "bad_config" or not blank(config):
+                    raise
+                # a config left over from the previous dataset: list this one's instead
+                info = describe(src.value, config=None, token=user_token(token))
+            configs, splits = list(info.get("configs") or []), list(info.get("splits") or [])
+            columns = list(info.get("columns") or [])
+            # Roles are guessed from sample rows when describe() gives them, else from the names alone.
+            rows = info.get("rows") or [dict.fromkeys(columns, "")]
+            chosen_config = info.get("config") or (configs[0] if len(configs) == 1 else "")
+            chosen_split = "train" if "train" in splits else (splits[0] if splits else "")
+        else:
+            conf = blank(config) if src.kind == "example" else None
+            if src.kind == "example" and conf is not None:
+                name = src.value.split(":", 1)[1].strip().lower()
+                if conf not in example_layout(name):
+                    conf = None
+            tbl = auditor.load(src.value, conf, None, max_rows=50, kind=src.library_kind)
+            configs, splits = list(tbl.configs), (list(tbl.splits) if src.kind != "upload" else [])
+            rows = tbl.rows
+            columns = available_fields(rows)
+            chosen_config, chosen_split = tbl.config or "", (tbl.split or "") if splits else ""
+        fields = available_fields(rows) if rows and any(rows[0].values()) else columns
+        try:
+            guessed = resolve_roles(rows)
+        except AuditorError:
+            guessed = None
+        msg = (f"Fields of **{views.md(src.name)}**: {', '.join(views.md(c, 60) for c in fields[:30])}"
+               f"{' …' if len(fields) > 30 else ''}. Roles are pre-selected where they could be guessed; "
+               "press **Run audit**.")
+        return {"status": gr.update(value=msg, elem_classes=[]), "fields_for": dataset,
+                "form": gr.update(open=True),
+                "config": gr.update(choices=configs, value=chosen_config or ""),
+                "split": gr.update(choices=splits, value=chosen_split),
+                "text": gr.update(choices=choices_of(fields, blank_choice=False),
+                                  value=(guessed.text if guessed else "") or ""),
+                "answer": gr.update(choices=choices_of(fields), value=(guessed.answer if guessed else "") or ""),
+                "group": gr.update(choices=choices_of(fields), value=(guessed.group if guessed else "") or ""),
+                "labels": gr.update(choices=fields, value=[])}
+    except Exception as exc:  # noqa: BLE001
+        return error(views.error_text(exc, "read the dataset"))
+
+
+# --------------------------------------------------------------------------- pairs review
+
+def filtered(result, pairs: state.PairList, filters: dict) -> np.ndarray:
+    """Indices into ``pairs`` that pass the review filters (Jaccard range, exact copies, search)."""
+    keep = np.ones(pairs.a.size, dtype=bool)
+    lo, hi = filters.get("jmin", 0.0), filters.get("jmax", 1.0)
+    if lo > 0:
+        keep &= pairs.jaccard >= lo - 1e-9
+    if hi < 1:
+        keep &= pairs.jaccard <= hi + 1e-9
+    if filters.get("hide_exact"):
+        keep &= pairs.jaccard < 1.0 - 1e-9
+    search = (filters.get("search") or "").strip().lower()
+    if search:
+        text = result.fields.text
+        idx = np.flatnonzero(keep)
+        hit = [search in (text[a] or "").lower() or search in (text[b] or "").lower()
+               for a, b in zip(pairs.a[idx].tolist(), pairs.b[idx].tolist())]
+        if idx.size:
+            keep[idx[~np.array(hit, dtype=bool)]] = False
+    return np.flatnonzero(keep)
+
+
+def pairs_page(result, st: dict, moved: bool = True) -> dict:
+    """The review table's page holding the cursor, its caption, and the cursor's pair side by side."""
+    t = st["threshold"]
+    pairs = state.pair_list(result, st["key"], t)
+    filters = {**NO_FILTERS, **(st.get("filters") or {})}
+    idx = filtered(result, pairs, filters)
+    marks = set(map(tuple, st.get("marks") or ()))
+    cursor = min(max(int(st.get("cursor") or 0), 0), max(idx.size - 1, 0))
+    page, pages = cursor // PAGE_SIZE, max(1, -(-idx.size // PAGE_SIZE))
+    on_page = idx[page * PAGE_SIZE:(page + 1) * PAGE_SIZE]
+    is_filtered = filters != NO_FILTERS
+    out = {"state": {**st, "cursor": cursor, "shown": bool(moved and idx.size)},
+           "pairs_info": views.pairs_caption(t, pairs.total, int(pairs.a.size), int(idx.size), page, pages,
+                                             is_filtered, filters.get("search"), len(marks)),
+           "pairs_df": gr.update(value=views.pairs_frame(result, pairs.a[on_page], pairs.b[on_page],
+                                                         pairs.jaccard[on_page], marks), visible=bool(on_page.size)),
+           "pair_view": views.PLACEHOLDER_PAIR}
+    if moved and idx.size:
+        k = int(idx[cursor])
+        a, b, j = int(pairs.a[k]), int(pairs.b[k]), round(float(pairs.jaccard[k]), 4)
+        out["pair_view"] = views.pair_detail_html(result, a, b, j, f"pair {cursor + 1:,} of {idx.size:,}",
+                                                  (a, b) in marks)
+    return out
+
+
+def pairs_event(st, action: str, jmin=None, jmax=None, hide_exact=False, search="", row: int | None = None) -> dict:
+    """Review: next / previous pair or page, a filter change, a row picked in the table, a mark."""
+    if not st:
+        return {}
+    result = CACHE.get(st["key"])
+    if result is None:
+        return error(EXPIRED)
+    filters = {"jmin": _number(jmin, 0.0), "jmax": _number(jmax, 1.0), "hide_exact": bool(hide_exact),
+               "search": (search or "").strip()}
+    cursor = int(st.get("cursor") or 0)
+    if filters != {**NO_FILTERS, **(st.get("filters") or {})}:
+        cursor = 0
+    elif action == "next":
+        cursor += 1 if st.get("shown") else 0     # the first "next" shows the first pair
+    elif action == "prev":
+        cursor -= 1 if st.get("shown") else 0
+    elif action == "next_page":
+        cursor = (cursor // PAGE_SIZE + 1) * PAGE_SIZE
+    elif action == "prev_page":
+        cursor = max(0, (cursor // PAGE_SIZE - 1) * PAGE_SIZE)
+    elif action == "select" and row is not None:
+        cursor = (cursor // PAGE_SIZE) * PAGE_SIZE + int(row)
+    st = {**st, "filters": filters, "cursor": cursor}
+    out = pairs_page(result, st, moved=action != "filter")
+    if action == "mark":
+        return mark_current(result, out["state"])
+    return out
+
+
+def _number(value, default: float) -> float:
+    """A Jaccard bound from the form (blank or nonsense: the default), clipped to [0, 1]."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return default
+    return min(max(v, 0.0), 1.0) if np.isfinite(v) else default
+
+
+def mark_current(result, st: dict) -> dict:
+    """Toggle "not a duplicate" on the cursor's pair; the clusters, downloads and link follow."""
+    pairs = state.pair_list(result, st["key"], st["threshold"])
+    idx = filtered(result, pairs, {**NO_FILTERS, **(st.get("filters") or {})})
+    if not idx.size:
+        return pairs_page(result, st)
+    k = int(idx[min(st["cursor"], idx.size - 1)])
+    pair = (int(pairs.a[k]), int(pairs.b[k]))
+    marks = set(map(tuple, st.get("marks") or ()))
+    marks ^= {pair}
+    return with_marks(result, st, marks)
+
+
+def with_marks(result, st: dict, marks) -> dict:
+    st = {**st, "marks": sorted(marks)}
+    out = threshold_views(result, st)
+    out.update(pairs_page(result, st))
+    out["state"] = out["state"] | {"marks": sorted(marks)}
+    out["dl_review"] = enabled(write_review(result, st))
+    return out
+
+
+def write_review(result, st: dict) -> Path:
+    from auditor.dedup import review_json
+    folder = state.folder_for("review", st["key"], tuple(st.get("marks") or ()))
+    path = folder / "review.json"
+    write_text(path, review_json(result, tuple(map(tuple, st.get("marks") or ()))))
+    return path
+
+
+def load_review_file(st, path) -> dict:
+    """A review file downloaded before: its "not a duplicate" marks apply to this audit again."""
+    if not st or not path:
+        return {}
+    result = CACHE.get(st["key"])
+    if result is None:
+        return error(EXPIRED)
+    try:
+        from auditor.dedup import load_review
+        marks = {tuple(map(int, p)) for p in load_review(str(state.upload_path(path)), result)}
+        out = with_marks(result, st, marks)
+        out["status"] = gr.update(value=f"Loaded {len(marks):,} “not a duplicate” marks from the review file.",
+                                  elem_classes=["ok"])
+        return out
+    except Exception as exc:  # noqa: BLE001
+        return error(views.error_text(exc, "load the review file"))
+
+
+# --------------------------------------------------------------------------- clusters and curation
+
+def cluster_select(st, row: int | None) -> dict:
+    if not st or row is None:
+        return {}
+    result = CACHE.get(st["key"])
+    if result is None:
+        return error(EXPIRED)
+    clusters = ranked(result, st["threshold"], st.get("keep", "first"), tuple(map(tuple, st.get("marks") or ())))
+    if not (0 <= int(row) < len(clusters)):
+        return {}
+    c = clusters[int(row)]
+    more = f"; the first 200 are listed" if c.size > 200 else ""
+    info = (f"**Cluster {c.cluster}** (rank {int(row) + 1}) at Jaccard ≥ {st['threshold']:g}: {c.size:,} "
+            f"{'identical' if c.identical else 'variant'} records{more}. Kept: record {c.kept_row}.")
+    return {"members_info": info, "members_df": table(views.members_frame(result, c.rows, c.kept_row))}
+
+
+def keep_rule(st, keep) -> dict:
+    if not st:
+        return {}
+    result = CACHE.get(st["key"])
+    if result is None:
+        return error(EXPIRED)
+    st = {**st, "keep": keep or "first"}
+    return {"state": st, **threshold_views(result, st), **pairs_page(result, st, moved=False)}
+
+
+def build_dedup(st, upload) -> dict:
+    """The deduplicated file (the input's format) and its manifest, at the page's threshold,
+    keep rule and marks."""
+    if not st:
+        return error("Run an audit first.")
+    result = CACHE.get(st["key"])
+    if result is None:
+        return error(EXPIRED)
+    try:
+        from auditor.dedup import dedup, input_format, write_dedup
+        marks = tuple(map(tuple, st.get("marks") or ()))
+        d = dedup(result, threshold=st["threshold"], keep=st.get("keep", "first"), not_duplicates=marks)
+        fmt = input_format(result.table)
+        stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(st["source"].name).stem.replace("example:", ""))[:60] or "data"
+        folder = state.folder_for("dedup", st["key"], st["threshold"], st.get("keep"), marks)
+        path, manifest = folder / f"{stem}.dedup.{fmt}", folder / f"{stem}.dedup.manifest.json"
+        if not manifest.exists():
+            write_dedup(result, d, str(path), manifest_path=str(manifest))
+        s = d.summary()
+        info = views.dedup_markdown({"kept": s.get("kept", result.records - len(d.dropped)),
+                                     "records": result.records, "keep": d.keep, "dropped": len(d.dropped),
+                                     "exact": d.exact, "notices": list(d.notices)})
+        return {"dedup_info": info, "dl_dedup": enabled(path), "dl_manifest": enabled(manifest)}
+    except Exception as exc:  # noqa: BLE001
+        return error(views.error_text(exc, "write the deduplicated file"))
+
+
+# --------------------------------------------------------------------------- leakage
+
+def b_source(dataset, upload) -> state.Source | None:
+    """B: its own upload when one is given (and the box is blank or names it), else the box."""
+    dataset = (dataset or "").strip()
+    if upload and (not dataset or dataset.startswith("upload:")):
+        return state.upload_source(upload)
+    if dataset.startswith("upload:"):
+        raise AuditorError("usage", "No file in B's upload slot.", "Upload B's file in the Leakage tab, "
+                           "or give B a Hugging Face dataset id or a bundled example:NAME.")
+    return state.resolve_source(dataset) if dataset else None
+
+
+def load_b(st, result, b_src, b_config, b_split, allow_self, cap: int, token):
+    """B's table (at most ``cap`` rows); B the same data as A is refused unless ``allow_self``."""
+    b_cfg = blank(b_config) if b_src.kind != "upload" else None
+    b_spl = blank(b_split) if b_src.kind != "upload" else None
+    same_split = (b_src.kind == "upload"
+                  or ((b_cfg or result.table.config) == result.table.config
+                      and (b_spl or result.table.split) == result.table.split))
+    if state.same_data(st["source"], b_src) and same_split and not allow_self:
+        raise AuditorError("usage", "B is the same data as A (same dataset, config and split): every "
+                           "record would match itself.", "Pick another split, dataset or file for B, or "
+                           "tick “compare a source with itself” if that is what you mean.")
+    return auditor.load(b_src.value, b_cfg, b_spl, max_rows=cap, token=token, kind=b_src.library_kind)
+
+
+def leak_check(st, b_dataset, b_config, b_split, b_text, b_upload, allow_self, bench, token, progress=None) -> dict:
+    """Leakage of B into the audited A, and contamination of A by a bundled benchmark, with the
+    evidence side by side and as CSV. A is the audited table from the cache (not loaded again)."""
+    out = cleared_leak()
+    if not st:
+        return {**out, **error("Run an audit first: it is dataset **A**.", "leak_status")}
+    result = CACHE.get(st["key"])
+    if result is None:
+        return {**out, **error(EXPIRED, "leak_status")}
+    a_src, t = st["source"], st["threshold"]
+    cap = min(st["request"].max_rows or ROW_CAP, ROW_CAP)
+    token = user_token(token)
+    notes, done = [], []
+    try:
+        b_src = b_source(b_dataset, b_upload)
+        if b_src is not None:
+            b_table = load_b(st, result, b_src, b_config, b_split, allow_self, cap, token)
+            req = st["request"]   # the roles as the user gave them (blank: guessed on each side)
+            lr = leak(result.table, b_table, text=req.text, answer=req.answer, group=req.group,
+                      text_b=blank(b_text), threshold=t, max_rows=cap, token=token, progress=progress)
+            if lr.a.fingerprint == lr.b.fingerprint and not allow_self:
+                raise AuditorError("usage", "B holds exactly the same records as A: every record would match "
+                                   "itself.", "Pick another split, dataset or file for B, or tick “compare a source "
+                                   "with itself” if that is what you mean.")
+            out.update(leak_views(lr, t, a_src, b_src))
+            done.append("leakage")
+        elif not bench:
+            notes.append("No B chosen: give B a dataset id, a bundled example or a file.")
+        if bench:
+            out.update(contamination_views(result, bench, token, progress))
+            done.append("contamination")
+        message = " ".join(notes + ([f"Checked {' and '.join(done)}."] if done else []))
+        out["leak_status"] = gr.update(value=message, elem_classes=["ok"] if done else [])
+        return out
+    except Exception as exc:  # noqa: BLE001
+        return {**cleared_leak(), **error(views.error_text(exc, "check"), "leak_status")}
+
+
+def leak_views(lr, t: float, a_src, b_src) -> dict:
+    from auditor.evidence import evidence_csv, leak_evidence
+    rows = leak_evidence(lr)
+    folder = state.new_folder("leak-" + secrets.token_hex(8))
+    write_text(folder / "leak_evidence.csv", evidence_csv(rows))
+    b_split = lr.b.table.split or "b"
+    clean_name = f"clean_{re.sub(r'[^A-Za-z0-9_.-]+', '_', b_split)}.jsonl"
+    with atomic_write(folder / clean_name) as fh:
+        for r in lr.clean_b_rows():
+            fh.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
+    columns = ("b_row", "a_row", "kind", "text_jaccard", "b_text", "a_text")
+    return {"leak_md": views.leak_markdown(lr.summary(), t, a_src.name, b_src.name),
+            "leak_df": table(views.records_frame(rows, columns)),
+            "leak_evidence": views.leak_evidence_html(rows),
+            "dl_evidence": enabled(folder / "leak_evidence.csv"), "dl_clean": enabled(folder / clean_name)}
+
+
+def benchmark_texts(bench: str, token) -> list:
+    source, config, split, field = BENCHMARKS[bench]
+    tbl = auditor.load(source, config, split, token=token, kind="example" if source.startswith("example:") else "hub")
+    return extract(tbl.rows, resolve_roles(tbl.rows, text=field)).text
+
+
+def contamination_views(result, bench: str, token, progress=None) -> dict:
+    from auditor.evidence import contamination_evidence, evidence_csv
+    if bench not in BENCHMARKS:
+        raise AuditorError("usage", f"{bench!r} is not a bundled benchmark.", f"Pick one of {', '.join(BENCHMARKS)}.")
+    corpus = list(result.fields.text)       # A's texts, from the cached audit
+    cr = contamination(corpus, bench, token=token, progress=progress)
+    rows = contamination_evidence(cr, benchmark_texts(bench, token), corpus)
+    folder = state.new_folder("contam-" + secrets.token_hex(8))
+    write_text(folder / "contamination_evidence.csv", evidence_csv(rows))
+    return {"contam_md": views.contamination_markdown(cr.summary(), bench),
+            "contam_evidence": views.contamination_evidence_html(rows),
+            "dl_contam": enabled(folder / "contamination_evidence.csv")}
+
+
+# --------------------------------------------------------------------------- paraphrases (semantic)
+
+PARA_EXPIRED = "This paraphrase search has expired from the cache: press **Find paraphrases** again."
+
+
+def semantic_ready() -> bool:
+    """Whether the semantic extra (model and runtime) is installed: the view is offered only then."""
+    from auditor import semantic
+    return semantic.available()
+
+
+def cleared_paraphrases() -> dict:
+    return {"para_status": "", "para_md": "", "para_plot": gr.update(value=None, visible=False),
+            "para_evidence": "", "dl_para": disabled(), "para_state": None}
+
+
+def check_cosine(value) -> float:
+    """The semantic threshold from the slider: a cosine in [0, 1] (blank: the calibrated default)."""
+    from auditor.semantic import DEFAULT_THRESHOLD
+    try:
+        t = round(float(DEFAULT_THRESHOLD if value in (None, "") else value), 4)
+    except (TypeError, ValueError, OverflowError):
+        raise AuditorError("usage", f"Semantic threshold {value!r:.40} is not a number.",
+                           f"Use a cosine such as the default {DEFAULT_THRESHOLD:g}.") from None
+    if not 0.0 <= t <= 1.0:        # (NaN fails this too)
+        raise AuditorError("usage", f"Semantic threshold {t:g} is outside [0, 1].",
+                           f"Use a cosine such as the default {DEFAULT_THRESHOLD:g}.")
+    return t
+
+
+def paraphrases(st, b_dataset, b_config, b_split, b_text, b_upload, allow_self, bench, threshold, token,
+                progress=None) -> dict:
+    """The semantic pass: the benchmark items (B, or a bundled benchmark) against the audited A from
+    the cache; each item's best A match by cosine, and the items at or above ``threshold`` side by
+    side. Bounded: at most SEMANTIC_ITEMS items against SEMANTIC_RECORDS A records, said so when cut."""
+    out = cleared_paraphrases()
+    if not st:
+        return {**out, **error("Run an audit first: it is dataset **A**.", "para_status")}
+    result = CACHE.get(st["key"])
+    if result is None:
+        return {**out, **error(EXPIRED, "para_status")}
+    try:
+        from auditor import semantic
+        t = check_cosine(threshold)
+        token = user_token(token)
+        if not semantic.available():
+            semantic.load_model()                       # raises the "not installed" error with its hint
+        items_cap, records_cap = state.SEMANTIC_ITEMS, state.SEMANTIC_RECORDS
+        private, field_note = (), ""
+        if bench:
+            if bench not in BENCHMARKS:
+                raise AuditorError("usage", f"{bench!r} is not a bundled benchmark.",
+                                   f"Pick one of {', '.join(BENCHMARKS)}.")
+            texts = benchmark_texts(bench, token)
+            cut_items, texts, name, side = len(texts) > items_cap, texts[:items_cap], bench, ("bundled", bench)
+        else:
+            b_src = b_source(b_dataset, b_upload)
+            if b_src is None:
+                raise AuditorError("usage", "No benchmark side chosen.", "Give B a dataset id, a bundled example "
+                                   "or a file above, or pick a bundled benchmark for this view.")
+            b_table = load_b(st, result, b_src, b_config, b_split, allow_self, items_cap, token)
+            # B's own text field; blank: A's, when B has it, else guessed (the status names it)
+            field = blank(b_text) or st["request"].text
+            if not blank(b_text) and field not in available_fields(b_table.rows):
+                field = None
+            roles = resolve_roles(b_table.rows, text=field)
+            texts = extract(b_table.rows, roles).text
+            cut_items = b_table.truncated
+            where = " / ".join(x for x in (b_table.config, b_table.split) if x and b_src.kind != "upload")
+            name = b_src.name + (f" ({where})" if where else "")
+            field_note = f" (text field **{views.md(roles.text)}**)"
+            side = (b_src.kind, b_src.value, b_src.stamp, b_table.config, b_table.split, roles.text)
+            if token and b_src.kind == "hub":
+                private = (("private", secrets.token_hex(8)),)   # maybe private data: this page only
+        corpus = list(result.fields.text[:records_cap])
+        notices = []
+        if cut_items:
+            notices.append(f"Only the first {items_cap:,} benchmark items were checked: the app's cap on this view "
+                           "(`auditor contamination --semantic` checks every item).")
+        if result.records > records_cap:
+            notices.append(f"Only the first {records_cap:,} of A's {result.records:,} records were searched: the "
+                           "app's cap on this view (the CLI searches every record).")
+        key = (st["key"], side, len(texts), len(corpus), semantic.DEFAULT_MODEL) + private
+        sr = state.SEMANTIC.get(key)
+        cached = sr is not None
+        if sr is None:
+            sr = semantic.semantic_search(texts, corpus, threshold=t, progress=progress)
+            size = sum(len(x or "") for x in sr.benchmark_texts) + sum(len(x) for x in sr.corpus_texts.values())
+            state.SEMANTIC.put(key, sr, nbytes=2 * size + 200 * len(texts) * sr.k)
+        pst = {"key": key, "threshold": t, "bench": name, "a": st["source"].name, "notices": notices}
+        out.update(paraphrase_views(sr, pst))
+        how = "from the cache" if cached else "embedded and searched"
+        message = (f"Checked {len(texts):,} benchmark items of **{views.md(name)}**{field_note} against "
+                   f"{len(corpus):,} records of A ({how}).")
+        out["para_status"] = gr.update(value=message, elem_classes=["ok"])
+        return out
+    except Exception as exc:  # noqa: BLE001
+        return {**cleared_paraphrases(), **error(views.error_text(exc, "search for paraphrases"), "para_status")}
+
+
+def paraphrase_threshold(pst, threshold) -> dict:
+    """A new semantic threshold: the flagged pairs, histogram line and CSV re-filtered from the
+    cached result (nothing is embedded again)."""
+    if not pst:
+        return {}
+    sr = state.SEMANTIC.get(pst["key"])
+    if sr is None:
+        return error(PARA_EXPIRED, "para_status")
+    try:
+        return paraphrase_views(sr, {**pst, "threshold": check_cosine(threshold)})
+    except AuditorError as exc:
+        return error(views.error_text(exc, "re-filter"), "para_status")
+
+
+def flagged_pairs(sr, threshold: float) -> list:
+    """The flagged items at ``threshold`` (``SemanticResult.flagged``) with both texts: the CSV's rows."""
+    return [{**it, "benchmark_text": sr.benchmark_texts[it["benchmark_row"]] or "",
+             "corpus_text": sr.corpus_texts.get(it["corpus_row"]) or ""} for it in sr.flagged(threshold)]
+
+
+def paraphrase_views(sr, pst: dict) -> dict:
+    from auditor.evidence import evidence_csv
+    t = pst["threshold"]
+    rows = flagged_pairs(sr, t)
+    path = state.folder_for("paraphrases", pst["key"], t) / "paraphrases.csv"
+    write_text(path, evidence_csv(rows) if rows else
+               "benchmark_row,corpus_row,score,benchmark_text,corpus_text\n")
+    return {"para_state": pst,
+            "para_md": views.paraphrase_markdown(sr, t, len(rows), pst["bench"], pst["a"], pst["notices"]),
+            "para_plot": gr.update(value=views.paraphrase_figure(sr.distribution(), t), visible=True),
+            "para_evidence": views.paraphrase_evidence_html(rows, t),
+            "dl_para": enabled(path)}

@@ -1,0 +1,443 @@
+"""Requests, sources, the result cache and the download files: what the page keeps between events.
+
+Nothing here draws anything. Sources are resolved from the text of the form alone (never from
+the server's files), results are cached by their inputs (never the token), and download files
+live in one temporary folder that is removed at exit.
+"""
+from __future__ import annotations
+
+import atexit
+import csv
+import hashlib
+import json
+import math
+import secrets
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, replace
+from pathlib import Path
+from urllib.parse import urlencode
+
+import numpy as np
+
+import auditor
+from auditor import AuditorError
+from auditor.audit import DEFAULT_THRESHOLDS
+from auditor.env import env_bytes, env_int
+from auditor.outputs import atomic_write, write_text
+from auditor.report import to_json
+from auditor.sources import HUB_ID, SUPPORTED_SUFFIXES
+
+ROW_CAP = env_int("AUDITOR_MAX_ROWS", 200_000, 1, sys.maxsize)   # rows read per dataset, at most
+CACHE_SIZE = 32                # audited results kept in memory (the expensive pairs included), at most ...
+CACHE_BYTES = env_bytes("AUDITOR_CACHE_BYTES", 2 * 1024 ** 3)   # ... and within this many (estimated) bytes
+# The Paraphrases view embeds with a transformer (~60 texts/s on 2 cores): a visitor's run is
+# bounded to this many benchmark items and A records (the CLI's --semantic reads everything).
+SEMANTIC_ITEMS = env_int("AUDITOR_SEMANTIC_ITEMS", 200, 1, sys.maxsize)
+SEMANTIC_RECORDS = env_int("AUDITOR_SEMANTIC_RECORDS", 20_000, 1, sys.maxsize)
+PAIR_LIMIT = 100_000           # pairs the review pages reach (the best ones; the engine's sample bounds it too)
+MIN_THRESHOLD = min(DEFAULT_THRESHOLDS)   # the lowest threshold the audit searches (the curve's floor)
+DEFAULT_THRESHOLD = 0.7
+DEFAULTS = {"dataset": "example:gsm8k", "config": "main", "split": "train", "text": "question",
+            "answer": "answer", "group": "", "labels": [], "threshold": DEFAULT_THRESHOLD}
+SHARED_MARKS = 20              # "not a duplicate" marks carried by a share link, at most
+FILES_DIR = Path(tempfile.mkdtemp(prefix="auditor-app-"))   # download files; removed at exit
+KEEP_FOLDERS = 256
+atexit.register(shutil.rmtree, FILES_DIR, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------- sources
+
+@dataclass(frozen=True)
+class Source:
+    kind: str        # "example", "hub" or "upload"
+    value: str       # what the library loads (for an upload: Gradio's temp path, never shown)
+    name: str        # what the page shows
+    stamp: tuple = ()
+
+    @property
+    def library_kind(self) -> str:
+        return {"example": "example", "hub": "hub", "upload": "local"}[self.kind]
+
+
+def upload_path(upload) -> Path | None:
+    if not upload:
+        return None
+    return Path(upload if isinstance(upload, str) else getattr(upload, "name", str(upload)))
+
+
+def resolve_source(dataset, upload=None) -> Source:
+    """The dataset field -> a source. Only bundled examples, hub ids and this session's upload:
+    a path on the server is never accepted."""
+    dataset = (dataset or "").strip()
+    if dataset.startswith("upload:"):
+        if not upload:
+            raise AuditorError("usage", "No uploaded file: upload a JSONL, JSON, CSV or Parquet file again.",
+                               "Uploaded files are kept for this page only and cannot be shared by link.")
+        return upload_source(upload)
+    if not dataset:
+        raise AuditorError("usage", "No dataset given.",
+                           "Type a Hugging Face dataset id (e.g. openai/gsm8k), pick a bundled example, "
+                           "or upload a file.")
+    if dataset.startswith("example:"):
+        return Source("example", dataset, dataset)
+    if not hub_like(dataset):
+        raise AuditorError("not_found", f"{dataset!r} is not a Hugging Face dataset id.",
+                           "Use an id like 'openai/gsm8k', pick a bundled example (example:gsm8k), "
+                           "or upload a file.")
+    return Source("hub", dataset, dataset)
+
+
+def upload_source(upload) -> Source:
+    """An uploaded file (Gradio's temp path) as a source; its stamp is size, time and a content
+    hash, so the same bytes uploaded twice are recognised as the same data."""
+    path = upload_path(upload)
+    try:
+        stat = path.stat()
+        digest = hashlib.sha256()
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+    except OSError:
+        raise AuditorError("not_found", f"The uploaded file {path.name!r} is gone.", "Upload it again.") from None
+    return Source("upload", str(path), path.name, (stat.st_size, stat.st_mtime_ns, digest.hexdigest()))
+
+
+def same_data(a: Source, b: Source) -> bool:
+    """Whether two sources are the same bytes (uploads) or the same id (examples, hub)."""
+    if a.kind == "upload" or b.kind == "upload":
+        return a.kind == b.kind and a.stamp[-1:] == b.stamp[-1:]
+    return a.kind == b.kind and a.value == b.value
+
+
+def hub_like(dataset: str) -> bool:
+    """Whether ``dataset`` may be a hub id, decided from the text alone. Never from the server's
+    files: if a path of that name existing on the server changed the answer, the page would tell
+    visitors which paths exist. A hub-like id is then read from the hub only (kind="hub"), so
+    every id that is not a bundled example gets one of two answers, whatever the server holds."""
+    if not HUB_ID.match(dataset) or ".." in dataset:
+        return False
+    if dataset.lower().endswith(SUPPORTED_SUFFIXES + tuple(s + ".gz" for s in SUPPORTED_SUFFIXES) + (".gz",)):
+        return False                       # a data file's name
+    return "/" in dataset or "." not in dataset   # "app.py", "README.md": a file name, not a dataset
+
+
+# --------------------------------------------------------------------------- the cache
+
+class ResultCache:
+    """An LRU of audit results keyed on the inputs (never the token), bounded by the estimated
+    bytes of what it holds (``result_bytes``) and by a number of entries. The newest result is
+    always kept, whatever its size: the page re-thresholds from it."""
+
+    def __init__(self, max_bytes: int, size: int = 64):
+        self.max_bytes, self.size = max_bytes, size
+        self._items: OrderedDict = OrderedDict()
+        self._sizes: dict = {}
+        self.bytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, key):
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        return None
+
+    def put(self, key, value, nbytes: int | None = None) -> None:
+        nbytes = result_bytes(value) if nbytes is None else nbytes
+        with self._lock:
+            self.bytes += nbytes - self._sizes.get(key, 0)
+            self._items[key], self._sizes[key] = value, nbytes
+            self._items.move_to_end(key)
+            while len(self._items) > 1 and (self.bytes > self.max_bytes or len(self._items) > self.size):
+                old, _ = self._items.popitem(last=False)
+                self.bytes -= self._sizes.pop(old)
+
+
+def result_bytes(result) -> int:
+    """Estimated memory of a ScanResult: its rows (JSON size of a sample, times 3 for Python's
+    objects and the extracted field texts) plus every numpy array it keeps (pairs, keys, groups)."""
+    rows = getattr(getattr(result, "table", None), "rows", None) or []
+    sample = rows[:: max(1, len(rows) // 200)][:200]
+    per_row = sum(len(json.dumps(r, ensure_ascii=False, default=str)) for r in sample) / max(1, len(sample))
+    return int(len(rows) * (3 * per_row + 300)) + _array_bytes(result)
+
+
+def _array_bytes(obj, depth: int = 0) -> int:
+    if isinstance(obj, np.ndarray):
+        return int(obj.nbytes)
+    if depth > 4 or isinstance(obj, (str, bytes, int, float)):
+        return 0
+    if hasattr(obj, "__dataclass_fields__"):
+        values = [getattr(obj, f, None) for f in obj.__dataclass_fields__ if f not in ("table", "fields")]
+    elif isinstance(obj, dict):
+        values = list(obj.values())
+    elif isinstance(obj, (list, tuple)) and len(obj) <= 1000:
+        values = list(obj)
+    elif hasattr(obj, "__dict__"):
+        values = list(vars(obj).values())
+    else:
+        return 0
+    return sum(_array_bytes(v, depth + 1) for v in values)
+
+
+CACHE = ResultCache(CACHE_BYTES, CACHE_SIZE)
+PAIR_LISTS = ResultCache(256 * 1024 ** 2, 16)   # (audit key, threshold) -> PairList
+SEMANTIC = ResultCache(256 * 1024 ** 2, 16)     # (audit key, benchmark side, caps) -> a Paraphrases run
+
+
+# --------------------------------------------------------------------------- requests
+
+@dataclass(frozen=True)
+class Request:
+    """One audit request as typed in the form (blank = guess / default)."""
+    dataset: str
+    config: str | None
+    split: str | None
+    text: str | None
+    answer: str | None
+    group: str | None
+    labels: tuple
+    threshold: float
+    max_rows: int | None
+
+
+def user_token(value) -> str | bool:
+    """The token for one request: the one typed in the page, else False, which tells the library
+    (and the hub clients under it) to send no token at all. Never None: that would mean "this
+    machine's token", i.e. the HF_TOKEN of the server, lent to every visitor."""
+    return (value.strip() or False) if isinstance(value, str) else False
+
+
+def blank(value):
+    """A form value, stripped; blank -> None."""
+    if isinstance(value, str):
+        return value.strip() or None
+    return value
+
+
+def check_threshold(threshold) -> float:
+    try:
+        t = round(float(threshold if threshold not in (None, "") else DEFAULT_THRESHOLD), 4)
+    except (TypeError, ValueError, OverflowError):
+        raise AuditorError("usage", f"Threshold {threshold!r:.40} is not a number.",
+                           "Use a Jaccard threshold such as 0.7.") from None
+    if not (MIN_THRESHOLD <= t <= 1.0):
+        raise AuditorError("usage", f"Threshold {t:g} is outside [{MIN_THRESHOLD:g}, 1].",
+                           f"Jaccard thresholds here run from {MIN_THRESHOLD:g} (loose) to 1 (identical shingles).")
+    return t
+
+
+def check_max_rows(max_rows) -> int | None:
+    if max_rows in (None, "", 0):
+        return None
+    try:
+        try:
+            value = float(max_rows.strip() if isinstance(max_rows, str) else max_rows)
+        except OverflowError:          # a whole number too large for a float
+            value = math.inf
+        if isinstance(max_rows, bool) or math.isnan(value) or (math.isfinite(value) and value != int(value)):
+            raise ValueError
+    except (TypeError, ValueError, OverflowError):
+        raise AuditorError("usage", f"Max rows {max_rows!r:.40} is not a whole number.",
+                           "Leave it blank to read every row.") from None
+    if value < 1:
+        raise AuditorError("usage", "Max rows must be at least 1.", "Leave it blank to read every row.")
+    # Beyond what the app reads at most (infinity included): the app's cap, which the page states.
+    return int(value) if value <= ROW_CAP else ROW_CAP
+
+
+def make_request(dataset, config, split, text, answer, group, labels, threshold, max_rows) -> Request:
+    t = check_threshold(threshold)
+    cap = check_max_rows(max_rows)
+    if isinstance(labels, str):
+        labels = [x for x in labels.split(",")]
+    labels = tuple(x.strip() for x in (labels or []) if x and x.strip())
+    return Request((dataset or "").strip(), blank(config), blank(split), blank(text), blank(answer),
+                   blank(group), labels, t, cap)
+
+
+def run_audit(req: Request, upload=None, token=None, progress=None):
+    """(result, source, cache key, seconds, cached) for a request; the library does the work."""
+    token = user_token(token)
+    src = resolve_source(req.dataset, upload)
+    cap = min(req.max_rows or ROW_CAP, ROW_CAP)
+    # No threshold in the key: the audit searches down to MIN_THRESHOLD whatever the threshold, so
+    # one result answers them all (only its settings' default threshold differs).
+    key = (src.kind, src.value, src.stamp, req.config, None if src.kind == "upload" else req.split, req.text,
+           req.answer, req.group, req.labels, cap)
+    if token:
+        # A result read with a token may be private: it is kept for this page only, never shared.
+        key = key + (("private", secrets.token_hex(8)),)
+    hit = CACHE.get(key)
+    if hit is not None:
+        if hit.settings.threshold != req.threshold:
+            hit = replace(hit, settings=replace(hit.settings, threshold=req.threshold))
+        return hit, src, key, 0.0, True
+    started = time.perf_counter()
+    result = auditor.scan(src.value, config=req.config if src.kind != "upload" else None,
+                          split=req.split if src.kind != "upload" else None,
+                          text=req.text, answer=req.answer, group=req.group, labels=list(req.labels) or None,
+                          settings=auditor.ScanSettings(threshold=req.threshold), max_rows=cap,
+                          token=token, progress=progress, kind=src.library_kind)
+    CACHE.put(key, result)
+    return result, src, key, time.perf_counter() - started, False
+
+
+# --------------------------------------------------------------------------- marks and share links
+
+def parse_marks(text) -> tuple:
+    """``"3-17,5-9"`` -> ((3, 17), (5, 9)): pairs marked "not a duplicate" (a < b, sorted, unique);
+    anything malformed is left out."""
+    out = set()
+    for part in str(text or "").split(","):
+        a, sep, b = part.strip().partition("-")
+        if sep and a.isdigit() and b.isdigit() and len(a) < 10 and len(b) < 10 and a != b:
+            out.add((min(int(a), int(b)), max(int(a), int(b))))
+    return tuple(sorted(out))
+
+
+def format_marks(marks) -> str:
+    return ",".join(f"{a}-{b}" for a, b in sorted(marks))
+
+
+def share_url(base: str, req: Request, src: Source | None, threshold: float | None = None, marks=()) -> str:
+    if src is not None and src.kind == "upload":
+        return "Uploaded files cannot be shared by link: publish the file (e.g. on the Hub) and audit it by id."
+    params = {"dataset": req.dataset, "config": req.config, "split": req.split, "text": req.text,
+              "answer": req.answer, "group": req.group, "labels": ",".join(req.labels) or None,
+              "threshold": f"{threshold if threshold is not None else req.threshold:g}",
+              "max_rows": req.max_rows,
+              "nd": format_marks(marks) if 0 < len(marks) <= SHARED_MARKS else None}
+    query = urlencode({k: v for k, v in params.items() if v not in (None, "")})
+    return f"{base.rstrip('/')}/?{query}"
+
+
+def base_url(request) -> str:
+    """The page's public address: the request's base URL, or what a proxy (a Space) says it is."""
+    try:
+        url, headers = str(request.request.base_url), request.request.headers
+    except AttributeError:
+        return "/"
+    host = (headers.get("x-forwarded-host") or "").split(",")[0].strip()
+    if host:
+        url = f"http://{host}/"
+    if (headers.get("x-forwarded-proto") or "").split(",")[0].strip() == "https":
+        url = url.replace("http://", "https://", 1)
+    return url
+
+
+# --------------------------------------------------------------------------- the pair list
+
+@dataclass(frozen=True)
+class PairList:
+    """The near-duplicate record pairs at one threshold, best first (a < b), as arrays; ``total``
+    is the exact count, which exceeds ``a.size`` when the engine kept a bounded sample."""
+    a: np.ndarray
+    b: np.ndarray
+    jaccard: np.ndarray
+    total: int
+
+
+def pair_list(result, key, threshold: float) -> PairList:
+    """Every record pair at ``threshold`` (up to PAIR_LIMIT, best first, then by position): the
+    engine keeps pairs of *nodes* (records with identical shingle sets), so each node pair is
+    expanded to its record pairs, and each node's own records pair up with Jaccard 1."""
+    cached = PAIR_LISTS.get((key, threshold))
+    if cached is not None:
+        return cached
+    pairs = result.pairs
+    members = pairs.members()
+    parts_a, parts_b, parts_j, count = [], [], [], 0
+
+    def add(a, b, j):
+        nonlocal count
+        a, b = a[:PAIR_LIMIT - count], b[:PAIR_LIMIT - count]
+        parts_a.append(np.minimum(a, b))
+        parts_b.append(np.maximum(a, b))
+        parts_j.append(np.full(a.size, j, dtype=np.float64))
+        count += a.size
+
+    for node in np.flatnonzero(pairs.weight > 1):        # identical shingle sets: Jaccard 1
+        m = members[node]
+        for i in range(m.size - 1):
+            if count >= PAIR_LIMIT:
+                break
+            add(np.full(m.size - i - 1, m[i]), m[i + 1:], 1.0)
+    k = pairs.upto(threshold)
+    for x, y, j in zip(pairs.a[:k].tolist(), pairs.b[:k].tolist(), pairs.jaccard[:k].tolist()):
+        if count >= PAIR_LIMIT:
+            break
+        mx, my = members[x], members[y]
+        add(np.repeat(mx, my.size), np.tile(my, mx.size), j)
+    a = np.concatenate(parts_a) if parts_a else np.zeros(0, np.int64)
+    b = np.concatenate(parts_b) if parts_b else np.zeros(0, np.int64)
+    j = np.concatenate(parts_j) if parts_j else np.zeros(0, np.float64)
+    order = np.lexsort((b, a, -j))
+    pl = PairList(a[order], b[order], j[order], pairs.record_pairs(threshold))
+    PAIR_LISTS.put((key, threshold), pl, int(a.nbytes * 3))
+    return pl
+
+
+# --------------------------------------------------------------------------- download files
+
+def new_folder(name: str) -> Path:
+    """A folder for download files; the oldest are removed beyond KEEP_FOLDERS (Gradio serves copies)."""
+    folders = sorted((p for p in FILES_DIR.iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime)
+    for old in folders[:max(0, len(folders) - KEEP_FOLDERS)]:
+        shutil.rmtree(old, ignore_errors=True)
+    folder = FILES_DIR / name
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def folder_for(*parts) -> Path:
+    return new_folder(hashlib.sha256(repr(parts).encode()).hexdigest()[:16])
+
+
+def role_columns(result) -> list[tuple[str, list]]:
+    """(column name, values per record) of every role the audit resolved: id, text, answer, group, labels."""
+    f, roles = result.fields, result.roles
+    cols = []
+    if f.ids is not None:
+        cols.append(("id", f.ids))
+    cols.append(("text", f.text))
+    if f.answer is not None:
+        cols.append(("answer", f.answer))
+    if f.group is not None:
+        cols.append(("group", f.group))
+    for name in roles.labels:
+        if name in f.labels:
+            cols.append((f"label:{name}", f.labels[name]))
+    return cols
+
+
+def write_pairs_csv(path: Path, result, pairs: PairList, cluster_of: dict, marks=()) -> None:
+    """pairs.csv: each pair with its cluster (the cluster browser's number), Jaccard, every role of
+    both records, and whether the reviewer marked it "not a duplicate"."""
+    marked = set(map(tuple, marks))
+    cols = role_columns(result)
+    with atomic_write(path, newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["a", "b", "jaccard", "cluster", "not_duplicate"]
+                        + [f"{name}_{side}" for name, _ in cols for side in ("a", "b")])
+        for a, b, j in zip(pairs.a.tolist(), pairs.b.tolist(), pairs.jaccard.tolist()):
+            cluster = cluster_of.get(a, cluster_of.get(b, ""))
+            values = [v for _, col in cols for v in (col[a], col[b])]
+            writer.writerow([a, b, f"{j:.4f}", cluster, int((a, b) in marked)]
+                            + ["" if v is None else v for v in values])
+
+
+def write_downloads(result, key, threshold: float, pairs: PairList, cluster_of: dict, marks=()) -> tuple:
+    folder = folder_for(key, threshold, tuple(marks))
+    summary = folder / "summary.json"
+    if not summary.exists():
+        # Each file atomic, summary.json last: a folder with a summary.json is complete.
+        write_text(folder / "REPORT.md", result.markdown(threshold))
+        write_pairs_csv(folder / "pairs.csv", result, pairs, cluster_of, marks)
+        write_text(summary, to_json(result.summary(threshold)))
+    return str(summary), str(folder / "REPORT.md"), str(folder / "pairs.csv")
