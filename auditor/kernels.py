@@ -350,6 +350,51 @@ def prefix_candidates(start: int, stop: int, q_indptr: np.ndarray, q_indices: np
     return k
 
 
+# --------------------------------------------------------------------------- contamination tokens
+
+@numba.njit(nogil=True, cache=True)
+def word_scan(b, off, cls, lower, data, ends, text_of, odd):  # pragma: no cover  (compiled)
+    """The contamination tokeniser's byte loop (``wordtokens``): per text, runs of word bytes
+    (class 1, lowercased into ``data``; class 2 separates, class 3 marks a non-ASCII token, left
+    to the reference definition in ``odd``). Returns (tokens, odd tokens)."""
+    n_tok = 0
+    n_odd = 0
+    out = 0
+    for t in range(off.size - 1):
+        i = off[t]
+        stop = off[t + 1]
+        while i < stop:
+            while i < stop and cls[b[i]] == 2:
+                i += 1
+            if i >= stop:
+                break
+            first = i
+            mark = out
+            non_ascii = False
+            while i < stop:
+                c = cls[b[i]]
+                if c == 2:
+                    break
+                if c == 1:
+                    data[out] = lower[b[i]]
+                    out += 1
+                elif c == 3:
+                    non_ascii = True
+                i += 1
+            if non_ascii:
+                out = mark
+                odd[n_odd, 0] = first
+                odd[n_odd, 1] = i
+                odd[n_odd, 2] = t
+                odd[n_odd, 3] = n_tok
+                n_odd += 1
+            elif out > mark:
+                ends[n_tok] = out
+                text_of[n_tok] = t
+                n_tok += 1
+    return n_tok, n_odd
+
+
 # --------------------------------------------------------------------------- verification
 
 @numba.njit(nogil=True, cache=True)

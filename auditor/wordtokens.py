@@ -136,57 +136,11 @@ def _pieces(texts):
     return ascii_tokens, odd_tokens, (ascii_slots, odd_slots), counts
 
 
-_COMPILED = None
-
-
 def _kernel():
-    """The byte loop, compiled on first use (numba; cached beside the package like auditor.kernels)."""
-    global _COMPILED
-    if _COMPILED is None:
-        from . import kernels  # noqa: F401  (sets numba's cache folder where the package is read-only)
-        import numba
-
-        @numba.njit(nogil=True, cache=True)
-        def scan(b, off, cls, lower, data, ends, text_of, odd):  # pragma: no cover  (compiled)
-            n_tok = 0
-            n_odd = 0
-            out = 0
-            for t in range(off.size - 1):
-                i = off[t]
-                stop = off[t + 1]
-                while i < stop:
-                    while i < stop and cls[b[i]] == 2:
-                        i += 1
-                    if i >= stop:
-                        break
-                    first = i
-                    mark = out
-                    non_ascii = False
-                    while i < stop:
-                        c = cls[b[i]]
-                        if c == 2:
-                            break
-                        if c == 1:
-                            data[out] = lower[b[i]]
-                            out += 1
-                        elif c == 3:
-                            non_ascii = True
-                        i += 1
-                    if non_ascii:
-                        out = mark
-                        odd[n_odd, 0] = first
-                        odd[n_odd, 1] = i
-                        odd[n_odd, 2] = t
-                        odd[n_odd, 3] = n_tok
-                        n_odd += 1
-                    elif out > mark:
-                        ends[n_tok] = out
-                        text_of[n_tok] = t
-                        n_tok += 1
-            return n_tok, n_odd
-
-        _COMPILED = scan
-    return _COMPILED
+    """The byte loop (``kernels.word_scan``): a module-level compiled function, so numba's cache
+    keeps it between processes (a function compiled inside another is compiled again each run)."""
+    from .kernels import word_scan
+    return word_scan
 
 
 def _pieces_small(arr: pa.Array):
