@@ -17,14 +17,13 @@ Items shorter than N cannot be checked and are reported as "too short to check".
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from itertools import chain
 
 import numpy as np
 
 from .errors import AuditorError
 from .report import PARAPHRASE_CAVEAT  # noqa: F401  (re-exported: the caveat the lexical checks share)
 from .roles import as_text, canonical_record, fingerprint, lookup, resolve_roles
-from .sources import iter_records, load
+from .sources import load, peek_records
 from .wordtokens import PUNCT
 
 # Bundled references that work offline by name: (source, config, split, text field).
@@ -311,12 +310,7 @@ def _corpus_stream(corpus, config, split, text, max_rows, token):
     if isinstance(corpus, (list, tuple)):
         info = {"source": "(texts)", "config": None, "split": None, "text": None}
         return info, iter([(0, list(corpus))]), None
-    stream = iter_records(corpus, config, split, token=token)
-    first = []
-    for row in stream:
-        first.append(row)
-        if len(first) >= 1000:
-            break
+    first, records = peek_records(corpus, config, split, token=token)
     if not first:
         raise AuditorError("empty_input", f"{corpus}: no records to check.", "Check the corpus source.")
     roles = resolve_roles(first, text=text)
@@ -326,7 +320,7 @@ def _corpus_stream(corpus, config, split, text, max_rows, token):
 
     def batches():
         buf, start, seen = [], 0, 0
-        for row in chain(first, stream):
+        for row in records:
             if max_rows is not None and seen >= max_rows:
                 break
             buf.append(as_text(lookup(row, roles.text), roles.text, seen))

@@ -199,22 +199,16 @@ def corpus_texts(corpus, rows, *, config=None, split=None, text=None, token=None
     if isinstance(corpus, (list, tuple)):
         return {r: corpus[r] for r in sorted(wanted) if 0 <= r < len(corpus)}
     from .roles import as_text, lookup, resolve_roles
-    from .sources import iter_records
+    from .sources import peek_records
     out: dict = {}
     if not wanted:
         return out
-    stream = iter_records(corpus, config, split, token=token)
-    head = []
-    for row in stream:
-        head.append(row)
-        if len(head) >= 1000:
-            break
+    head, records = peek_records(corpus, config, split, token=token)
     if not head:
         return out
     field = resolve_roles(head, text=text).text
-    import itertools
     last = max(wanted)
-    for i, row in enumerate(itertools.chain(head, stream)):
+    for i, row in enumerate(records):
         if i in wanted:
             out[i] = as_text(lookup(row, field), field, i)
         if i >= last:

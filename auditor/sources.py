@@ -647,6 +647,19 @@ def _json_items(text: _JsonText, name: str):
         index, pos, expect = index + 1, end, "separator"
 
 
+ROLE_SAMPLE = 1000      # records read ahead to guess a streamed source's roles
+
+
+def peek_records(source, config: str | None = None, split: str | None = None, *, token: str | None = None,
+                 ahead: int = ROLE_SAMPLE) -> tuple[list, object]:
+    """(the first ``ahead`` records, an iterator over every record from the first): a streamed
+    source's head for guessing roles, without reading the head twice."""
+    import itertools
+    stream = iter_records(source, config, split, token=token)
+    head = list(itertools.islice(stream, ahead))
+    return head, itertools.chain(head, stream)
+
+
 def iter_records(source, config: str | None = None, split: str | None = None, *, token: str | None = None):
     """Records one at a time, for corpora larger than memory: local files stream (JSONL, CSV, TSV
     and Parquet without a total byte limit, since nothing is kept; every line still bounded); other

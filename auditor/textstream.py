@@ -98,6 +98,9 @@ def _arrow_texts(block: bytes, parse) -> pa.Array | None:
         table = pajson.read_json(pa.BufferReader(block), parse_options=parse,
                                  read_options=pajson.ReadOptions(use_threads=False, block_size=len(block) + 1))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeDecodeError):
+        # Not an error path: Arrow is the fast reader, the row reader the definition. A block Arrow
+        # refuses (a number where text was, two objects on a line, bad UTF-8) is read row by row,
+        # which returns the same texts or raises the row's own clear error (tests/test_wordtokens.py).
         return None
     if table.num_rows != records:
         return None

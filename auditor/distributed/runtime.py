@@ -117,16 +117,19 @@ def _filesystem(source: str):
     if not _URI.match(source) or source.startswith("file://"):
         local = source[len("file://"):] if source.startswith("file://") else source
         return pafs.LocalFileSystem(), os.path.expanduser(local), False
+    # Two resolvers, tried in order: pyarrow's own filesystems (s3, gs, hdfs), then fsspec's (hf
+    # and the rest). Neither is a stand-in for the other: a URI neither opens is refused with both
+    # reasons, so a credentials or typo problem is never reported as "unknown scheme".
     try:
         filesystem, path = pafs.FileSystem.from_uri(source)
         return filesystem, path, True
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError):
-        pass
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError) as exc:
+        arrow_reason = f"pyarrow: {exc}"
     try:
         import fsspec
         fs, path = fsspec.core.url_to_fs(source)
     except (ImportError, ValueError) as exc:
-        raise AuditorError("usage", f"{source!r}: no filesystem for this URI ({exc}).",
+        raise AuditorError("usage", f"{source!r}: no filesystem for this URI ({arrow_reason}; fsspec: {exc}).",
                            "Use a local path, or a URI pyarrow or fsspec understands (s3://, gs://, hf://), "
                            "with that filesystem's package installed.") from None
     return pafs.PyFileSystem(pafs.FSSpecHandler(fs)), path, True
