@@ -110,7 +110,7 @@ def _add_semantic_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--semantic-model", metavar="NAME", help="all-MiniLM-L6-v2 (default, bundled by the extra), "
                    "or a folder / Hub id with model.onnx and tokenizer.json")
     p.add_argument("--semantic-threshold", type=_unit_interval, metavar="COSINE",
-                   help="flag items whose best match scores at least this (default: the calibrated 0.67)")
+                   help="flag items whose best match scores at least this (default: the calibrated 0.5)")
     p.add_argument("--semantic-k", type=_positive_int, default=5, metavar="K", help="nearest records kept per item")
 
 
@@ -196,7 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_engine_options(clean, shards=True)
     clean.add_argument("--quiet", action="store_true")
 
-    from .dedup import KEEP_RULES
+    from .settings import KEEP_RULES
     dedup = sub.add_parser("dedup", help="keep one record per near-duplicate cluster", allow_abbrev=False,
                            description="Write the dataset with one record kept per near-duplicate cluster (by a "
                            "stated rule), each kept record unchanged, and a manifest of every dropped row and why.")

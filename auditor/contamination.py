@@ -17,6 +17,7 @@ Items shorter than N cannot be checked and are reported as "too short to check".
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -36,6 +37,7 @@ BENCHMARKS = {
 TOKENIZER = "whitespace words, lowercased, punctuation stripped"
 STAGES = (("index", "indexing benchmark", 0.1), ("scan", "scanning corpus", 0.9))
 BATCH = 20_000
+MATCHES_PER_CALL = 4096     # the compiled scan's first output size (it grows by 4x when a batch has more)
 # Drop every character that is neither a word character nor whitespace, and underscores
 # (wordtokens.PUNCT: re's \s is str.isspace(), the set str.split() splits on), so one pass over the
 # whole text gives each whitespace-split word with its punctuation removed.
@@ -178,9 +180,16 @@ class BenchmarkIndex:
     window_start: np.ndarray        # window -> start in ``tokens``
     too_short: list
 
+    @cached_property
+    def word_table(self):
+        """The vocabulary as the compiled scan looks words up (built on first use: small scans
+        never need it)."""
+        from .wordtokens import word_table
+        return word_table(self.vocab)
+
 
 def build_index(bench_texts: list, ngram="auto") -> BenchmarkIndex:
-    import pyarrow as pa
+    from .wordtokens import binary_array
     bench_tokens = [tokenize(t) for t in bench_texts]
     lengths = [len(t) for t in bench_tokens if t]
     n = choose_n(lengths, ngram)
@@ -192,7 +201,7 @@ def build_index(bench_texts: list, ngram="auto") -> BenchmarkIndex:
     b_item, b_start = _windows(b_lengths, n)
     b_keys = _keys(b_all, b_start, n)
     order = np.argsort(b_keys, kind="stable")
-    words = pa.array([w.encode("utf-8", "surrogatepass") for w in vocab], pa.binary())
+    words = binary_array([w.encode("utf-8", "surrogatepass") for w in vocab])
     return BenchmarkIndex(n=n, vocab=words, tokens=b_all, lengths=b_lengths, sorted_keys=b_keys[order], order=order,
                           window_item=b_item, window_start=b_start,
                           too_short=[i for i, length in enumerate(b_lengths.tolist()) if length < n])
@@ -211,10 +220,48 @@ class BatchScan:
 
 def scan_batch(index: BenchmarkIndex, texts) -> BatchScan:
     """Match a batch of texts (a list of str/None or an Arrow string array) against the index."""
+    from . import wordtokens
+    arr = wordtokens.as_string_array(texts)
+    b, off = wordtokens.batch_bytes(arr)
+    if b.size < wordtokens.SMALL_BYTES:
+        return _scan_small(index, arr)
+    return _scan_compiled(index, b, off)
+
+
+def _scan_compiled(index: BenchmarkIndex, b: np.ndarray, off: np.ndarray) -> BatchScan:
+    """``scan_batch`` in one compiled pass over the batch's bytes (``kernels.ngram_scan``): words,
+    their ids, rolling window keys and confirmations without a per-word array in between."""
+    from . import wordtokens
+    from .kernels import ngram_scan
+    table = index.word_table
+    odd_start, odd_end, odd_offsets, odd_ids = wordtokens.odd_runs(b, off, index.vocab)
+    records = off.size - 1
+    capacity = MATCHES_PER_CALL
+    parts, t, words = [], 0, 0
+    while t < records:
+        item, window, record = (np.empty(capacity, dtype=np.int64) for _ in range(3))
+        seen = np.full(index.window_item.size, -1, dtype=np.int64)
+        t_next, hits, counted = ngram_scan(b, off, wordtokens._CLASS, wordtokens._LOWER, t,
+                                           table.data, table.offsets, table.slots, table.longest,
+                                           odd_start, odd_end, odd_offsets, odd_ids,
+                                           index.n, _MUL, index.sorted_keys, index.order, index.window_start,
+                                           index.window_item, index.tokens, seen, item, window, record)
+        parts.append((item[:hits], window[:hits], record[:hits]))
+        words += counted
+        if t_next < records:
+            capacity *= 4       # the output filled up inside text t_next: resume there with room
+        t = t_next
+    join = lambda k: np.concatenate([p[k] for p in parts])  # noqa: E731
+    return BatchScan(records, words, join(0), join(1), join(2))
+
+
+def _scan_small(index: BenchmarkIndex, arr) -> BatchScan:
+    """``scan_batch`` for a small batch (a benchmark against another, the app's uploads): the
+    definition's tokens and numpy windows, quicker than loading the compiled scan."""
     from .wordtokens import token_ids
     n = index.n
     # Word ids (-1: a word no benchmark item uses), by an exact hash lookup of each word's bytes.
-    c_all, c_lengths = token_ids(texts, index.vocab)
+    c_all, c_lengths = token_ids(arr, index.vocab)
     none = np.zeros(0, np.int64)
     records, n_tokens = int(c_lengths.size), int(c_lengths.sum())
     if not index.sorted_keys.size or not n_tokens:
@@ -247,17 +294,77 @@ def scan_batch(index: BenchmarkIndex, texts) -> BatchScan:
     return BatchScan(records, n_tokens, as_array(items), as_array(windows), as_array(recs))
 
 
+ROWS_LISTED = 100      # corpus rows listed per item (the report gives the count of all of them)
+
+
 class HitSet:
-    """Matches reduced to what the report lists: per item, its matched windows and corpus rows."""
+    """Matches reduced to what the report lists, in memory bounded by the benchmark whatever the
+    corpus holds: per item, the benchmark windows it matched, how many corpus rows match it and the
+    first ROWS_LISTED of them. Rows arrive in corpus order (``add`` after ``add``, ``extend`` with the
+    next part of the corpus), which is what keeps the count of distinct rows exact without every row."""
 
     def __init__(self):
         self.windows: dict[int, set] = {}
-        self.rows: dict[int, set] = {}
+        self.count: dict[int, int] = {}
+        self.first: dict[int, list] = {}
+        self.last: dict[int, int] = {}
 
     def add(self, items: np.ndarray, windows: np.ndarray, rows: np.ndarray) -> None:
-        for item, b0, row in zip(items.tolist(), windows.tolist(), rows.tolist()):
+        if not items.size:
+            return
+        span = int(windows.max()) + 1
+        pairs = np.unique(items * span + windows)          # each (item, window) once
+        for item, b0 in zip((pairs // span).tolist(), (pairs % span).tolist()):
             self.windows.setdefault(item, set()).add(b0)
-            self.rows.setdefault(item, set()).add(row)
+        order = np.lexsort((rows, items))
+        items, rows = items[order], rows[order]
+        fresh = np.ones(items.size, dtype=bool)            # the first of each (item, row)
+        fresh[1:] = (items[1:] != items[:-1]) | (rows[1:] != rows[:-1])
+        items, rows = items[fresh], rows[fresh]
+        cuts = np.flatnonzero(items[1:] != items[:-1]) + 1
+        for lo, hi in zip(np.concatenate(([0], cuts)).tolist(), np.concatenate((cuts, [items.size])).tolist()):
+            self._rows(int(items[lo]), rows[lo:hi])
+
+    def _rows(self, item: int, rows: np.ndarray) -> None:
+        """Record an item's matching rows (ascending, distinct) of the next part of the corpus."""
+        last = self.last.get(item, -1)
+        if rows[0] < last:
+            raise RuntimeError(f"corpus rows out of order for item {item}: {int(rows[0])} after {last}")
+        if rows[0] == last:
+            rows = rows[1:]
+            if not rows.size:
+                return
+        self.count[item] = self.count.get(item, 0) + int(rows.size)
+        listed = self.first.setdefault(item, [])
+        listed += rows[:ROWS_LISTED - len(listed)].tolist()
+        self.last[item] = int(rows[-1])
+
+    def extend(self, other: "HitSet", row_offset: int = 0) -> None:
+        """Add ``other``'s matches, its rows shifted by ``row_offset`` (the next part of the corpus)."""
+        for item, starts in other.windows.items():
+            self.windows.setdefault(item, set()).update(starts)
+        for item in sorted(other.count):
+            last = self.last.get(item, -1)
+            first = np.asarray(other.first[item], dtype=np.int64) + row_offset
+            if first[0] < last:
+                raise RuntimeError(f"corpus rows out of order for item {item}: {int(first[0])} after {last}")
+            overlap = int(first[0] == last)       # the same row, met at the end of one part and the start of the next
+            self.count[item] = self.count.get(item, 0) + other.count[item] - overlap
+            listed = self.first.setdefault(item, [])
+            listed += first[overlap:overlap + ROWS_LISTED - len(listed)].tolist()
+            self.last[item] = other.last[item] + row_offset
+
+    def to_json(self) -> dict:
+        return {"windows": {str(i): sorted(w) for i, w in sorted(self.windows.items())},
+                "rows": {str(i): [self.count[i], self.first[i], self.last[i]] for i in sorted(self.count)}}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "HitSet":
+        hits = cls()
+        hits.windows = {int(i): set(w) for i, w in data["windows"].items()}
+        for i, (count, first, last) in data["rows"].items():
+            hits.count[int(i)], hits.first[int(i)], hits.last[int(i)] = count, list(first), last
+        return hits
 
     def items(self, index: BenchmarkIndex) -> list:
         n, b_lengths = index.n, index.lengths
@@ -269,8 +376,8 @@ class HitSet:
             for prev, cur in zip(starts, starts[1:]):
                 run = run + 1 if cur == prev + 1 else 1
                 longest = max(longest, run)
-            items.append({"benchmark_row": item, "corpus_rows": sorted(self.rows[item])[:100],
-                          "corpus_matches": len(self.rows[item]), "matched_ngrams": len(starts),
+            items.append({"benchmark_row": item, "corpus_rows": self.first[item],
+                          "corpus_matches": self.count[item], "matched_ngrams": len(starts),
                           "item_ngrams": int(max(b_lengths[item] - n + 1, 0)), "longest_span": longest + n - 1})
         return items
 

@@ -38,8 +38,8 @@ from scipy.sparse.csgraph import connected_components
 from .clusters import cluster_labels
 from .errors import AuditorError
 from .exact import key_ids, normalized
+from .settings import KEEP_RULES
 
-KEEP_RULES = ("first", "longest", "most_common_answer")
 REVIEW_KIND = "auditor-review"
 REVIEW_VERSION = 1
 MANIFEST_KIND = "auditor-dedup-manifest"

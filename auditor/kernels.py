@@ -395,6 +395,213 @@ def word_scan(b, off, cls, lower, data, ends, text_of, odd):  # pragma: no cover
     return n_tok, n_odd
 
 
+FNV_PRIME = np.uint64(0x100000001B3)
+GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+@numba.njit(nogil=True, cache=True)
+def packed_word(data, lo, length):  # pragma: no cover  (compiled)
+    """A word's first 8 bytes as one little-endian integer (what the scan compares first)."""
+    packed = np.uint64(0)
+    for j in range(min(length, 8)):
+        packed |= np.uint64(data[lo + j]) << np.uint64(8 * j)
+    return packed
+
+
+@numba.njit(nogil=True, cache=True)
+def word_slot(data, lo, length, packed, mask):  # pragma: no cover  (compiled)
+    """A word's home slot in the word table: its first 8 bytes (``packed``) and length, and, for a
+    longer word, FNV-1a over the rest, mixed by a multiply (Fibonacci hashing, high bits)."""
+    h = packed ^ np.uint64(length)
+    for i in range(lo + 8, lo + length):
+        h = (h ^ np.uint64(data[i])) * FNV_PRIME
+    return ((h * GOLDEN) >> np.uint64(32)) & mask
+
+
+@numba.njit(nogil=True, cache=True)
+def fill_word_table(data, offsets, table):  # pragma: no cover  (compiled)
+    """Open addressing (linear probing) of word i = data[offsets[i]:offsets[i+1]] into ``table``
+    (rows: packed first 8 bytes, length, i + 1; a power-of-two number of rows, at most half
+    full; 0 in the last column = empty)."""
+    mask = np.uint64(table.shape[0] - 1)
+    for w in range(offsets.size - 1):
+        lo = offsets[w]
+        length = offsets[w + 1] - lo
+        packed = packed_word(data, lo, length)
+        slot = word_slot(data, lo, length, packed, mask)
+        while table[slot, 2] != 0:
+            slot = (slot + np.uint64(1)) & mask
+        table[slot, 0] = packed
+        table[slot, 1] = length
+        table[slot, 2] = w + 1
+
+
+@numba.njit(nogil=True, cache=True)
+def odd_runs(b, off, cls, non_ascii, starts, ends):  # pragma: no cover  (compiled)
+    """The runs between separators (class-2 bytes or a text's ends) that hold a non-ASCII byte,
+    given every such byte's position (ascending); each run once. Returns how many."""
+    count = 0
+    last_end = -1
+    t = 0
+    for p in non_ascii:
+        if p < last_end:
+            continue
+        while off[t + 1] <= p:
+            t += 1
+        lo = p
+        while lo > off[t] and cls[b[lo - 1]] != 2:
+            lo -= 1
+        hi = p + 1
+        while hi < off[t + 1] and cls[b[hi]] != 2:
+            hi += 1
+        starts[count] = lo
+        ends[count] = hi
+        count += 1
+        last_end = hi
+    return count
+
+
+@numba.njit(nogil=True, cache=True)
+def ngram_scan(b, off, cls, lower, t_begin,
+               word_data, word_offsets, word_table, max_word,
+               odd_start, odd_end, odd_offsets, odd_ids,
+               n, mul, sorted_keys, order, window_start, window_item, bench_tokens, seen,
+               out_item, out_window, out_record):  # pragma: no cover  (compiled)
+    """The contamination scan of a batch in one pass over its bytes (``contamination.scan_batch``).
+
+    Text t is off[t]..off[t+1] of ``b``. Its words are ``wordtokens``' ASCII words (runs between
+    class-2 bytes: the class-1 bytes lowercased; none if the run keeps no byte), except a run holding
+    a non-ASCII byte (class 3), whose word ids come ready from the reference definition
+    (odd_start[k] = the run's first byte, its ids odd_ids[odd_offsets[k]:odd_offsets[k+1]]). A word's
+    id is its index in the benchmark's vocabulary (``word_table``, see ``fill_word_table``; -1: no benchmark
+    item uses it). Every run of n known ids is a window: its key is contamination._keys' polynomial
+    hash, kept rolling; a key found in ``sorted_keys`` is confirmed id by id against each benchmark
+    window with that key, and each confirmed match is written as (item, window start, text), once
+    per text (``seen[window]``: the last text that matched it, -1 at first), so what one text
+    writes is bounded by the benchmark's windows however often it repeats them.
+
+    Returns (next text, matches, words). next text < off.size - 1 when the output arrays filled up:
+    the matches of that text were dropped and the caller resumes from it with larger arrays."""
+    ring = np.empty(max(n, 1), dtype=np.int64)
+    scratch = np.empty(max_word + 1, dtype=np.uint8)
+    mask = np.uint64(word_table.shape[0] - 1)
+    mul_n = np.uint64(1)
+    for _ in range(n):
+        mul_n = mul_n * mul
+    one = np.uint64(1)
+    n_keys = sorted_keys.size
+    hits = 0
+    words = 0
+    k = 0
+    while k < odd_start.size and odd_start[k] < off[t_begin]:
+        k += 1
+    for t in range(t_begin, off.size - 1):
+        hits_before = hits
+        words_before = words
+        run = 0
+        head = 0
+        key = np.uint64(0)
+        i = off[t]
+        stop = off[t + 1]
+        while i < stop:
+            while i < stop and cls[b[i]] == 2:
+                i += 1
+            if i >= stop:
+                break
+            # One run between separators: its ids (one ASCII word or none, or a non-ASCII run's ids).
+            if k < odd_start.size and odd_start[k] == i:
+                first_id = odd_offsets[k]
+                last_id = odd_offsets[k + 1]
+                i = odd_end[k]
+                k += 1
+                single = -2
+            else:
+                packed = np.uint64(0)
+                length = 0
+                while i < stop:
+                    c = cls[b[i]]
+                    if c == 2:
+                        break
+                    if c == 1:
+                        byte = lower[b[i]]
+                        if length < 8:
+                            packed |= np.uint64(byte) << np.uint64(8 * length)
+                        scratch[min(length, max_word)] = byte
+                        length += 1
+                    i += 1
+                if length == 0:
+                    continue
+                single = -1
+                if length <= max_word:
+                    # The word table: equal first 8 bytes and length decide a word of up to 8
+                    # bytes; a longer one compares the rest.
+                    slot = word_slot(scratch, 0, length, packed, mask)
+                    while word_table[slot, 2] != 0:
+                        if word_table[slot, 0] == packed and np.int64(word_table[slot, 1]) == length:
+                            w = np.int64(word_table[slot, 2]) - 1
+                            lo = word_offsets[w]
+                            same = True
+                            for j in range(8, length):
+                                if word_data[lo + j] != scratch[j]:
+                                    same = False
+                                    break
+                            if same:
+                                single = w
+                                break
+                        slot = (slot + one) & mask
+                first_id = 0
+                last_id = 1
+            for q in range(first_id, last_id):
+                word = single if single != -2 else odd_ids[q]
+                words += 1
+                if word < 0:
+                    run = 0
+                    key = np.uint64(0)
+                    continue
+                key = key * mul + np.uint64(word) + one
+                if run >= n:        # the word n back leaves the window (at mul**n after the shift)
+                    key = key - (np.uint64(ring[head]) + one) * mul_n
+                ring[head] = word
+                head += 1           # the ring's next slot, which holds the window's oldest word
+                if head == n:
+                    head = 0
+                run += 1
+                if run < n:
+                    continue
+                # A window of n known words ending here: find its key, confirm each candidate.
+                lo_k = 0
+                hi_k = n_keys
+                while lo_k < hi_k:
+                    mid = (lo_k + hi_k) >> 1
+                    if sorted_keys[mid] < key:
+                        lo_k = mid + 1
+                    else:
+                        hi_k = mid
+                p = lo_k
+                while p < n_keys and sorted_keys[p] == key:
+                    w = order[p]
+                    b0 = window_start[w]
+                    same = True
+                    r = head
+                    for j in range(n):
+                        if bench_tokens[b0 + j] != ring[r]:
+                            same = False
+                            break
+                        r += 1
+                        if r == n:
+                            r = 0
+                    if same and seen[w] != t:
+                        if hits >= out_item.size:
+                            return t, hits_before, words_before
+                        seen[w] = t
+                        out_item[hits] = window_item[w]
+                        out_window[hits] = b0
+                        out_record[hits] = t
+                        hits += 1
+                    p += 1
+    return off.size - 1, hits, words
+
+
 # --------------------------------------------------------------------------- verification
 
 @numba.njit(nogil=True, cache=True)

@@ -16,7 +16,6 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 from .errors import AuditorError
 from . import parallel
@@ -217,6 +216,7 @@ def _windows_to_matrix(token_ids: np.ndarray, lengths: np.ndarray, k: int) -> sp
         keys = np.unique(view, return_inverse=True)[1].reshape(-1).astype(np.int64)
     # Columns in key order: a shingle's column depends on the vocabulary, not on record order.
     n_columns, shingle_ids = sorted_codes(keys)
+    import scipy.sparse as sp     # here, not at the top: the CLI's start-up (contamination) never needs it
     matrix = sp.csr_matrix((np.ones(total, dtype=np.float32), shingle_ids.astype(np.int32, copy=False), indptr),
                            shape=(n, n_columns))
     matrix.sum_duplicates()          # sets, not bags: a repeated shingle counts once

@@ -60,29 +60,31 @@ def text_blocks(read, name: str, field: str, first_row: int = 0):
                     raise budget.long_line(name, lines_before + 1)
                 rest = buf
                 continue
-            block, rest = buf[:cut + 1], buf[cut + 1:]
+            # A view, not a copy: the block goes to Arrow as it is.
+            block, rest = memoryview(buf)[:cut + 1], buf[cut + 1:]
             if len(rest) > budget.line_cap:
-                raise budget.long_line(name, lines_before + block.count(b"\n") + 1)
+                raise budget.long_line(name, lines_before + bytes(block).count(b"\n") + 1)
         else:
-            block, rest = rest, b""
-        if block:
-            texts = _arrow_texts(block, parse)
+            block, rest = memoryview(rest), b""
+        if len(block):
+            b = np.frombuffer(block, dtype=np.uint8)
+            ends = np.flatnonzero(b == 10)
+            texts = _arrow_texts(b, ends, parse)
             if texts is None:       # the exact row reader on this block
-                text = _decode(block, name, offset, lines_before)
+                text = _decode(bytes(block), name, offset, lines_before)
                 texts = _row_texts(jsonl_rows(text.split("\n"), name, lines_before + 1), field, first_row)
             first_row += len(texts)
             yield texts
-            lines_before += block.count(b"\n")
+            lines_before += ends.size
             offset += len(block)
         if not data:
             break
 
 
-def _arrow_texts(block: bytes, parse) -> pa.Array | None:
-    """The field of every line of ``block`` by Arrow, or None when Arrow cannot vouch for it."""
-    b = np.frombuffer(block, dtype=np.uint8)
-    ends = np.flatnonzero(b == 10)
-    if not block.endswith(b"\n"):
+def _arrow_texts(b: np.ndarray, ends: np.ndarray, parse) -> pa.Array | None:
+    """The field of every line of a block (its bytes ``b``, the positions of its newlines ``ends``)
+    by Arrow, or None when Arrow cannot vouch for it."""
+    if b[-1] != 10:
         ends = np.append(ends, b.size)
     starts = np.concatenate(([0], ends[:-1] + 1))
     # A line is a record unless it is all JSON whitespace; nearly every line starts with "{", so
@@ -95,8 +97,8 @@ def _arrow_texts(block: bytes, parse) -> pa.Array | None:
     if records == 0:
         return pa.array([], pa.string())
     try:
-        table = pajson.read_json(pa.BufferReader(block), parse_options=parse,
-                                 read_options=pajson.ReadOptions(use_threads=False, block_size=len(block) + 1))
+        table = pajson.read_json(pa.BufferReader(pa.py_buffer(b)), parse_options=parse,
+                                 read_options=pajson.ReadOptions(use_threads=False, block_size=b.size + 1))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeDecodeError):
         # Not an error path: Arrow is the fast reader, the row reader the definition. A block Arrow
         # refuses (a number where text was, two objects on a line, bad UTF-8) is read row by row,

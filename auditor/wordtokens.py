@@ -20,6 +20,7 @@ map tokens to ids with ``pyarrow.compute.index_in`` and never hold a Python stri
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -84,23 +85,27 @@ def token_ids(texts, vocab: pa.Array) -> tuple[np.ndarray, np.ndarray]:
 def _lookup(words: pa.Array, vocab: pa.Array) -> np.ndarray:
     if not len(words):
         return np.zeros(0, dtype=np.int64)
-    found = pc.index_in(words, value_set=vocab)
-    return pc.fill_null(found, -1).to_numpy().astype(np.int64, copy=False)
+    found = pc.index_in(words, value_set=vocab)     # int32, null where a word is not in vocab
+    # Read from the buffers: pyarrow's own conversions import pandas first (see binary_array).
+    start, n = found.offset, len(found)
+    ids = np.frombuffer(found.buffers()[1], dtype=np.int32, count=start + n)[start:].astype(np.int64)
+    if found.null_count:
+        valid = np.unpackbits(np.frombuffer(found.buffers()[0], dtype=np.uint8), bitorder="little")[start:start + n]
+        ids[valid == 0] = -1
+    return ids
 
 
 def _pieces(texts):
     """(ASCII-chunk tokens, non-ASCII-chunk tokens, None or each kind's final positions, tokens per text)."""
     arr = as_string_array(texts)
     n = len(arr)
-    empty = pa.array([], pa.binary())
-    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int32, count=arr.offset + n + 1)[arr.offset:].astype(np.int64)
-    start, size = int(offsets[0]), int(offsets[-1] - offsets[0])
+    empty = binary_array([])
+    b, off = batch_bytes(arr)
+    size = b.size
     if size == 0:
         return empty, empty, None, np.zeros(n, dtype=np.int64)
     if size < SMALL_BYTES:
         return _pieces_small(arr)
-    b = np.frombuffer(arr.buffers()[2], dtype=np.uint8, count=int(offsets[-1]))[start:]
-    off = offsets - start
     # Capacities: a token needs a kept byte and a space or text boundary after it; a non-ASCII
     # chunk needs a byte >= 128.
     data = np.empty(size, dtype=np.uint8)
@@ -125,7 +130,7 @@ def _pieces(texts):
     joined = "\n".join([raw[lo:hi].decode("utf-8", "surrogatepass") for lo, hi in odd[:, :2].tolist()])
     per_chunk = [part.split() for part in PUNCT.sub("", joined.lower()).split("\n")]
     odd_counts = np.fromiter(map(len, per_chunk), dtype=np.int64, count=n_odd)
-    odd_tokens = pa.array([w.encode("utf-8", "surrogatepass") for words in per_chunk for w in words], pa.binary())
+    odd_tokens = binary_array([w.encode("utf-8", "surrogatepass") for words in per_chunk for w in words])
     np.add.at(counts, odd[:, 2], odd_counts)
     # Final slot of ASCII token i: i plus the odd tokens of chunks before it; of odd chunk k's j-th
     # token: the ASCII tokens before the chunk plus the odd tokens of earlier chunks plus j.
@@ -134,6 +139,65 @@ def _pieces(texts):
     odd_before = np.concatenate(([0], np.cumsum(odd_counts)[:-1]))
     odd_slots = np.repeat(odd[:, 3] + odd_before, odd_counts) + _ranks(odd_counts)
     return ascii_tokens, odd_tokens, (ascii_slots, odd_slots), counts
+
+
+def binary_array(values: list) -> pa.BinaryArray:
+    """A binary array of byte strings, built from its buffers: ``pa.array`` on a Python list
+    imports pandas first (0.4 s, a tenth of a 200 MB scan) to check whether the list is a frame."""
+    offsets = np.zeros(len(values) + 1, dtype=np.int32)
+    np.cumsum(np.fromiter(map(len, values), dtype=np.int64, count=len(values)), out=offsets[1:])
+    return pa.Array.from_buffers(pa.binary(), len(values), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(values))])
+
+
+def batch_bytes(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(the UTF-8 bytes of a string/binary array's texts, each text's start in them and the end),
+    views of the Arrow buffers, no copy."""
+    n = len(arr)
+    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int32, count=arr.offset + n + 1)[arr.offset:].astype(np.int64)
+    start = int(offsets[0])
+    if arr.buffers()[2] is None or offsets[-1] == start:
+        return np.zeros(0, dtype=np.uint8), np.zeros(n + 1, dtype=np.int64)
+    return np.frombuffer(arr.buffers()[2], dtype=np.uint8, count=int(offsets[-1]))[start:], offsets - start
+
+
+@dataclass(frozen=True)
+class WordTable:
+    """A vocabulary (word id -> UTF-8 bytes) as the compiled scan looks words up: the words' bytes
+    end to end, their offsets, and an open-addressing hash table (``kernels.fill_word_table``)."""
+    data: np.ndarray
+    offsets: np.ndarray
+    slots: np.ndarray
+    longest: int
+
+
+def word_table(vocab: pa.Array) -> WordTable:
+    from .kernels import fill_word_table
+    data, offsets = batch_bytes(vocab)
+    data = data.copy()
+    slots = np.zeros((1 << max(4, int(2 * len(vocab)).bit_length()), 3), dtype=np.uint64)
+    fill_word_table(data, offsets, slots)
+    longest = int(np.diff(offsets).max()) if len(vocab) else 0
+    return WordTable(data=data, offsets=offsets, slots=slots, longest=longest)
+
+
+def odd_runs(b: np.ndarray, off: np.ndarray, vocab: pa.Array):
+    """The batch's runs with a non-ASCII byte (see ``tokens``), tokenised by the definition, as the
+    compiled scan takes them: (first byte, end, each run's first id in ``ids``, ids (-1: not in vocab))."""
+    from .kernels import odd_runs as find_runs
+    non_ascii = np.flatnonzero(b >= 128)
+    starts = np.empty(non_ascii.size, dtype=np.int64)
+    ends = np.empty(non_ascii.size, dtype=np.int64)
+    count = find_runs(b, off, _CLASS, non_ascii, starts, ends) if non_ascii.size else 0
+    starts, ends = starts[:count], ends[:count]
+    if not count:
+        return starts, ends, np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    raw = b.tobytes()
+    joined = "\n".join([raw[lo:hi].decode("utf-8", "surrogatepass") for lo, hi in zip(starts.tolist(), ends.tolist())])
+    per_run = [part.split() for part in PUNCT.sub("", joined.lower()).split("\n")]
+    id_offsets = np.zeros(count + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, per_run), dtype=np.int64, count=count), out=id_offsets[1:])
+    words = binary_array([w.encode("utf-8", "surrogatepass") for run in per_run for w in run])
+    return starts, ends, id_offsets, _lookup(words, vocab)
 
 
 def _kernel():
@@ -151,8 +215,8 @@ def _pieces_small(arr: pa.Array):
     if pa.types.is_binary(arr.type):
         values = [v.decode("utf-8", "surrogatepass") for v in values]
     words = [tokenize(t) for t in values]
-    flat = pa.array([w.encode("utf-8", "surrogatepass") for ws in words for w in ws], pa.binary())
-    return flat, pa.array([], pa.binary()), None, np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+    flat = binary_array([w.encode("utf-8", "surrogatepass") for ws in words for w in ws])
+    return flat, binary_array([]), None, np.fromiter(map(len, words), dtype=np.int64, count=len(words))
 
 
 def _ranks(sizes: np.ndarray) -> np.ndarray:

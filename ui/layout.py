@@ -10,15 +10,12 @@ import gradio as gr
 
 from auditor.contamination import BENCHMARKS
 from auditor.semantic import DEFAULT_THRESHOLD as SEMANTIC_THRESHOLD
+from auditor.settings import KEEP_RULES
 from auditor.sources import example_names
 
 from . import api, handlers, views
 from .state import DEFAULTS, MIN_THRESHOLD, ROW_CAP, SEMANTIC_ITEMS, SEMANTIC_RECORDS, base_url
 
-try:
-    from auditor.dedup import KEEP_RULES
-except ImportError:          # the dedup module arrives with its own change; the page still serves
-    KEEP_RULES = ("first", "longest", "most_common_answer")
 
 HEADER = ("# Dataset Integrity Auditor\n"
           "Is a benchmark redundant, and does its training data overlap what it is tested on? Audit a dataset for "

@@ -4,7 +4,8 @@ The benchmark's index (``contamination.build_index``) is built once on the drive
 object store; every read task scans its shard's rows, a fixed-size batch at a time, with the local
 engine's own ``scan_batch`` (so tokens, windows and confirmations are the same code) and returns only its matches
 and counts, per shard. The driver reduces them in shard order: per-shard row counts give each
-match's global row number, and ``HitSet`` builds the items exactly as the local engine does, so
+match's global row number, and ``HitSet`` (reduced in the tasks already, so what travels is bounded
+by the benchmark) builds the items exactly as the local engine does, so
 the report is byte-identical to ``--engine local`` apart from summary.json's ``engine`` block
 (shards, seconds, MB/s).
 
@@ -31,7 +32,7 @@ from ..errors import AuditorError
 from .runtime import list_shards, ray_session, read_dataset, run
 
 BATCH_ROWS = 16384          # rows per scanned batch: memory per task is a batch of texts and its tokens
-SHARD_FILE_VERSION = 1
+SHARD_FILE_VERSION = 2          # 2: a shard's matches reduced to a HitSet (bounded by the benchmark)
 # Fault injection for the tests: a worker exits on its first batch while this marker file does not
 # exist (creating it), so Ray must retry the task; the driver is interrupted (KeyboardInterrupt,
 # as by Ctrl-C) after writing this many shard results.
@@ -81,8 +82,7 @@ def ray_contamination(corpus, benchmark: str, *, corpus_text=None, benchmark_con
     offsets = np.concatenate(([0], np.cumsum([r["records"] for r in per_shard])[:-1])).astype(np.int64)
     hits = HitSet()
     for offset, result in zip(offsets.tolist(), per_shard):
-        m = np.asarray(result["matches"], dtype=np.int64).reshape(-1, 3)
-        hits.add(m[:, 0], m[:, 1], m[:, 2] + offset)
+        hits.extend(result["hits"], offset)
     scanned_bytes = sum(s.size for s in todo)
     engine = {"name": "ray", "shards": len(shards), "shards_resumed": len(shards) - len(todo),
               "seconds": round(seconds, 3),
@@ -126,22 +126,22 @@ class _ScanFn:
         shard = batch.column("shard").to_numpy()
         row = batch.column("row").to_numpy()
         texts = batch.column("text")
-        out = {"shard": [], "first_row": [], "records": [], "tokens": [], "matches": []}
+        out = {"shard": [], "first_row": [], "records": [], "tokens": [], "hits": []}
         # A batch may span shards: split it where the shard changes (rows stay in order).
         cuts = np.flatnonzero(np.diff(shard)) + 1
         for lo, hi in zip(np.concatenate(([0], cuts)).tolist(), np.concatenate((cuts, [shard.size])).tolist()):
             scanned = scan_batch(index, texts.slice(lo, hi - lo))
             first = int(row[lo])
-            matches = np.stack([scanned.item, scanned.window, scanned.record + first], axis=1) if scanned.item.size \
-                else np.zeros((0, 3), dtype=np.int64)
+            hits = HitSet()         # reduced in the task: what leaves it is bounded by the benchmark
+            hits.add(scanned.item, scanned.window, scanned.record + first)
             out["shard"].append(int(shard[lo]))
             out["first_row"].append(first)
             out["records"].append(scanned.records)
             out["tokens"].append(scanned.tokens)
-            out["matches"].append(matches.reshape(-1).tolist())
+            out["hits"].append(json.dumps(hits.to_json()))
         return pa.table({"shard": pa.array(out["shard"], pa.int64()), "first_row": pa.array(out["first_row"], pa.int64()),
                          "records": pa.array(out["records"], pa.int64()), "tokens": pa.array(out["tokens"], pa.int64()),
-                         "matches": pa.array(out["matches"], pa.list_(pa.int64()))})
+                         "hits": pa.array(out["hits"], pa.string())})
 
 
 _INDEX_CACHE: dict = {}
@@ -159,7 +159,7 @@ def _reduce(results, todo, done: dict, store, stop_after: int) -> None:
         nonlocal finished
         while finished < k:
             shard = todo[finished]
-            result = partial.pop(shard.index, {"records": 0, "tokens": 0, "matches": []})
+            result = partial.pop(shard.index, None) or {"records": 0, "tokens": 0, "hits": HitSet()}
             done[shard.index] = result
             if store:
                 store.save(shard, result)
@@ -168,17 +168,17 @@ def _reduce(results, todo, done: dict, store, stop_after: int) -> None:
             finished += 1
 
     for batch in results.iter_batches(batch_format="pyarrow", batch_size=None):
-        for shard, first, records, tokens, matches in zip(*(batch.column(c).to_pylist() for c in
-                                                            ("shard", "first_row", "records", "tokens", "matches"))):
+        for shard, first, records, tokens, hits in zip(*(batch.column(c).to_pylist() for c in
+                                                         ("shard", "first_row", "records", "tokens", "hits"))):
             k = position[shard]
             finish_up_to(k)
             if expected_row.get(shard, 0) != first:      # order is what makes row numbers right: check it
                 raise RuntimeError(f"shard {shard}: rows arrived out of order ({first} after {expected_row.get(shard, 0)})")
             expected_row[shard] = first + records
-            acc = partial.setdefault(shard, {"records": 0, "tokens": 0, "matches": []})
+            acc = partial.setdefault(shard, {"records": 0, "tokens": 0, "hits": HitSet()})
             acc["records"] += records
             acc["tokens"] += tokens
-            acc["matches"] += matches
+            acc["hits"].extend(HitSet.from_json(json.loads(hits)))     # rows within the shard, in order
     finish_up_to(len(todo))
 
 
@@ -212,12 +212,11 @@ class ShardStore:
             return None
         if data.get("shard") != shard.name or data.get("size") != shard.size:
             return None                         # another shard now sits at this position
-        return {"records": data["records"], "tokens": data["tokens"], "matches": data["matches"]}
+        return {"records": data["records"], "tokens": data["tokens"], "hits": HitSet.from_json(data["hits"])}
 
     def save(self, shard, result: dict) -> None:
         from ..outputs import atomic_write
-        matches = np.asarray(result["matches"], dtype=np.int64).reshape(-1, 3).tolist()
         with atomic_write(self.path(shard)) as handle:
             json.dump({"shard": shard.name, "size": shard.size, "records": result["records"],
-                       "tokens": result["tokens"], "matches": matches}, handle)
+                       "tokens": result["tokens"], "hits": result["hits"].to_json()}, handle)
         self.saved.append(shard.index)

@@ -4,9 +4,14 @@ modest evaluation side B, with A's shards mapped by Ray tasks and only matches c
 B is prepared on the driver as the local engine prepares it, and its indexes are built once and
 put in the object store (``BIndex``): normalised text keys, answer keys (the answer normaliser is
 chosen from A's first 1,000 answers and B's, as locally), text+answer keys, group values, and a
-near-duplicate index of B's shingle sets (``NearIndex``). Each task reads one shard of A with the
-local engine's reader (the same records, the same errors naming the file), a bounded batch of
-records at a time, and returns per B row the lowest-numbered EVIDENCE_MATCHES A rows per kind,
+near-duplicate index of B's shingle sets (``NearIndex``). A is any source the Ray engine reads
+(``runtime.list_shards``): a file, directory or glob of JSONL / JSON / CSV / Parquet shards, plain or
+compressed, or a URI pyarrow or fsspec opens (s3://, gs://, hf://, file://); train-/test- files act
+as splits, as locally. Ray Data's file-based reader gives each read task one shard's bytes
+(``runtime.map_shards``), parsed there by the local engine's own parsers (``runtime.record_batches``:
+the same records, keys and types as the local engine, so the same fingerprint, and errors naming
+the shard), and the task scans them a bounded batch of records at a time
+(``scan_records``) and returns per B row the lowest-numbered EVIDENCE_MATCHES A rows per kind,
 its best CROSS_MATCHES near duplicates, the exact near-pair count, the group values shared with
 B, the texts of the A rows it names, and the fold of its canonical records (``roles.fold_records``:
 A's fingerprint combines the folds in shard order). The driver reduces the shards in order, so
@@ -32,7 +37,7 @@ import json
 import os
 import time
 from dataclasses import dataclass, field, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import numpy as np
 import scipy.sparse as sp
@@ -276,13 +281,13 @@ def build_index(side_b, settings, roles_a, sample_a: list) -> BIndex:
     return BIndex(roles_a, answer_norm, _key_index(text_b), answer, both, groups, near)
 
 
-# --------------------------------------------------------------------------- one shard of A (a Ray task)
+# --------------------------------------------------------------------------- one shard of A (a Ray Data read task)
 
-def scan_shard(path: str, index: BIndex, fail_once: str | None = None, batch_rows: int = BATCH_ROWS) -> dict:
-    """The matches of one shard of A against B (JSON-able; rows are the shard's own)."""
+def scan_records(parts, index: BIndex, fail_once: str | None = None, batch_rows: int = BATCH_ROWS) -> dict:
+    """The matches of one shard of A against B (JSON-able; rows are the shard's own). ``parts``:
+    the shard's records, in lists (``runtime.record_batches``)."""
     from ..near import CROSS_MATCHES, CrossSink
     from ..roles import as_text, canonical_record, fold_records, lookup
-    from ..sources import Budget, file_batches
     from ..exact import normalized
     roles = index.roles_a
     exact = {kind: {} for kind in MATCH_KINDS if kind != "near_duplicate"}
@@ -335,7 +340,7 @@ def scan_shard(path: str, index: BIndex, fail_once: str | None = None, batch_row
         first += len(rows)
 
     batch: list = []
-    for part in file_batches(Path(path), Budget(limited=False)):
+    for part in parts:
         if fail_once and not os.path.exists(fail_once):
             Path(fail_once).write_text("failed once\n")
             os._exit(1)         # the worker dies mid-task: Ray must retry the task
@@ -353,39 +358,82 @@ def scan_shard(path: str, index: BIndex, fail_once: str | None = None, batch_row
             "groups": sorted(groups), "texts": sorted([r, texts[r]] for r in kept)}
 
 
+class _ScanShard:
+    """The read tasks' function (``runtime.map_shards``): one shard's records -> one row, the
+    shard's index and its ``scan_records`` result as JSON. Only that leaves the task."""
+
+    def __init__(self, index_ref, fail_once: str | None, batch_rows: int):
+        self.index_ref, self.fail_once, self.batch_rows = index_ref, fail_once, batch_rows
+
+    def __call__(self, shard, parts):
+        import pyarrow as pa
+        import ray
+        index = _INDEX_CACHE.get(self.index_ref.hex())
+        if index is None:                       # B's index once per worker process, not per shard
+            _INDEX_CACHE.clear()
+            index = _INDEX_CACHE[self.index_ref.hex()] = ray.get(self.index_ref)
+        result = scan_records(parts, index, self.fail_once, self.batch_rows)
+        yield pa.table({"shard": pa.array([shard.index], pa.int64()),
+                        "result": pa.array([json.dumps(result)], pa.large_string())})
+
+
+_INDEX_CACHE: dict = {}
+
+
 # --------------------------------------------------------------------------- the driver
 
-def a_paths(source, split) -> tuple[list, str | None]:
-    """A's files and split exactly as the local loader picks them (``sources._load_local``)."""
-    from ..sources import _split_name, expand_local, looks_local, source_text
+def a_source(a) -> str:
+    """A as a string: a path (str or os.PathLike), a glob or a URI (s3://, gs://, hf://, file://)."""
+    if isinstance(a, os.PathLike):
+        a = os.fsdecode(os.fspath(a))
+    if not isinstance(a, str) or not a.strip():
+        raise AuditorError("usage", "No training side (A) given.",
+                           "Pass a file, directory, glob or URI of JSONL/JSON/CSV/Parquet shards.")
+    return a.strip()
+
+
+def a_shards(source: str, split) -> tuple[object, list, str | None]:
+    """(filesystem, A's shards, split): the file, directory, glob or URI as ``runtime.list_shards``
+    lists it (JSONL/JSON/Parquet, plain or compressed, and CSV/TSV); files named like train.jsonl /
+    test-00000.parquet act as splits, chosen as the local loader chooses (``sources._load_local``)."""
+    from ..sources import _split_name
     from ..table import choose_split
-    source = source_text(source).strip()
-    if not looks_local(source) or "://" in source:
-        raise AuditorError("usage", f"leak --engine ray reads A from local files; {source!r} is not one.",
-                           "Point A at a local file, directory or glob of JSONL/JSON/CSV/Parquet shards.")
-    paths = expand_local(source)
+    from .runtime import RECORD_FORMATS, list_shards
+    filesystem, shards = list_shards(source, RECORD_FORMATS)
     by_split: dict = {}
-    for p in paths:
-        by_split.setdefault(_split_name(p), []).append(p)
-    if split is not None or (len(paths) > 1 and len(by_split) > 1 and {"train", "test"} & set(by_split)):
+    for shard in shards:
+        by_split.setdefault(_split_name(PurePosixPath(shard.path)), []).append(shard)
+    if split is not None or (len(shards) > 1 and len(by_split) > 1 and {"train", "test"} & set(by_split)):
         split, _ = choose_split(split, sorted(by_split), f"{source!r}")
-        paths = by_split[split]
-    return paths, split
+        shards = [replace(s, index=i) for i, s in enumerate(by_split[split])]
+    return filesystem, shards, split
 
 
-def _first_records(paths: list, limit: int) -> list:
-    from ..sources import Budget, file_batches
+def _first_records(filesystem, shards: list, limit: int) -> list:
+    """A's first ``limit`` records, read on the driver by the tasks' reader."""
+    from .runtime import open_shard, record_batches, shard_error
     out: list = []
-    for path in paths:
-        batches = file_batches(path, Budget(limited=False))
+    for shard in shards:
         try:
-            for part in batches:
-                out += part[:limit - len(out)]
-                if len(out) >= limit:
-                    return out
-        finally:
-            batches.close()
+            with open_shard(filesystem, shard) as f:
+                batches = record_batches(f, shard)
+                try:
+                    for part in batches:
+                        out += part[:limit - len(out)]
+                        if len(out) >= limit:
+                            return out
+                finally:
+                    batches.close()
+        except AuditorError:
+            raise
+        except Exception as exc:        # noqa: BLE001 - the shard's fault, named
+            raise shard_error(shard, exc) from None
     return out
+
+
+def _no_records(shards: list) -> AuditorError:
+    return AuditorError("empty_input", f"{', '.join(s.name for s in shards)}: no records found.",
+                        "The file is empty or holds only a header; check that it is the right file.")
 
 
 def ray_leak(a, b, *, settings=None, split_a=None, config_a=None, max_rows=None, token=None, progress=None,
@@ -398,8 +446,8 @@ def ray_leak(a, b, *, settings=None, split_a=None, config_a=None, max_rows=None,
     from ..prepare import PreparedSide
     from ..roles import combine_folds, fingerprint_of, resolve_roles
     from ..settings import SourceSpec
-    from ..sources import display_name, source_text
-    from .runtime import ROLE_SAMPLE, ray_session, run
+    from ..sources import display_name
+    from .runtime import ROLE_SAMPLE, map_shards, ray_session, run
     settings = (settings or LeakSettings()).validated()
     if settings.near.method == "lsh":
         raise AuditorError("usage", "--engine ray searches near duplicates exactly: --method lsh does not apply.",
@@ -408,53 +456,53 @@ def ray_leak(a, b, *, settings=None, split_a=None, config_a=None, max_rows=None,
         raise AuditorError("usage", "--engine ray reads every row of A's files: --config-a and --max-rows do not "
                            "apply.", "Point A at its files (a directory or glob of shards).")
     report = progress or (lambda f, s: None)
-    paths, split = a_paths(a, split_a)
+    source = a_source(a)
+    filesystem, shards, split = a_shards(source, split_a)
     report(0.0, "loading")
     spec_b = b if isinstance(b, (PreparedSide, SourceSpec)) else SourceSpec(b, None, None, None, token)
     side_b = _prepared(spec_b, settings.roles_for_b)
-    sample = _first_records(paths, ROLE_SAMPLE)
+    sample = _first_records(filesystem, shards, ROLE_SAMPLE)
     if not sample:
-        raise AuditorError("empty_input", f"{', '.join(p.name for p in paths)}: no records found.",
-                           "The file is empty or holds only a header; check that it is the right file.")
+        raise _no_records(shards)
     ra = settings.roles_a
     roles_a = resolve_roles(sample, text=ra.text, answer=ra.answer, group=ra.group)
     index = build_index(side_b, settings, roles_a, sample)
-    sizes = [p.stat().st_size for p in paths]
-    key = _run_key(side_b, settings, roles_a, index.answer_normalizer, paths)
+    local = "://" not in source or source.startswith("file://")
+    key = _run_key(side_b, settings, roles_a, index.answer_normalizer,
+                   [os.path.abspath(s.path) if local else f"{source.split('://')[0]}://{s.path}" for s in shards])
     store = ShardStore(shard_dir, key) if shard_dir else None
-    done = {i: store.load(i, p, s) for i, (p, s) in enumerate(zip(paths, sizes))} if store else {}
+    done = {s.index: store.load(s) for s in shards} if store else {}
     done = {i: r for i, r in done.items() if r is not None}
-    todo = [i for i in range(len(paths)) if i not in done]
-    report(0.2, f"comparing {len(todo)} of {len(paths)} shards of A on Ray")
+    todo = [s for s in shards if s.index not in done]
+    report(0.2, f"comparing {len(todo)} of {len(shards)} shards of A on Ray")
     with ray_session(address, num_cpus, quiet=quiet) as ray:
         start = time.perf_counter()
         if todo:
-            task = ray.remote(max_retries=3)(scan_shard)
-            index_ref = ray.put(index)
+            # Ray Data's file-based reader: one read task per shard runs the scan on the records
+            # it parsed (Ray retries a task whose worker dies); only each shard's result comes back.
             fail_once = os.environ.get(FAIL_ONCE_ENV) or None
-            refs = {task.remote(str(paths[i]), index_ref, fail_once, batch_rows): i for i in todo}
+            results = map_shards(filesystem, todo, _ScanShard(ray.put(index), fail_once, batch_rows))
             stop_after = int(os.environ.get(STOP_AFTER_ENV) or 0)
-            pending = list(refs)
-            try:
-                while pending:
-                    ready, pending = ray.wait(pending, num_returns=1)
-                    i = refs[ready[0]]
-                    done[i] = run(lambda: ray.get(ready[0]))
+
+            def collect() -> None:
+                for row in results.iter_rows():
+                    i = int(row["shard"])
+                    done[i] = json.loads(row["result"])
                     if store:
-                        store.save(i, paths[i], sizes[i], done[i])
+                        store.save(shards[i], done[i])
                         if stop_after and len(store.saved) >= stop_after:
-                            raise KeyboardInterrupt(f"{STOP_AFTER_ENV}={stop_after}")
-                    report(0.2 + 0.75 * (len(paths) - len(pending)) / len(paths), "comparing shards of A")
-            finally:
-                for ref in pending:
-                    ray.cancel(ref)
+                            raise KeyboardInterrupt(f"{STOP_AFTER_ENV}={stop_after}")   # fault injection: Ctrl-C
+                    report(0.2 + 0.75 * len(done) / len(shards), "comparing shards of A")
+            run(collect)
         seconds = time.perf_counter() - start
         cpus = ray.cluster_resources().get("CPU")
-    per_shard = [done[i] for i in range(len(paths))]
+    missing = [s.name for s in shards if s.index not in done]
+    if missing:                             # every shard yields one row, even an empty one
+        raise RuntimeError(f"Ray returned no result for shards {missing}")
+    per_shard = [done[s.index] for s in shards]
     total = sum(r["records"] for r in per_shard)
     if not total:
-        raise AuditorError("empty_input", f"{', '.join(p.name for p in paths)}: no records found.",
-                           "The file is empty or holds only a header; check that it is the right file.")
+        raise _no_records(shards)
     # The reduce, in shard order: A rows are shard rows plus the rows of the shards before.
     matches: dict = {}
     counts = dict.fromkeys(MATCH_KINDS, 0)
@@ -496,11 +544,13 @@ def ray_leak(a, b, *, settings=None, split_a=None, config_a=None, max_rows=None,
                                candidates=candidates), pairs=pairs)
     counts["near_duplicate"] = add_near_matches(near, add, matches)
     named = {r for m in matches.values() for k in MATCH_KINDS for r in m.get(k, ())}
-    table = StreamedTable(source=display_name(source_text(a).strip()), split=split, files=tuple(p.name for p in paths))
+    # As the local engine shows a local source: its name, never this machine's folders.
+    shown = display_name(source.removeprefix("file://")) if local else source
+    table = StreamedTable(source=shown, split=split, files=tuple(PurePosixPath(s.path).name for s in shards))
     side_a = StreamedSide(table, roles_a, StreamedFields({r: texts.get(r) for r in sorted(named)}),
                           fingerprint_of(fold, roles_a), total)
-    scanned = sum(sizes[i] for i in todo)
-    engine = {"name": "ray", "shards": len(paths), "shards_resumed": len(paths) - len(todo),
+    scanned = sum(s.size for s in todo)
+    engine = {"name": "ray", "shards": len(shards), "shards_resumed": len(shards) - len(todo),
               "seconds": round(seconds, 3),
               "mb_per_s": round(scanned / 2 ** 20 / seconds, 1) if todo and seconds > 0 else None,
               "cpus": int(cpus) if cpus else None, "candidates": candidates}
@@ -511,11 +561,11 @@ def ray_leak(a, b, *, settings=None, split_a=None, config_a=None, max_rows=None,
                       shared_groups=shared_groups, near=near, engine=engine)
 
 
-def _run_key(side_b, settings, roles_a, answer_norm, paths) -> str:
+def _run_key(side_b, settings, roles_a, answer_norm, paths: list) -> str:
     """What a saved shard result depends on besides the shard itself (A's files: two training
     sides cleaned against into one folder do not share results)."""
     near = settings.near
-    blob = json.dumps({"a": [str(p.resolve()) for p in paths], "b": side_b.fingerprint, "roles_a": roles_a.to_dict(), "answer_normalizer": answer_norm,
+    blob = json.dumps({"a": paths, "b": side_b.fingerprint, "roles_a": roles_a.to_dict(), "answer_normalizer": answer_norm,
                        "threshold": near.threshold, "shingle": str(near.shingle),
                        "version": SHARD_FILE_VERSION}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
@@ -536,17 +586,17 @@ class ShardStore:
     def path(self, index: int) -> Path:
         return self.folder / f"leak-{self.key}-{index:05d}.json"
 
-    def load(self, index: int, shard: Path, size: int) -> dict | None:
+    def load(self, shard) -> dict | None:
         try:
-            data = json.loads(self.path(index).read_text(encoding="utf-8"))
+            data = json.loads(self.path(shard.index).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
-        if data.get("shard") != shard.name or data.get("size") != size:
+        if data.get("shard") != shard.name or data.get("size") != shard.size:
             return None                         # another file now sits at this position
         return data["result"]
 
-    def save(self, index: int, shard: Path, size: int, result: dict) -> None:
+    def save(self, shard, result: dict) -> None:
         from ..outputs import atomic_write
-        with atomic_write(self.path(index)) as handle:
-            json.dump({"shard": shard.name, "size": size, "result": result}, handle)
+        with atomic_write(self.path(shard.index)) as handle:
+            json.dump({"shard": shard.name, "size": shard.size, "result": result}, handle)
         self.saved.append(shard.name)

@@ -16,6 +16,10 @@ as the local engine sorts them), so a row's position is fixed: the dataset's col
   ``global_rows=False``, its row number within its shard, which saves the counting pass (the
   contamination engine turns those into global numbers on the driver from per-shard counts).
 
+``map_shards(filesystem, shards, shard_fn)`` is the same reader for whole records (the leak
+engine's A): each read task parses its shard with the local engine's parsers (``record_batches``)
+and runs ``shard_fn`` on the records, so only its output leaves the task.
+
 A shard that cannot be read (truncated gzip, bad JSON, not Parquet) fails the run with an
 ``AuditorError`` naming the shard (``raise_for`` turns Ray's wrapped exception into it).
 """
@@ -35,6 +39,8 @@ from ..errors import AuditorError
 ROLE_SAMPLE = 1000          # rows the text field is resolved from when none is named, as the local engine does
 _COMPRESSION = (".gz", ".bz2", ".zst", ".lz4", ".br")
 _FORMATS = ((".jsonl", "jsonl"), (".ndjson", "jsonl"), (".json", "json"), (".parquet", "parquet"), (".pq", "parquet"))
+# Whole records (``record_batches``, the leak engine's reader) also come from CSV and TSV, as locally.
+RECORD_FORMATS = _FORMATS + ((".csv", "csv"), (".tsv", "tsv"))
 _URI = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://")
 INSTALL_HINT = 'Install the Ray extra: pip install "dataset-integrity-auditor[ray]" (or .[ray] in a checkout).'
 
@@ -99,13 +105,13 @@ class Shard:
     size: int           # bytes on disk (compressed)
 
 
-def shard_format(name: str) -> str | None:
+def shard_format(name: str, formats: tuple = _FORMATS) -> str | None:
     lower = name.lower()
     for suffix in _COMPRESSION:
         if lower.endswith(suffix):
             lower = lower[: -len(suffix)]
             break
-    for suffix, fmt in _FORMATS:
+    for suffix, fmt in formats:
         if lower.endswith(suffix):
             return fmt
     return None
@@ -135,8 +141,10 @@ def _filesystem(source: str):
     return pafs.PyFileSystem(pafs.FSSpecHandler(fs)), path, True
 
 
-def list_shards(source: str) -> tuple[object, list[Shard]]:
-    """(filesystem, shards) of a file, directory or glob (local or URI), sorted by path."""
+def list_shards(source: str, formats: tuple = _FORMATS) -> tuple[object, list[Shard]]:
+    """(filesystem, shards) of a file, directory or glob (local or URI), sorted by path (local
+    paths as ``pathlib`` sorts them, as the local engine does). ``formats``: the readable
+    (suffix, format) pairs (``RECORD_FORMATS`` adds CSV and TSV)."""
     from pyarrow import fs as pafs
     filesystem, path, is_uri = _filesystem(source)
     shown = source if is_uri else Path(path).name
@@ -161,8 +169,8 @@ def list_shards(source: str) -> tuple[object, list[Shard]]:
                 infos = [info]
     except OSError as exc:
         raise AuditorError("not_found", f"Cannot list {shown!r}: {exc}", "Check the path, URI and credentials.") from None
-    files = sorted((i for i in infos if i.type == pafs.FileType.File and shard_format(i.base_name)
-                    and not i.base_name.startswith((".", "_"))), key=lambda i: i.path)
+    files = sorted((i for i in infos if i.type == pafs.FileType.File and shard_format(i.base_name, formats)
+                    and not i.base_name.startswith((".", "_"))), key=lambda i: i.path if is_uri else Path(i.path))
     if not files:
         if not pattern and len(infos) == 1 and infos[0].type == pafs.FileType.File:
             raise AuditorError("bad_format", f"{shown}: unsupported file type for --engine ray.",
@@ -174,7 +182,7 @@ def list_shards(source: str) -> tuple[object, list[Shard]]:
     shards = []
     for index, info in enumerate(files):
         name = os.path.relpath(info.path, root) if root and not is_uri else info.path
-        shards.append(Shard(index, info.path, name, shard_format(info.base_name), info.size or 0))
+        shards.append(Shard(index, info.path, name, shard_format(info.base_name, formats), info.size or 0))
     return filesystem, shards
 
 
@@ -188,7 +196,7 @@ def _datasource_class():
         tagged with its shard and its row number within the shard, only the text field kept."""
 
         def __init__(self, shards: list[Shard], filesystem, text_field: str | None, batch_rows: int,
-                     map_fn=None):
+                     map_fn=None, shard_fn=None):
             super().__init__([s.path for s in shards], filesystem=filesystem)
             resolved = self._paths()
             if len(resolved) != len(shards):
@@ -198,15 +206,19 @@ def _datasource_class():
             self._text_field = text_field
             self._batch_rows = batch_rows
             self._map_fn = map_fn
+            self._shard_fn = shard_fn
 
         def _open_input_source(self, filesystem, path, **open_args):
             if self._shards[path].format == "parquet":      # Parquet needs random access
-                return filesystem.open_input_file(path)
+                return open_shard(filesystem, self._shards[path])
             return super()._open_input_source(filesystem, path, **open_args)
 
         def _read_stream(self, f, path):
             shard = self._shards[path]
             try:
+                if self._shard_fn is not None:
+                    yield from self._shard_fn(shard, record_batches(f, shard))
+                    return
                 for first_row, table in _tables(f, shard, self._text_field, self._batch_rows):
                     table = _tag(table, shard, first_row)
                     yield self._map_fn(table) if self._map_fn else table
@@ -252,6 +264,49 @@ def _record_tables(f, shard: Shard, batch_rows: int):
                            "Write a JSON shard as [{...}, {...}], or use JSONL.")
     for start in range(0, len(data), batch_rows):
         yield pa.Table.from_pylist(data[start:start + batch_rows])
+
+
+def open_shard(filesystem, shard: Shard):
+    """A shard opened for ``record_batches``: decompressed as a stream (codec from the name), or
+    random access for Parquet (a compressed Parquet file is decompressed whole, as locally)."""
+    codec = _codec(shard.path)
+    if shard.format != "parquet":
+        return filesystem.open_input_stream(shard.path, compression=codec)
+    if codec is None:
+        return filesystem.open_input_file(shard.path)
+    with filesystem.open_input_stream(shard.path, compression=codec) as f:
+        return pa.BufferReader(f.read())
+
+
+def record_batches(f, shard: Shard):
+    """Lists of whole records of an open shard, parsed by the local engine's own readers
+    (``auditor.sources``: ``json.loads`` per line, the item-by-item JSON reader, the CSV reader,
+    Parquet's ``to_pylist``), so every record is the dict the local engine reads, keys, types and
+    errors included (Arrow's JSON reader would type fields by the block and fill missing keys).
+    Memory: one chunk of the stream (1 MiB, or 4,096 JSON items, or 65,536 Parquet rows) at a time."""
+    from .. import sources
+    if shard.format == "parquet":
+        import pyarrow.parquet as pq
+        for batch in pq.ParquetFile(f).iter_batches(batch_size=65536):
+            yield batch.to_pylist()
+        return
+    budget = sources.Budget(limited=False)          # streamed through: only each line is bounded
+    stream = sources._Counted(f, budget, shard.name, b"{" if shard.format == "json" else b"\n")
+    if shard.format == "jsonl":
+        yield from sources._jsonl_batches(stream, shard.name)
+    elif shard.format == "json":
+        yield from sources._json_batches(stream, shard.name, True, 4096)
+    else:
+        yield from sources._csv_batches(stream, shard.name, "\t" if shard.format == "tsv" else ",", budget, None)
+
+
+def map_shards(filesystem, shards: list[Shard], shard_fn):
+    """A Ray Dataset read by Ray Data's file-based reader, each shard whole by one read task (a
+    task may read several, one after another), which runs ``shard_fn(shard, record_batches)`` on
+    it (-> Arrow tables), so the records never leave the task that read them; the dataset is
+    ``shard_fn``'s output, in shard order. Call inside ``ray_session``."""
+    ray = require_ray()
+    return ray.data.read_datasource(_datasource_class()(shards, filesystem, None, 0, shard_fn=shard_fn))
 
 
 def _tag(table: pa.Table, shard: Shard, first_row: int) -> pa.Table:
