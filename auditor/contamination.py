@@ -37,6 +37,9 @@ BENCHMARKS = {
 TOKENIZER = "whitespace words, lowercased, punctuation stripped"
 STAGES = (("index", "indexing benchmark", 0.1), ("scan", "scanning corpus", 0.9))
 BATCH = 20_000
+# Below this many bytes of JSONL the small-batch path scans the whole corpus: loading the compiled
+# pass (numba, ~1 s a process) costs more than it saves (measured: GSM8K train, 4 MB, 0.54 s vs 1.27 s).
+COMPILED_MIN_BYTES = 8 << 20
 MATCHES_PER_CALL = 4096     # the compiled scan's first output size (it grows by 4x when a batch has more)
 # Drop every character that is neither a word character nor whitespace, and underscores
 # (wordtokens.PUNCT: re's \s is str.isspace(), the set str.split() splits on), so one pass over the
@@ -155,9 +158,10 @@ def contamination(corpus, benchmark: str, *, corpus_config=None, corpus_split=No
     hits = HitSet()
     n_records = n_tokens = 0
     with run.stage("scan"):
-        corpus_info, records = _corpus_batches(corpus, corpus_config, corpus_split, corpus_text, max_rows, token)
+        corpus_info, records, compiled = _corpus_batches(corpus, corpus_config, corpus_split, corpus_text, max_rows,
+                                                         token)
         for batch_start, batch in records:
-            scanned = scan_batch(index, batch)
+            scanned = scan_batch(index, batch, compiled)
             n_records += scanned.records
             n_tokens += scanned.tokens
             hits.add(scanned.item, scanned.window, scanned.record + batch_start)
@@ -218,12 +222,14 @@ class BatchScan:
     record: np.ndarray
 
 
-def scan_batch(index: BenchmarkIndex, texts) -> BatchScan:
-    """Match a batch of texts (a list of str/None or an Arrow string array) against the index."""
+def scan_batch(index: BenchmarkIndex, texts, compiled: bool | None = None) -> BatchScan:
+    """Match a batch of texts (a list of str/None or an Arrow string array) against the index.
+    ``compiled``: the compiled pass or the small-batch path, both giving the same matches (None:
+    by the batch's size, ``wordtokens.SMALL_BYTES``)."""
     from . import wordtokens
     arr = wordtokens.as_string_array(texts)
     b, off = wordtokens.batch_bytes(arr)
-    if b.size < wordtokens.SMALL_BYTES:
+    if compiled is False or (compiled is None and b.size < wordtokens.SMALL_BYTES):
         return _scan_small(index, arr)
     return _scan_compiled(index, b, off)
 
@@ -261,7 +267,7 @@ def _scan_small(index: BenchmarkIndex, arr) -> BatchScan:
     from .wordtokens import token_ids
     n = index.n
     # Word ids (-1: a word no benchmark item uses), by an exact hash lookup of each word's bytes.
-    c_all, c_lengths = token_ids(arr, index.vocab)
+    c_all, c_lengths = token_ids(arr, index.vocab, compiled=False)
     none = np.zeros(0, np.int64)
     records, n_tokens = int(c_lengths.size), int(c_lengths.sum())
     if not index.sorted_keys.size or not n_tokens:
@@ -383,19 +389,21 @@ class HitSet:
 
 
 def _corpus_batches(corpus, config, split, text, max_rows, token):
-    """(info, iterator of (first row number, texts)) for the scan: texts as Arrow string arrays
-    where a local JSONL corpus allows (``textstream``), else lists of str/None."""
+    """(info, iterator of (first row number, texts), compiled) for the scan: texts as Arrow string
+    arrays where a local JSONL corpus allows (``textstream``), else lists of str/None; ``compiled``
+    for ``scan_batch`` (False for a local JSONL corpus under COMPILED_MIN_BYTES)."""
     info, batches, _ = _corpus_stream(corpus, config, split, text, max_rows, token)
     field_name = info["text"]
     if isinstance(corpus, (list, tuple)) or field_name is None or "." in field_name:
-        return info, batches
+        return info, batches, None
     from .sources import expand_local, format_of, looks_local
     if corpus.startswith("example:") or not looks_local(corpus):
-        return info, batches
+        return info, batches, None
     paths = expand_local(corpus)
     if any(format_of(p) != "jsonl" for p in paths):
-        return info, batches
+        return info, batches, None
     batches.close()                     # only its first rows were read (to choose the text field)
+    compiled = None if sum(p.stat().st_size for p in paths) >= COMPILED_MIN_BYTES else False
 
     def arrow_batches():
         from .textstream import jsonl_texts
@@ -409,7 +417,7 @@ def _corpus_batches(corpus, config, split, text, max_rows, token):
                 seen += len(texts)
                 if max_rows is not None and seen >= max_rows:
                     return
-    return info, arrow_batches()
+    return info, arrow_batches(), compiled
 
 
 def _corpus_stream(corpus, config, split, text, max_rows, token):

@@ -69,9 +69,10 @@ def tokens(texts) -> tuple[pa.BinaryArray, np.ndarray]:
     return merged.take(pa.array(order)), counts
 
 
-def token_ids(texts, vocab: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """(each token's index in ``vocab`` (binary, UTF-8), -1 for a word not in it; tokens per text)."""
-    ascii_tokens, odd_tokens, slots, counts = _pieces(texts)
+def token_ids(texts, vocab: pa.Array, compiled: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(each token's index in ``vocab`` (binary, UTF-8), -1 for a word not in it; tokens per text).
+    ``compiled``: False tokenises text by text whatever the batch's size (see ``_pieces``)."""
+    ascii_tokens, odd_tokens, slots, counts = _pieces(texts, compiled)
     ascii_ids = _lookup(ascii_tokens, vocab)
     if slots is None:
         return ascii_ids, counts
@@ -95,8 +96,9 @@ def _lookup(words: pa.Array, vocab: pa.Array) -> np.ndarray:
     return ids
 
 
-def _pieces(texts):
-    """(ASCII-chunk tokens, non-ASCII-chunk tokens, None or each kind's final positions, tokens per text)."""
+def _pieces(texts, compiled: bool | None = None):
+    """(ASCII-chunk tokens, non-ASCII-chunk tokens, None or each kind's final positions, tokens per text):
+    by the compiled byte loop, or text by text (``compiled`` False, or None and a batch under SMALL_BYTES)."""
     arr = as_string_array(texts)
     n = len(arr)
     empty = binary_array([])
@@ -104,7 +106,7 @@ def _pieces(texts):
     size = b.size
     if size == 0:
         return empty, empty, None, np.zeros(n, dtype=np.int64)
-    if size < SMALL_BYTES:
+    if compiled is False or (compiled is None and size < SMALL_BYTES):
         return _pieces_small(arr)
     # Capacities: a token needs a kept byte and a space or text boundary after it; a non-ASCII
     # chunk needs a byte >= 128.

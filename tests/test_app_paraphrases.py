@@ -133,7 +133,7 @@ def test_the_slider_refilters_the_cached_result_without_embedding(found, library
     monkeypatch.setattr(semantic, "semantic_search", no_embedding)
     monkeypatch.setattr(semantic, "load_model", no_embedding)
     before = len(library.flagged())
-    for t in (0.8, 0.5):
+    for t in (0.8, 0.65):
         moved = handlers.paraphrase_threshold(view["para_state"], t)
         expected = library.flagged(t)
         assert len(expected) != before

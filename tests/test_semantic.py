@@ -48,10 +48,13 @@ def test_finds_the_rephrases_that_13_grams_miss(sets, name):
 
 
 def test_unrelated_corpora_raise_few_flags(sets):
+    from auditor import load
     soc_q, soc_r = sets["sociology"]
     gsm_q, gsm_r = sets["gsm8k"]
     assert len(semantic_search(soc_q, gsm_r).flagged()) < 0.05 * len(soc_q)
     assert len(semantic_search(gsm_q, soc_r).flagged()) < 0.05 * len(gsm_q)
+    code = [str(r["prompt"]) for r in load("example:humaneval", "default", "test").rows]     # code vs prose
+    assert len(semantic_search(code, soc_r).flagged()) < 0.05 * len(code)
 
 
 def cli_contamination(*extra, name="sociology", env=None):

@@ -31,7 +31,7 @@ from ..contamination import ContaminationResult, HitSet, _benchmark_texts, build
 from ..errors import AuditorError
 from .runtime import list_shards, ray_session, read_dataset, run
 
-BATCH_ROWS = 16384          # rows per scanned batch: memory per task is a batch of texts and its tokens
+BATCH_ROWS = 65536          # rows per scanned batch at most (a JSONL block is 8 MiB whatever its rows): memory per task is one batch of texts
 SHARD_FILE_VERSION = 2          # 2: a shard's matches reduced to a HitSet (bounded by the benchmark)
 # Fault injection for the tests: a worker exits on its first batch while this marker file does not
 # exist (creating it), so Ray must retry the task; the driver is interrupted (KeyboardInterrupt,

@@ -301,12 +301,20 @@ def record_batches(f, shard: Shard):
 
 
 def map_shards(filesystem, shards: list[Shard], shard_fn):
-    """A Ray Dataset read by Ray Data's file-based reader, each shard whole by one read task (a
-    task may read several, one after another), which runs ``shard_fn(shard, record_batches)`` on
+    """A Ray Dataset read by Ray Data's file-based reader, each shard whole by its own read task, which runs ``shard_fn(shard, record_batches)`` on
     it (-> Arrow tables), so the records never leave the task that read them; the dataset is
     ``shard_fn``'s output, in shard order. Call inside ``ray_session``."""
     ray = require_ray()
-    return ray.data.read_datasource(_datasource_class()(shards, filesystem, None, 0, shard_fn=shard_fn))
+    return single_operator(ray.data.read_datasource(_datasource_class()(shards, filesystem, None, 0, shard_fn=shard_fn),
+                                                    override_num_blocks=max(len(shards), 1)))
+
+
+def single_operator(ds):
+    """A dataset whose read (with the work in it) is its only operator: nothing downstream needs the
+    share of CPUs Ray Data reserves for one by default, which kept one of two CPUs idle (measured:
+    the shards ran one after another)."""
+    ds.context.op_resource_reservation_enabled = False
+    return ds
 
 
 def _tag(table: pa.Table, shard: Shard, first_row: int) -> pa.Table:
@@ -374,7 +382,10 @@ def read_dataset(source: str, text_field: str | None, *, global_rows: bool = Tru
     filesystem, shard_list = shards if shards is not None else list_shards(source)
     datasource = _datasource_class()
     text_field = resolve_text_field(filesystem, shard_list, text_field)
-    ds = ray.data.read_datasource(datasource(shard_list, filesystem, text_field, batch_rows, map_fn))
+    ds = ray.data.read_datasource(datasource(shard_list, filesystem, text_field, batch_rows, map_fn),
+                                  override_num_blocks=max(len(shard_list), 1))     # a read task per shard
+    if map_fn is not None:
+        single_operator(ds)
     if not global_rows or map_fn is not None:
         return ds
     counts = shard_row_counts(ds, len(shard_list) and max(s.index for s in shard_list) + 1)
