@@ -40,7 +40,6 @@ BATCH = 20_000
 # Below this many bytes of JSONL the small-batch path scans the whole corpus: loading the compiled
 # pass (numba, ~1 s a process) costs more than it saves (measured: GSM8K train, 4 MB, 0.54 s vs 1.27 s).
 COMPILED_MIN_BYTES = 8 << 20
-MATCHES_PER_CALL = 4096     # the compiled scan's first output size (it grows by 4x when a batch has more)
 # Drop every character that is neither a word character nor whitespace, and underscores
 # (wordtokens.PUNCT: re's \s is str.isspace(), the set str.split() splits on), so one pass over the
 # whole text gives each whitespace-split word with its punctuation removed.
@@ -154,7 +153,6 @@ def contamination(corpus, benchmark: str, *, corpus_config=None, corpus_split=No
         bench_texts, bench_info = _benchmark_texts(benchmark, benchmark_config, benchmark_split, benchmark_text,
                                                    None, token)
         index = build_index(bench_texts, ngram)
-    # item -> set of matched window positions; item -> set of corpus rows
     hits = HitSet()
     n_records = n_tokens = 0
     with run.stage("scan"):
@@ -164,7 +162,7 @@ def contamination(corpus, benchmark: str, *, corpus_config=None, corpus_split=No
             scanned = scan_batch(index, batch, compiled)
             n_records += scanned.records
             n_tokens += scanned.tokens
-            hits.add(scanned.item, scanned.window, scanned.record + batch_start)
+            hits.extend(HitSet.from_batch(scanned, index), batch_start)
     run.done()
     return ContaminationResult(corpus=corpus_info, benchmark=bench_info, n=index.n, items=hits.items(index),
                                too_short=index.too_short, corpus_records=n_records, corpus_tokens=n_tokens)
@@ -213,13 +211,22 @@ def build_index(bench_texts: list, ngram="auto") -> BenchmarkIndex:
 
 @dataclass(frozen=True)
 class BatchScan:
-    """One batch of corpus texts against the index: its size, and every confirmed match as
-    (item, benchmark window start, record within the batch)."""
+    """One batch of corpus texts against the index, its matches reduced as they were found (so its
+    size is the benchmark's, whatever the batch repeats): the benchmark windows matched, and per
+    item how many of the batch's texts match it, the first ROWS_LISTED of them (-1 padded) and the
+    last (-1: none); texts numbered within the batch."""
     records: int
     tokens: int
-    item: np.ndarray
-    window: np.ndarray
-    record: np.ndarray
+    window_hit: np.ndarray          # uint8 per benchmark window
+    item_count: np.ndarray
+    item_first: np.ndarray          # (items, ROWS_LISTED)
+    item_last: np.ndarray
+
+    @staticmethod
+    def empty_state(index: "BenchmarkIndex") -> tuple:
+        items = index.lengths.size
+        return (np.zeros(index.window_item.size, dtype=np.uint8), np.zeros(items, dtype=np.int64),
+                np.full((items, ROWS_LISTED), -1, dtype=np.int64), np.full(items, -1, dtype=np.int64))
 
 
 def scan_batch(index: BenchmarkIndex, texts, compiled: bool | None = None) -> BatchScan:
@@ -236,29 +243,16 @@ def scan_batch(index: BenchmarkIndex, texts, compiled: bool | None = None) -> Ba
 
 def _scan_compiled(index: BenchmarkIndex, b: np.ndarray, off: np.ndarray) -> BatchScan:
     """``scan_batch`` in one compiled pass over the batch's bytes (``kernels.ngram_scan``): words,
-    their ids, rolling window keys and confirmations without a per-word array in between."""
+    their ids, rolling window keys, confirmations and the reduction, with no per-word array."""
     from . import wordtokens
     from .kernels import ngram_scan
     table = index.word_table
     odd_start, odd_end, odd_offsets, odd_ids = wordtokens.odd_runs(b, off, index.vocab)
-    records = off.size - 1
-    capacity = MATCHES_PER_CALL
-    parts, t, words = [], 0, 0
-    while t < records:
-        item, window, record = (np.empty(capacity, dtype=np.int64) for _ in range(3))
-        seen = np.full(index.window_item.size, -1, dtype=np.int64)
-        t_next, hits, counted = ngram_scan(b, off, wordtokens._CLASS, wordtokens._LOWER, t,
-                                           table.data, table.offsets, table.slots, table.longest,
-                                           odd_start, odd_end, odd_offsets, odd_ids,
-                                           index.n, _MUL, index.sorted_keys, index.order, index.window_start,
-                                           index.window_item, index.tokens, seen, item, window, record)
-        parts.append((item[:hits], window[:hits], record[:hits]))
-        words += counted
-        if t_next < records:
-            capacity *= 4       # the output filled up inside text t_next: resume there with room
-        t = t_next
-    join = lambda k: np.concatenate([p[k] for p in parts])  # noqa: E731
-    return BatchScan(records, words, join(0), join(1), join(2))
+    state = BatchScan.empty_state(index)
+    words = ngram_scan(b, off, wordtokens._CLASS, wordtokens._LOWER, table.data, table.offsets, table.slots,
+                       table.longest, odd_start, odd_end, odd_offsets, odd_ids, index.n, _MUL, index.sorted_keys,
+                       index.order, index.window_start, index.window_item, index.tokens, *state)
+    return BatchScan(off.size - 1, int(words), *state)
 
 
 def _scan_small(index: BenchmarkIndex, arr) -> BatchScan:
@@ -268,13 +262,14 @@ def _scan_small(index: BenchmarkIndex, arr) -> BatchScan:
     n = index.n
     # Word ids (-1: a word no benchmark item uses), by an exact hash lookup of each word's bytes.
     c_all, c_lengths = token_ids(arr, index.vocab, compiled=False)
-    none = np.zeros(0, np.int64)
+    state = BatchScan.empty_state(index)
+    window_hit, item_count, item_first, item_last = state
     records, n_tokens = int(c_lengths.size), int(c_lengths.sum())
     if not index.sorted_keys.size or not n_tokens:
-        return BatchScan(records, n_tokens, none, none, none)
+        return BatchScan(records, n_tokens, *state)
     c_rec, c_start = _windows(c_lengths, n)
     if not c_rec.size:
-        return BatchScan(records, n_tokens, none, none, none)
+        return BatchScan(records, n_tokens, *state)
     # A window with a word the benchmark never uses cannot match: drop it before hashing.
     unknown = np.concatenate(([0], np.cumsum(c_all < 0)))
     ok = unknown[c_start + n] - unknown[c_start] == 0
@@ -283,21 +278,23 @@ def _scan_small(index: BenchmarkIndex, arr) -> BatchScan:
     sorted_keys = index.sorted_keys
     pos = np.searchsorted(sorted_keys, c_keys)
     hit = (pos < sorted_keys.size) & (sorted_keys[np.minimum(pos, sorted_keys.size - 1)] == c_keys)
-    items, windows, recs = [], [], []
     b_all = index.tokens
-    for rec, start, p in zip(c_rec[hit].tolist(), c_start[hit].tolist(), pos[hit].tolist()):
+    for rec, start, p in zip(c_rec[hit].tolist(), c_start[hit].tolist(), pos[hit].tolist()):   # records in order
         window = c_all[start:start + n]
         key = sorted_keys[p]
         while p < sorted_keys.size and sorted_keys[p] == key:   # every benchmark window with this key
             w = index.order[p]
             b0 = int(index.window_start[w])
             if np.array_equal(b_all[b0:b0 + n], window):        # confirm: no hash collision
-                items.append(int(index.window_item[w]))
-                windows.append(b0)
-                recs.append(rec)
+                window_hit[w] = 1                               # and reduce, as the compiled pass does
+                item = index.window_item[w]
+                if item_last[item] != rec:
+                    item_last[item] = rec
+                    if item_count[item] < ROWS_LISTED:
+                        item_first[item, item_count[item]] = rec
+                    item_count[item] += 1
             p += 1
-    as_array = lambda v: np.asarray(v, dtype=np.int64)  # noqa: E731
-    return BatchScan(records, n_tokens, as_array(items), as_array(windows), as_array(recs))
+    return BatchScan(records, n_tokens, *state)
 
 
 ROWS_LISTED = 100      # corpus rows listed per item (the report gives the count of all of them)
@@ -306,8 +303,8 @@ ROWS_LISTED = 100      # corpus rows listed per item (the report gives the count
 class HitSet:
     """Matches reduced to what the report lists, in memory bounded by the benchmark whatever the
     corpus holds: per item, the benchmark windows it matched, how many corpus rows match it and the
-    first ROWS_LISTED of them. Rows arrive in corpus order (``add`` after ``add``, ``extend`` with the
-    next part of the corpus), which is what keeps the count of distinct rows exact without every row."""
+    first ROWS_LISTED of them. Parts of the corpus are added in order (``extend`` with each part's
+    first row), which is what keeps the count of distinct rows exact without every row."""
 
     def __init__(self):
         self.windows: dict[int, set] = {}
@@ -315,35 +312,19 @@ class HitSet:
         self.first: dict[int, list] = {}
         self.last: dict[int, int] = {}
 
-    def add(self, items: np.ndarray, windows: np.ndarray, rows: np.ndarray) -> None:
-        if not items.size:
-            return
-        span = int(windows.max()) + 1
-        pairs = np.unique(items * span + windows)          # each (item, window) once
-        for item, b0 in zip((pairs // span).tolist(), (pairs % span).tolist()):
-            self.windows.setdefault(item, set()).add(b0)
-        order = np.lexsort((rows, items))
-        items, rows = items[order], rows[order]
-        fresh = np.ones(items.size, dtype=bool)            # the first of each (item, row)
-        fresh[1:] = (items[1:] != items[:-1]) | (rows[1:] != rows[:-1])
-        items, rows = items[fresh], rows[fresh]
-        cuts = np.flatnonzero(items[1:] != items[:-1]) + 1
-        for lo, hi in zip(np.concatenate(([0], cuts)).tolist(), np.concatenate((cuts, [items.size])).tolist()):
-            self._rows(int(items[lo]), rows[lo:hi])
-
-    def _rows(self, item: int, rows: np.ndarray) -> None:
-        """Record an item's matching rows (ascending, distinct) of the next part of the corpus."""
-        last = self.last.get(item, -1)
-        if rows[0] < last:
-            raise RuntimeError(f"corpus rows out of order for item {item}: {int(rows[0])} after {last}")
-        if rows[0] == last:
-            rows = rows[1:]
-            if not rows.size:
-                return
-        self.count[item] = self.count.get(item, 0) + int(rows.size)
-        listed = self.first.setdefault(item, [])
-        listed += rows[:ROWS_LISTED - len(listed)].tolist()
-        self.last[item] = int(rows[-1])
+    @classmethod
+    def from_batch(cls, scan: BatchScan, index: BenchmarkIndex) -> "HitSet":
+        """A batch's matches (rows numbered within the batch)."""
+        hits = cls()
+        matched = np.flatnonzero(scan.window_hit)
+        for item, b0 in zip(index.window_item[matched].tolist(), index.window_start[matched].tolist()):
+            hits.windows.setdefault(item, set()).add(b0)
+        for item in np.flatnonzero(scan.item_count).tolist():
+            count = int(scan.item_count[item])
+            hits.count[item] = count
+            hits.first[item] = scan.item_first[item, :min(count, ROWS_LISTED)].tolist()
+            hits.last[item] = int(scan.item_last[item])
+        return hits
 
     def extend(self, other: "HitSet", row_offset: int = 0) -> None:
         """Add ``other``'s matches, its rows shifted by ``row_offset`` (the next part of the corpus)."""
@@ -403,7 +384,9 @@ def _corpus_batches(corpus, config, split, text, max_rows, token):
     if any(format_of(p) != "jsonl" for p in paths):
         return info, batches, None
     batches.close()                     # only its first rows were read (to choose the text field)
-    compiled = None if sum(p.stat().st_size for p in paths) >= COMPILED_MIN_BYTES else False
+    # Compressed files are judged batch by batch: their size on disk says little about their text.
+    compressed = any(p.suffix.lower() in (".gz", ".bz2", ".xz", ".zst") for p in paths)
+    compiled = None if compressed or sum(p.stat().st_size for p in paths) >= COMPILED_MIN_BYTES else False
 
     def arrow_batches():
         from .textstream import jsonl_texts

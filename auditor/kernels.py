@@ -462,11 +462,11 @@ def odd_runs(b, off, cls, non_ascii, starts, ends):  # pragma: no cover  (compil
 
 
 @numba.njit(nogil=True, cache=True)
-def ngram_scan(b, off, cls, lower, t_begin,
+def ngram_scan(b, off, cls, lower,
                word_data, word_offsets, word_table, max_word,
                odd_start, odd_end, odd_offsets, odd_ids,
-               n, mul, sorted_keys, order, window_start, window_item, bench_tokens, seen,
-               out_item, out_window, out_record):  # pragma: no cover  (compiled)
+               n, mul, sorted_keys, order, window_start, window_item, bench_tokens,
+               window_hit, item_count, item_first, item_last):  # pragma: no cover  (compiled)
     """The contamination scan of a batch in one pass over its bytes (``contamination.scan_batch``).
 
     Text t is off[t]..off[t+1] of ``b``. Its words are ``wordtokens``' ASCII words (runs between
@@ -476,12 +476,11 @@ def ngram_scan(b, off, cls, lower, t_begin,
     id is its index in the benchmark's vocabulary (``word_table``, see ``fill_word_table``; -1: no benchmark
     item uses it). Every run of n known ids is a window: its key is contamination._keys' polynomial
     hash, kept rolling; a key found in ``sorted_keys`` is confirmed id by id against each benchmark
-    window with that key, and each confirmed match is written as (item, window start, text), once
-    per text (``seen[window]``: the last text that matched it, -1 at first), so what one text
-    writes is bounded by the benchmark's windows however often it repeats them.
-
-    Returns (next text, matches, words). next text < off.size - 1 when the output arrays filled up:
-    the matches of that text were dropped and the caller resumes from it with larger arrays."""
+    window with that key, and each confirmed match is reduced at once (the state ``HitSet`` keeps,
+    so memory is bounded by the benchmark however often a text repeats it): window_hit[w] = 1; per
+    item, the number of texts matching it (item_count), the first item_first.shape[1] of them
+    (item_first) and the last (item_last, -1 at first; texts come in order). Returns the words.
+    """
     ring = np.empty(max(n, 1), dtype=np.int64)
     scratch = np.empty(max_word + 1, dtype=np.uint8)
     mask = np.uint64(word_table.shape[0] - 1)
@@ -490,14 +489,10 @@ def ngram_scan(b, off, cls, lower, t_begin,
         mul_n = mul_n * mul
     one = np.uint64(1)
     n_keys = sorted_keys.size
-    hits = 0
+    listed = item_first.shape[1]
     words = 0
     k = 0
-    while k < odd_start.size and odd_start[k] < off[t_begin]:
-        k += 1
-    for t in range(t_begin, off.size - 1):
-        hits_before = hits
-        words_before = words
+    for t in range(off.size - 1):
         run = 0
         head = 0
         key = np.uint64(0)
@@ -590,16 +585,16 @@ def ngram_scan(b, off, cls, lower, t_begin,
                         r += 1
                         if r == n:
                             r = 0
-                    if same and seen[w] != t:
-                        if hits >= out_item.size:
-                            return t, hits_before, words_before
-                        seen[w] = t
-                        out_item[hits] = window_item[w]
-                        out_window[hits] = b0
-                        out_record[hits] = t
-                        hits += 1
+                    if same:
+                        window_hit[w] = 1
+                        item = window_item[w]
+                        if item_last[item] != t:
+                            item_last[item] = t
+                            if item_count[item] < listed:
+                                item_first[item, item_count[item]] = t
+                            item_count[item] += 1
                     p += 1
-    return off.size - 1, hits, words
+    return words
 
 
 # --------------------------------------------------------------------------- verification

@@ -52,6 +52,8 @@ def text_blocks(read, name: str, field: str, first_row: int = 0):
             first = False
             if data.startswith(b"\xef\xbb\xbf"):          # a UTF-8 byte-order mark, as sources drops it
                 data, offset = data[3:], 3
+                if not data:                              # a read that returned the mark alone is not the end
+                    data = read(BLOCK)
         if data:
             buf = rest + data if rest else data
             cut = buf.rfind(b"\n")

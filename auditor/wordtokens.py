@@ -124,15 +124,8 @@ def _pieces(texts, compiled: bool | None = None):
     counts = np.bincount(text_of[:n_tok], minlength=n).astype(np.int64)
     if n_odd == 0:
         return ascii_tokens, empty, None, counts
-    # Chunks with a non-ASCII byte hold no ASCII whitespace, so joined by "\n" they can be
-    # lowercased and cleaned as one string (Python's lowercasing looks no further than a word) and
-    # split apart again: each gets exactly its reference tokens.
     odd = odd[:n_odd]
-    raw = b.tobytes()
-    joined = "\n".join([raw[lo:hi].decode("utf-8", "surrogatepass") for lo, hi in odd[:, :2].tolist()])
-    per_chunk = [part.split() for part in PUNCT.sub("", joined.lower()).split("\n")]
-    odd_counts = np.fromiter(map(len, per_chunk), dtype=np.int64, count=n_odd)
-    odd_tokens = binary_array([w.encode("utf-8", "surrogatepass") for words in per_chunk for w in words])
+    odd_counts, odd_tokens = _run_words(b, odd[:, 0], odd[:, 1])
     np.add.at(counts, odd[:, 2], odd_counts)
     # Final slot of ASCII token i: i plus the odd tokens of chunks before it; of odd chunk k's j-th
     # token: the ASCII tokens before the chunk plus the odd tokens of earlier chunks plus j.
@@ -193,13 +186,22 @@ def odd_runs(b: np.ndarray, off: np.ndarray, vocab: pa.Array):
     starts, ends = starts[:count], ends[:count]
     if not count:
         return starts, ends, np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    run_counts, words = _run_words(b, starts, ends)
+    id_offsets = np.zeros(count + 1, dtype=np.int64)
+    np.cumsum(run_counts, out=id_offsets[1:])
+    return starts, ends, id_offsets, _lookup(words, vocab)
+
+
+def _run_words(b: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, pa.BinaryArray]:
+    """(words per run, all the words) of the byte runs b[starts[k]:ends[k]], each with a non-ASCII
+    byte and no ASCII whitespace, by the definition. Joined by "\n" they are lowercased and cleaned
+    as one string (Python's lowercasing looks no further than a word) and split apart again, so each
+    run gets exactly its reference words."""
     raw = b.tobytes()
     joined = "\n".join([raw[lo:hi].decode("utf-8", "surrogatepass") for lo, hi in zip(starts.tolist(), ends.tolist())])
     per_run = [part.split() for part in PUNCT.sub("", joined.lower()).split("\n")]
-    id_offsets = np.zeros(count + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(map(len, per_run), dtype=np.int64, count=count), out=id_offsets[1:])
-    words = binary_array([w.encode("utf-8", "surrogatepass") for run in per_run for w in run])
-    return starts, ends, id_offsets, _lookup(words, vocab)
+    counts = np.fromiter(map(len, per_run), dtype=np.int64, count=len(per_run))
+    return counts, binary_array([w.encode("utf-8", "surrogatepass") for run in per_run for w in run])
 
 
 def _kernel():

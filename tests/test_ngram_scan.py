@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from auditor import contamination, wordtokens
-from auditor.contamination import build_index, scan_batch, tokenize
+from auditor.contamination import ROWS_LISTED, HitSet, build_index, scan_batch, tokenize
 
 ODD = ["naïve café ①②③ ½ ٣ Ⅻ the cat", "ΑΣ ΑΣ'Α Σ ὈΔΥΣΣΕΎΣ. the cat sat", "\ud800 lone surrogate \udfff",
        "x_y __init__ a_1 _", "", None, "İstanbul ǅ ß ﬁ ẞ the", "don't—stop “quoted” … «x»", "😀 emoji😀b 👍🏽"]
@@ -29,12 +29,23 @@ def reference_matches(bench_texts, corpus_texts, n):
         for s in range(len(words) - n + 1):
             for item, b0 in windows.get(tuple(words[s:s + n]), ()):
                 found.add((item, b0, row))
-    return found, sum(len(tokenize(t)) for t in corpus_texts)
+    return reduced(found), sum(len(tokenize(t)) for t in corpus_texts)
+
+
+def reduced(matches):
+    """The reference's matches as the scan reports them: per item, its windows, and the rows
+    matching it (count and the first ROWS_LISTED)."""
+    windows, rows = {}, {}
+    for item, b0, row in matches:
+        windows.setdefault(item, set()).add(b0)
+        rows.setdefault(item, set()).add(row)
+    return windows, {i: len(r) for i, r in rows.items()}, {i: sorted(r)[:ROWS_LISTED] for i, r in rows.items()}
 
 
 def scanned(index, texts):
     result = scan_batch(index, texts)
-    return set(zip(result.item.tolist(), result.window.tolist(), result.record.tolist())), result.tokens
+    hits = HitSet.from_batch(result, index)
+    return (hits.windows, hits.count, hits.first), result.tokens
 
 
 @pytest.fixture(scope="module")
@@ -60,15 +71,33 @@ def test_compiled_scan_equals_the_reference(monkeypatch, texts, n):
     assert scanned(index, corpus) == reference_matches(bench, corpus, n)
 
 
-def test_a_full_output_resumes_inside_the_text(monkeypatch, texts):
-    """The output arrays start with room for 1 match and grow: every match is still reported once."""
-    monkeypatch.setattr(wordtokens, "SMALL_BYTES", 0)
-    monkeypatch.setattr(contamination, "MATCHES_PER_CALL", 1)
-    bench, corpus = texts
-    index = build_index(bench, 3)
-    expected = reference_matches(bench, corpus, 3)
-    assert len(expected[0]) > 1000
-    assert scanned(index, corpus) == expected
+@pytest.mark.parametrize("compiled, copies", [(True, 20_000), (False, 150)])
+def test_a_corpus_repeating_the_benchmark_costs_memory_of_the_benchmark(monkeypatch, texts, compiled, copies):
+    """n = 1 and a corpus that is one common word over and over: every text matches every benchmark
+    window of that word (hundreds), yet the scan's memory stays that of the benchmark (matches are
+    reduced as found), and the report still counts every row."""
+    import tracemalloc
+    monkeypatch.setattr(wordtokens, "SMALL_BYTES", 0 if compiled else 1 << 40)
+    bench = texts[0][:200]
+    index = build_index(bench, 1)
+    windows, start = {}, 0
+    for item, text in enumerate(bench):
+        words = tokenize(text)
+        for s, word in enumerate(words):
+            if word == "the":
+                windows.setdefault(item, set()).add(start + s)
+        start += len(words)
+    assert sum(map(len, windows.values())) > 300
+    corpus = ["The the THE."] * copies
+    tracemalloc.start()
+    hits = HitSet.from_batch(scan_batch(index, corpus), index)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert hits.windows == windows
+    assert hits.count == {item: copies for item in windows}
+    assert all(first == list(range(ROWS_LISTED)) for first in hits.first.values())
+    # Kept as (item, window, row) matches this would be >= copies x 3 x 300 x 24 bytes (>= 64 MB).
+    assert peak < 16 * 2 ** 20, peak
 
 
 def test_small_and_compiled_paths_agree(monkeypatch, texts):
@@ -77,7 +106,7 @@ def test_small_and_compiled_paths_agree(monkeypatch, texts):
     monkeypatch.setattr(wordtokens, "SMALL_BYTES", 1 << 40)
     small = scanned(index, corpus)
     monkeypatch.setattr(wordtokens, "SMALL_BYTES", 0)
-    assert scanned(index, corpus) == small and small[0]
+    assert scanned(index, corpus) == small and small[0][0]
 
 
 def test_words_longer_than_any_benchmark_word_and_unknown_words_break_windows(monkeypatch):
@@ -89,36 +118,34 @@ def test_words_longer_than_any_benchmark_word_and_unknown_words_break_windows(mo
     index = build_index(bench, 3)
     got = scanned(index, corpus)
     assert got == reference_matches(bench, corpus, 3)
-    assert {row for _, _, row in got[0]} == {0, 2, 3, 5, 6}
+    assert set().union(*got[0][2].values()) == {0, 2, 3, 5, 6}
 
 
 def test_hitset_keeps_counts_exact_and_lists_the_first_rows(monkeypatch, texts):
-    """Matches of a corpus read in parts (batches added in order; parts scanned apart and joined with
-    their row offsets, as the Ray engine joins shards) reduce to the reference's rows per item: their
-    number, the first ROWS_LISTED of them, and the matched windows."""
-    from auditor.contamination import ROWS_LISTED, HitSet
+    """A corpus read in parts (batches, or shards scanned apart and joined with their row offsets,
+    as the Ray engine joins them, through JSON as they travel) reduces to the reference's rows per
+    item: their number, the first ROWS_LISTED of them, and the matched windows."""
     monkeypatch.setattr(wordtokens, "SMALL_BYTES", 0)
     bench, corpus = texts
     corpus = corpus[:500] + [bench[3]] * (ROWS_LISTED + 50) + corpus[500:900]     # item 3 in 150+ rows
     index = build_index(bench, 8)
     expected, _ = reference_matches(bench, corpus, 8)
-    rows, windows = {}, {}
-    for item, b0, row in expected:
-        rows.setdefault(item, set()).add(row)
-        windows.setdefault(item, set()).add(b0)
     cuts = [0, 333, 560, 700, len(corpus)]
-    in_order, joined = HitSet(), HitSet()
+    joined, parts = HitSet(), []
     for lo, hi in zip(cuts, cuts[1:]):
-        part = scan_batch(index, corpus[lo:hi])
-        in_order.add(part.item, part.window, part.record + lo)
-        alone = HitSet()
-        alone.add(part.item, part.window, part.record)
-        joined.extend(HitSet.from_json(alone.to_json()), lo)
-    for hits in (in_order, joined):
-        assert hits.count == {item: len(r) for item, r in rows.items()}
-        assert hits.first == {item: sorted(r)[:ROWS_LISTED] for item, r in rows.items()}
-        assert hits.windows == windows
-    assert hits.count[3] > ROWS_LISTED and len(hits.first[3]) == ROWS_LISTED
+        parts.append(HitSet.from_batch(scan_batch(index, corpus[lo:hi]), index))
+        joined.extend(HitSet.from_json(parts[-1].to_json()), lo)
+    assert (joined.windows, joined.count, joined.first) == expected
+    assert joined.count[3] > ROWS_LISTED and len(joined.first[3]) == ROWS_LISTED
     with pytest.raises(RuntimeError):
-        one = np.array([3], dtype=np.int64)
-        in_order.add(one, np.array([min(windows[3])], dtype=np.int64), one * 0)    # item 3's rows going back: refused
+        joined.extend(parts[1], 0)      # rows going back (item 3's part again, at row 0): refused
+
+
+def test_parts_that_meet_at_one_row_count_it_once():
+    """The same row at the end of one part and the start of the next (a batch cut inside a record
+    cannot happen, but the join must not count a row twice if it did)."""
+    first, second = HitSet(), HitSet()
+    first.windows, first.count, first.first, first.last = {0: {0}}, {0: 2}, {0: [3, 7]}, {0: 7}
+    second.windows, second.count, second.first, second.last = {0: {5}}, {0: 2}, {0: [0, 4]}, {0: 4}
+    first.extend(second, 7)
+    assert first.count == {0: 3} and first.first == {0: [3, 7, 11]} and first.windows == {0: {0, 5}}

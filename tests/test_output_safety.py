@@ -397,9 +397,12 @@ def test_signal_mid_write_keeps_the_previous_file(tmp_path, sig, code, word):
     out = tmp_path / "clean.jsonl"
     out.write_bytes(PREVIOUS)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+    # SIGINT as at a terminal: a test run started in the background (`cmd &` in a script) inherits
+    # SIGINT ignored, and Python then keeps ignoring it.
     proc = subprocess.Popen([sys.executable, "-c", SLOW_CLEAN, "clean", "test.jsonl", "--against", "train.jsonl",
                              "--out", "clean.jsonl", "--quiet"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         assert proc.stdout.readline().strip() == "writing", proc.stderr.read() if proc.poll() is not None else ""
         temps = [p for p in os.listdir(tmp_path) if p.endswith(TEMP_SUFFIX)]

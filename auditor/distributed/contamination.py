@@ -31,7 +31,7 @@ from ..contamination import ContaminationResult, HitSet, _benchmark_texts, build
 from ..errors import AuditorError
 from .runtime import list_shards, ray_session, read_dataset, run
 
-BATCH_ROWS = 65536          # rows per scanned batch at most (a JSONL block is 8 MiB whatever its rows): memory per task is one batch of texts
+BATCH_ROWS = 16384          # rows per scanned batch (Parquet; a JSONL block is at most 8 MiB): memory per task
 SHARD_FILE_VERSION = 2          # 2: a shard's matches reduced to a HitSet (bounded by the benchmark)
 # Fault injection for the tests: a worker exits on its first batch while this marker file does not
 # exist (creating it), so Ray must retry the task; the driver is interrupted (KeyboardInterrupt,
@@ -62,9 +62,12 @@ def ray_contamination(corpus, benchmark: str, *, corpus_text=None, benchmark_con
             field = resolve_text_field(filesystem, shards, corpus_text)
             key = _run_key(bench_info, index.n, field)
             store = ShardStore(shard_dir, key) if shard_dir else None
-            done = {s.index: store.load(s) for s in shards} if store else {}
-            done = {i: r for i, r in done.items() if r is not None}
-            todo = [s for s in shards if s.index not in done]
+            join = ShardJoin(shards, store)
+            # A saved shard is checked now and read again when its turn in the join comes.
+            resumed = {s.index for s in shards if store and store.load(s) is not None}
+            for shard_index in sorted(resumed):
+                join.add(shard_index, None)
+            todo = [s for s in shards if s.index not in resumed]
             run_progress.at(0.0, f"scanning {len(todo)} of {len(shards)} shards on Ray")
             start = time.perf_counter()
             if todo:
@@ -75,14 +78,11 @@ def ray_contamination(corpus, benchmark: str, *, corpus_text=None, benchmark_con
                 results = read_dataset(corpus, field, global_rows=False, shards=(filesystem, todo),
                                        batch_rows=BATCH_ROWS, map_fn=_ScanFn(index_ref, fail_once))
                 stop_after = int(os.environ.get(STOP_AFTER_ENV) or 0)
-                run(lambda: _reduce(results, todo, done, store, stop_after))
+                run(lambda: _reduce(results, todo, join, store, stop_after))
             seconds = time.perf_counter() - start
             cpus = ray.cluster_resources().get("CPU")
-    per_shard = [done[s.index] for s in shards]
-    offsets = np.concatenate(([0], np.cumsum([r["records"] for r in per_shard])[:-1])).astype(np.int64)
-    hits = HitSet()
-    for offset, result in zip(offsets.tolist(), per_shard):
-        hits.extend(result["hits"], offset)
+    if join.joined < len(shards):
+        raise RuntimeError(f"only {join.joined} of {len(shards)} shards were joined")
     scanned_bytes = sum(s.size for s in todo)
     engine = {"name": "ray", "shards": len(shards), "shards_resumed": len(shards) - len(todo),
               "seconds": round(seconds, 3),
@@ -94,9 +94,36 @@ def ray_contamination(corpus, benchmark: str, *, corpus_text=None, benchmark_con
     info = {"source": display_name(corpus.removeprefix("file://")) if local else corpus, "config": None, "split": None,
             "text": field}
     run_progress.done()
-    return ContaminationResult(corpus=info, benchmark=bench_info, n=index.n, items=hits.items(index),
-                               too_short=index.too_short, corpus_records=int(sum(r["records"] for r in per_shard)),
-                               corpus_tokens=int(sum(r["tokens"] for r in per_shard)), engine=engine)
+    return ContaminationResult(corpus=info, benchmark=bench_info, n=index.n, items=join.hits.items(index),
+                               too_short=index.too_short, corpus_records=join.records, corpus_tokens=join.tokens,
+                               engine=engine)
+
+
+class ShardJoin:
+    """The shards' results joined in shard order as each one's turn comes (its rows follow the
+    earlier shards' rows), so the driver holds one ``HitSet`` (bounded by the benchmark) whatever
+    the number of shards, plus the results that arrived before their turn."""
+
+    def __init__(self, shards, store):
+        self.shards, self.store = shards, store
+        self.hits, self.records, self.tokens, self.joined = HitSet(), 0, 0, 0
+        self.waiting: dict[int, dict | None] = {}
+
+    def add(self, shard_index: int, result: dict | None) -> None:
+        """A shard's result (None: saved in the store, read when its turn comes)."""
+        self.waiting[shard_index] = result
+        while self.joined < len(self.shards) and self.shards[self.joined].index in self.waiting:
+            shard = self.shards[self.joined]
+            result = self.waiting.pop(shard.index)
+            if result is None:
+                result = self.store.load(shard)
+                if result is None:
+                    raise AuditorError("output_path", f"The saved result of shard {shard.name} changed during the run.",
+                                       "Run the command again.")
+            self.hits.extend(result["hits"], self.records)
+            self.records += result["records"]
+            self.tokens += result["tokens"]
+            self.joined += 1
 
 
 def _source_text_or_uri(corpus) -> str:
@@ -109,7 +136,8 @@ def _source_text_or_uri(corpus) -> str:
 
 
 class _ScanFn:
-    """The map function: one batch of (text, shard, row) -> per shard: records, tokens, matches."""
+    """The map function: one batch of (text, shard, row) -> per shard: records, tokens, and its
+    matches reduced (``HitSet`` as JSON)."""
 
     def __init__(self, index_ref, fail_once: str | None):
         self.index_ref, self.fail_once = index_ref, fail_once
@@ -133,7 +161,7 @@ class _ScanFn:
             scanned = scan_batch(index, texts.slice(lo, hi - lo))
             first = int(row[lo])
             hits = HitSet()         # reduced in the task: what leaves it is bounded by the benchmark
-            hits.add(scanned.item, scanned.window, scanned.record + first)
+            hits.extend(HitSet.from_batch(scanned, index), first)
             out["shard"].append(int(shard[lo]))
             out["first_row"].append(first)
             out["records"].append(scanned.records)
@@ -147,9 +175,9 @@ class _ScanFn:
 _INDEX_CACHE: dict = {}
 
 
-def _reduce(results, todo, done: dict, store, stop_after: int) -> None:
+def _reduce(results, todo, join: ShardJoin, store, stop_after: int) -> None:
     """Consume the map's output in shard order; a shard is complete when a later shard's output (or
-    the end) arrives, and is then saved (resume) and kept in ``done``."""
+    the end) arrives, and is then saved (resume) and joined."""
     position = {s.index: k for k, s in enumerate(todo)}
     partial: dict[int, dict] = {}
     expected_row: dict[int, int] = {}
@@ -160,7 +188,7 @@ def _reduce(results, todo, done: dict, store, stop_after: int) -> None:
         while finished < k:
             shard = todo[finished]
             result = partial.pop(shard.index, None) or {"records": 0, "tokens": 0, "hits": HitSet()}
-            done[shard.index] = result
+            join.add(shard.index, result)
             if store:
                 store.save(shard, result)
                 if stop_after and len(store.saved) >= stop_after:
@@ -208,11 +236,12 @@ class ShardStore:
     def load(self, shard) -> dict | None:
         try:
             data = json.loads(self.path(shard).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        if data.get("shard") != shard.name or data.get("size") != shard.size:
-            return None                         # another shard now sits at this position
-        return {"records": data["records"], "tokens": data["tokens"], "hits": HitSet.from_json(data["hits"])}
+            if data.get("shard") != shard.name or data.get("size") != shard.size:
+                return None                     # another shard now sits at this position
+            return {"records": int(data["records"]), "tokens": int(data["tokens"]),
+                    "hits": HitSet.from_json(data["hits"])}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None                         # unreadable or not ours: the shard is scanned again
 
     def save(self, shard, result: dict) -> None:
         from ..outputs import atomic_write

@@ -215,19 +215,30 @@ def _datasource_class():
 
         def _read_stream(self, f, path):
             shard = self._shards[path]
-            try:
-                if self._shard_fn is not None:
-                    yield from self._shard_fn(shard, record_batches(f, shard))
-                    return
-                for first_row, table in _tables(f, shard, self._text_field, self._batch_rows):
-                    table = _tag(table, shard, first_row)
-                    yield self._map_fn(table) if self._map_fn else table
-            except AuditorError:
-                raise
-            except Exception as exc:        # noqa: BLE001 - any reader failure is this shard's fault
-                raise shard_error(shard, exc) from None
+            if self._shard_fn is not None:
+                yield from self._shard_fn(shard, _as_shard_errors(record_batches(f, shard), shard))
+                return
+            for first_row, table in _as_shard_errors(_tables(f, shard, self._text_field, self._batch_rows), shard):
+                table = _tag(table, shard, first_row)
+                yield self._map_fn(table) if self._map_fn else table
 
     return ShardDatasource
+
+
+def _as_shard_errors(reader, shard):
+    """``reader``'s items; a failure of the reader itself (bad JSON, a truncated gzip, not Parquet)
+    becomes an error naming the shard. Only the reader's: what the caller does with the items
+    (the scan) fails as itself, never as "cannot be read"."""
+    while True:
+        try:
+            item = next(reader)
+        except StopIteration:
+            return
+        except AuditorError:
+            raise
+        except Exception as exc:        # noqa: BLE001 - any reader failure is this shard's fault
+            raise shard_error(shard, exc) from None
+        yield item
 
 
 def _tables(f, shard: Shard, text_field: str, batch_rows: int):
