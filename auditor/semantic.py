@@ -31,9 +31,10 @@ import numpy as np
 
 from .errors import AuditorError
 from .report import md_cell
+from .settings import SEMANTIC_THRESHOLD
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
-DEFAULT_THRESHOLD = 0.5       # calibrated: see the module docstring and bench/semantic.py
+DEFAULT_THRESHOLD = SEMANTIC_THRESHOLD       # calibrated: see the module docstring and bench/semantic.py
 DEFAULT_K = 5
 DEFAULT_CANDIDATES = 10     # stage-1 shortlist per benchmark item, re-scored by the transformer (bench/semantic.py)
 INSTALL = "pip install .[semantic]"

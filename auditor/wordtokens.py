@@ -141,7 +141,8 @@ def binary_array(values: list) -> pa.BinaryArray:
     imports pandas first (0.4 s, a tenth of a 200 MB scan) to check whether the list is a frame."""
     offsets = np.zeros(len(values) + 1, dtype=np.int32)
     np.cumsum(np.fromiter(map(len, values), dtype=np.int64, count=len(values)), out=offsets[1:])
-    return pa.Array.from_buffers(pa.binary(), len(values), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(values))])
+    buffers = [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(values))]
+    return pa.Array.from_buffers(pa.binary(), len(values), buffers)
 
 
 def batch_bytes(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:

@@ -312,9 +312,10 @@ def record_batches(f, shard: Shard):
 
 
 def map_shards(filesystem, shards: list[Shard], shard_fn):
-    """A Ray Dataset read by Ray Data's file-based reader, each shard whole by its own read task, which runs ``shard_fn(shard, record_batches)`` on
-    it (-> Arrow tables), so the records never leave the task that read them; the dataset is
-    ``shard_fn``'s output, in shard order. Call inside ``ray_session``."""
+    """A Ray Dataset read by Ray Data's file-based reader, each shard whole by its own read task,
+    which runs ``shard_fn(shard, record_batches)`` on it (-> Arrow tables), so the records never
+    leave the task that read them; the dataset is ``shard_fn``'s output, in shard order. Call
+    inside ``ray_session``."""
     ray = require_ray()
     return single_operator(ray.data.read_datasource(_datasource_class()(shards, filesystem, None, 0, shard_fn=shard_fn),
                                                     override_num_blocks=max(len(shards), 1)))
