@@ -261,7 +261,7 @@ def _scan_small(index: BenchmarkIndex, arr) -> BatchScan:
     from .wordtokens import token_ids
     n = index.n
     # Word ids (-1: a word no benchmark item uses), by an exact hash lookup of each word's bytes.
-    c_all, c_lengths = token_ids(arr, index.vocab, compiled=False)
+    c_all, c_lengths = token_ids(arr, index.vocab)
     state = BatchScan.empty_state(index)
     window_hit, item_count, item_first, item_last = state
     records, n_tokens = int(c_lengths.size), int(c_lengths.sum())

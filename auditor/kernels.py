@@ -12,7 +12,9 @@
   and lowest-common-ancestor queries on it (``near.sink``);
 - the two passes over a dense template group's blocks (``near.dense``);
 - LSH candidates band by band, each pair emitted only in the first band where it collides
-  (``near.lsh``), into a fixed buffer, so a bucket of 10,000 copies never lists its pairs at once.
+  (``near.lsh``), into a fixed buffer, so a bucket of 10,000 copies never lists its pairs at once;
+- the contamination scan of a batch in one pass over its bytes (``ngram_scan``: words, their ids,
+  rolling n-gram keys, confirmation and the reduction), with its word table and non-ASCII runs.
 
 Imported only when needed (numba's import and cached compile cost ~0.5 s, more than the
 default exact path spends on a small dataset).
@@ -351,49 +353,6 @@ def prefix_candidates(start: int, stop: int, q_indptr: np.ndarray, q_indices: np
 
 
 # --------------------------------------------------------------------------- contamination tokens
-
-@numba.njit(nogil=True, cache=True)
-def word_scan(b, off, cls, lower, data, ends, text_of, odd):  # pragma: no cover  (compiled)
-    """The contamination tokeniser's byte loop (``wordtokens``): per text, runs of word bytes
-    (class 1, lowercased into ``data``; class 2 separates, class 3 marks a non-ASCII token, left
-    to the reference definition in ``odd``). Returns (tokens, odd tokens)."""
-    n_tok = 0
-    n_odd = 0
-    out = 0
-    for t in range(off.size - 1):
-        i = off[t]
-        stop = off[t + 1]
-        while i < stop:
-            while i < stop and cls[b[i]] == 2:
-                i += 1
-            if i >= stop:
-                break
-            first = i
-            mark = out
-            non_ascii = False
-            while i < stop:
-                c = cls[b[i]]
-                if c == 2:
-                    break
-                if c == 1:
-                    data[out] = lower[b[i]]
-                    out += 1
-                elif c == 3:
-                    non_ascii = True
-                i += 1
-            if non_ascii:
-                out = mark
-                odd[n_odd, 0] = first
-                odd[n_odd, 1] = i
-                odd[n_odd, 2] = t
-                odd[n_odd, 3] = n_tok
-                n_odd += 1
-            elif out > mark:
-                ends[n_tok] = out
-                text_of[n_tok] = t
-                n_tok += 1
-    return n_tok, n_odd
-
 
 FNV_PRIME = np.uint64(0x100000001B3)
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)

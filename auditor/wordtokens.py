@@ -1,21 +1,21 @@
-"""GPT-3's contamination tokens for a whole batch of texts at once, on Arrow buffers with numpy.
+"""GPT-3's contamination words for a batch of texts, as the scan needs them, on Arrow buffers.
 
 The definition is ``auditor.contamination.tokenize``: lowercase, delete every character that is
-neither alphanumeric nor whitespace (and "_"), split on whitespace (``str.split()``). The batch
-path gives exactly its tokens, because splitting on ASCII whitespace first changes nothing (Python's
-lowercasing and deletion look no further than a word; whitespace ends a word for the final-sigma
-rule too). So each text's UTF-8 bytes are cut at ASCII whitespace into chunks, and
+neither alphanumeric nor whitespace (and "_"), split on whitespace (``str.split()``). The compiled
+scan (``kernels.ngram_scan``) gives exactly its words, because splitting on ASCII whitespace first
+changes nothing (Python's lowercasing and deletion look no further than a word; whitespace ends a
+word for the final-sigma rule too). So each text's UTF-8 bytes are cut at ASCII whitespace into
+runs, and
 
-- an ASCII chunk (nearly all of them) is one token or none: its letters and digits, lowercased,
-  found with one table lookup per byte over the whole batch;
-- a chunk with a non-ASCII byte goes through the definition itself, ``PUNCT.sub("", chunk.lower())
-  .split()`` (it may hold Unicode whitespace or punctuation, and Unicode lowercasing has its own
-  rules), giving zero or more tokens; all such chunks of a batch are joined by "\n" and cleaned
-  in one call.
+- an ASCII run (nearly all of them) is one word or none: its letters and digits, lowercased
+  (``_CLASS`` and ``_LOWER``, one table lookup per byte in the scan), looked up in ``word_table``;
+- a run with a non-ASCII byte goes through the definition itself (``odd_runs``): it may hold
+  Unicode whitespace or punctuation, and Unicode lowercasing has its own rules.
 
-``tokens(texts)`` returns the tokens as one Arrow binary array (UTF-8; a lone surrogate, which
-``json.loads`` can produce, is kept as "surrogatepass" bytes) and each text's token count, so callers
-map tokens to ids with ``pyarrow.compute.index_in`` and never hold a Python string per word.
+Small batches skip the compiled code (numba's start-up) and take the definition text by text
+(``token_ids``). Words are bytes (UTF-8; a lone surrogate, which ``json.loads`` can produce, is
+kept as "surrogatepass" bytes), looked up in the benchmark's vocabulary without a Python string
+per word where the batch is large.
 """
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ _CLASS = np.full(256, _NON_ASCII, dtype=np.uint8)
 for _c in range(128):
     _ch = chr(_c)
     _CLASS[_c] = _KEEP if _ch.isalnum() else _SPACE if _ch.isspace() else _DELETE
-SMALL_BYTES = 256 * 1024      # batches below this are tokenised text by text (see _pieces_small)
+SMALL_BYTES = 256 * 1024      # batches below this are tokenised text by text (see token_ids)
 _LOWER = np.arange(256, dtype=np.uint8)
 _LOWER[ord("A"):ord("Z") + 1] += 32
 
@@ -56,31 +56,17 @@ def as_string_array(texts) -> pa.Array:
     return texts
 
 
-def tokens(texts) -> tuple[pa.BinaryArray, np.ndarray]:
-    """(every token of the batch in order, tokens per text) for a batch of texts."""
-    ascii_tokens, odd_tokens, slots, counts = _pieces(texts)
-    if slots is None:
-        return ascii_tokens, counts
-    ascii_slots, odd_slots = slots
-    order = np.empty(ascii_slots.size + odd_slots.size, dtype=np.int64)
-    order[ascii_slots] = np.arange(ascii_slots.size)
-    order[odd_slots] = ascii_slots.size + np.arange(odd_slots.size)
-    merged = pa.concat_arrays([ascii_tokens, odd_tokens])
-    return merged.take(pa.array(order)), counts
-
-
-def token_ids(texts, vocab: pa.Array, compiled: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(each token's index in ``vocab`` (binary, UTF-8), -1 for a word not in it; tokens per text).
-    ``compiled``: False tokenises text by text whatever the batch's size (see ``_pieces``)."""
-    ascii_tokens, odd_tokens, slots, counts = _pieces(texts, compiled)
-    ascii_ids = _lookup(ascii_tokens, vocab)
-    if slots is None:
-        return ascii_ids, counts
-    ascii_slots, odd_slots = slots
-    ids = np.empty(ascii_slots.size + odd_slots.size, dtype=np.int64)
-    ids[ascii_slots] = ascii_ids
-    ids[odd_slots] = _lookup(odd_tokens, vocab)
-    return ids, counts
+def token_ids(texts, vocab: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(each word's index in ``vocab`` (binary, UTF-8), -1 for a word not in it; words per text),
+    by the definition text by text: the small-batch path, quicker than loading the compiled scan."""
+    from .contamination import tokenize
+    arr = as_string_array(texts)
+    values = arr.to_pylist()
+    if pa.types.is_binary(arr.type):
+        values = [v.decode("utf-8", "surrogatepass") for v in values]
+    words = [tokenize(t) for t in values]
+    flat = binary_array([w.encode("utf-8", "surrogatepass") for ws in words for w in ws])
+    return _lookup(flat, vocab), np.fromiter(map(len, words), dtype=np.int64, count=len(words))
 
 
 def _lookup(words: pa.Array, vocab: pa.Array) -> np.ndarray:
@@ -94,46 +80,6 @@ def _lookup(words: pa.Array, vocab: pa.Array) -> np.ndarray:
         valid = np.unpackbits(np.frombuffer(found.buffers()[0], dtype=np.uint8), bitorder="little")[start:start + n]
         ids[valid == 0] = -1
     return ids
-
-
-def _pieces(texts, compiled: bool | None = None):
-    """(ASCII-chunk tokens, non-ASCII-chunk tokens, None or each kind's final positions, tokens per text):
-    by the compiled byte loop, or text by text (``compiled`` False, or None and a batch under SMALL_BYTES)."""
-    arr = as_string_array(texts)
-    n = len(arr)
-    empty = binary_array([])
-    b, off = batch_bytes(arr)
-    size = b.size
-    if size == 0:
-        return empty, empty, None, np.zeros(n, dtype=np.int64)
-    if compiled is False or (compiled is None and size < SMALL_BYTES):
-        return _pieces_small(arr)
-    # Capacities: a token needs a kept byte and a space or text boundary after it; a non-ASCII
-    # chunk needs a byte >= 128.
-    data = np.empty(size, dtype=np.uint8)
-    most = (size + n) // 2 + 1
-    ends = np.empty(most, dtype=np.int32)
-    text_of = np.empty(most, dtype=np.int32)
-    odd = np.empty((int(np.count_nonzero(b >= 128)) + 1, 4), dtype=np.int64)   # (first, end, text, ASCII tokens before)
-    n_tok, n_odd = _kernel()(b, off, _CLASS, _LOWER, data, ends, text_of, odd)
-    ascii_offsets = np.empty(n_tok + 1, dtype=np.int32)
-    ascii_offsets[0] = 0
-    ascii_offsets[1:] = ends[:n_tok]
-    ascii_tokens = pa.Array.from_buffers(pa.binary(), n_tok, [None, pa.py_buffer(ascii_offsets),
-                                                              pa.py_buffer(data[:int(ascii_offsets[-1])])])
-    counts = np.bincount(text_of[:n_tok], minlength=n).astype(np.int64)
-    if n_odd == 0:
-        return ascii_tokens, empty, None, counts
-    odd = odd[:n_odd]
-    odd_counts, odd_tokens = _run_words(b, odd[:, 0], odd[:, 1])
-    np.add.at(counts, odd[:, 2], odd_counts)
-    # Final slot of ASCII token i: i plus the odd tokens of chunks before it; of odd chunk k's j-th
-    # token: the ASCII tokens before the chunk plus the odd tokens of earlier chunks plus j.
-    shift = np.cumsum(np.bincount(odd[:, 3], weights=odd_counts, minlength=n_tok + 1)[:n_tok]).astype(np.int64)
-    ascii_slots = np.arange(n_tok) + shift
-    odd_before = np.concatenate(([0], np.cumsum(odd_counts)[:-1]))
-    odd_slots = np.repeat(odd[:, 3] + odd_before, odd_counts) + _ranks(odd_counts)
-    return ascii_tokens, odd_tokens, (ascii_slots, odd_slots), counts
 
 
 def binary_array(values: list) -> pa.BinaryArray:
@@ -203,37 +149,3 @@ def _run_words(b: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.
     per_run = [part.split() for part in PUNCT.sub("", joined.lower()).split("\n")]
     counts = np.fromiter(map(len, per_run), dtype=np.int64, count=len(per_run))
     return counts, binary_array([w.encode("utf-8", "surrogatepass") for run in per_run for w in run])
-
-
-def _kernel():
-    """The byte loop (``kernels.word_scan``): a module-level compiled function, so numba's cache
-    keeps it between processes (a function compiled inside another is compiled again each run)."""
-    from .kernels import word_scan
-    return word_scan
-
-
-def _pieces_small(arr: pa.Array):
-    """``_pieces`` for a small batch: the definition text by text, which is quicker than loading the
-    compiled loop (numba's start-up) for a few pages of text (a benchmark, the app's uploads)."""
-    from .contamination import tokenize
-    values = arr.to_pylist()
-    if pa.types.is_binary(arr.type):
-        values = [v.decode("utf-8", "surrogatepass") for v in values]
-    words = [tokenize(t) for t in values]
-    flat = binary_array([w.encode("utf-8", "surrogatepass") for ws in words for w in ws])
-    return flat, binary_array([]), None, np.fromiter(map(len, words), dtype=np.int64, count=len(words))
-
-
-def _ranks(sizes: np.ndarray) -> np.ndarray:
-    """0..k-1 for each group of size k, concatenated."""
-    total = int(sizes.sum())
-    return np.arange(total) - np.repeat(np.concatenate(([0], np.cumsum(sizes)[:-1])), sizes)
-
-
-def split(flat: pa.Array, counts: np.ndarray) -> list[list]:
-    """Per-text lists from a flat array and per-text counts (for tests and small outputs)."""
-    values = flat.to_pylist()
-    if pa.types.is_binary(flat.type):
-        values = [v.decode("utf-8", "surrogatepass") for v in values]
-    bounds = np.concatenate(([0], np.cumsum(counts))).tolist()
-    return [values[a:b] for a, b in zip(bounds, bounds[1:])]

@@ -1,17 +1,23 @@
-"""The contamination scan's batch tokeniser (auditor/wordtokens.py) and its JSONL reader
-(auditor/textstream.py) give exactly what the reference definitions give: ``tokenize`` per text,
-and ``json.loads`` per line with ``as_text`` per record."""
+"""The contamination scan's words (the compiled pass in auditor/kernels.py with auditor/wordtokens.py,
+and the small-batch path) are exactly the reference definition's (``tokenize`` per text), and its
+JSONL reader (auditor/textstream.py) gives exactly ``json.loads`` per line with ``as_text`` per record.
+
+Words are checked through the scan itself: the benchmark holds every distinct word of the texts as
+an item of its own and n = 1, so each word a text holds must match its item, and no other; the
+rows matching each item (their number and the first 100) and the word count must equal the
+definition's."""
 from __future__ import annotations
 
 import gzip
 import json
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from auditor import wordtokens
-from auditor.contamination import contamination, tokenize
+from auditor.contamination import ROWS_LISTED, HitSet, build_index, contamination, scan_batch, tokenize
 from auditor.errors import AuditorError
 from auditor.roles import as_text
 from auditor.textstream import jsonl_texts
@@ -22,29 +28,38 @@ EDGE_CASES = [
     "a\u00a0b\u2009c\u3000d\u2028e\u0085f", "don't—stop “quoted” … «x»",   # Unicode whitespace, punctuation
     "x_y __init__ a_1 _", "naïve café ①②③ ½ ٣ Ⅻ", "😀 emoji😀b 👍🏽",
     "abc\x00def", "ÀB C\u0301D", "\ud800 lone surrogate \udfff", "MiXeD CaSe 123abc ABC-DEF",
+    "averyveryverylongwordindeed then short", "ABCDEFGH abcdefgh abcdefghi",   # the 8-byte packing's edges
 ]
 
 
-def reference(texts):
-    return [tokenize(t) for t in texts]
-
-
-@pytest.fixture(autouse=True)
-def compiled_path(monkeypatch):
-    """Every batch through the compiled byte loop, however small (small batches otherwise go text
-    by text; test_small_batches_take_the_definition checks that path)."""
-    monkeypatch.setattr(wordtokens, "SMALL_BYTES", 0)
+def check_words(texts, compiled=True):
+    """The scan's words for ``texts`` equal the definition's (see the module docstring)."""
+    words = sorted({w for t in texts for w in tokenize(t)}) or ["placeholder"]
+    index = build_index(words, 1)
+    # Each item's words as the index holds them (the definition's, of the item's text).
+    vocab = [v.decode("utf-8", "surrogatepass") for v in index.vocab.to_pylist()]
+    starts = np.concatenate(([0], np.cumsum(index.lengths)))
+    items_of: dict[str, set] = {}
+    for item in range(len(words)):
+        for word_id in index.tokens[starts[item]:starts[item + 1]].tolist():
+            items_of.setdefault(vocab[word_id], set()).add(item)
+    rows: dict[int, list] = {}
+    for row, text in enumerate(texts):
+        for item in sorted({i for w in tokenize(text) for i in items_of.get(w, ())}):
+            rows.setdefault(item, []).append(row)
+    scan = scan_batch(index, texts, compiled)
+    hits = HitSet.from_batch(scan, index)
+    assert scan.tokens == sum(len(tokenize(t)) for t in texts)
+    assert hits.count == {item: len(r) for item, r in rows.items()}
+    assert hits.first == {item: r[:ROWS_LISTED] for item, r in rows.items()}
 
 
 def test_edge_cases():
-    flat, counts = wordtokens.tokens(EDGE_CASES)
-    assert wordtokens.split(flat, counts) == reference(EDGE_CASES)
+    check_words(EDGE_CASES)
 
 
-def test_small_batches_take_the_definition(monkeypatch):
-    monkeypatch.setattr(wordtokens, "SMALL_BYTES", 1 << 20)
-    flat, counts = wordtokens.tokens(EDGE_CASES)
-    assert wordtokens.split(flat, counts) == reference(EDGE_CASES)
+def test_small_batches_take_the_definition():
+    check_words(EDGE_CASES, compiled=False)
 
 
 def test_real_benchmark_texts(real_data):
@@ -56,15 +71,13 @@ def test_real_benchmark_texts(real_data):
             rows = [json.loads(line) for line in handle if line.strip()]
         texts += [as_text(r.get(f), f, 0) for r in rows for f in fields]
     assert len(texts) > 30_000
-    flat, counts = wordtokens.tokens(texts)
-    assert wordtokens.split(flat, counts) == reference(texts)
+    check_words(texts)
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.one_of(st.none(), st.text(), st.text(alphabet=" \t\n\x0b\x1fAbZ_9-'.ΣσİéŉǅⅫ①\u00a0\u3000"))))
 def test_random_texts(texts):
-    flat, counts = wordtokens.tokens(texts)
-    assert wordtokens.split(flat, counts) == reference(texts)
+    check_words(texts)
 
 
 def test_token_ids_match_a_dictionary_lookup():
