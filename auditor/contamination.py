@@ -170,16 +170,19 @@ def contamination(corpus, benchmark: str, *, corpus_config=None, corpus_split=No
 
 @dataclass(frozen=True)
 class BenchmarkIndex:
-    """The benchmark's n-grams: sorted 64-bit keys of every window of word ids, built once (and, on
-    Ray, put in the object store once and shared by every task)."""
+    """The benchmark's n-grams, built once (and, on Ray, put in the object store once and shared
+    by every task): every window of n word ids, and its distinct n-grams ("grams") sorted by a
+    64-bit key, each with the windows that hold it. A corpus window is confirmed against one gram
+    and then credits all its windows, so a gram many items share costs one confirmation."""
     n: int
     vocab: object                   # pa.BinaryArray: word id -> UTF-8 bytes
     tokens: np.ndarray              # every item's word ids, concatenated
     lengths: np.ndarray             # tokens per item
-    sorted_keys: np.ndarray
-    order: np.ndarray               # sorted position -> window
     window_item: np.ndarray         # window -> item
     window_start: np.ndarray        # window -> start in ``tokens``
+    gram_keys: np.ndarray           # per gram, ascending (equal keys: a hash collision, told apart by ids)
+    gram_offsets: np.ndarray        # gram g's windows: gram_windows[gram_offsets[g]:gram_offsets[g + 1]]
+    gram_windows: np.ndarray        # ascending within a gram; the first one's ids are the gram's
     too_short: list
 
     @cached_property
@@ -201,12 +204,46 @@ def build_index(bench_texts: list, ngram="auto") -> BenchmarkIndex:
     b_lengths = np.fromiter((len(t) for t in bench_ids), dtype=np.int64, count=len(bench_ids))
     b_all = np.concatenate(bench_ids) if bench_ids else np.zeros(0, np.int64)
     b_item, b_start = _windows(b_lengths, n)
-    b_keys = _keys(b_all, b_start, n)
-    order = np.argsort(b_keys, kind="stable")
+    keys, offsets, windows = _grams(b_all, b_start, n)
     words = binary_array([w.encode("utf-8", "surrogatepass") for w in vocab])
-    return BenchmarkIndex(n=n, vocab=words, tokens=b_all, lengths=b_lengths, sorted_keys=b_keys[order], order=order,
-                          window_item=b_item, window_start=b_start,
+    return BenchmarkIndex(n=n, vocab=words, tokens=b_all, lengths=b_lengths, window_item=b_item, window_start=b_start,
+                          gram_keys=keys, gram_offsets=offsets, gram_windows=windows,
                           too_short=[i for i, length in enumerate(b_lengths.tolist()) if length < n])
+
+
+GRAM_CHUNK = 1 << 20        # windows compared at a time while grouping (memory: a few arrays of this many)
+
+
+def _grams(ids: np.ndarray, starts: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(keys, offsets, windows) of the distinct n-grams of the windows ids[s:s+n]: windows sorted
+    by key (stably) and cut where the key changes; a key whose windows differ in their ids (a hash
+    collision) has its windows sorted by ids and cut where the ids change."""
+    keys = _keys(ids, starts, n)
+    order = np.argsort(keys, kind="stable")
+    keys = keys[order]
+    new_key = np.r_[True, keys[1:] != keys[:-1]] if keys.size else np.zeros(0, bool)
+    run_first = np.maximum.accumulate(np.where(new_key, np.arange(keys.size), 0))
+    # Windows sharing a key almost always share their ids: compare each with its key's first
+    # window, one column at a time (memory of the chunk, whatever n).
+    later = np.flatnonzero(~new_key)
+    differs = np.zeros(keys.size, bool)
+    for lo in range(0, later.size, GRAM_CHUNK):
+        at = later[lo:lo + GRAM_CHUNK]
+        mine, first = starts[order[at]], starts[order[run_first[at]]]
+        unequal = np.zeros(at.size, bool)
+        for j in range(n):
+            unequal |= ids[mine + j] != ids[first + j]
+        differs[at] = unequal
+    new_gram = new_key.copy()
+    key_starts = np.r_[np.flatnonzero(new_key), keys.size]
+    for run in np.unique(run_first[differs]).tolist():
+        stop = int(key_starts[np.searchsorted(key_starts, run, side="right")])
+        block = ids[starts[order[run:stop]][:, None] + np.arange(n)]
+        by_ids = np.lexsort(block.T[::-1])
+        order[run:stop], block = order[run:stop][by_ids], block[by_ids]
+        new_gram[run + 1:stop] = (block[1:] != block[:-1]).any(axis=1)
+    first = np.flatnonzero(new_gram)
+    return keys[first], np.r_[first, keys.size].astype(np.int64), order.astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -247,11 +284,14 @@ def _scan_compiled(index: BenchmarkIndex, b: np.ndarray, off: np.ndarray) -> Bat
     from . import wordtokens
     from .kernels import ngram_scan
     table = index.word_table
-    odd_start, odd_end, odd_offsets, odd_ids = wordtokens.odd_runs(b, off, index.vocab)
+    odd = wordtokens.odd_runs(b, off, index.vocab)
     state = BatchScan.empty_state(index)
-    words = ngram_scan(b, off, wordtokens._CLASS, wordtokens._LOWER, table.data, table.offsets, table.slots,
-                       table.longest, odd_start, odd_end, odd_offsets, odd_ids, index.n, _MUL, index.sorted_keys,
-                       index.order, index.window_start, index.window_item, index.tokens, *state)
+    words = ngram_scan(b, off, wordtokens._CLASS, wordtokens._LOWER, odd.table.kind, odd.table.offsets,
+                       odd.table.lowered, table.data, table.offsets, table.slots, table.longest, odd.starts, odd.ends,
+                       odd.id_offsets, odd.ids,
+                       index.n, _MUL, index.gram_keys, index.gram_offsets, index.gram_windows,
+                       np.full(index.gram_keys.size, -1, dtype=np.int64), index.window_start, index.window_item,
+                       index.tokens, *state)
     return BatchScan(off.size - 1, int(words), *state)
 
 
@@ -265,7 +305,7 @@ def _scan_small(index: BenchmarkIndex, arr) -> BatchScan:
     state = BatchScan.empty_state(index)
     window_hit, item_count, item_first, item_last = state
     records, n_tokens = int(c_lengths.size), int(c_lengths.sum())
-    if not index.sorted_keys.size or not n_tokens:
+    if not index.gram_keys.size or not n_tokens:
         return BatchScan(records, n_tokens, *state)
     c_rec, c_start = _windows(c_lengths, n)
     if not c_rec.size:
@@ -275,24 +315,28 @@ def _scan_small(index: BenchmarkIndex, arr) -> BatchScan:
     ok = unknown[c_start + n] - unknown[c_start] == 0
     c_rec, c_start = c_rec[ok], c_start[ok]
     c_keys = _keys(c_all, c_start, n)
-    sorted_keys = index.sorted_keys
-    pos = np.searchsorted(sorted_keys, c_keys)
-    hit = (pos < sorted_keys.size) & (sorted_keys[np.minimum(pos, sorted_keys.size - 1)] == c_keys)
-    b_all = index.tokens
+    keys = index.gram_keys
+    pos = np.searchsorted(keys, c_keys)
+    hit = (pos < keys.size) & (keys[np.minimum(pos, keys.size - 1)] == c_keys)
+    b_all, offsets, windows = index.tokens, index.gram_offsets, index.gram_windows
+    gram_last = {}
     for rec, start, p in zip(c_rec[hit].tolist(), c_start[hit].tolist(), pos[hit].tolist()):   # records in order
         window = c_all[start:start + n]
-        key = sorted_keys[p]
-        while p < sorted_keys.size and sorted_keys[p] == key:   # every benchmark window with this key
-            w = index.order[p]
-            b0 = int(index.window_start[w])
-            if np.array_equal(b_all[b0:b0 + n], window):        # confirm: no hash collision
-                window_hit[w] = 1                               # and reduce, as the compiled pass does
-                item = index.window_item[w]
-                if item_last[item] != rec:
-                    item_last[item] = rec
-                    if item_count[item] < ROWS_LISTED:
-                        item_first[item, item_count[item]] = rec
-                    item_count[item] += 1
+        key = keys[p]
+        while p < keys.size and keys[p] == key:               # every gram with this key (one, unless a collision)
+            b0 = int(index.window_start[windows[offsets[p]]])
+            if np.array_equal(b_all[b0:b0 + n], window):       # confirm: no hash collision
+                if gram_last.get(p) != rec:                    # and reduce, as the compiled pass does
+                    gram_last[p] = rec
+                    for w in windows[offsets[p]:offsets[p + 1]].tolist():
+                        window_hit[w] = 1
+                        item = index.window_item[w]
+                        if item_last[item] != rec:
+                            item_last[item] = rec
+                            if item_count[item] < ROWS_LISTED:
+                                item_first[item, item_count[item]] = rec
+                            item_count[item] += 1
+                break
             p += 1
     return BatchScan(records, n_tokens, *state)
 

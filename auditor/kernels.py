@@ -356,6 +356,9 @@ def prefix_candidates(start: int, stop: int, q_indptr: np.ndarray, q_indices: np
 
 FNV_PRIME = np.uint64(0x100000001B3)
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+# What a byte (wordtokens._CLASS) or a character (wordtokens.unicode_table) is to the words; numba
+# reads these as constants. OTHER: a non-ASCII byte, or a character the table cannot decide alone.
+DELETE, KEEP, SPACE, OTHER = 0, 1, 2, 3
 
 
 @numba.njit(nogil=True, cache=True)
@@ -368,13 +371,23 @@ def packed_word(data, lo, length):  # pragma: no cover  (compiled)
 
 
 @numba.njit(nogil=True, cache=True)
-def word_slot(data, lo, length, packed, mask):  # pragma: no cover  (compiled)
-    """A word's home slot in the word table: its first 8 bytes (``packed``) and length, and, for a
-    longer word, FNV-1a over the rest, mixed by a multiply (Fibonacci hashing, high bits)."""
+def word_slot(data, lo, length, packed, shift):  # pragma: no cover  (compiled)
+    """A word's home slot in a word table of 2**(64 - shift) rows: its first 8 bytes (``packed``)
+    and length, and, for a longer word, FNV-1a over the rest, mixed by a multiply whose top bits
+    are the slot (Fibonacci hashing: every byte of ``packed`` reaches them)."""
     h = packed ^ np.uint64(length)
     for i in range(lo + 8, lo + length):
         h = (h ^ np.uint64(data[i])) * FNV_PRIME
-    return ((h * GOLDEN) >> np.uint64(32)) & mask
+    return (h * GOLDEN) >> shift
+
+
+@numba.njit(nogil=True, cache=True)
+def slot_shift(rows):  # pragma: no cover  (compiled)
+    """``word_slot``'s shift for a table of ``rows`` (a power of two, at least 16) rows."""
+    bits = 0
+    while (1 << bits) < rows:
+        bits += 1
+    return np.uint64(64 - bits)
 
 
 @numba.njit(nogil=True, cache=True)
@@ -383,11 +396,12 @@ def fill_word_table(data, offsets, table):  # pragma: no cover  (compiled)
     (rows: packed first 8 bytes, length, i + 1; a power-of-two number of rows, at most half
     full; 0 in the last column = empty)."""
     mask = np.uint64(table.shape[0] - 1)
+    shift = slot_shift(table.shape[0])
     for w in range(offsets.size - 1):
         lo = offsets[w]
         length = offsets[w + 1] - lo
         packed = packed_word(data, lo, length)
-        slot = word_slot(data, lo, length, packed, mask)
+        slot = word_slot(data, lo, length, packed, shift)
         while table[slot, 2] != 0:
             slot = (slot + np.uint64(1)) & mask
         table[slot, 0] = packed
@@ -396,58 +410,108 @@ def fill_word_table(data, offsets, table):  # pragma: no cover  (compiled)
 
 
 @numba.njit(nogil=True, cache=True)
-def odd_runs(b, off, cls, non_ascii, starts, ends):  # pragma: no cover  (compiled)
-    """The runs between separators (class-2 bytes or a text's ends) that hold a non-ASCII byte,
-    given every such byte's position (ascending); each run once. Returns how many."""
-    count = 0
-    last_end = -1
-    t = 0
+def utf8_char(b, i, stop):  # pragma: no cover  (compiled)
+    """(code point, bytes) of the well-formed UTF-8 character starting at b[i] (a byte >= 128),
+    or (-1, 1) when there is none (a stray, overlong or cut sequence); a surrogate's code point is
+    returned as it is (the Unicode table refuses it). ``stop``: the text's end. Positions are
+    unsigned, as in ``ngram_scan``."""
+    at = np.uint64(i)
+    end = np.uint64(stop)
+    one = np.uint64(1)
+    two = np.uint64(2)
+    three = np.uint64(3)
+    c = np.int64(b[at])
+    if 0xC2 <= c <= 0xDF:
+        if at + one < end and (b[at + one] & 0xC0) == 0x80:
+            return ((c & 0x1F) << 6) | np.int64(b[at + one] & 0x3F), two
+    elif 0xE0 <= c <= 0xEF:
+        if at + two < end and (b[at + one] & 0xC0) == 0x80 and (b[at + two] & 0xC0) == 0x80:
+            cp = ((c & 0x0F) << 12) | (np.int64(b[at + one] & 0x3F) << 6) | np.int64(b[at + two] & 0x3F)
+            if cp >= 0x800:
+                return cp, three
+    elif 0xF0 <= c <= 0xF4:
+        if at + three < end and (b[at + one] & 0xC0) == 0x80 and (b[at + two] & 0xC0) == 0x80 \
+                and (b[at + three] & 0xC0) == 0x80:
+            cp = ((c & 0x07) << 18) | (np.int64(b[at + one] & 0x3F) << 12) \
+                | (np.int64(b[at + two] & 0x3F) << 6) | np.int64(b[at + three] & 0x3F)
+            if 0x10000 <= cp <= 0x10FFFF:
+                return cp, np.uint64(4)
+    return -1, one
+
+
+@numba.njit(nogil=True, cache=True)
+def odd_runs(b, off, cls, kind, non_ascii, starts, ends, state):  # pragma: no cover  (compiled)
+    """The runs between ASCII separators (SPACE bytes or a text's ends) holding a character the
+    Unicode table ``kind`` cannot take (OTHER, beyond the table, or malformed: see ``utf8_char``),
+    each once, into starts/ends, given the positions of the batch's non-ASCII bytes in ascending
+    parts (``non_ascii``: one part per call). ``state`` carries from part to part: [text, first
+    position not yet free, runs found, 1 if a character beyond U+FFFF was seen]. Returns False
+    when ``starts`` is full (start again with more room)."""
+    t = state[0]
+    free = state[1]
+    count = state[2]
     for p in non_ascii:
-        if p < last_end:
+        if p < free:
             continue
         while off[t + 1] <= p:
             t += 1
+        cp, size = utf8_char(b, p, off[t + 1])
+        if cp >= 0x10000:
+            state[3] = 1
+        if 0 <= cp < kind.size and kind[cp] != OTHER:
+            free = p + np.int64(size)
+            continue
+        if count == starts.size:
+            return False
         lo = p
-        while lo > off[t] and cls[b[lo - 1]] != 2:
+        while lo > off[t] and cls[b[lo - 1]] != SPACE:
             lo -= 1
         hi = p + 1
-        while hi < off[t + 1] and cls[b[hi]] != 2:
+        while hi < off[t + 1] and cls[b[hi]] != SPACE:
             hi += 1
         starts[count] = lo
         ends[count] = hi
         count += 1
-        last_end = hi
-    return count
+        free = hi
+    state[0] = t
+    state[1] = free
+    state[2] = count
+    return True
 
 
 @numba.njit(nogil=True, cache=True)
-def ngram_scan(b, off, cls, lower,
+def ngram_scan(b, off, cls, lower, kind, kind_offsets, kind_bytes,
                word_data, word_offsets, word_table, max_word,
                odd_start, odd_end, odd_offsets, odd_ids,
-               n, mul, sorted_keys, order, window_start, window_item, bench_tokens,
+               n, mul, gram_keys, gram_offsets, gram_windows, gram_last, window_start, window_item, bench_tokens,
                window_hit, item_count, item_first, item_last):  # pragma: no cover  (compiled)
     """The contamination scan of a batch in one pass over its bytes (``contamination.scan_batch``).
 
-    Text t is off[t]..off[t+1] of ``b``. Its words are ``wordtokens``' ASCII words (runs between
-    class-2 bytes: the class-1 bytes lowercased; none if the run keeps no byte), except a run holding
-    a non-ASCII byte (class 3), whose word ids come ready from the reference definition
-    (odd_start[k] = the run's first byte, its ids odd_ids[odd_offsets[k]:odd_offsets[k+1]]). A word's
-    id is its index in the benchmark's vocabulary (``word_table``, see ``fill_word_table``; -1: no benchmark
-    item uses it). Every run of n known ids is a window: its key is contamination._keys' polynomial
-    hash, kept rolling; a key found in ``sorted_keys`` is confirmed id by id against each benchmark
-    window with that key, and each confirmed match is reduced at once (the state ``HitSet`` keeps,
-    so memory is bounded by the benchmark however often a text repeats it): window_hit[w] = 1; per
-    item, the number of texts matching it (item_count), the first item_first.shape[1] of them
-    (item_first) and the last (item_last, -1 at first; texts come in order). Returns the words.
+    Text t is off[t]..off[t+1] of ``b``. Its words are ``wordtokens``' words: runs between
+    separators (class-2 bytes, or a character of ``kind`` 2), their class-1 bytes lowercased and
+    their non-ASCII characters as the Unicode table has them (kind 1: the bytes
+    kind_bytes[kind_offsets[cp]:kind_offsets[cp+1]]; kind 0: deleted); none if the run keeps
+    nothing. A run between ASCII separators holding a character the table cannot take gets its
+    word ids ready from the reference definition (odd_start[k] = the run's first byte, its ids
+    odd_ids[odd_offsets[k]:odd_offsets[k+1]]). A word's id is its index in the benchmark's
+    vocabulary (``word_table``, see ``fill_word_table``; -1: no benchmark item uses it). Every run
+    of n known ids is a window: its key is contamination._keys' polynomial hash, kept rolling; a key
+    found in ``gram_keys`` is confirmed id by id against that gram (``BenchmarkIndex``), and a
+    confirmed gram is reduced at once, once per text (``gram_last``: the last text that matched it,
+    -1 at first), into the state ``HitSet`` keeps, so memory is bounded by the benchmark however
+    often a text repeats it: window_hit[w] = 1 for each of its windows; per item, the number of
+    texts matching it (item_count), the first item_first.shape[1] of them (item_first) and the
+    last (item_last, -1 at first; texts come in order). Returns the words.
     """
     ring = np.empty(max(n, 1), dtype=np.int64)
     scratch = np.empty(max_word + 1, dtype=np.uint8)
     mask = np.uint64(word_table.shape[0] - 1)
+    shift = slot_shift(word_table.shape[0])
     mul_n = np.uint64(1)
     for _ in range(n):
         mul_n = mul_n * mul
     one = np.uint64(1)
-    n_keys = sorted_keys.size
+    n_keys = gram_keys.size
     listed = item_first.shape[1]
     words = 0
     k = 0
@@ -455,41 +519,61 @@ def ngram_scan(b, off, cls, lower,
         run = 0
         head = 0
         key = np.uint64(0)
-        i = off[t]
-        stop = off[t + 1]
+        # Positions unsigned: indexing with them needs no check for negative indices (2x faster).
+        i = np.uint64(off[t])
+        stop = np.uint64(off[t + 1])
         while i < stop:
-            while i < stop and cls[b[i]] == 2:
-                i += 1
+            while i < stop and cls[b[i]] == SPACE:
+                i += one
             if i >= stop:
                 break
             # One run between separators: its ids (one ASCII word or none, or a non-ASCII run's ids).
-            if k < odd_start.size and odd_start[k] == i:
+            if k < odd_start.size and odd_start[k] == np.int64(i):
                 first_id = odd_offsets[k]
                 last_id = odd_offsets[k + 1]
-                i = odd_end[k]
+                i = np.uint64(odd_end[k])
                 k += 1
                 single = -2
             else:
                 packed = np.uint64(0)
                 length = 0
                 while i < stop:
-                    c = cls[b[i]]
-                    if c == 2:
-                        break
-                    if c == 1:
-                        byte = lower[b[i]]
+                    byte = lower[b[i]]
+                    if byte > OTHER:
+                        # A kept byte: the first 8 in ``packed``, the rest in ``scratch`` (only
+                        # those are hashed and compared beyond the packed ones).
                         if length < 8:
                             packed |= np.uint64(byte) << np.uint64(8 * length)
-                        scratch[min(length, max_word)] = byte
+                        else:
+                            scratch[min(length, max_word)] = byte
                         length += 1
-                    i += 1
+                    elif byte == SPACE:
+                        break
+                    elif byte == OTHER:
+                        # A character of the table (odd_runs took the rest): whitespace ends the
+                        # word (or is skipped before one), a kept one adds its lowercase bytes.
+                        cp, size = utf8_char(b, i, stop)
+                        how = kind[cp]
+                        if how == SPACE:
+                            if length:
+                                break
+                        elif how == KEEP:
+                            for j in range(kind_offsets[cp], kind_offsets[cp + 1]):
+                                if length < 8:
+                                    packed |= np.uint64(kind_bytes[j]) << np.uint64(8 * length)
+                                else:
+                                    scratch[min(length, max_word)] = kind_bytes[j]
+                                length += 1
+                        i += size
+                        continue
+                    i += one
                 if length == 0:
                     continue
                 single = -1
                 if length <= max_word:
                     # The word table: equal first 8 bytes and length decide a word of up to 8
                     # bytes; a longer one compares the rest.
-                    slot = word_slot(scratch, 0, length, packed, mask)
+                    slot = word_slot(scratch, 0, length, packed, shift)
                     while word_table[slot, 2] != 0:
                         if word_table[slot, 0] == packed and np.int64(word_table[slot, 1]) == length:
                             w = np.int64(word_table[slot, 2]) - 1
@@ -522,19 +606,18 @@ def ngram_scan(b, off, cls, lower,
                 run += 1
                 if run < n:
                     continue
-                # A window of n known words ending here: find its key, confirm each candidate.
+                # A window of n known words ending here: find its key, confirm the gram's ids.
                 lo_k = 0
                 hi_k = n_keys
                 while lo_k < hi_k:
                     mid = (lo_k + hi_k) >> 1
-                    if sorted_keys[mid] < key:
+                    if gram_keys[mid] < key:
                         lo_k = mid + 1
                     else:
                         hi_k = mid
                 p = lo_k
-                while p < n_keys and sorted_keys[p] == key:
-                    w = order[p]
-                    b0 = window_start[w]
+                while p < n_keys and gram_keys[p] == key:
+                    b0 = window_start[gram_windows[gram_offsets[p]]]
                     same = True
                     r = head
                     for j in range(n):
@@ -545,13 +628,19 @@ def ngram_scan(b, off, cls, lower,
                         if r == n:
                             r = 0
                     if same:
-                        window_hit[w] = 1
-                        item = window_item[w]
-                        if item_last[item] != t:
-                            item_last[item] = t
-                            if item_count[item] < listed:
-                                item_first[item, item_count[item]] = t
-                            item_count[item] += 1
+                        # Once per text and gram, however often the text repeats it.
+                        if gram_last[p] != t:
+                            gram_last[p] = t
+                            for q in range(gram_offsets[p], gram_offsets[p + 1]):
+                                w = gram_windows[q]
+                                window_hit[w] = 1
+                                item = window_item[w]
+                                if item_last[item] != t:
+                                    item_last[item] = t
+                                    if item_count[item] < listed:
+                                        item_first[item, item_count[item]] = t
+                                    item_count[item] += 1
+                        break
                     p += 1
     return words
 

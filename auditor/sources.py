@@ -323,7 +323,8 @@ class _Counted:
             raise AuditorError("bad_format", f"{self.name}: byte {self.offset + nul} is a NUL byte: the file is binary "
                                "or UTF-16/UTF-32 text, not UTF-8.",
                                "Re-encode it as UTF-8 (e.g. iconv -f UTF-16 -t UTF-8), or check it is the right file.")
-        self.budget.take(len(data), data.count(self.marker), self.name)
+        # Records are estimated only where the budget binds (a streamed corpus is not held).
+        self.budget.take(len(data), data.count(self.marker) if self.budget.limited else 0, self.name)
         self.offset += len(data)
         return data
 

@@ -109,7 +109,12 @@ def _arrow_texts(b: np.ndarray, ends: np.ndarray, parse) -> pa.Array | None:
     if table.num_rows != records:
         return None
     column = table.column(0)
-    return column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    try:
+        column.validate(full=True)      # Arrow's JSON reader passes bad UTF-8 inside strings through
+    except pa.ArrowInvalid:
+        return None
+    return column
 
 
 def _row_texts(rows, field: str, first_row: int) -> list:

@@ -2,15 +2,21 @@
 
 The definition is ``auditor.contamination.tokenize``: lowercase, delete every character that is
 neither alphanumeric nor whitespace (and "_"), split on whitespace (``str.split()``). The compiled
-scan (``kernels.ngram_scan``) gives exactly its words, because splitting on ASCII whitespace first
-changes nothing (Python's lowercasing and deletion look no further than a word; whitespace ends a
-word for the final-sigma rule too). So each text's UTF-8 bytes are cut at ASCII whitespace into
-runs, and
+scan (``kernels.ngram_scan``) gives exactly its words one character at a time, because Python's
+lowercasing and deletion look at one character alone, with a single exception: capital sigma,
+whose lowercase depends on the letters around it, up to the nearest whitespace. So each text's
+UTF-8 bytes are read once, and
 
-- an ASCII run (nearly all of them) is one word or none: its letters and digits, lowercased
-  (``_CLASS`` and ``_LOWER``, one table lookup per byte in the scan), looked up in ``word_table``;
-- a run with a non-ASCII byte goes through the definition itself (``odd_runs``): it may hold
-  Unicode whitespace or punctuation, and Unicode lowercasing has its own rules.
+- an ASCII byte is a letter or digit kept lowercased, whitespace, or deleted (``_CLASS`` and
+  ``_LOWER``, one table lookup per byte);
+- any other character up to U+2FFFF (emoji and CJK extensions included) is looked up in
+  ``unicode_table`` (what the definition does to it alone, computed from this Python's own
+  ``str.lower`` and ``PUNCT`` once per process);
+- a run between ASCII whitespace that holds a character the table cannot take (capital sigma, a
+  character beyond U+2FFFF, a lone surrogate) goes through the definition itself (``odd_runs``):
+  whitespace ends every context it depends on.
+
+Each word's bytes are then looked up in the benchmark's vocabulary (``word_table``).
 
 Small batches skip the compiled code (numba's start-up) and take the definition text by text
 (``token_ids``). Words are bytes (UTF-8; a lone surrogate, which ``json.loads`` can produce, is
@@ -19,6 +25,7 @@ per word where the batch is large.
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -29,13 +36,17 @@ import pyarrow.compute as pc
 # Every character that is neither a word character nor whitespace, and underscores: re's \s is
 # str.isspace(), the set str.split() splits on.
 PUNCT = re.compile(r"[^\w\s]+|_+")
-_DELETE, _KEEP, _SPACE, _NON_ASCII = 0, 1, 2, 3
-_CLASS = np.full(256, _NON_ASCII, dtype=np.uint8)
+# A byte's class, and a character's kind in the Unicode table (the compiled scan's DELETE, KEEP,
+# SPACE, OTHER): _OTHER is a non-ASCII byte, or a character the table cannot decide alone.
+_DELETE, _KEEP, _SPACE, _OTHER = 0, 1, 2, 3
+_CLASS = np.full(256, _OTHER, dtype=np.uint8)
 for _c in range(128):
     _ch = chr(_c)
     _CLASS[_c] = _KEEP if _ch.isalnum() else _SPACE if _ch.isspace() else _DELETE
 SMALL_BYTES = 256 * 1024      # batches below this are tokenised text by text (see token_ids)
-_LOWER = np.arange(256, dtype=np.uint8)
+# The compiled scan's one lookup per byte: a kept byte's lowercase (all >= "0"), or its class
+# (_DELETE, _SPACE, _OTHER).
+_LOWER = np.where(_CLASS == _KEEP, np.arange(256), _CLASS).astype(np.uint8)
 _LOWER[ord("A"):ord("Z") + 1] += 32
 
 
@@ -49,6 +60,14 @@ def as_string_array(texts) -> pa.Array:
             texts = pa.array(texts, pa.string())
         except UnicodeEncodeError:
             texts = pa.array([t.encode("utf-8", "surrogatepass") if t else b"" for t in texts], pa.binary())
+    elif not pa.types.is_binary(texts.type):
+        # A reader's strings (a Parquet column, say) are not always checked: the scan needs UTF-8.
+        try:
+            texts.validate(full=True)
+        except pa.ArrowInvalid as exc:
+            from .errors import AuditorError
+            raise AuditorError("bad_format", f"A text of the corpus is not valid UTF-8 ({exc}).",
+                               "Re-encode the corpus as UTF-8, or fix the rows that hold other bytes.") from None
     if pa.types.is_large_string(texts.type) or pa.types.is_string_view(texts.type):
         texts = texts.cast(pa.string())
     if texts.null_count:
@@ -122,21 +141,98 @@ def word_table(vocab: pa.Array) -> WordTable:
     return WordTable(data=data, offsets=offsets, slots=slots, longest=longest)
 
 
-def odd_runs(b: np.ndarray, off: np.ndarray, vocab: pa.Array):
-    """The batch's runs with a non-ASCII byte (see ``tokens``), tokenised by the definition, as the
-    compiled scan takes them: (first byte, end, each run's first id in ``ids``, ids (-1: not in vocab))."""
+@dataclass(frozen=True)
+class OddRuns:
+    """What the compiled scan takes from outside for one batch: the Unicode table (``unicode_table``,
+    with planes 1-2 when the batch holds a 4-byte character), and the runs (between ASCII
+    whitespace) holding a character that table cannot take, tokenised by the definition: run k is
+    b[starts[k]:ends[k]], its word ids ids[id_offsets[k]:id_offsets[k + 1]] (-1: not in vocab)."""
+    table: "UnicodeTable"
+    starts: np.ndarray
+    ends: np.ndarray
+    id_offsets: np.ndarray
+    ids: np.ndarray
+
+
+ODD_PART = 1 << 20      # bytes whose non-ASCII positions are listed at a time (8 bytes per position)
+
+
+def odd_runs(b: np.ndarray, off: np.ndarray, vocab: pa.Array) -> OddRuns:
     from .kernels import odd_runs as find_runs
-    non_ascii = np.flatnonzero(b >= 128)
-    starts = np.empty(non_ascii.size, dtype=np.int64)
-    ends = np.empty(non_ascii.size, dtype=np.int64)
-    count = find_runs(b, off, _CLASS, non_ascii, starts, ends) if non_ascii.size else 0
+    table = unicode_table()
+    room = b.size // 64 + 64           # runs found at most; more room and again when it is not enough
+    while True:
+        starts, ends = np.empty(room, dtype=np.int64), np.empty(room, dtype=np.int64)
+        state = np.array([0, -1, 0, 0], dtype=np.int64)
+        fits = all(find_runs(b, off, _CLASS, table.kind, np.flatnonzero(b[lo:lo + ODD_PART] >= 128) + lo,
+                             starts, ends, state) for lo in range(0, b.size, ODD_PART))
+        if state[3] and table.kind.size < ASTRAL_END:
+            table = unicode_table(astral=True)
+        elif not fits:
+            room *= 4
+        else:
+            break
+    count = int(state[2])
     starts, ends = starts[:count], ends[:count]
     if not count:
-        return starts, ends, np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        return OddRuns(table, starts, ends, np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64))
     run_counts, words = _run_words(b, starts, ends)
     id_offsets = np.zeros(count + 1, dtype=np.int64)
     np.cumsum(run_counts, out=id_offsets[1:])
-    return starts, ends, id_offsets, _lookup(words, vocab)
+    return OddRuns(table, starts, ends, id_offsets, _lookup(words, vocab))
+
+
+@dataclass(frozen=True)
+class UnicodeTable:
+    """Per code point below ``kind.size`` (U+10000, or U+30000 with planes 1-2: emoji, CJK
+    extensions), what the definition does to the character alone: ``kind`` 0 deleted, 1 kept as the
+    bytes ``lowered[offsets[cp]:offsets[cp + 1]]`` (its lowercase, UTF-8, deletions done),
+    2 whitespace, 3 not decided alone (see the module docstring)."""
+    kind: np.ndarray
+    offsets: np.ndarray
+    lowered: np.ndarray
+
+
+ASTRAL_END = 0x30000        # planes 1-2 join the table when a batch holds a 4-byte character
+
+
+@functools.cache
+def unicode_table(astral: bool = False) -> UnicodeTable:
+    """The table up to U+FFFF (``astral``: up to U+2FFFF), built once per process (planes 1-2 only
+    when first needed: they cost more than the rest)."""
+    parts = [_unicode_part(0, 0x10000)] + ([_unicode_part(0x10000, ASTRAL_END)] if astral else [])
+    lengths = np.concatenate([p[1] for p in parts])
+    offsets = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return UnicodeTable(kind=np.concatenate([p[0] for p in parts]), offsets=offsets,
+                        lowered=np.concatenate([p[2] for p in parts]))
+
+
+@functools.cache
+def _unicode_part(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(kind, lengths, lowered bytes) of code points lo..hi-1, from this Python's ``str.lower``,
+    ``PUNCT`` and whitespace (so it follows its Unicode version), all characters at once: joined
+    by "0", which every step keeps as it is, no other character's lowercase contains, and no
+    UTF-8 sequence holds as a byte."""
+    codes = np.arange(max(lo, 128), hi)
+    codes = codes[((codes < 0xD800) | (codes >= 0xE000)) & (codes != 0x3A3)]   # surrogates; capital sigma
+    done = PUNCT.sub("", "0".join(map(chr, codes.tolist())).lower())
+    chars = np.frombuffer(done.encode("utf-32-le"), dtype=np.uint32)
+    space = np.zeros(chars.size, dtype=bool)
+    space[[m.start() for m in re.finditer(r"\s", done)]] = True         # re's \s is str.isspace()
+    cut = chars == ord("0")
+    assert np.count_nonzero(cut) == codes.size - 1
+    part = np.cumsum(cut)[~cut]                     # each remaining character's code point (by position)
+    n_chars = np.bincount(part, minlength=codes.size)
+    n_space = np.bincount(part, weights=space[~cut], minlength=codes.size)
+    kind = np.full(hi - lo, _OTHER, dtype=np.uint8)
+    kind[codes - lo] = np.where(n_chars == 0, _DELETE, np.where(n_space == n_chars, _SPACE,
+                                                                np.where(n_space == 0, _KEEP, _OTHER)))
+    data = np.frombuffer(done.encode("utf-8"), dtype=np.uint8)
+    cut = data == ord("0")
+    lengths = np.zeros(hi - lo, dtype=np.int64)
+    lengths[codes - lo] = np.bincount(np.cumsum(cut)[~cut], minlength=codes.size)
+    return kind, lengths, data[~cut]
 
 
 def _run_words(b: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, pa.BinaryArray]:
@@ -144,8 +240,8 @@ def _run_words(b: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.
     byte and no ASCII whitespace, by the definition. Joined by "\n" they are lowercased and cleaned
     as one string (Python's lowercasing looks no further than a word) and split apart again, so each
     run gets exactly its reference words."""
-    raw = b.tobytes()
-    joined = "\n".join([raw[lo:hi].decode("utf-8", "surrogatepass") for lo, hi in zip(starts.tolist(), ends.tolist())])
+    raw = memoryview(b)            # runs are sliced from the batch's buffer, not from a copy of it
+    joined = "\n".join([str(raw[lo:hi], "utf-8", "surrogatepass") for lo, hi in zip(starts.tolist(), ends.tolist())])
     per_run = [part.split() for part in PUNCT.sub("", joined.lower()).split("\n")]
     counts = np.fromiter(map(len, per_run), dtype=np.int64, count=len(per_run))
     return counts, binary_array([w.encode("utf-8", "surrogatepass") for run in per_run for w in run])

@@ -14,6 +14,8 @@
    with the 164 HumanEval prompts planted once in the last copy. Each size runs as its own
    ``auditor contamination CORPUS --benchmark humaneval`` process; the table gives MB/s
    and that process's peak RSS, which should not grow with the corpus.
+3. A benchmark whose 2,000 items share a 13-word template, against texts that hold it: the cost of
+   a gram many items share (one confirmation, then each item credited once per text).
 """
 from __future__ import annotations
 
@@ -133,6 +135,28 @@ def streaming(data: Path, sizes: list[float]) -> list[str]:
     return rows + [f"Start-up (the same process on a {tiny_mb:.1f} MB corpus, best of 3): {startup:.2f} s.", ""]
 
 
+def shared_template(texts: int) -> list[str]:
+    """A benchmark of 2,000 items that open with one 13-word template (as multiple-choice prompts
+    do) against ``texts`` corpus texts that hold it twice: every hit is a gram 2,000 items share.
+    Times the compiled scan of the corpus, one batch (``scan_batch``), after a warm-up."""
+    import random
+    from auditor.contamination import build_index, scan_batch
+    rng = random.Random(0)
+    words = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho".split()
+    template = "the following is a multiple choice question about the subject please answer it"
+    bench = [template + " " + " ".join(rng.choice(words) for _ in range(20)) for _ in range(2000)]
+    corpus = [f"{template} and again {template} " + " ".join(rng.choice(words) for _ in range(40))
+              for _ in range(texts)]
+    index = build_index(bench, 13)
+    scan_batch(index, corpus[:2000], compiled=True)
+    t0 = time.perf_counter()
+    scanned = scan_batch(index, corpus, compiled=True)
+    seconds = time.perf_counter() - t0
+    return ["## A benchmark whose items share a template", "",
+            f"{texts:,} corpus texts, each holding the 13-word template all 2,000 items open with: "
+            f"{seconds:.2f} s, {int((scanned.item_count > 0).sum()):,} items matched.", ""]
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data", type=data_dir, default=DEFAULT_DATA, help="a data directory, or 'bundled'")
@@ -143,6 +167,7 @@ def main() -> int:
     out = ["# Contamination benchmark", ""]
     out += gsm8k_in_train(args.data, 1 if args.quick else 3)
     out += streaming(args.data, sizes)
+    out += shared_template(2_000 if args.quick else 50_000)
     print("\n".join(out))
     return 0
 

@@ -44,6 +44,7 @@ def test_quick_contamination_benchmark_finds_what_it_planted():
     assert sum("[581, 602, 632]" in line for line in rows) == 2, out
     streamed = [line for line in rows if line.endswith("of 164 |")]
     assert len(streamed) == 2 and all("| 164 of 164 |" in line for line in streamed), out
+    assert "2,000 items matched" in out, out        # every item opens with the template the texts hold
 
 
 @pytest.mark.slow

@@ -79,7 +79,7 @@ def pins(name: str) -> dict[str, str]:
         line = line.split("#")[0].strip()
         if not line or line.startswith("-"):
             continue
-        match = re.fullmatch(r"([A-Za-z0-9][A-Za-z0-9._-]*)==([0-9][^\s;]*)", line)
+        match = re.fullmatch(r"([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[A-Za-z0-9._,-]+\])?==([0-9][^\s;]*)", line)  # extras allowed
         assert match, f"{name}: {line!r} is not pinned as name==version"
         out[norm(match[1])] = match[2]
     return out

@@ -71,6 +71,41 @@ def test_compiled_scan_equals_the_reference(monkeypatch, texts, n):
     assert scanned(index, corpus) == reference_matches(bench, corpus, n)
 
 
+@pytest.mark.parametrize("n", [1, 2, 3, 5])
+def test_grams_group_exactly_the_windows_with_equal_ids(monkeypatch, n):
+    """``_grams`` against a dictionary of id tuples: one gram per distinct window, its windows
+    ascending, keys ascending; with the multiplier 1, reordered windows collide on their key."""
+    rng = np.random.default_rng(n)
+    ids = rng.integers(0, 4, 3000)
+    starts = np.sort(rng.choice(ids.size - n, 1500, replace=False))
+    for mul in (contamination._MUL, np.uint64(1)):
+        monkeypatch.setattr(contamination, "_MUL", mul)
+        keys, offsets, windows = contamination._grams(ids, starts, n)
+        expected: dict[tuple, list] = {}
+        for w, s0 in enumerate(starts.tolist()):
+            expected.setdefault(tuple(ids[s0:s0 + n].tolist()), []).append(w)
+        got = [windows[offsets[g]:offsets[g + 1]].tolist() for g in range(keys.size)]
+        assert sorted(got) == sorted(expected.values())
+        assert np.all(keys[1:] >= keys[:-1]) and offsets[-1] == starts.size
+        assert keys.tolist() == contamination._keys(ids, starts[windows[offsets[:-1]]], n).tolist()
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+@pytest.mark.parametrize("n", [1, 3])
+def test_colliding_keys_and_shared_grams(monkeypatch, texts, compiled, n):
+    """With the key's multiplier set to 1 a window's key is the sum of its ids, so every reordering
+    of a window's words collides (n = 3): grams sharing a key must still be told apart by their
+    ids. At n = 1 and 3 many benchmark items share each gram (one confirmation credits them all)."""
+    monkeypatch.setattr(contamination, "_MUL", np.uint64(1))
+    bench, corpus = texts
+    corpus = corpus[:300] + corpus[-40:] + [" ".join(reversed(t.split())) for t in bench[:30]]
+    index = build_index(bench, n)
+    assert n == 1 or index.gram_keys.size > np.unique(index.gram_keys).size      # collisions happened
+    assert index.gram_keys.size < index.window_item.size              # and shared grams
+    monkeypatch.setattr(wordtokens, "SMALL_BYTES", 0 if compiled else 1 << 40)
+    assert scanned(index, corpus) == reference_matches(bench, corpus, n)
+
+
 @pytest.mark.parametrize("compiled, copies", [(True, 20_000), (False, 150)])
 def test_a_corpus_repeating_the_benchmark_costs_memory_of_the_benchmark(monkeypatch, texts, compiled, copies):
     """n = 1 and a corpus that is one common word over and over: every text matches every benchmark

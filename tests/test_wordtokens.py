@@ -58,6 +58,37 @@ def test_edge_cases():
     check_words(EDGE_CASES)
 
 
+def test_every_character_up_to_u_ffff():
+    """The compiled scan's Unicode table against the definition, character by character, alone and
+    between letters, spaces and capital sigma (whose lowercase depends on its neighbours)."""
+    chars = [chr(c) for c in range(128, 0x10000)]
+    texts = []
+    for lo in range(0, len(chars), 48):
+        part = chars[lo:lo + 48]
+        texts += [" ".join(part), "A" + "b".join(part) + "Z", "x" + "".join(part) + " Σ" + "Σ ".join(part[:8])]
+    check_words(texts)
+
+
+def test_characters_beyond_u_ffff():
+    """Planes 1-2 join the table when a batch holds a 4-byte character: cased scripts (Deseret,
+    Adlam), emoji with skin tones, mathematical letters, CJK extension B, and characters past the
+    table (plane 3 and beyond, which the definition takes run by run)."""
+    cased = list(range(0x10400, 0x10450)) + list(range(0x1E900, 0x1E960))
+    codes = cased + list(range(0x10000, 0x30000, 7)) + [0x30000, 0x3134A, 0xE0061, 0xF0000, 0x10FFFD]
+    chars = [chr(c) for c in codes]
+    texts = ["the 👍🏽 cat😀sat 𝐛𝐨𝐥𝐝 𠀀𠀁 ΑΣ"]
+    for lo in range(0, len(chars), 48):
+        part = chars[lo:lo + 48]
+        texts += [" ".join(part), "A" + "b".join(part) + "Z", "x" + "".join(part) + " é"]
+    check_words(texts)
+    # The table takes planes 1-2 itself: only the runs with capital sigma or a plane-3 character
+    # go to the definition.
+    b, off = wordtokens.batch_bytes(wordtokens.as_string_array(["the 👍🏽 cat😀sat 𝐛𝐨𝐥𝐝 𠀀𠀁 ΑΣ x\U00030000y z"]))
+    odd = wordtokens.odd_runs(b, off, build_index(["placeholder"], 1).vocab)
+    assert odd.table.kind.size == wordtokens.ASTRAL_END
+    assert [b[lo:hi].tobytes().decode() for lo, hi in zip(odd.starts, odd.ends)] == ["ΑΣ", "x\U00030000y"]
+
+
 def test_small_batches_take_the_definition():
     check_words(EDGE_CASES, compiled=False)
 
@@ -87,6 +118,43 @@ def test_token_ids_match_a_dictionary_lookup():
     ids, counts = wordtokens.token_ids(texts, pa.array([w.encode() for w in vocab], pa.binary()))
     expected = [vocab.index(w) if w in vocab else -1 for t in texts for w in tokenize(t)]
     assert ids.tolist() == expected and counts.tolist() == [len(tokenize(t)) for t in texts]
+
+
+def test_many_runs_for_the_definition():
+    """More runs the table cannot take (capital sigma) than the first allocation holds."""
+    check_words(["Σ " * 30_000 + "the ΑΣ cat", "aΣb " * 2_000])
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_bad_utf8_past_the_first_rows_is_a_clear_error(tmp_path, monkeypatch, compiled):
+    """Arrow's JSON reader passes bad UTF-8 inside a string through: the block goes to the row
+    reader, whose error names the line (never a traceback from the scan)."""
+    from auditor import contamination as contamination_module
+    monkeypatch.setattr(contamination_module, "COMPILED_MIN_BYTES", 0 if compiled else 1 << 40)
+    lines = [json.dumps({"text": f"row {i} of the corpus, plain words"}).encode() for i in range(40_000)]
+    lines[30_000] = b'{"text": "a\xff b"}'
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    with pytest.raises(AuditorError) as err:
+        contamination(str(path), "humaneval")
+    assert err.value.code == "bad_format" and "UTF-8" in err.value.message and "line 30001" in err.value.message
+
+
+def test_bad_utf8_in_a_parquet_column_is_a_clear_error(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    good = [f"row {i} with words".encode() for i in range(3000)]
+    raw = good[:2000] + [b"a\xff b"] + good[2000:]
+    offsets = np.r_[0, np.cumsum([len(r) for r in raw])].astype(np.int32)
+    column = pa.Array.from_buffers(pa.string(), len(raw), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(raw))])
+    pq.write_table(pa.table({"text": column}), tmp_path / "bad.parquet")
+    with pytest.raises(AuditorError) as err:
+        contamination(str(tmp_path / "bad.parquet"), "humaneval")
+    assert err.value.code == "bad_format" and "utf-8" in err.value.message.lower()
+    # The scan's own check, for a reader that hands it such a column (the Ray engine's Parquet reader).
+    with pytest.raises(AuditorError) as err:
+        scan_batch(build_index(["row with words"], 1), column)
+    assert err.value.code == "bad_format" and "UTF-8" in err.value.message
 
 
 def write_jsonl(path, lines):

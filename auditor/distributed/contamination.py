@@ -29,7 +29,7 @@ import pyarrow as pa
 
 from ..contamination import ContaminationResult, HitSet, _benchmark_texts, build_index, choose_n, scan_batch
 from ..errors import AuditorError
-from .runtime import list_shards, ray_session, read_dataset, run
+from .runtime import list_shards, ray_session, read_dataset, run, shown_uri
 
 BATCH_ROWS = 16384          # rows per scanned batch (Parquet; a JSONL block is at most 8 MiB): memory per task
 SHARD_FILE_VERSION = 2          # 2: a shard's matches reduced to a HitSet (bounded by the benchmark)
@@ -91,7 +91,7 @@ def ray_contamination(corpus, benchmark: str, *, corpus_text=None, benchmark_con
     from ..sources import display_name
     # As the local engine shows a local source: its name, never this machine's folders.
     local = "://" not in corpus or corpus.startswith("file://")
-    info = {"source": display_name(corpus.removeprefix("file://")) if local else corpus, "config": None, "split": None,
+    info = {"source": display_name(corpus.removeprefix("file://")) if local else shown_uri(corpus), "config": None, "split": None,
             "text": field}
     run_progress.done()
     return ContaminationResult(corpus=info, benchmark=bench_info, n=index.n, items=join.hits.items(index),

@@ -398,13 +398,13 @@ def a_shards(source: str, split) -> tuple[object, list, str | None]:
     test-00000.parquet act as splits, chosen as the local loader chooses (``sources._load_local``)."""
     from ..sources import _split_name
     from ..table import choose_split
-    from .runtime import RECORD_FORMATS, list_shards
+    from .runtime import RECORD_FORMATS, list_shards, shown_uri
     filesystem, shards = list_shards(source, RECORD_FORMATS)
     by_split: dict = {}
     for shard in shards:
         by_split.setdefault(_split_name(PurePosixPath(shard.path)), []).append(shard)
     if split is not None or (len(shards) > 1 and len(by_split) > 1 and {"train", "test"} & set(by_split)):
-        split, _ = choose_split(split, sorted(by_split), f"{source!r}")
+        split, _ = choose_split(split, sorted(by_split), repr(shown_uri(source)))
         shards = [replace(s, index=i) for i, s in enumerate(by_split[split])]
     return filesystem, shards, split
 
@@ -447,7 +447,7 @@ def ray_leak(a, b, *, settings=None, split_a=None, config_a=None, max_rows=None,
     from ..roles import combine_folds, fingerprint_of, resolve_roles
     from ..settings import SourceSpec
     from ..sources import display_name
-    from .runtime import ROLE_SAMPLE, map_shards, ray_session, run
+    from .runtime import ROLE_SAMPLE, map_shards, ray_session, run, shown_uri
     settings = (settings or LeakSettings()).validated()
     if settings.near.method == "lsh":
         raise AuditorError("usage", "--engine ray searches near duplicates exactly: --method lsh does not apply.",
@@ -545,7 +545,7 @@ def ray_leak(a, b, *, settings=None, split_a=None, config_a=None, max_rows=None,
     counts["near_duplicate"] = add_near_matches(near, add, matches)
     named = {r for m in matches.values() for k in MATCH_KINDS for r in m.get(k, ())}
     # As the local engine shows a local source: its name, never this machine's folders.
-    shown = display_name(source.removeprefix("file://")) if local else source
+    shown = display_name(source.removeprefix("file://")) if local else shown_uri(source)
     table = StreamedTable(source=shown, split=split, files=tuple(PurePosixPath(s.path).name for s in shards))
     side_a = StreamedSide(table, roles_a, StreamedFields({r: texts.get(r) for r in sorted(named)}),
                           fingerprint_of(fold, roles_a), total)

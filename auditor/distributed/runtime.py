@@ -7,7 +7,10 @@ it started itself (a caller's own ``ray.init``, e.g. a test fixture's, is left r
 ``read_dataset(source, text_field)`` reads globs and directories of JSONL / JSON / Parquet shards,
 plain or compressed (.gz, .bz2, .zst, .lz4, .br: whatever Arrow infers from the name), and any
 ``scheme://`` URI that pyarrow or fsspec understands (s3://, gs://, hf://, file://), with Ray Data's
-file-based reader. Each shard is read whole by one read task, in shard order (local shards sorted
+file-based reader. A URI's glob (``*``, ``**``, ``[...]``; ``?`` starts pyarrow's query options, e.g.
+``?endpoint_override=HOST:PORT``) is matched against one listing by the filesystem that reads the
+shards, so it needs no further package (no s3fs); reports show a URI without credentials or options.
+Each shard is read whole by one read task, in shard order (local shards sorted
 as the local engine sorts them), so a row's position is fixed: the dataset's columns are
 
 - ``text``: the text field, as the local engine reads it (``auditor.roles.as_text``);
@@ -42,6 +45,8 @@ _FORMATS = ((".jsonl", "jsonl"), (".ndjson", "jsonl"), (".json", "json"), (".par
 # Whole records (``record_batches``, the leak engine's reader) also come from CSV and TSV, as locally.
 RECORD_FORMATS = _FORMATS + ((".csv", "csv"), (".tsv", "tsv"))
 _URI = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://")
+# A URI as shown: without user:secret@ and ?query (pyarrow's credentials and options).
+_SHOWN = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)(?:[^/@?]*@)?([^?#]*).*$", re.DOTALL)
 INSTALL_HINT = 'Install the Ray extra: pip install "dataset-integrity-auditor[ray]" (or .[ray] in a checkout).'
 
 
@@ -117,28 +122,81 @@ def shard_format(name: str, formats: tuple = _FORMATS) -> str | None:
     return None
 
 
+def shown_uri(source: str) -> str:
+    """A source as reports and messages show it: a URI without its credentials (``user:secret@``) and
+    query options (``?endpoint_override=...``), which summary.json must never carry."""
+    if not _URI.match(source) or source.startswith("file://"):
+        return source
+    return _SHOWN.sub(r"\1\2", source)
+
+
+def _split_glob(source: str) -> tuple[str, str]:
+    """(the URI up to the last folder before its first glob component, with its query; the
+    components from there on). ``?`` in a URI starts its query (as pyarrow reads it), so the glob
+    characters of a URI are ``*`` and ``[...]``."""
+    from urllib.parse import urlsplit, urlunsplit
+    parts = urlsplit(source)
+    components = parts.path.split("/")
+    first = next((k for k, c in enumerate(components) if any(ch in c for ch in "*[")), None)
+    if first is None:
+        return source, ""
+    base = "/".join(components[:first]) or "/"
+    return urlunsplit(parts._replace(path=base)), "/".join(components[first:])
+
+
 def _filesystem(source: str):
     """(pyarrow filesystem, path within it, is_uri) for a source string."""
     from pyarrow import fs as pafs
     if not _URI.match(source) or source.startswith("file://"):
         local = source[len("file://"):] if source.startswith("file://") else source
         return pafs.LocalFileSystem(), os.path.expanduser(local), False
+    # The filesystem is resolved from the URI's folder part, so a glob (which neither resolver
+    # parses) is matched against that folder's listing, by the same filesystem that reads the shards.
+    shown = shown_uri(source)
+    try:
+        base, pattern = _split_glob(source)
+    except ValueError as exc:       # e.g. "[" in the bucket's name
+        raise AuditorError("usage", f"{shown!r}: not a URI ({exc}).", "Check the URI.") from None
     # Two resolvers, tried in order: pyarrow's own filesystems (s3, gs, hdfs), then fsspec's (hf
     # and the rest). Neither is a stand-in for the other: a URI neither opens is refused with both
     # reasons, so a credentials or typo problem is never reported as "unknown scheme".
     try:
-        filesystem, path = pafs.FileSystem.from_uri(source)
-        return filesystem, path, True
+        filesystem, path = pafs.FileSystem.from_uri(base)
+        return filesystem, _join(path, pattern), True
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError) as exc:
-        arrow_reason = f"pyarrow: {exc}"
+        arrow_reason = f"pyarrow: {str(exc).replace(base, shown_uri(base))}"     # never the URI's secrets
+    except OSError as exc:      # e.g. S3's region lookup for the bucket: unreachable, or no such bucket
+        raise AuditorError("not_found", f"Cannot open {shown!r}: {exc}",
+                           "Check the URI, the network and the credentials (for S3: AWS_ENDPOINT_URL, "
+                           "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION).") from None
     try:
         import fsspec
-        fs, path = fsspec.core.url_to_fs(source)
+        fs, path = fsspec.core.url_to_fs(base)
     except (ImportError, ValueError) as exc:
-        raise AuditorError("usage", f"{source!r}: no filesystem for this URI ({arrow_reason}; fsspec: {exc}).",
+        raise AuditorError("usage", f"{shown!r}: no filesystem for this URI ({arrow_reason}; fsspec: {exc}).",
                            "Use a local path, or a URI pyarrow or fsspec understands (s3://, gs://, hf://), "
                            "with that filesystem's package installed.") from None
-    return pafs.PyFileSystem(pafs.FSSpecHandler(fs)), path, True
+    return pafs.PyFileSystem(pafs.FSSpecHandler(fs)), _join(path, pattern), True
+
+
+def _join(path: str, pattern: str) -> str:
+    return f"{path.rstrip('/')}/{pattern}" if pattern else path
+
+
+def _glob_files(filesystem, path: str) -> list:
+    """The files under ``path``'s folder part that its glob matches (``*`` within a folder, ``**``
+    across folders, as ``glob`` and fsspec match), listed by ``filesystem`` in one recursive listing
+    (one paginated listing of the prefix on an object store); None when the folder part does not exist."""
+    from fsspec.utils import glob_translate
+    from pyarrow import fs as pafs
+    components = path.split("/")
+    first = next(k for k, c in enumerate(components) if any(ch in c for ch in "*?["))
+    base = "/".join(components[:first])
+    if filesystem.get_file_info(base).type == pafs.FileType.NotFound:
+        return None
+    matches = re.compile(glob_translate(path)).match
+    infos = filesystem.get_file_info(pafs.FileSelector(base, recursive=True))
+    return [i for i in infos if matches(i.path)]
 
 
 def list_shards(source: str, formats: tuple = _FORMATS) -> tuple[object, list[Shard]]:
@@ -147,14 +205,15 @@ def list_shards(source: str, formats: tuple = _FORMATS) -> tuple[object, list[Sh
     (suffix, format) pairs (``RECORD_FORMATS`` adds CSV and TSV)."""
     from pyarrow import fs as pafs
     filesystem, path, is_uri = _filesystem(source)
-    shown = source if is_uri else Path(path).name
+    shown = shown_uri(source) if is_uri else Path(path).name
     pattern = any(c in path for c in "*?[")
     try:
         if pattern:
             if is_uri:
-                import fsspec
-                fs, _ = fsspec.core.url_to_fs(source)
-                infos = [filesystem.get_file_info(p) for p in sorted(fs.glob(path))]
+                infos = _glob_files(filesystem, path)
+                if infos is None:
+                    raise AuditorError("not_found", f"Not found: {shown!r} (nothing at the folder part of the glob).",
+                                       "Check the bucket (or repository) and the folder before the glob.")
             else:
                 import glob
                 infos = [filesystem.get_file_info(p) for p in sorted(glob.glob(path, recursive=True))]
@@ -167,8 +226,13 @@ def list_shards(source: str, formats: tuple = _FORMATS) -> tuple[object, list[Sh
                 infos = filesystem.get_file_info(pafs.FileSelector(path, recursive=True))
             else:
                 infos = [info]
-    except OSError as exc:
-        raise AuditorError("not_found", f"Cannot list {shown!r}: {exc}", "Check the path, URI and credentials.") from None
+    except AuditorError:
+        raise
+    except Exception as exc:        # noqa: BLE001 - an fsspec filesystem raises its own client's errors
+        if not (is_uri or isinstance(exc, OSError)):
+            raise
+        raise AuditorError("not_found", f"Cannot list {shown!r}: {type(exc).__name__}: {exc}",
+                           "Check the path, the URI, the network and the credentials.") from None
     files = sorted((i for i in infos if i.type == pafs.FileType.File and shard_format(i.base_name, formats)
                     and not i.base_name.startswith((".", "_"))), key=lambda i: i.path if is_uri else Path(i.path))
     if not files:

@@ -1,0 +1,313 @@
+"""``--engine ray`` on object stores, served on 127.0.0.1 (no internet): s3:// from a local S3
+server (moto's), hf:// from the fake Hugging Face Hub (tests/hub_server.py), read through pyarrow's
+S3 filesystem and huggingface_hub's HfFileSystem (fsspec). The same shards (real GSM8K and
+HumanEval text, four GSM8K test questions planted at known rows; JSONL, JSONL.gz and Parquet) lie
+in a local folder, and each remote run equals the local engine on that folder: the same items,
+rows, records and tokens (summary.json apart from the engine block and the source's name).
+
+The endpoint reaches the driver (pyarrow, s3fs-free listing, HfFileSystem) and the Ray workers
+through the environment (AWS_ENDPOINT_URL, AWS_*; HF_ENDPOINT), set before the module's local Ray
+starts, so its workers inherit it as the CLI's own local Ray would; an S3 URI can also carry it as
+pyarrow query options (``?endpoint_override=HOST:PORT&scheme=http``), which reports never show.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+import socket
+import sys
+import urllib.request
+
+import pytest
+
+ray = pytest.importorskip("ray")
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+pafs = pytest.importorskip("pyarrow.fs")
+
+import real_data as real_data_files  # noqa: E402
+from hub_server import FakeHub  # noqa: E402
+from moto.server import ThreadedMotoServer  # noqa: E402   (pinned in requirements-dev.txt: a test peer)
+
+from auditor.contamination import contamination  # noqa: E402
+from auditor.distributed import contamination as ray_engine  # noqa: E402
+from auditor.distributed.contamination import ray_contamination  # noqa: E402
+from auditor.distributed.leak import ray_leak  # noqa: E402
+from auditor.distributed.runtime import list_shards  # noqa: E402
+from auditor.errors import AuditorError  # noqa: E402
+from auditor.leakage import LeakSettings, leak  # noqa: E402
+from auditor.settings import NearSettings  # noqa: E402
+
+BUCKET = "auditor-corpus"
+REPO_ID = "acme/corpus"
+PLANTED = {0: 3, 5: 900, 17: 1650, 42: 2100}     # GSM8K test row -> the corpus row it is planted at
+# The shards: name -> (first row, end row); JSONL, two gzip'd JSONL and Parquet.
+SHARDS = {"part-0.jsonl": (0, 800), "part-1.jsonl.gz": (800, 1500), "part-2.jsonl.gz": (1500, 2000),
+          "part-3.parquet": (2000, None)}
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """(local folder of the shards, texts in order): GSM8K train answers then HumanEval prompts,
+    with GSM8K test questions planted at PLANTED's rows."""
+    def read(rel, field):
+        return [row[field] for row in real_data_files.rows(rel)]
+    texts = read("gsm8k/train.jsonl", "answer")[:2100] + read("humaneval/HumanEval.jsonl", "prompt")
+    questions = read("gsm8k/test.jsonl", "question")
+    for item, row in PLANTED.items():
+        texts[row] = questions[item]
+    rows = [{"id": i, "text": t} for i, t in enumerate(texts)]
+    folder = tmp_path_factory.mktemp("object_store") / "corpus"
+    folder.mkdir()
+    for name, (lo, hi) in SHARDS.items():
+        part = rows[lo:hi]
+        if name.endswith(".parquet"):
+            pq.write_table(pa.Table.from_pylist(part), folder / name)
+        else:
+            data = "".join(json.dumps(r) + "\n" for r in part).encode()
+            (folder / name).write_bytes(gzip.compress(data, mtime=0) if name.endswith(".gz") else data)
+    (folder / "README.md").write_text("not a shard\n", encoding="utf-8")
+    return folder, texts
+
+
+@pytest.fixture(scope="module")
+def stores(corpus, tmp_path_factory):
+    """The local S3 server and fake Hub holding the corpus folder, and the environment that points
+    at them, set before the module's Ray starts (its workers inherit it)."""
+    folder, _ = corpus
+    s3 = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    s3.start()
+    host, port = s3.get_host_and_port()
+    hub = FakeHub(tmp_path_factory.mktemp("hub"))
+    hub.add_repo(REPO_ID, {f"data/{p.name}": p.read_bytes() for p in folder.iterdir()})
+    env = {"AWS_ENDPOINT_URL": f"http://{host}:{port}", "AWS_ACCESS_KEY_ID": "testing",
+           "AWS_SECRET_ACCESS_KEY": "testing", "AWS_REGION": "us-east-1", "AWS_EC2_METADATA_DISABLED": "true",
+           "HF_ENDPOINT": hub.start(), "HF_HUB_DISABLE_TELEMETRY": "1", "HF_UPDATE_DOWNLOAD_COUNTS": "0",
+           "HF_HOME": str(tmp_path_factory.mktemp("hf_home")), "HF_TOKEN": ""}
+    with pytest.MonkeyPatch.context() as patch:
+        for key, value in env.items():
+            patch.setenv(key, value)
+        import huggingface_hub.constants
+        # huggingface_hub reads HF_ENDPOINT once, on import: the driver may have imported it already
+        # (earlier tests do), so its endpoint and the download URL made from it are set here too.
+        patch.setattr(huggingface_hub.constants, "ENDPOINT", env["HF_ENDPOINT"])
+        patch.setattr(huggingface_hub.constants, "HUGGINGFACE_CO_URL_TEMPLATE",
+                      env["HF_ENDPOINT"] + "/{repo_id}/resolve/{revision}/{filename}")
+        from huggingface_hub import HfFileSystem
+        HfFileSystem.clear_instance_cache()
+        bucket = Bucket(pafs.S3FileSystem(endpoint_override=f"{host}:{port}", scheme="http", access_key="testing",
+                                          secret_key="testing", region="us-east-1", allow_bucket_creation=True))
+        for path in folder.iterdir():
+            bucket.put(f"corpus/{path.name}", path.read_bytes())
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        try:
+            yield {"bucket": bucket, "endpoint": f"{host}:{port}", "hub": hub}
+        finally:
+            ray.shutdown()
+            HfFileSystem.clear_instance_cache()
+            hub.stop()
+            s3.stop()
+
+
+class Bucket:
+    """BUCKET on the local S3 server, written with pyarrow's own S3 client."""
+
+    def __init__(self, s3):
+        self.s3 = s3
+        s3.create_dir(BUCKET)
+
+    def put(self, key: str, data: bytes) -> None:
+        with self.s3.open_output_stream(f"{BUCKET}/{key}", compression=None) as out:     # the bytes as they are
+            out.write(data)
+
+
+def comparable(summary: dict) -> dict:
+    """summary.json without what differs by engine and source: the engine block, the source's name."""
+    summary = json.loads(json.dumps(summary))
+    summary.pop("engine", None)
+    summary["corpus"].pop("source")
+    return summary
+
+
+def assert_equal_to_local(on_ray, local_source, source: str, shards: int) -> None:
+    summary = on_ray.summary()
+    assert summary["engine"]["name"] == "ray" and summary["engine"]["shards"] == shards
+    assert summary["corpus"]["source"] == source
+    assert comparable(summary) == comparable(contamination(str(local_source), "gsm8k").summary())
+
+
+def planted_rows(result) -> dict:
+    found = {it["benchmark_row"]: it["corpus_rows"] for it in result.items}
+    return {item: row for item, row in PLANTED.items() if row in found.get(item, ())}
+
+
+def test_listing_an_s3_folder_gives_the_local_shards(stores, corpus):
+    folder, _ = corpus
+    _, shards = list_shards(f"s3://{BUCKET}/corpus/")
+    assert [s.path for s in shards] == [f"{BUCKET}/corpus/{n}" for n in sorted(SHARDS)]     # README.md left out
+    assert [s.size for s in shards] == [(folder / n).stat().st_size for n in sorted(SHARDS)]
+    assert [s.format for s in shards] == ["jsonl", "jsonl", "jsonl", "parquet"]
+
+
+def test_an_s3_folder_equals_local_and_finds_the_planted_items(stores, corpus):
+    folder, texts = corpus
+    result = ray_contamination(f"s3://{BUCKET}/corpus/", "gsm8k", quiet=True)
+    assert planted_rows(result) == PLANTED                   # ground truth: every planted question at its row
+    assert result.summary()["corpus"]["records"] == len(texts)
+    assert_equal_to_local(result, folder, f"s3://{BUCKET}/corpus/", 4)
+
+
+def test_an_s3_glob_equals_the_local_glob(stores, corpus, monkeypatch):
+    folder, _ = corpus
+    monkeypatch.setitem(sys.modules, "s3fs", None)      # the glob is matched without fsspec's S3 (not a dependency)
+    result = ray_contamination(f"s3://{BUCKET}/corpus/*.jsonl.gz", "gsm8k", quiet=True)
+    # Rows 800-1999 only, numbered from the first matched shard's first row.
+    found = {it["benchmark_row"]: it["corpus_rows"] for it in result.items}
+    assert 900 - 800 in found[5] and 1650 - 800 in found[17] and 0 not in found and 42 not in found
+    assert_equal_to_local(result, folder / "*.jsonl.gz", f"s3://{BUCKET}/corpus/*.jsonl.gz", 2)
+
+
+def test_one_s3_shard_equals_local(stores, corpus):
+    folder, _ = corpus
+    result = ray_contamination(f"s3://{BUCKET}/corpus/part-3.parquet", "gsm8k", quiet=True)
+    assert 2100 - 2000 in next(it for it in result.items if it["benchmark_row"] == 42)["corpus_rows"]
+    assert_equal_to_local(result, folder / "part-3.parquet", f"s3://{BUCKET}/corpus/part-3.parquet", 1)
+
+
+def test_the_endpoint_and_credentials_in_the_uri_are_used_and_never_shown(stores, corpus, monkeypatch):
+    """pyarrow's S3 URI options (endpoint, credentials) with a glob before them: the driver finds
+    the server by the URI alone, and the report shows the URI without either."""
+    folder, _ = corpus
+    monkeypatch.delenv("AWS_ENDPOINT_URL")
+    monkeypatch.setitem(sys.modules, "s3fs", None)
+    uri = f"s3://testing:secret-in-uri@{BUCKET}/corpus/part-[23]*?endpoint_override={stores['endpoint']}&scheme=http"
+    result = ray_contamination(uri, "gsm8k", quiet=True)
+    found = {it["benchmark_row"]: it["corpus_rows"] for it in result.items}
+    assert 1650 - 1500 in found[17] and 2100 - 1500 in found[42] and 5 not in found
+    assert_equal_to_local(result, folder / "part-[23]*", f"s3://{BUCKET}/corpus/part-[23]*", 2)
+    shown = json.dumps(result.summary())
+    assert "secret-in-uri" not in shown and "endpoint_override" not in shown
+
+
+def test_leak_reads_a_from_s3_as_locally(stores, corpus, real_data):
+    folder, _ = corpus
+    settings = LeakSettings(near=NearSettings(threshold=0.6))
+    test_path = str(real_data / "gsm8k/test.jsonl")
+    on_ray = ray_leak(f"s3://{BUCKET}/corpus/", test_path, settings=settings, quiet=True)
+    local = leak(str(folder), test_path, settings=settings)
+    for item, row in PLANTED.items():                        # ground truth: each planted copy is found
+        assert row in on_ray.matches[item]["identical_text"]
+    summary, expected = on_ray.summary(), local.summary()
+    assert summary["a"]["source"] == f"s3://{BUCKET}/corpus/"
+    for s in (summary, expected):
+        s.pop("engine", None)
+        s["a"].pop("source")
+    assert summary == expected
+    assert on_ray.matches == local.matches and on_ray.a.fingerprint == local.a.fingerprint
+    assert on_ray.evidence_csv() == local.evidence_csv()
+
+
+def test_an_interrupted_s3_run_resumes_by_shard_name_and_size(stores, corpus, tmp_path, monkeypatch):
+    folder, texts = corpus
+    source = f"s3://{BUCKET}/corpus/"
+    shard_dir = tmp_path / "shards"
+    monkeypatch.setenv(ray_engine.STOP_AFTER_ENV, "2")
+    with pytest.raises(KeyboardInterrupt):
+        ray_contamination(source, "gsm8k", quiet=True, shard_dir=shard_dir)
+    monkeypatch.delenv(ray_engine.STOP_AFTER_ENV)
+    resumed = ray_contamination(source, "gsm8k", quiet=True, shard_dir=shard_dir)
+    assert resumed.summary()["engine"]["shards_resumed"] == 2
+    assert_equal_to_local(resumed, folder, source, 4)
+    # An object replaced since (another size) is scanned again: the result follows its new content.
+    changed = tmp_path / "corpus"
+    shutil.copytree(folder, changed)
+    lines = (changed / "part-0.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[10] = json.dumps({"id": 10, "text": texts[PLANTED[5]] + " Again."}) + "\n"
+    (changed / "part-0.jsonl").write_text("".join(lines), encoding="utf-8")
+    stores["bucket"].put("corpus/part-0.jsonl", (changed / "part-0.jsonl").read_bytes())
+    try:
+        again = ray_contamination(source, "gsm8k", quiet=True, shard_dir=shard_dir)
+        assert again.summary()["engine"]["shards_resumed"] == 3
+        assert 10 in next(it for it in again.items if it["benchmark_row"] == 5)["corpus_rows"]
+        assert_equal_to_local(again, changed, source, 4)
+    finally:
+        stores["bucket"].put("corpus/part-0.jsonl", (folder / "part-0.jsonl").read_bytes())
+
+
+def test_s3_errors_name_the_uri(stores, corpus, tmp_path, monkeypatch):
+    folder, _ = corpus
+    for uri in ("s3://no-such-bucket/corpus/", f"s3://{BUCKET}/no-such-prefix/", f"s3://{BUCKET}/corpus/x.jsonl",
+                "s3://no-such-bucket/corpus/*.jsonl", f"s3://{BUCKET}/corpus/*.csv"):
+        with pytest.raises(AuditorError) as caught:
+            ray_contamination(uri, "gsm8k", quiet=True)
+        assert caught.value.code == "not_found" and uri in caught.value.message, (uri, caught.value.message)
+    # A truncated object is named by the shard.
+    data = (folder / "part-1.jsonl.gz").read_bytes()
+    stores["bucket"].put("bad/part-1.jsonl.gz", data[: len(data) // 2])
+    stores["bucket"].put("bad/part-0.jsonl", (folder / "part-0.jsonl").read_bytes())
+    with pytest.raises(AuditorError) as caught:
+        ray_contamination(f"s3://{BUCKET}/bad/", "gsm8k", quiet=True)
+    assert caught.value.code == "bad_format" and "part-1.jsonl.gz" in caught.value.message
+    # Credentials the server refuses (it checks them from now on: moto's reset-auth, 0 free requests).
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAWRONGWRONGWRONG1")
+    previous = reset_auth(b"0")["PREVIOUS_INITIAL_NO_AUTH_ACTION_COUNT"]
+    try:
+        with pytest.raises(AuditorError) as caught:
+            ray_contamination(f"s3://{BUCKET}/corpus/", "gsm8k", quiet=True)
+    finally:
+        reset_auth(previous.encode())
+    assert f"s3://{BUCKET}/corpus/" in caught.value.message and "ACCESS_DENIED" in caught.value.message.upper()
+
+
+def reset_auth(free_requests: bytes) -> dict:
+    """moto's switch for checking credentials: requests served before it checks them (inf: never)."""
+    request = urllib.request.Request(f"{os.environ['AWS_ENDPOINT_URL']}/moto-api/reset-auth", data=free_requests,
+                                     headers={"Content-Type": "application/octet-stream"})     # not a form
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read())
+
+
+def test_the_cli_reads_s3_and_refuses_a_missing_bucket(stores, corpus, run_cli, tmp_path):
+    folder, _ = corpus
+    address = ray.get_runtime_context().gcs_address
+    code, out, err = run_cli("contamination", f"s3://{BUCKET}/corpus/", "--benchmark", "gsm8k", "--engine", "ray",
+                             "--ray-address", address, "--json", "-", "--quiet", timeout=300)
+    assert code == 0, err
+    summary = json.loads(out)
+    assert summary["corpus"]["source"] == f"s3://{BUCKET}/corpus/"
+    assert comparable(summary) == comparable(contamination(str(folder), "gsm8k").summary())
+    code, out, err = run_cli("contamination", "s3://no-such-bucket/corpus/", "--benchmark", "gsm8k",
+                             "--engine", "ray", "--ray-address", address, "--quiet", timeout=300)
+    assert code == 2 and "s3://no-such-bucket/corpus/" in err and "Traceback" not in err
+
+
+def test_a_hub_dataset_folder_and_glob_equal_local(stores, corpus, monkeypatch):
+    folder, _ = corpus
+    source = f"hf://datasets/{REPO_ID}/data"
+    result = ray_contamination(source, "gsm8k", quiet=True)
+    assert planted_rows(result) == PLANTED
+    assert_equal_to_local(result, folder, source, 4)
+    pattern = f"hf://datasets/{REPO_ID}/data/*.jsonl.gz"
+    assert_equal_to_local(ray_contamination(pattern, "gsm8k", quiet=True), folder / "*.jsonl.gz", pattern, 2)
+    requested = {path for _, path in stores["hub"].requests}
+    assert any(p.startswith(f"/datasets/{REPO_ID}/resolve/") for p in requested)     # the shards came from the hub
+    with pytest.raises(AuditorError) as caught:
+        ray_contamination("hf://datasets/acme/no-such-repo/data", "gsm8k", quiet=True)
+    assert caught.value.code == "not_found" and "hf://datasets/acme/no-such-repo/data" in caught.value.message
+    # A hub that does not answer: the listing's client error (not an OSError) is named, not a traceback.
+    import huggingface_hub.constants
+    from huggingface_hub import HfFileSystem
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", f"http://127.0.0.1:{port}")
+    HfFileSystem.clear_instance_cache()
+    try:
+        for source in (f"hf://datasets/{REPO_ID}/data", f"hf://datasets/{REPO_ID}/data/*.jsonl.gz"):
+            with pytest.raises(AuditorError) as caught:
+                ray_contamination(source, "gsm8k", quiet=True)
+            assert caught.value.code == "not_found" and f"Cannot list {source!r}" in caught.value.message
+    finally:
+        HfFileSystem.clear_instance_cache()
