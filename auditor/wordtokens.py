@@ -155,12 +155,13 @@ class OddRuns:
 
 
 ODD_PART = 1 << 20      # bytes whose non-ASCII positions are listed at a time (8 bytes per position)
+ODD_RUNS_AT_ONCE = 1 << 15      # runs tokenised by the definition at a time (memory: Python objects)
 
 
 def odd_runs(b: np.ndarray, off: np.ndarray, vocab: pa.Array) -> OddRuns:
     from .kernels import odd_runs as find_runs
     table = unicode_table()
-    room = b.size // 64 + 64           # runs found at most; more room and again when it is not enough
+    room = b.size // 64 + 64           # runs found at most; if not enough, again with room for all
     while True:
         starts, ends = np.empty(room, dtype=np.int64), np.empty(room, dtype=np.int64)
         state = np.array([0, -1, 0, 0], dtype=np.int64)
@@ -169,17 +170,23 @@ def odd_runs(b: np.ndarray, off: np.ndarray, vocab: pa.Array) -> OddRuns:
         if state[3] and table.kind.size < ASTRAL_END:
             table = unicode_table(astral=True)
         elif not fits:
-            room *= 4
+            room = b.size // 3 + 1     # a run holds a character of 2+ bytes and ends at a separator
         else:
             break
     count = int(state[2])
     starts, ends = starts[:count], ends[:count]
     if not count:
         return OddRuns(table, starts, ends, np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64))
-    run_counts, words = _run_words(b, starts, ends)
+    # A part of the runs at a time: the definition makes Python strings and lists per run and per
+    # word, so a batch of nothing but such runs would otherwise cost 200x its bytes.
+    counts, ids = [], []
+    for lo in range(0, count, ODD_RUNS_AT_ONCE):
+        run_counts, words = _run_words(b, starts[lo:lo + ODD_RUNS_AT_ONCE], ends[lo:lo + ODD_RUNS_AT_ONCE])
+        counts.append(run_counts)
+        ids.append(_lookup(words, vocab))
     id_offsets = np.zeros(count + 1, dtype=np.int64)
-    np.cumsum(run_counts, out=id_offsets[1:])
-    return OddRuns(table, starts, ends, id_offsets, _lookup(words, vocab))
+    np.cumsum(np.concatenate(counts), out=id_offsets[1:])
+    return OddRuns(table, starts, ends, id_offsets, np.concatenate(ids))
 
 
 @dataclass(frozen=True)

@@ -24,29 +24,11 @@ from auditor.distributed.leak import ray_leak  # noqa: E402
 from auditor.errors import AuditorError  # noqa: E402
 from auditor.leakage import LeakSettings, RoleNames, leak  # noqa: E402
 from auditor.settings import NearSettings  # noqa: E402
+from ray_leak_helpers import edit, local_ray, read  # noqa: E402,F401  (local_ray: autouse)
 
 # GSM8K train row -> (GSM8K test row, how it is planted)
 PLANTED = {10: (0, "copy"), 2500: (7, "edited"), 3100: (3, "question"), 5000: (0, "copy"), 7000: (12, "edited")}
 THRESHOLD = 0.6
-
-
-@pytest.fixture(scope="module", autouse=True)
-def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
-
-
-def read(path) -> list[dict]:
-    with open(path, encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
-
-
-def edit(question: str) -> str:
-    """One word changed near the end: a near duplicate of a long question."""
-    words = question.split()
-    words[-3] = "zebra"
-    return " ".join(words)
 
 
 @pytest.fixture(scope="module")

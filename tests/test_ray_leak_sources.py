@@ -23,31 +23,13 @@ from auditor.distributed.leak import a_shards, ray_leak  # noqa: E402
 from auditor.errors import AuditorError  # noqa: E402
 from auditor.leakage import LeakSettings, leak  # noqa: E402
 from auditor.settings import NearSettings  # noqa: E402
+from ray_leak_helpers import edit, local_ray, read  # noqa: E402,F401  (local_ray: autouse)
 
 ROWS = 3000
 # GSM8K train row -> (GSM8K test row, how it is planted); shards: 0-799 JSONL, 800-1399 JSON,
 # 1400-2199 JSONL.gz, 2200-2599 Parquet, 2600-2999 CSV
 PLANTED = {10: (0, "copy"), 900: (7, "edited"), 1500: (3, "copy"), 2300: (12, "copy"), 2700: (20, "copy")}
 SETTINGS = LeakSettings(near=NearSettings(threshold=0.6))
-
-
-@pytest.fixture(scope="module", autouse=True)
-def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
-
-
-def read(path) -> list[dict]:
-    with open(path, encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
-
-
-def edit(question: str) -> str:
-    """One word changed near the end: a near duplicate of a long question."""
-    words = question.split()
-    words[-3] = "zebra"
-    return " ".join(words)
 
 
 def uneven(row: dict, i: int) -> dict:

@@ -121,8 +121,10 @@ def test_token_ids_match_a_dictionary_lookup():
 
 
 def test_many_runs_for_the_definition():
-    """More runs the table cannot take (capital sigma) than the first allocation holds."""
-    check_words(["Σ " * 30_000 + "the ΑΣ cat", "aΣb " * 2_000])
+    """More runs the table cannot take (capital sigma) than the first allocation holds, and than
+    the definition is given at once (wordtokens.ODD_RUNS_AT_ONCE)."""
+    assert 30_000 < wordtokens.ODD_RUNS_AT_ONCE < 42_000
+    check_words(["Σ " * 40_000 + "the ΑΣ cat", "aΣb " * 2_000])
 
 
 @pytest.mark.parametrize("compiled", [True, False])

@@ -157,9 +157,10 @@ def _filesystem(source: str):
         base, pattern = _split_glob(source)
     except ValueError as exc:       # e.g. "[" in the bucket's name
         raise AuditorError("usage", f"{shown!r}: not a URI ({exc}).", "Check the URI.") from None
-    # Two resolvers, tried in order: pyarrow's own filesystems (s3, gs, hdfs), then fsspec's (hf
-    # and the rest). Neither is a stand-in for the other: a URI neither opens is refused with both
-    # reasons, so a credentials or typo problem is never reported as "unknown scheme".
+    # Two resolvers, tried in order: pyarrow's own (s3, gs, hdfs, and hf:// through fsspec in the
+    # pyarrow pinned here), then fsspec's for the schemes pyarrow does not know. Neither is a stand-in
+    # for the other: a URI neither opens is refused with both reasons, so a credentials or typo
+    # problem is never reported as "unknown scheme" (tests/test_ray_leak_sources.py).
     try:
         filesystem, path = pafs.FileSystem.from_uri(base)
         return filesystem, _join(path, pattern), True
