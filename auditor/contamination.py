@@ -287,8 +287,8 @@ def _scan_compiled(index: BenchmarkIndex, b: np.ndarray, off: np.ndarray) -> Bat
     odd = wordtokens.odd_runs(b, off, index.vocab)
     state = BatchScan.empty_state(index)
     words = ngram_scan(b, off, wordtokens._CLASS, wordtokens._LOWER, odd.table.kind, odd.table.offsets,
-                       odd.table.lowered, table.data, table.offsets, table.slots, table.longest, odd.starts, odd.ends,
-                       odd.id_offsets, odd.ids,
+                       odd.table.lowered, odd.table.context, table.data, table.offsets, table.slots, table.longest,
+                       odd.starts, odd.ends, odd.id_offsets, odd.ids,
                        index.n, _MUL, index.gram_keys, index.gram_offsets, index.gram_windows,
                        np.full(index.gram_keys.size, -1, dtype=np.int64), index.window_start, index.window_item,
                        index.tokens, *state)

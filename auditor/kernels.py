@@ -358,7 +358,8 @@ FNV_PRIME = np.uint64(0x100000001B3)
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 # What a byte (wordtokens._CLASS) or a character (wordtokens.unicode_table) is to the words; numba
 # reads these as constants. OTHER: a non-ASCII byte, or a character the table cannot decide alone.
-DELETE, KEEP, SPACE, OTHER = 0, 1, 2, 3
+DELETE, KEEP, SPACE, OTHER, SIGMA = 0, 1, 2, 3, 4
+CASED, IGNORABLE = 1, 2     # a character's part in the final-sigma rule (wordtokens.UnicodeTable.context)
 
 
 @numba.njit(nogil=True, cache=True)
@@ -440,6 +441,46 @@ def utf8_char(b, i, stop):  # pragma: no cover  (compiled)
 
 
 @numba.njit(nogil=True, cache=True)
+def _context_at(b, i, stop, context):  # pragma: no cover  (compiled)
+    """(part in the final-sigma rule, bytes) of the character starting at b[i]."""
+    c = np.int64(b[i])
+    if c < 128:
+        return context[c], np.uint64(1)
+    cp, size = utf8_char(b, i, stop)
+    return (context[cp] if 0 <= cp < context.size else np.uint8(0)), size
+
+
+@numba.njit(nogil=True, cache=True)
+def final_sigma(b, i, start, stop, context):  # pragma: no cover  (compiled)
+    """Whether the capital sigma at b[i] (2 bytes) of the text start..stop lowercases to final
+    sigma, by Python's rule: the nearest character before it that is not case-ignorable is cased,
+    and the nearest after it that is not case-ignorable is not cased (or there is none).
+    Whitespace is neither, so neither search leaves the run between separators; each stops at
+    the next capital sigma at the latest (it is cased), so a text is read at most three times."""
+    at = np.uint64(i)
+    first = np.uint64(start)
+    cased = False
+    while at > first:
+        at -= np.uint64(1)
+        while at > first and (b[at] & 0xC0) == 0x80:       # back to the character's first byte
+            at -= np.uint64(1)
+        part, _ = _context_at(b, at, stop, context)
+        if part != IGNORABLE:
+            cased = part == CASED
+            break
+    if not cased:
+        return False
+    at = np.uint64(i) + np.uint64(2)
+    end = np.uint64(stop)
+    while at < end:
+        part, size = _context_at(b, at, stop, context)
+        if part != IGNORABLE:
+            return part != CASED
+        at += size
+    return True
+
+
+@numba.njit(nogil=True, cache=True)
 def odd_runs(b, off, cls, kind, non_ascii, starts, ends, state):  # pragma: no cover  (compiled)
     """The runs between ASCII separators (SPACE bytes or a text's ends) holding a character the
     Unicode table ``kind`` cannot take (OTHER, beyond the table, or malformed: see ``utf8_char``),
@@ -480,7 +521,7 @@ def odd_runs(b, off, cls, kind, non_ascii, starts, ends, state):  # pragma: no c
 
 
 @numba.njit(nogil=True, cache=True)
-def ngram_scan(b, off, cls, lower, kind, kind_offsets, kind_bytes,
+def ngram_scan(b, off, cls, lower, kind, kind_offsets, kind_bytes, context,
                word_data, word_offsets, word_table, max_word,
                odd_start, odd_end, odd_offsets, odd_ids,
                n, mul, gram_keys, gram_offsets, gram_windows, gram_last, window_start, window_item, bench_tokens,
@@ -490,7 +531,8 @@ def ngram_scan(b, off, cls, lower, kind, kind_offsets, kind_bytes,
     Text t is off[t]..off[t+1] of ``b``. Its words are ``wordtokens``' words: runs between
     separators (class-2 bytes, or a character of ``kind`` 2), their class-1 bytes lowercased and
     their non-ASCII characters as the Unicode table has them (kind 1: the bytes
-    kind_bytes[kind_offsets[cp]:kind_offsets[cp+1]]; kind 0: deleted); none if the run keeps
+    kind_bytes[kind_offsets[cp]:kind_offsets[cp+1]]; kind 0: deleted; capital sigma as
+    ``final_sigma`` has it, with the table's ``context``); none if the run keeps
     nothing. A run between ASCII separators holding a character the table cannot take gets its
     word ids ready from the reference definition (odd_start[k] = the run's first byte, its ids
     odd_ids[odd_offsets[k]:odd_offsets[k+1]]). A word's id is its index in the benchmark's
@@ -563,6 +605,13 @@ def ngram_scan(b, off, cls, lower, kind, kind_offsets, kind_bytes,
                                     packed |= np.uint64(kind_bytes[j]) << np.uint64(8 * length)
                                 else:
                                     scratch[min(length, max_word)] = kind_bytes[j]
+                                length += 1
+                        elif how == SIGMA:          # σ (CF 83) or final ς (CF 82)
+                            for byte in (0xCF, 0x82 if final_sigma(b, i, off[t], stop, context) else 0x83):
+                                if length < 8:
+                                    packed |= np.uint64(byte) << np.uint64(8 * length)
+                                else:
+                                    scratch[min(length, max_word)] = byte
                                 length += 1
                         i += size
                         continue

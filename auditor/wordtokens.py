@@ -4,16 +4,18 @@ The definition is ``auditor.contamination.tokenize``: lowercase, delete every ch
 neither alphanumeric nor whitespace (and "_"), split on whitespace (``str.split()``). The compiled
 scan (``kernels.ngram_scan``) gives exactly its words one character at a time, because Python's
 lowercasing and deletion look at one character alone, with a single exception: capital sigma,
-whose lowercase depends on the letters around it, up to the nearest whitespace. So each text's
-UTF-8 bytes are read once, and
+whose lowercase (final or not) depends on the nearest letters around it that case ignores, never
+past whitespace. So each text's UTF-8 bytes are read once, and
 
 - an ASCII byte is a letter or digit kept lowercased, whitespace, or deleted (``_CLASS`` and
   ``_LOWER``, one table lookup per byte);
 - any other character up to U+2FFFF (emoji and CJK extensions included) is looked up in
   ``unicode_table`` (what the definition does to it alone, computed from this Python's own
-  ``str.lower`` and ``PUNCT`` once per process);
-- a run between ASCII whitespace that holds a character the table cannot take (capital sigma, a
-  character beyond U+2FFFF, a lone surrogate) goes through the definition itself (``odd_runs``):
+  ``str.lower`` and ``PUNCT`` once per process); for capital sigma the table also holds every
+  character's part in the final-sigma rule (cased, case-ignorable or neither, again from this
+  Python's ``str.lower``), and the scan applies the rule where it meets one;
+- a run between ASCII whitespace that holds a character the table cannot take (one beyond
+  U+2FFFF, a lone surrogate, malformed UTF-8) goes through the definition itself (``odd_runs``):
   whitespace ends every context it depends on.
 
 Each word's bytes are then looked up in the benchmark's vocabulary (``word_table``).
@@ -37,8 +39,13 @@ import pyarrow.compute as pc
 # str.isspace(), the set str.split() splits on.
 PUNCT = re.compile(r"[^\w\s]+|_+")
 # A byte's class, and a character's kind in the Unicode table (the compiled scan's DELETE, KEEP,
-# SPACE, OTHER): _OTHER is a non-ASCII byte, or a character the table cannot decide alone.
-_DELETE, _KEEP, _SPACE, _OTHER = 0, 1, 2, 3
+# SPACE, OTHER, SIGMA): _OTHER is a non-ASCII byte, or a character the table cannot take;
+# _SIGMA is capital sigma, lowercased by the final-sigma rule with the table's ``context``.
+_DELETE, _KEEP, _SPACE, _OTHER, _SIGMA = 0, 1, 2, 3, 4
+# A character's part in the final-sigma rule (``UnicodeTable.context``): Python's \p{cased}
+# (and not case-ignorable), \p{case-ignorable}, or neither.
+_NEITHER, _CASED, _IGNORABLE = 0, 1, 2
+_CAPITAL_SIGMA = 0x3A3
 _CLASS = np.full(256, _OTHER, dtype=np.uint8)
 for _c in range(128):
     _ch = chr(_c)
@@ -194,10 +201,12 @@ class UnicodeTable:
     """Per code point below ``kind.size`` (U+10000, or U+30000 with planes 1-2: emoji, CJK
     extensions), what the definition does to the character alone: ``kind`` 0 deleted, 1 kept as the
     bytes ``lowered[offsets[cp]:offsets[cp + 1]]`` (its lowercase, UTF-8, deletions done),
-    2 whitespace, 3 not decided alone (see the module docstring)."""
+    2 whitespace, 3 not taken (surrogates), 4 capital sigma; and ``context``, the character's part
+    in the final-sigma rule (``_NEITHER``, ``_CASED``, ``_IGNORABLE``; ASCII included)."""
     kind: np.ndarray
     offsets: np.ndarray
     lowered: np.ndarray
+    context: np.ndarray
 
 
 ASTRAL_END = 0x30000        # planes 1-2 join the table when a batch holds a 4-byte character
@@ -207,12 +216,20 @@ ASTRAL_END = 0x30000        # planes 1-2 join the table when a batch holds a 4-b
 def unicode_table(astral: bool = False) -> UnicodeTable:
     """The table up to U+FFFF (``astral``: up to U+2FFFF), built once per process (planes 1-2 only
     when first needed: they cost more than the rest)."""
-    parts = [_unicode_part(0, 0x10000)] + ([_unicode_part(0x10000, ASTRAL_END)] if astral else [])
+    spans = [(0, 0x10000)] + ([(0x10000, ASTRAL_END)] if astral else [])
+    parts = [_unicode_part(lo, hi) for lo, hi in spans]
     lengths = np.concatenate([p[1] for p in parts])
     offsets = np.zeros(lengths.size + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     return UnicodeTable(kind=np.concatenate([p[0] for p in parts]), offsets=offsets,
-                        lowered=np.concatenate([p[2] for p in parts]))
+                        lowered=np.concatenate([p[2] for p in parts]),
+                        context=np.concatenate([_sigma_context(lo, hi) for lo, hi in spans]))
+
+
+def _characters(lo: int, hi: int) -> np.ndarray:
+    """The code points lo..hi-1 that are characters (no surrogates)."""
+    codes = np.arange(lo, hi)
+    return codes[(codes < 0xD800) | (codes >= 0xE000)]
 
 
 @functools.cache
@@ -221,8 +238,8 @@ def _unicode_part(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     ``PUNCT`` and whitespace (so it follows its Unicode version), all characters at once: joined
     by "0", which every step keeps as it is, no other character's lowercase contains, and no
     UTF-8 sequence holds as a byte."""
-    codes = np.arange(max(lo, 128), hi)
-    codes = codes[((codes < 0xD800) | (codes >= 0xE000)) & (codes != 0x3A3)]   # surrogates; capital sigma
+    codes = _characters(max(lo, 128), hi)
+    codes = codes[codes != _CAPITAL_SIGMA]
     done = PUNCT.sub("", "0".join(map(chr, codes.tolist())).lower())
     chars = np.frombuffer(done.encode("utf-32-le"), dtype=np.uint32)
     space = np.zeros(chars.size, dtype=bool)
@@ -235,11 +252,35 @@ def _unicode_part(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     kind = np.full(hi - lo, _OTHER, dtype=np.uint8)
     kind[codes - lo] = np.where(n_chars == 0, _DELETE, np.where(n_space == n_chars, _SPACE,
                                                                 np.where(n_space == 0, _KEEP, _OTHER)))
+    if lo <= _CAPITAL_SIGMA < hi:
+        kind[_CAPITAL_SIGMA - lo] = _SIGMA
     data = np.frombuffer(done.encode("utf-8"), dtype=np.uint8)
     cut = data == ord("0")
     lengths = np.zeros(hi - lo, dtype=np.int64)
     lengths[codes - lo] = np.bincount(np.cumsum(cut)[~cut], minlength=codes.size)
     return kind, lengths, data[~cut]
+
+
+@functools.cache
+def _sigma_context(lo: int, hi: int) -> np.ndarray:
+    """Each code point's part in the final-sigma rule, read from this Python's ``str.lower``:
+    capital sigma right after a character c is final (ς) when c is cased and not case-ignorable;
+    after "A" then c, it is final when c is cased or case-ignorable (skipped back to the "A").
+    All characters at once, each pair of tests ended by a newline (neither cased nor ignorable,
+    so each test's context ends there); surrogates count as neither, as in Python."""
+    codes = _characters(lo, hi)
+    codes = codes[codes != ord("\n")]
+    chars = codes.astype("<u4").tobytes().decode("utf-32-le")
+    final = []
+    for before in ("", "A"):
+        done = (before + ("\u03a3\n" + before).join(chars) + "\u03a3\n").lower()
+        ends = np.frombuffer(done.encode("utf-32-le"), dtype=np.uint32)
+        at = np.flatnonzero(ends == ord("\n")) - 1
+        assert at.size == codes.size
+        final.append(ends[at] == ord("\u03c2"))
+    context = np.full(hi - lo, _NEITHER, dtype=np.uint8)
+    context[codes - lo] = np.where(final[0], _CASED, np.where(final[1], _IGNORABLE, _NEITHER))
+    return context
 
 
 def _run_words(b: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, pa.BinaryArray]:

@@ -45,6 +45,9 @@ def test_quick_contamination_benchmark_finds_what_it_planted():
     streamed = [line for line in rows if line.endswith("of 164 |")]
     assert len(streamed) == 2 and all("| 164 of 164 |" in line for line in streamed), out
     assert "2,000 items matched" in out, out        # every item opens with the template the texts hold
+    # Greek items planted in Greek text are found as the definition finds them, none by the definition.
+    assert re.search(r"[1-9]\d* items matched, the same as the definition: True; runs sent to the definition: 0\.",
+                     out), out
 
 
 @pytest.mark.slow

@@ -69,6 +69,22 @@ def test_every_character_up_to_u_ffff():
     check_words(texts)
 
 
+def test_capital_sigma_after_and_before_every_character():
+    """Capital sigma's lowercase (final or not) in the compiled scan follows Python's rule with
+    every character up to U+FFFF, and a sample of planes 1-2, as its neighbour: right before and
+    after it, and behind a cased letter or a case-ignorable mark on either side."""
+    codes = [c for c in range(0x10000) if not 0xD800 <= c < 0xE000] + list(range(0x10000, 0x30000, 97))
+    texts = []
+    for lo in range(0, len(codes), 64):
+        part = [chr(c) for c in codes[lo:lo + 64]]
+        texts += [" ".join(c + "Σ" for c in part), " ".join("A" + c + "Σ" for c in part),
+                  " ".join("AΣ" + c for c in part), " ".join("AΣ\u0301" + c + "b" for c in part),
+                  "x'".join("Σ" + c for c in part)]
+    check_words(texts)
+    b, off = wordtokens.batch_bytes(wordtokens.as_string_array(texts))
+    assert wordtokens.odd_runs(b, off, build_index(["placeholder"], 1).vocab).starts.size == 0
+
+
 def test_characters_beyond_u_ffff():
     """Planes 1-2 join the table when a batch holds a 4-byte character: cased scripts (Deseret,
     Adlam), emoji with skin tones, mathematical letters, CJK extension B, and characters past the
@@ -81,12 +97,12 @@ def test_characters_beyond_u_ffff():
         part = chars[lo:lo + 48]
         texts += [" ".join(part), "A" + "b".join(part) + "Z", "x" + "".join(part) + " é"]
     check_words(texts)
-    # The table takes planes 1-2 itself: only the runs with capital sigma or a plane-3 character
-    # go to the definition.
+    # The table takes planes 1-2 and capital sigma itself: only the run with a plane-3 character
+    # goes to the definition.
     b, off = wordtokens.batch_bytes(wordtokens.as_string_array(["the 👍🏽 cat😀sat 𝐛𝐨𝐥𝐝 𠀀𠀁 ΑΣ x\U00030000y z"]))
     odd = wordtokens.odd_runs(b, off, build_index(["placeholder"], 1).vocab)
     assert odd.table.kind.size == wordtokens.ASTRAL_END
-    assert [b[lo:hi].tobytes().decode() for lo, hi in zip(odd.starts, odd.ends)] == ["ΑΣ", "x\U00030000y"]
+    assert [b[lo:hi].tobytes().decode() for lo, hi in zip(odd.starts, odd.ends)] == ["x\U00030000y"]
 
 
 def test_small_batches_take_the_definition():
@@ -106,7 +122,7 @@ def test_real_benchmark_texts(real_data):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.one_of(st.none(), st.text(), st.text(alphabet=" \t\n\x0b\x1fAbZ_9-'.ΣσİéŉǅⅫ①\u00a0\u3000"))))
+@given(st.lists(st.one_of(st.none(), st.text(), st.text(alphabet=" \t\n\x0b\x1fAbZ_9-'.:ΣσςİéŉǅⅫ①\u00a0\u3000\u0301\u0345\u00ad"))))
 def test_random_texts(texts):
     check_words(texts)
 
@@ -121,10 +137,10 @@ def test_token_ids_match_a_dictionary_lookup():
 
 
 def test_many_runs_for_the_definition():
-    """More runs the table cannot take (capital sigma) than the first allocation holds, and than
-    the definition is given at once (wordtokens.ODD_RUNS_AT_ONCE)."""
+    """More runs the table cannot take (a character past U+2FFFF, a lone surrogate) than the first
+    allocation holds, and than the definition is given at once (wordtokens.ODD_RUNS_AT_ONCE)."""
     assert 30_000 < wordtokens.ODD_RUNS_AT_ONCE < 42_000
-    check_words(["Σ " * 40_000 + "the ΑΣ cat", "aΣb " * 2_000])
+    check_words(["\U00030000 " * 40_000 + "the ΑΣ cat", "aΣ\ud800b " * 2_000])
 
 
 @pytest.mark.parametrize("compiled", [True, False])
