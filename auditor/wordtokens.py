@@ -161,7 +161,6 @@ class OddRuns:
     ids: np.ndarray
 
 
-ODD_PART = 1 << 20      # bytes whose non-ASCII positions are listed at a time (8 bytes per position)
 ODD_RUNS_AT_ONCE = 1 << 15      # runs tokenised by the definition at a time (memory: Python objects)
 
 
@@ -171,16 +170,15 @@ def odd_runs(b: np.ndarray, off: np.ndarray, vocab: pa.Array) -> OddRuns:
     room = b.size // 64 + 64           # runs found at most; if not enough, again with room for all
     while True:
         starts, ends = np.empty(room, dtype=np.int64), np.empty(room, dtype=np.int64)
-        state = np.array([0, -1, 0, 0], dtype=np.int64)
-        fits = all(find_runs(b, off, _CLASS, table.kind, np.flatnonzero(b[lo:lo + ODD_PART] >= 128) + lo,
-                             starts, ends, state) for lo in range(0, b.size, ODD_PART))
-        if state[3] and table.kind.size < ASTRAL_END:
+        state = np.zeros(2, dtype=np.int64)
+        fits = find_runs(b, off, _CLASS, table.kind, starts, ends, state)
+        if state[1] and table.kind.size < ASTRAL_END:
             table = unicode_table(astral=True)
         elif not fits:
             room = b.size // 3 + 1     # a run holds a character of 2+ bytes and ends at a separator
         else:
             break
-    count = int(state[2])
+    count = int(state[0])
     starts, ends = starts[:count], ends[:count]
     if not count:
         return OddRuns(table, starts, ends, np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64))
