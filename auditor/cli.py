@@ -24,7 +24,13 @@ class _Parser(argparse.ArgumentParser):
     """argparse that raises AuditorError instead of exiting, so usage errors share the contract."""
 
     def error(self, message):
-        raise AuditorError("usage", f"{self.prog}: {message}", f"Run '{self.prog} --help' for the options.")
+        hint = f"Run '{self.prog} --help' for the options."
+        extra = message.partition("unrecognized arguments: ")[2].split()
+        if extra and all(os.path.exists(path) for path in extra):
+            # The shell expanded an unquoted glob into several files; each command takes one source.
+            hint = ("Several files? Quote the glob so auditor expands it ('data/*.jsonl'), or pass "
+                    "their directory. " + hint)
+        raise AuditorError("usage", f"{self.prog}: {message}", hint)
 
 
 def _threshold(value: str) -> float:
