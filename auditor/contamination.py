@@ -16,7 +16,7 @@ Items shorter than N cannot be checked and are reported as "too short to check".
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import numpy as np
@@ -108,6 +108,7 @@ class ContaminationResult:
     too_short: list = field(default_factory=list)
     corpus_records: int = 0
     corpus_tokens: int = 0
+    corpus_empty: int = 0       # corpus records with no text in the field (missing, null or "")
     # How the scan ran (--engine ray: shards, seconds, MB/s). The one part of summary.json that
     # differs between engines and runs, so it is kept out of everything else; None: local engine.
     engine: dict | None = None
@@ -154,7 +155,7 @@ def contamination(corpus, benchmark: str, *, corpus_config=None, corpus_split=No
                                                    None, token)
         index = build_index(bench_texts, ngram)
     hits = HitSet()
-    n_records = n_tokens = 0
+    n_records = n_tokens = n_empty = 0
     with run.stage("scan"):
         corpus_info, records, compiled = _corpus_batches(corpus, corpus_config, corpus_split, corpus_text, max_rows,
                                                          token)
@@ -162,10 +163,12 @@ def contamination(corpus, benchmark: str, *, corpus_config=None, corpus_split=No
             scanned = scan_batch(index, batch, compiled)
             n_records += scanned.records
             n_tokens += scanned.tokens
+            n_empty += scanned.empty
             hits.extend(HitSet.from_batch(scanned, index), batch_start)
     run.done()
     return ContaminationResult(corpus=corpus_info, benchmark=bench_info, n=index.n, items=hits.items(index),
-                               too_short=index.too_short, corpus_records=n_records, corpus_tokens=n_tokens)
+                               too_short=index.too_short, corpus_records=n_records, corpus_tokens=n_tokens,
+                               corpus_empty=n_empty)
 
 
 @dataclass(frozen=True)
@@ -258,6 +261,7 @@ class BatchScan:
     item_count: np.ndarray
     item_first: np.ndarray          # (items, ROWS_LISTED)
     item_last: np.ndarray
+    empty: int = 0                  # texts with no bytes (missing, null or ""): stated in the report
 
     @staticmethod
     def empty_state(index: "BenchmarkIndex") -> tuple:
@@ -274,8 +278,10 @@ def scan_batch(index: BenchmarkIndex, texts, compiled: bool | None = None) -> Ba
     arr = wordtokens.as_string_array(texts)
     b, off = wordtokens.batch_bytes(arr)
     if compiled is False or (compiled is None and b.size < wordtokens.SMALL_BYTES):
-        return _scan_small(index, arr)
-    return _scan_compiled(index, b, off)
+        scanned = _scan_small(index, arr)
+    else:
+        scanned = _scan_compiled(index, b, off)
+    return replace(scanned, empty=int(np.count_nonzero(off[1:] == off[:-1])))
 
 
 def _scan_compiled(index: BenchmarkIndex, b: np.ndarray, off: np.ndarray) -> BatchScan:

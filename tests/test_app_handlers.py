@@ -320,10 +320,11 @@ def test_contamination_evidence_marks_the_shared_span_as_escaped_text(tmp_path):
     test = real_data.rows("gsm8k/test.jsonl")
     hostile = '<img src=x onerror="alert(1)"> ' + test[7]["question"]
     rows = [{"question": hostile, "answer": "1"}] + [{"question": f"filler record {i} with nothing shared",
-                                                     "answer": str(i)} for i in range(5)]
+                                                     "answer": str(i)} for i in range(5)] + [{"question": "", "answer": "6"}]
     path = write_jsonl(tmp_path / "corpus.jsonl", rows)
     st = run("upload:corpus.jsonl", upload=str(path))["state"]
     got = handlers.leak_check(st, "", "", "", "", None, False, "gsm8k", "")
+    assert "**1 record of A has no text** (missing, null or empty)" in got["contam_md"], got["contam_md"]
     html_ = got["contam_evidence"]
     assert "benchmark row <b>7</b>" in html_ and "A row <b>0</b>" in html_
     assert "<img" not in html_ and "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in html_

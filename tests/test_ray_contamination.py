@@ -88,6 +88,30 @@ def test_humaneval_prompts_found_at_their_rows(corpus):
     assert without_engine(result.summary()) == contamination(str(folder), "humaneval").summary()
 
 
+def test_records_without_text_are_counted_and_stated(corpus, tmp_path):
+    """Records with no text (a null, a row without the field, "", and a whole Parquet shard with
+    other columns) are counted in summary.json and stated in REPORT.md, by both engines alike."""
+    folder, texts, _ = corpus
+    mixed = tmp_path / "corpus"
+    mixed.mkdir()
+    for path in folder.iterdir():
+        (mixed / path.name).write_bytes(path.read_bytes())
+    extra = [{"text": ""}, {"id": 7}, {"text": "Natalia sold clips to 48 of her friends in April"}]
+    (mixed / "part-5.jsonl").write_text("".join(json.dumps(r) + "\n" for r in extra), encoding="utf-8")
+    pq.write_table(pa.table({"body": ["What is 2 + 2?", "Name a prime."]}), mixed / "part-6.parquet")
+    expected = sum(not t for t in texts) + sum(not r.get("text") for r in extra) + 2
+    assert expected == 5
+    local = contamination(str(mixed), "gsm8k")
+    on_ray = ray_contamination(str(mixed), "gsm8k", quiet=True)
+    assert local.summary()["corpus"]["empty"] == expected
+    assert local.summary()["corpus"]["records"] == len(texts) + len(extra) + 2
+    assert without_engine(on_ray.summary()) == local.summary()
+    assert f"**{expected:,} of the corpus's {len(texts) + len(extra) + 2:,} records have no text**" in on_ray.markdown()
+    # A corpus whose every record has text says nothing of it.
+    full = contamination([t or "x" for t in texts], "gsm8k")
+    assert full.summary()["corpus"]["empty"] == 0 and "have no text" not in full.markdown()
+
+
 def test_a_corrupt_shard_is_named(corpus, tmp_path):
     folder, _, _ = corpus
     bad = tmp_path / "corpus"

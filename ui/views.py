@@ -471,6 +471,10 @@ def contamination_markdown(s: dict, bench: str) -> str:
              "| benchmark items | count |", "|---|---|",
              f"| share an n-gram with A (contaminated) | {_share(s.get('contaminated'))} |",
              f"| too short to check (not clean) | {_share(s.get('too_short'))} |"]
+    if c.get("empty"):
+        lines += ["", f"**{c['empty']:,} record{' of A has' if c['empty'] == 1 else 's of A have'} no text**"
+                      + (f" in {md(c['text'])}" if c.get("text") else "")
+                      + f" (missing, null or empty): nothing in {'it' if c['empty'] == 1 else 'them'} was checked."]
     if s.get("items"):
         lines += ["", "Each contaminated item beside the A record that contains it, the longest shared span "
                       "marked in both; the evidence CSV holds every item."]

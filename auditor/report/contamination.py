@@ -10,7 +10,8 @@ def summary(result) -> dict:
     n_b = result.benchmark["records"]
     return {
         "schema_version": SCHEMA_VERSION, "kind": "contamination",
-        "corpus": {**result.corpus, "records": result.corpus_records, "tokens": result.corpus_tokens},
+        "corpus": {**result.corpus, "records": result.corpus_records, "tokens": result.corpus_tokens,
+                   "empty": result.corpus_empty},
         "benchmark": result.benchmark,
         "settings": {"ngram": result.n, "tokenizer": TOKENIZER},
         "contaminated": {"records": len(result.items),
@@ -32,6 +33,12 @@ def markdown(result) -> str:
              f"{d['contaminated']['records']} of {b['records']:,} benchmark items "
              f"({100 * d['contaminated']['fraction']:.2f}%) share at least one {result.n}-gram with the corpus "
              f"({c['records']:,} records, {c['tokens']:,} tokens). Tokens: {TOKENIZER}.", ""]
+    if c["empty"]:
+        one = c["empty"] == 1
+        lines += [f"**{c['empty']:,} of the corpus's {c['records']:,} records {'has' if one else 'have'} no text**"
+                  + (f" in its field {md_cell(repr(c['text']))}" if c.get("text") else "")
+                  + f" (missing, null or empty): nothing in {'it' if one else 'them'} was checked. A shard with "
+                  "other fields, or the wrong field, looks like this.", ""]
     if d["too_short"]["records"]:
         lines += [f"{d['too_short']['records']} items are shorter than {result.n} tokens: **too short to check**, "
                   "not clean.", ""]
