@@ -34,6 +34,11 @@ class PreparedSide:
     def records(self) -> int:
         return len(self.table.rows)
 
+    @property
+    def no_text(self) -> int:
+        """Records with no text: missing, null, or nothing left after the default normaliser."""
+        return sum(key is None for key in self.normalized("text"))
+
     def normalized(self, role: str, normalizer: str = "default") -> list | None:
         """The role's values ("text" or "answer") under ``normalizer`` (None where blank), kept."""
         key = (role, normalizer)

@@ -288,6 +288,7 @@ def test_dedup_keeps_one_record_per_cluster_unchanged(gsm8k, gsm8k_reference):
 def test_leakage_between_two_uploaded_files(tmp_path):
     train, test = real_data.rows("gsm8k/train.jsonl"), real_data.rows("gsm8k/test.jsonl")
     a_rows, b_rows = train[:400], test[:150] + train[:25]          # 25 B records copied from A
+    b_rows = b_rows + [{"question": " ", "answer": "#### 99"}]      # and one with no text
     a = write_jsonl(tmp_path / "a.jsonl", a_rows)
     b = write_jsonl(tmp_path / "b.jsonl", b_rows)
     view = run("upload:a.jsonl", upload=str(a))
@@ -298,6 +299,8 @@ def test_leakage_between_two_uploaded_files(tmp_path):
     copied = sum(" ".join(r["question"].lower().split()) in a_texts for r in b_rows)
     assert copied == 25
     assert f"repeat an A text exactly | {copied} (" in got["leak_md"]
+    assert "**1 record of B has no text** (missing, null or blank): they match by answer only." in got["leak_md"]
+    assert "of A has no text" not in got["leak_md"] and "of A have no text" not in got["leak_md"]
     assert "A = **a.jsonl**" in got["leak_md"] and "B = **b.jsonl**" in got["leak_md"]
     evidence = list(csv.DictReader(open(got["dl_evidence"]["value"], encoding="utf-8", newline="")))
     assert sum("identical_text" in r["kind"] for r in evidence) == copied

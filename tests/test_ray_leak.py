@@ -110,6 +110,31 @@ def test_gsm8k_shards_equal_local_and_find_the_planted_rows(gsm8k):
     assert on_ray.matches[0]["identical_both"] == [10, 5000]
 
 
+def test_records_without_text_are_counted_by_both_engines(real_data, tmp_path):
+    """Records with no question (missing, null, "", blank) on either side are counted in summary.json
+    and stated in REPORT.md by both engines alike; they match by their answer only."""
+    train, test = read(real_data / "gsm8k/train.jsonl")[:300], read(real_data / "gsm8k/test.jsonl")[:100]
+    blanks = [{"answer": "#### 1"}, {"question": None, "answer": "#### 2"}, {"question": "", "answer": "#### 3"},
+              {"question": " \t", "answer": "#### 4"}]
+    a_rows, b_rows = train[:150] + blanks + train[150:], test + blanks[:2]
+    folder = tmp_path / "train"
+    folder.mkdir()
+    (folder / "part-0.jsonl").write_text("".join(json.dumps(r) + "\n" for r in a_rows[:152]), encoding="utf-8")
+    pq.write_table(pa.Table.from_pylist(a_rows[152:]), folder / "part-1.parquet")
+    b_path = tmp_path / "test.jsonl"
+    b_path.write_text("".join(json.dumps(r) + "\n" for r in b_rows), encoding="utf-8")
+    local = leak(str(folder), str(b_path), settings=settings())
+    on_ray = ray_leak(str(folder), str(b_path), settings=settings(), quiet=True)
+    assert without_engine(on_ray.summary()) == local.summary()
+    blank = (lambda rows: sum(not (r.get("question") or "").strip() for r in rows))
+    assert (local.a.no_text, local.b.no_text) == (blank(a_rows), blank(b_rows)) == (4, 2)
+    assert on_ray.summary()["a"]["no_text"] == 4
+    md = on_ray.markdown()
+    assert "**4 of A's 304 records have no text**" in md and "**2 of B's 102 records have no text**" in md
+    for b_row, a_row in ((100, 150), (101, 151)):      # a blank B record: matched by its answer alone
+        assert local.matches[b_row] == {"identical_answer": [a_row]}
+
+
 def test_small_batches_and_char_shingles_equal_local(gsm8k):
     """Several batches per task (matches merged across batches) and character shingles."""
     folder, _, _, test_path = gsm8k

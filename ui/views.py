@@ -425,6 +425,13 @@ def leak_markdown(s: dict, threshold: float, a_name: str, b_name: str) -> str:
     if isinstance(groups, dict) and groups.get("count"):
         values = ", ".join(md(v, 40) for v in (groups.get("values") or [])[:10])
         lines.append(f"| group values present on both sides | {groups['count']:,} ({values}) |")
+    by_answer = isinstance(s.get("settings"), dict) and s["settings"].get("answer_normalizer") is not None
+    for side in ("b", "a"):
+        empty = s[side].get("no_text") if isinstance(s.get(side), dict) else None
+        if isinstance(empty, int) and empty:
+            lines += ["", f"**{empty:,} record{'' if empty == 1 else 's'} of {side.upper()} "
+                          f"{'has' if empty == 1 else 'have'} no text** (missing, null or blank): "
+                          + ("they match by answer only." if by_answer else "nothing in them was compared.")]
     if s.get("pairs_sample"):
         lines += ["", "Leaking B records beside the A record they repeat. *text Jaccard* compares the two texts "
                       "(an answer-only match can score low); the evidence CSV holds every one."]

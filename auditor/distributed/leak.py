@@ -46,7 +46,7 @@ from ..errors import AuditorError
 from ..report.leak import EVIDENCE_MATCHES, MATCH_KINDS
 
 BATCH_ROWS = 50_000           # A records per batch in a task (memory per task: one batch and B's index; >= shingles.ARROW_MIN_TEXTS, so Arrow tokenises)
-SHARD_FILE_VERSION = 1
+SHARD_FILE_VERSION = 2          # 2: + records with no text
 # Fault injection for the tests (the contamination engine's variables): a worker exits on its first
 # batch while the FAIL_ONCE marker file does not exist (creating it), so Ray must retry the task;
 # the driver is interrupted (KeyboardInterrupt, as by Ctrl-C) after saving STOP_AFTER shard results.
@@ -81,6 +81,7 @@ class StreamedSide:
     fields: StreamedFields = field(repr=False)
     fingerprint: str
     records: int
+    no_text: int = 0            # records with no text (as PreparedSide.no_text), counted in the tasks
 
     def block(self) -> dict:
         from ..report.leak import side_block
@@ -293,16 +294,17 @@ def scan_records(parts, index: BIndex, fail_once: str | None = None, batch_rows:
     exact = {kind: {} for kind in MATCH_KINDS if kind != "near_duplicate"}
     sink = CrossSink(CROSS_MATCHES)
     state = (0, 0)
-    pairs = candidates = 0
+    pairs = candidates = no_text = 0
     groups: set = set()
     texts: dict = {}
     first = 0
 
     def process(rows: list) -> None:
-        nonlocal state, pairs, candidates, first
+        nonlocal state, pairs, candidates, first, no_text
         state = fold_records(map(canonical_record, rows), state)
         text = [as_text(lookup(r, roles.text), roles.text, first + i) for i, r in enumerate(rows)]
         keys = normalized(text, "default")
+        no_text += sum(key is None for key in keys)
         found: list = []
 
         def add(kind: str, b_rows: list, row: int) -> None:
@@ -352,7 +354,7 @@ def scan_records(parts, index: BIndex, fail_once: str | None = None, batch_rows:
         process(batch)
     near = sink.result(min_threshold=index.near.threshold, method="exact-all-pairs", candidates=candidates)
     kept = set(near.a.tolist()) | {r for rows in exact.values() for v in rows.values() for r in v}
-    return {"records": first, "fold": list(state), "pairs": pairs, "candidates": candidates,
+    return {"records": first, "no_text": no_text, "fold": list(state), "pairs": pairs, "candidates": candidates,
             "exact": {kind: sorted([b, rows] for b, rows in m.items()) for kind, m in exact.items()},
             "near": [near.a.tolist(), near.b.tolist(), near.jaccard.tolist()],
             "groups": sorted(groups), "texts": sorted([r, texts[r]] for r in kept)}
@@ -548,7 +550,7 @@ def ray_leak(a, b, *, settings=None, split_a=None, config_a=None, max_rows=None,
     shown = display_name(source.removeprefix("file://")) if local else shown_uri(source)
     table = StreamedTable(source=shown, split=split, files=tuple(PurePosixPath(s.path).name for s in shards))
     side_a = StreamedSide(table, roles_a, StreamedFields({r: texts.get(r) for r in sorted(named)}),
-                          fingerprint_of(fold, roles_a), total)
+                          fingerprint_of(fold, roles_a), total, sum(r["no_text"] for r in per_shard))
     scanned = sum(s.size for s in todo)
     engine = {"name": "ray", "shards": len(shards), "shards_resumed": len(shards) - len(todo),
               "seconds": round(seconds, 3),

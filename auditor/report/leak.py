@@ -25,7 +25,7 @@ def side_block(side) -> dict:
     """What the report says about one side (a PreparedSide): where it came from, its size and roles."""
     t = side.table
     return {"source": t.source, "config": t.config, "split": t.split, "records": side.records,
-            "fingerprint": side.fingerprint, "truncated": t.truncated, "roles": side.roles.to_dict()}
+            "no_text": side.no_text, "fingerprint": side.fingerprint, "truncated": t.truncated, "roles": side.roles.to_dict()}
 
 
 def summary(result) -> dict:
@@ -103,6 +103,15 @@ def markdown(result) -> str:
               "an identical answer alone may be a common short answer. *Identical both* is the figure that "
               "means a model could score by memory. Answers are compared whole, after normalisation "
               f"({result.answer_normalizer or 'no answer field'}), never by a final number alone."]
+    by_answer = result.answer_normalizer is not None
+    for side, label, how in (("b", "B", "they can leak only by their answer" if by_answer else
+                              "nothing in them was compared, and they count as not leaked"),
+                             ("a", "A", "B can match them only by answer" if by_answer else
+                              "nothing in them was compared")):
+        empty, records = d[side]["no_text"], d[side]["records"]
+        if empty:
+            lines += ["", f"**{empty:,} of {label}'s {records:,} records {'has' if empty == 1 else 'have'} no text** "
+                          f"(missing, null, or nothing left after normalisation): {how}."]
     if groups["count"]:
         lines += ["", "Shared groups: " + ", ".join(md_cell(v) for v in groups["values"][:30])]
     if d["pairs_sample"]:
