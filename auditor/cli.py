@@ -458,6 +458,23 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     print(f"warning: {message}", file=sys.stderr)
 
 
+def _report_error(exc: AuditorError, as_json: bool) -> None:
+    if as_json:
+        sys.stdout.write(json.dumps(exc.to_dict(), indent=2) + "\n")
+    print(f"error: {exc.message}", file=sys.stderr)
+    if exc.hint:
+        print(f"hint: {exc.hint}", file=sys.stderr)
+
+
+def _exit_with(exc: AuditorError, as_json: bool) -> None:
+    """The error, then the process ends at once: for a thread's error while the main thread is
+    stuck where no exception reaches it (Ray waiting for a cluster that never answers)."""
+    _report_error(exc, as_json)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(2)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     wants_json_errors = "--json=-" in argv or ("--json" in argv and argv[argv.index("--json") + 1:][:1] == ["-"])
@@ -467,6 +484,9 @@ def main(argv: list[str] | None = None) -> int:
         previous, installed = signal.signal(signal.SIGTERM, _on_sigterm), True
     try:
         args = build_parser().parse_args(argv)
+        if getattr(args, "engine", None) == "ray":
+            from .distributed import runtime
+            runtime.on_join_timeout = lambda exc: _exit_with(exc, wants_json_errors)
         code = COMMANDS[args.command](args)
         _to_stdout()
         return code
@@ -474,11 +494,7 @@ def main(argv: list[str] | None = None) -> int:
         print("terminated", file=sys.stderr)
         return 128 + signal.SIGTERM
     except AuditorError as exc:
-        if wants_json_errors:
-            sys.stdout.write(json.dumps(exc.to_dict(), indent=2) + "\n")
-        print(f"error: {exc.message}", file=sys.stderr)
-        if exc.hint:
-            print(f"hint: {exc.hint}", file=sys.stderr)
+        _report_error(exc, wants_json_errors)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

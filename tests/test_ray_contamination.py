@@ -171,3 +171,36 @@ def test_cli_engine_ray_joins_a_running_cluster(corpus, tmp_path, run_cli):
     assert without_engine(summary) == contamination(str(folder), "gsm8k").summary()
     code, out, err = run_cli("contamination", folder, "--benchmark", "gsm8k", "--engine", "ray", "--max-rows", "5")
     assert code == 2 and "--max-rows" in err and "Traceback" not in err
+
+
+def test_a_wrong_ray_address_is_a_clear_error_in_bounded_time(corpus, run_cli):
+    """Nothing listening, an unknown host, not an address, and a port that accepts connections
+    but is no Ray head (Ray itself would wait without end): each a usage error naming the address,
+    the last within AUDITOR_RAY_JOIN_SECONDS."""
+    import socket
+    import threading
+    import time
+    folder, _, _ = corpus
+    args = ("contamination", folder, "--benchmark", "gsm8k", "--engine", "ray", "--quiet", "--ray-address")
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        free_port = closed.getsockname()[1]         # bound, never listening: connections are refused
+        for address, said in ((f"127.0.0.1:{free_port}", "Nothing answers at the Ray address"),
+                              ("no-such-host.invalid:6379", "Nothing answers at the Ray address"),
+                              ("head-without-port", "is not HOST:PORT")):
+            code, _, err = run_cli(*args, address, timeout=120)
+            assert code == 2 and said in err and address in err and "Traceback" not in err, err
+    silent = socket.socket()                        # accepts connections, never answers
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(16)
+    accepted = []
+    threading.Thread(target=lambda: [accepted.append(silent.accept()) for _ in range(16)], daemon=True).start()
+    try:
+        address = f"127.0.0.1:{silent.getsockname()[1]}"
+        start = time.monotonic()
+        code, out, err = run_cli(*args, address, "--json", "-", env={"AUDITOR_RAY_JOIN_SECONDS": "4"}, timeout=120)
+        assert code == 2 and time.monotonic() - start < 90, err
+        assert json.loads(out)["error"]["message"].startswith(f"Joining the Ray cluster at '{address}' took more than 4 s")
+        assert "AUDITOR_RAY_JOIN_SECONDS" in err and "Traceback" not in err
+    finally:
+        silent.close()

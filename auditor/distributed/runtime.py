@@ -47,6 +47,8 @@ RECORD_FORMATS = _FORMATS + ((".csv", "csv"), (".tsv", "tsv"))
 _URI = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://")
 # A URI as shown: without user:secret@ and ?query (pyarrow's credentials and options).
 _SHOWN = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)(?:[^/@?]*@)?([^?#]*).*$", re.DOTALL)
+# How long pyarrow's GCS client may retry a request (or the credentials lookup) before it fails.
+GCS_RETRY_SECONDS = 60
 INSTALL_HINT = 'Install the Ray extra: pip install "dataset-integrity-auditor[ray]" (or .[ray] in a checkout).'
 
 
@@ -59,6 +61,49 @@ def require_ray():
         raise AuditorError("not_installed", f"--engine ray needs Ray Data, which is not installed ({exc}).",
                            INSTALL_HINT) from None
     return ray
+
+
+ADDRESS_HINT = ("Check --ray-address / RAY_ADDRESS: the head node's HOST:PORT (its GCS, 6379 by default), "
+                "auto on a node where `ray start` ran, or ray://HEAD:10001 with Ray Client installed "
+                "(pip install 'ray[client]'); or leave both unset for a local Ray.")
+REACH_SECONDS = 10.0        # how long a cluster's address may take to answer before the run stops
+JOIN_SECONDS_ENV = "AUDITOR_RAY_JOIN_SECONDS"     # how long joining may take (default 60 s) ...
+# ... when the caller says what to do then: ray.init cannot be interrupted while it waits for a
+# GCS that never answers, so the CLI sets this to report the error and end the process.
+on_join_timeout = None
+
+
+def _check_reachable(address: str) -> None:
+    """A HOST:PORT address must accept a connection first: Ray itself waits for an unreachable
+    GCS without end (minutes, with its own log lines), where the user needs one clear error."""
+    if address in ("auto", "local") or "://" in address:
+        return
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise AuditorError("usage", f"The Ray address {address!r} is not HOST:PORT, auto or ray://HOST:PORT.",
+                           ADDRESS_HINT)
+    import socket
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=REACH_SECONDS).close()
+    except OSError as exc:
+        reason = "no answer" if isinstance(exc, socket.timeout) else (exc.strerror or str(exc))
+        raise AuditorError("usage", f"Nothing answers at the Ray address {address!r} ({reason}).",
+                           ADDRESS_HINT) from None
+
+
+def _join_watchdog(address: str):
+    """A timer that hands ``on_join_timeout`` a clear error if joining ``address`` takes too long
+    (a port that accepts connections but is not a Ray head: the dashboard's, say)."""
+    import threading
+    from ..env import env_float
+    seconds = env_float(JOIN_SECONDS_ENV, 60.0, 0.0, 3600.0)
+    error = AuditorError("usage", f"Joining the Ray cluster at {address!r} took more than {seconds:g} s: it accepts "
+                                  "connections but does not answer as a Ray head (its GCS).",
+                         ADDRESS_HINT + f" A slow cluster may need more time: {JOIN_SECONDS_ENV}=SECONDS.")
+    timer = threading.Timer(seconds, on_join_timeout, args=(error,))
+    timer.daemon = True
+    timer.start()
+    return timer
 
 
 @contextlib.contextmanager
@@ -76,6 +121,9 @@ def ray_session(address: str | None, num_cpus: int | None = None, *, quiet: bool
     if not ray.is_initialized():
         kwargs = {"include_dashboard": False, "log_to_driver": False,
                   **({"logging_level": "ERROR"} if quiet else {})}
+        if address:
+            _check_reachable(address)
+        watchdog = _join_watchdog(address) if address and on_join_timeout else None
         try:
             if address:
                 ray.init(address=address, **kwargs)
@@ -83,9 +131,10 @@ def ray_session(address: str | None, num_cpus: int | None = None, *, quiet: bool
                 ray.init(num_cpus=num_cpus, **kwargs)
         except (ConnectionError, RuntimeError, ValueError) as exc:
             where = f"the Ray cluster at {address!r}" if address else "a local Ray"
-            raise AuditorError("usage", f"Could not start or join {where}: {exc}",
-                               "Check --ray-address / RAY_ADDRESS (e.g. ray://HEAD:10001 or auto after "
-                               "`ray start --head`), or leave both unset for a local Ray.") from None
+            raise AuditorError("usage", f"Could not start or join {where}: {exc}", ADDRESS_HINT) from None
+        finally:
+            if watchdog:
+                watchdog.cancel()
         started = True
     context = ray.data.DataContext.get_current()
     # Results are reduced in the dataset's order, so outputs are byte-identical run to run.
@@ -162,10 +211,11 @@ def _filesystem(source: str):
     # for the other: a URI neither opens is refused with both reasons, so a credentials or typo
     # problem is never reported as "unknown scheme" (tests/test_ray_leak_sources.py).
     try:
-        filesystem, path = pafs.FileSystem.from_uri(base)
+        filesystem, path = pafs.FileSystem.from_uri(_bounded_retries(base))
         return filesystem, _join(path, pattern), True
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError) as exc:
-        arrow_reason = f"pyarrow: {str(exc).replace(base, shown_uri(base))}"     # never the URI's secrets
+        reason = str(exc).replace(_bounded_retries(base), shown_uri(base)).replace(base, shown_uri(base))
+        arrow_reason = f"pyarrow: {reason}"     # never the URI's secrets
     except OSError as exc:      # e.g. S3's region lookup for the bucket: unreachable, or no such bucket
         raise AuditorError("not_found", f"Cannot open {shown!r}: {exc}",
                            "Check the URI, the network and the credentials (for S3: AWS_ENDPOINT_URL, "
@@ -178,6 +228,19 @@ def _filesystem(source: str):
                            "Use a local path, or a URI pyarrow or fsspec understands (s3://, gs://, hf://), "
                            "with that filesystem's package installed.") from None
     return pafs.PyFileSystem(pafs.FSSpecHandler(fs)), _join(path, pattern), True
+
+
+def _bounded_retries(uri: str) -> str:
+    """A gs:// URI with pyarrow's ``retry_limit_seconds`` option (``GCS_RETRY_SECONDS`` unless it has
+    one): pyarrow's GCS client otherwise retries an endpoint that does not answer, or a credentials
+    lookup with no metadata server, for many minutes (measured: over 5 minutes on a closed port),
+    where the run must stop with the URI named. The filesystem carries it to the Ray workers."""
+    from urllib.parse import parse_qs, urlsplit, urlunsplit
+    parts = urlsplit(uri)
+    if parts.scheme not in ("gs", "gcs") or "retry_limit_seconds" in parse_qs(parts.query):
+        return uri
+    query = "&".join(q for q in (parts.query, f"retry_limit_seconds={GCS_RETRY_SECONDS}") if q)
+    return urlunsplit(parts._replace(query=query))
 
 
 def _join(path: str, pattern: str) -> str:
