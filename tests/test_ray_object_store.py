@@ -12,7 +12,6 @@ pyarrow query options (``?endpoint_override=HOST:PORT&scheme=http``), which repo
 """
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import shutil
@@ -24,11 +23,11 @@ import pytest
 
 ray = pytest.importorskip("ray")
 pa = pytest.importorskip("pyarrow")
-pq = pytest.importorskip("pyarrow.parquet")
 pafs = pytest.importorskip("pyarrow.fs")
 
-import real_data as real_data_files  # noqa: E402
 from hub_server import FakeHub  # noqa: E402
+from object_store_helpers import (BUCKET, PLANTED, SHARDS, assert_equal_to_local, comparable,  # noqa: E402
+                                  corpus, planted_rows)  # noqa: F401   (corpus: a module fixture)
 from moto.server import ThreadedMotoServer  # noqa: E402   (pinned in requirements-dev.txt: a test peer)
 
 from auditor.contamination import contamination  # noqa: E402
@@ -40,36 +39,7 @@ from auditor.errors import AuditorError  # noqa: E402
 from auditor.leakage import LeakSettings, leak  # noqa: E402
 from auditor.settings import NearSettings  # noqa: E402
 
-BUCKET = "auditor-corpus"
 REPO_ID = "acme/corpus"
-PLANTED = {0: 3, 5: 900, 17: 1650, 42: 2100}     # GSM8K test row -> the corpus row it is planted at
-# The shards: name -> (first row, end row); JSONL, two gzip'd JSONL and Parquet.
-SHARDS = {"part-0.jsonl": (0, 800), "part-1.jsonl.gz": (800, 1500), "part-2.jsonl.gz": (1500, 2000),
-          "part-3.parquet": (2000, None)}
-
-
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory):
-    """(local folder of the shards, texts in order): GSM8K train answers then HumanEval prompts,
-    with GSM8K test questions planted at PLANTED's rows."""
-    def read(rel, field):
-        return [row[field] for row in real_data_files.rows(rel)]
-    texts = read("gsm8k/train.jsonl", "answer")[:2100] + read("humaneval/HumanEval.jsonl", "prompt")
-    questions = read("gsm8k/test.jsonl", "question")
-    for item, row in PLANTED.items():
-        texts[row] = questions[item]
-    rows = [{"id": i, "text": t} for i, t in enumerate(texts)]
-    folder = tmp_path_factory.mktemp("object_store") / "corpus"
-    folder.mkdir()
-    for name, (lo, hi) in SHARDS.items():
-        part = rows[lo:hi]
-        if name.endswith(".parquet"):
-            pq.write_table(pa.Table.from_pylist(part), folder / name)
-        else:
-            data = "".join(json.dumps(r) + "\n" for r in part).encode()
-            (folder / name).write_bytes(gzip.compress(data, mtime=0) if name.endswith(".gz") else data)
-    (folder / "README.md").write_text("not a shard\n", encoding="utf-8")
-    return folder, texts
 
 
 @pytest.fixture(scope="module")
@@ -121,26 +91,6 @@ class Bucket:
     def put(self, key: str, data: bytes) -> None:
         with self.s3.open_output_stream(f"{BUCKET}/{key}", compression=None) as out:     # the bytes as they are
             out.write(data)
-
-
-def comparable(summary: dict) -> dict:
-    """summary.json without what differs by engine and source: the engine block, the source's name."""
-    summary = json.loads(json.dumps(summary))
-    summary.pop("engine", None)
-    summary["corpus"].pop("source")
-    return summary
-
-
-def assert_equal_to_local(on_ray, local_source, source: str, shards: int) -> None:
-    summary = on_ray.summary()
-    assert summary["engine"]["name"] == "ray" and summary["engine"]["shards"] == shards
-    assert summary["corpus"]["source"] == source
-    assert comparable(summary) == comparable(contamination(str(local_source), "gsm8k").summary())
-
-
-def planted_rows(result) -> dict:
-    found = {it["benchmark_row"]: it["corpus_rows"] for it in result.items}
-    return {item: row for item, row in PLANTED.items() if row in found.get(item, ())}
 
 
 def test_listing_an_s3_folder_gives_the_local_shards(stores, corpus):

@@ -1,0 +1,68 @@
+"""What the object-store tests share (tests/test_ray_object_store.py: s3:// and hf://,
+tests/test_ray_gcs.py: gs://): the corpus's shards in a local folder, and the checks that a remote
+``--engine ray`` run equals the local engine on that folder.
+
+The corpus: real GSM8K train answers then HumanEval prompts, with four GSM8K test questions planted
+at known rows (PLANTED), split into JSONL, two gzip'd JSONL and one Parquet shard (SHARDS), beside a
+README.md that is not a shard."""
+from __future__ import annotations
+
+import gzip
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import real_data as real_data_files
+from auditor.contamination import contamination
+
+BUCKET = "auditor-corpus"
+PLANTED = {0: 3, 5: 900, 17: 1650, 42: 2100}     # GSM8K test row -> the corpus row it is planted at
+# The shards: name -> (first row, end row); JSONL, two gzip'd JSONL and Parquet.
+SHARDS = {"part-0.jsonl": (0, 800), "part-1.jsonl.gz": (800, 1500), "part-2.jsonl.gz": (1500, 2000),
+          "part-3.parquet": (2000, None)}
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """(local folder of the shards, texts in order): GSM8K train answers then HumanEval prompts,
+    with GSM8K test questions planted at PLANTED's rows."""
+    def read(rel, field):
+        return [row[field] for row in real_data_files.rows(rel)]
+    texts = read("gsm8k/train.jsonl", "answer")[:2100] + read("humaneval/HumanEval.jsonl", "prompt")
+    questions = read("gsm8k/test.jsonl", "question")
+    for item, row in PLANTED.items():
+        texts[row] = questions[item]
+    rows = [{"id": i, "text": t} for i, t in enumerate(texts)]
+    folder = tmp_path_factory.mktemp("object_store") / "corpus"
+    folder.mkdir()
+    for name, (lo, hi) in SHARDS.items():
+        part = rows[lo:hi]
+        if name.endswith(".parquet"):
+            pq.write_table(pa.Table.from_pylist(part), folder / name)
+        else:
+            data = "".join(json.dumps(r) + "\n" for r in part).encode()
+            (folder / name).write_bytes(gzip.compress(data, mtime=0) if name.endswith(".gz") else data)
+    (folder / "README.md").write_text("not a shard\n", encoding="utf-8")
+    return folder, texts
+
+
+def comparable(summary: dict) -> dict:
+    """summary.json without what differs by engine and source: the engine block, the source's name."""
+    summary = json.loads(json.dumps(summary))
+    summary.pop("engine", None)
+    summary["corpus"].pop("source")
+    return summary
+
+
+def assert_equal_to_local(on_ray, local_source, source: str, shards: int) -> None:
+    summary = on_ray.summary()
+    assert summary["engine"]["name"] == "ray" and summary["engine"]["shards"] == shards
+    assert summary["corpus"]["source"] == source
+    assert comparable(summary) == comparable(contamination(str(local_source), "gsm8k").summary())
+
+
+def planted_rows(result) -> dict:
+    found = {it["benchmark_row"]: it["corpus_rows"] for it in result.items}
+    return {item: row for item, row in PLANTED.items() if row in found.get(item, ())}
