@@ -23,14 +23,19 @@ from .errors import AuditorError
 class _Parser(argparse.ArgumentParser):
     """argparse that raises AuditorError instead of exiting, so usage errors share the contract."""
 
+    def parse_args(self, args=None, namespace=None):
+        parsed, extra = self.parse_known_args(args, namespace)
+        if extra:
+            hint = f"Run '{self.prog} --help' for the options."
+            if all(os.path.exists(path) for path in extra):
+                # The shell expanded an unquoted glob into several files; each command takes one source.
+                hint = ("Several files? Quote the glob so auditor expands it ('data/*.jsonl'), or pass "
+                        "their directory. " + hint)
+            raise AuditorError("usage", f"{self.prog}: unrecognized arguments: {' '.join(extra)}", hint)
+        return parsed
+
     def error(self, message):
-        hint = f"Run '{self.prog} --help' for the options."
-        extra = message.partition("unrecognized arguments: ")[2].split()
-        if extra and all(os.path.exists(path) for path in extra):
-            # The shell expanded an unquoted glob into several files; each command takes one source.
-            hint = ("Several files? Quote the glob so auditor expands it ('data/*.jsonl'), or pass "
-                    "their directory. " + hint)
-        raise AuditorError("usage", f"{self.prog}: {message}", hint)
+        raise AuditorError("usage", f"{self.prog}: {message}", f"Run '{self.prog} --help' for the options.")
 
 
 def _threshold(value: str) -> float:
@@ -486,7 +491,7 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         if getattr(args, "engine", None) == "ray":
             from .distributed import runtime
-            runtime.on_join_timeout = lambda exc: _exit_with(exc, wants_json_errors)
+            runtime.on_join_timeout = lambda exc: _exit_with(exc, wants_json_errors)    # reset below
         code = COMMANDS[args.command](args)
         _to_stdout()
         return code
@@ -513,6 +518,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     finally:
         warnings.showwarning = shown
+        if "auditor.distributed.runtime" in sys.modules:    # the process ends only for this run's join
+            sys.modules["auditor.distributed.runtime"].on_join_timeout = None
         if installed:
             signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
 

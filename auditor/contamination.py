@@ -16,7 +16,7 @@ Items shorter than N cannot be checked and are reported as "too short to check".
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
@@ -108,7 +108,7 @@ class ContaminationResult:
     too_short: list = field(default_factory=list)
     corpus_records: int = 0
     corpus_tokens: int = 0
-    corpus_empty: int = 0       # corpus records with no text in the field (missing, null or "")
+    corpus_no_words: int = 0    # corpus records with no word to check (BatchScan.no_words)
     # How the scan ran (--engine ray: shards, seconds, MB/s). The one part of summary.json that
     # differs between engines and runs, so it is kept out of everything else; None: local engine.
     engine: dict | None = None
@@ -155,7 +155,7 @@ def contamination(corpus, benchmark: str, *, corpus_config=None, corpus_split=No
                                                    None, token)
         index = build_index(bench_texts, ngram)
     hits = HitSet()
-    n_records = n_tokens = n_empty = 0
+    n_records = n_tokens = n_silent = 0
     with run.stage("scan"):
         corpus_info, records, compiled = _corpus_batches(corpus, corpus_config, corpus_split, corpus_text, max_rows,
                                                          token)
@@ -163,12 +163,12 @@ def contamination(corpus, benchmark: str, *, corpus_config=None, corpus_split=No
             scanned = scan_batch(index, batch, compiled)
             n_records += scanned.records
             n_tokens += scanned.tokens
-            n_empty += scanned.empty
+            n_silent += scanned.no_words
             hits.extend(HitSet.from_batch(scanned, index), batch_start)
     run.done()
     return ContaminationResult(corpus=corpus_info, benchmark=bench_info, n=index.n, items=hits.items(index),
                                too_short=index.too_short, corpus_records=n_records, corpus_tokens=n_tokens,
-                               corpus_empty=n_empty)
+                               corpus_no_words=n_silent)
 
 
 @dataclass(frozen=True)
@@ -261,7 +261,7 @@ class BatchScan:
     item_count: np.ndarray
     item_first: np.ndarray          # (items, ROWS_LISTED)
     item_last: np.ndarray
-    empty: int = 0                  # texts with no bytes (missing, null or ""): stated in the report
+    no_words: int                   # texts with no word (missing, null, blank, only punctuation): reported
 
     @staticmethod
     def empty_state(index: "BenchmarkIndex") -> tuple:
@@ -277,11 +277,13 @@ def scan_batch(index: BenchmarkIndex, texts, compiled: bool | None = None) -> Ba
     from . import wordtokens
     arr = wordtokens.as_string_array(texts)
     b, off = wordtokens.batch_bytes(arr)
-    if compiled is False or (compiled is None and b.size < wordtokens.SMALL_BYTES):
-        scanned = _scan_small(index, arr)
-    else:
-        scanned = _scan_compiled(index, b, off)
-    return replace(scanned, empty=int(np.count_nonzero(off[1:] == off[:-1])))
+    try:
+        if compiled is False or (compiled is None and b.size < wordtokens.SMALL_BYTES):
+            return _scan_small(index, arr)
+        return _scan_compiled(index, b, off)
+    except UnicodeDecodeError as exc:       # a binary array's bytes (string arrays are checked above)
+        raise AuditorError("bad_format", f"A text of the corpus is not valid UTF-8 ({exc.reason}).",
+                           "Re-encode the corpus as UTF-8, or fix the rows that hold other bytes.") from None
 
 
 def _scan_compiled(index: BenchmarkIndex, b: np.ndarray, off: np.ndarray) -> BatchScan:
@@ -292,13 +294,13 @@ def _scan_compiled(index: BenchmarkIndex, b: np.ndarray, off: np.ndarray) -> Bat
     table = index.word_table
     odd = wordtokens.odd_runs(b, off, index.vocab)
     state = BatchScan.empty_state(index)
-    words = ngram_scan(b, off, wordtokens._CLASS, wordtokens._LOWER, odd.table.kind, odd.table.offsets,
+    words, silent = ngram_scan(b, off, wordtokens._CLASS, wordtokens._LOWER, odd.table.kind, odd.table.offsets,
                        odd.table.lowered, odd.table.context, table.data, table.offsets, table.slots, table.longest,
                        odd.starts, odd.ends, odd.id_offsets, odd.ids,
                        index.n, _MUL, index.gram_keys, index.gram_offsets, index.gram_windows,
                        np.full(index.gram_keys.size, -1, dtype=np.int64), index.window_start, index.window_item,
                        index.tokens, *state)
-    return BatchScan(off.size - 1, int(words), *state)
+    return BatchScan(off.size - 1, int(words), *state, no_words=int(silent))
 
 
 def _scan_small(index: BenchmarkIndex, arr) -> BatchScan:
@@ -311,11 +313,12 @@ def _scan_small(index: BenchmarkIndex, arr) -> BatchScan:
     state = BatchScan.empty_state(index)
     window_hit, item_count, item_first, item_last = state
     records, n_tokens = int(c_lengths.size), int(c_lengths.sum())
+    silent = int(np.count_nonzero(c_lengths == 0))
     if not index.gram_keys.size or not n_tokens:
-        return BatchScan(records, n_tokens, *state)
+        return BatchScan(records, n_tokens, *state, no_words=silent)
     c_rec, c_start = _windows(c_lengths, n)
     if not c_rec.size:
-        return BatchScan(records, n_tokens, *state)
+        return BatchScan(records, n_tokens, *state, no_words=silent)
     # A window with a word the benchmark never uses cannot match: drop it before hashing.
     unknown = np.concatenate(([0], np.cumsum(c_all < 0)))
     ok = unknown[c_start + n] - unknown[c_start] == 0
@@ -344,7 +347,7 @@ def _scan_small(index: BenchmarkIndex, arr) -> BatchScan:
                             item_count[item] += 1
                 break
             p += 1
-    return BatchScan(records, n_tokens, *state)
+    return BatchScan(records, n_tokens, *state, no_words=silent)
 
 
 ROWS_LISTED = 100      # corpus rows listed per item (the report gives the count of all of them)

@@ -522,6 +522,16 @@ def odd_runs(b, off, cls, kind, starts, ends, state):  # pragma: no cover  (comp
 
 
 @numba.njit(nogil=True, cache=True)
+def _add_byte(byte, packed, length, scratch, max_word):  # pragma: no cover  (compiled)
+    """``packed`` with a kept byte added at ``length`` as the ASCII loop adds it: the first 8
+    bytes in ``packed``, the rest in ``scratch``."""
+    if length < 8:
+        return packed | (np.uint64(byte) << np.uint64(8 * length))
+    scratch[min(length, max_word)] = byte
+    return packed
+
+
+@numba.njit(nogil=True, cache=True)
 def ngram_scan(b, off, cls, lower, kind, kind_offsets, kind_bytes, context,
                word_data, word_offsets, word_table, max_word,
                odd_start, odd_end, odd_offsets, odd_ids,
@@ -544,7 +554,7 @@ def ngram_scan(b, off, cls, lower, kind, kind_offsets, kind_bytes, context,
     -1 at first), into the state ``HitSet`` keeps, so memory is bounded by the benchmark however
     often a text repeats it: window_hit[w] = 1 for each of its windows; per item, the number of
     texts matching it (item_count), the first item_first.shape[1] of them (item_first) and the
-    last (item_last, -1 at first; texts come in order). Returns the words.
+    last (item_last, -1 at first; texts come in order). Returns (words, texts with no word).
     """
     ring = np.empty(max(n, 1), dtype=np.int64)
     scratch = np.empty(max_word + 1, dtype=np.uint8)
@@ -557,8 +567,10 @@ def ngram_scan(b, off, cls, lower, kind, kind_offsets, kind_bytes, context,
     n_keys = gram_keys.size
     listed = item_first.shape[1]
     words = 0
+    silent = 0
     k = 0
     for t in range(off.size - 1):
+        before = words
         run = 0
         head = 0
         key = np.uint64(0)
@@ -602,18 +614,13 @@ def ngram_scan(b, off, cls, lower, kind, kind_offsets, kind_bytes, context,
                                 break
                         elif how == KEEP:
                             for j in range(kind_offsets[cp], kind_offsets[cp + 1]):
-                                if length < 8:
-                                    packed |= np.uint64(kind_bytes[j]) << np.uint64(8 * length)
-                                else:
-                                    scratch[min(length, max_word)] = kind_bytes[j]
+                                packed = _add_byte(kind_bytes[j], packed, length, scratch, max_word)
                                 length += 1
                         elif how == SIGMA:          # σ (CF 83) or final ς (CF 82)
-                            for byte in (0xCF, 0x82 if final_sigma(b, i, off[t], stop, context) else 0x83):
-                                if length < 8:
-                                    packed |= np.uint64(byte) << np.uint64(8 * length)
-                                else:
-                                    scratch[min(length, max_word)] = byte
-                                length += 1
+                            packed = _add_byte(0xCF, packed, length, scratch, max_word)
+                            last = 0x82 if final_sigma(b, i, off[t], stop, context) else 0x83
+                            packed = _add_byte(last, packed, length + 1, scratch, max_word)
+                            length += 2
                         i += size
                         continue
                     i += one
@@ -692,7 +699,9 @@ def ngram_scan(b, off, cls, lower, kind, kind_offsets, kind_bytes, context,
                                     item_count[item] += 1
                         break
                     p += 1
-    return words
+        if words == before:
+            silent += 1
+    return words, silent
 
 
 # --------------------------------------------------------------------------- verification

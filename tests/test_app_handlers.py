@@ -299,8 +299,9 @@ def test_leakage_between_two_uploaded_files(tmp_path):
     copied = sum(" ".join(r["question"].lower().split()) in a_texts for r in b_rows)
     assert copied == 25
     assert f"repeat an A text exactly | {copied} (" in got["leak_md"]
-    assert "**1 record of B has no text** (missing, null or blank): they match by answer only." in got["leak_md"]
-    assert "of A has no text" not in got["leak_md"] and "of A have no text" not in got["leak_md"]
+    assert (f"**1 of B's {len(b_rows)} records has no text** (missing, null or blank), so text and "
+            "near-duplicate matching skipped them.") in got["leak_md"]
+    assert "of A's" not in got["leak_md"]
     assert "A = **a.jsonl**" in got["leak_md"] and "B = **b.jsonl**" in got["leak_md"]
     evidence = list(csv.DictReader(open(got["dl_evidence"]["value"], encoding="utf-8", newline="")))
     assert sum("identical_text" in r["kind"] for r in evidence) == copied
@@ -327,7 +328,8 @@ def test_contamination_evidence_marks_the_shared_span_as_escaped_text(tmp_path):
     path = write_jsonl(tmp_path / "corpus.jsonl", rows)
     st = run("upload:corpus.jsonl", upload=str(path))["state"]
     got = handlers.leak_check(st, "", "", "", "", None, False, "gsm8k", "")
-    assert "**1 record of A has no text** (missing, null or empty)" in got["contam_md"], got["contam_md"]
+    assert ("**1 of A's 7 records has no words to check** (missing, null, blank or only punctuation)"
+            in got["contam_md"]), got["contam_md"]
     html_ = got["contam_evidence"]
     assert "benchmark row <b>7</b>" in html_ and "A row <b>0</b>" in html_
     assert "<img" not in html_ and "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in html_

@@ -314,18 +314,18 @@ def test_absurd_option_values_are_usage_errors(tmp_path, run_cli, case):
 def test_unquoted_glob_expanded_by_the_shell_gets_a_hint(tmp_path, run_cli):
     """`auditor scan data/*.jsonl` unquoted: the shell passes several files; the error says to quote
     the glob or pass the directory, and the quoted glob then reads every file."""
-    for name in ("a.jsonl", "b.jsonl"):
+    for name in ("a.jsonl", "b.jsonl", "c d.jsonl"):
         (tmp_path / name).write_bytes(JSONL)
-    rc, _, err = run_cli("scan", "a.jsonl", "b.jsonl", "--quiet", cwd=tmp_path)
-    _assert_refused(rc, err, "unrecognized arguments: b.jsonl")
+    rc, _, err = run_cli("scan", "a.jsonl", "b.jsonl", "c d.jsonl", "--quiet", cwd=tmp_path)
+    _assert_refused(rc, err, "unrecognized arguments: b.jsonl c d.jsonl")
     assert "Quote the glob" in err and "directory" in err, err
     rc, _, err = run_cli("scan", "a.jsonl", "--bogus", "--quiet", cwd=tmp_path)
     _assert_refused(rc, err, "unrecognized arguments: --bogus")
     assert "Quote the glob" not in err, err
     rc, out, err = run_cli("scan", "*.jsonl", "--quiet", "--json", "-", cwd=tmp_path)
     source = json.loads(out)["input"]
-    assert rc in (0, 1) and source["records"] == 2 * len(JSONL.splitlines()), err[-2000:]
-    assert source["files"] == ["a.jsonl", "b.jsonl"], source
+    assert rc in (0, 1) and source["records"] == 3 * len(JSONL.splitlines()), err[-2000:]
+    assert source["files"] == ["a.jsonl", "b.jsonl", "c d.jsonl"], source
 
 
 # --------------------------------------------------------------------------- environment variables

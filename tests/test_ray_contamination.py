@@ -89,27 +89,30 @@ def test_humaneval_prompts_found_at_their_rows(corpus):
 
 
 def test_records_without_text_are_counted_and_stated(corpus, tmp_path):
-    """Records with no text (a null, a row without the field, "", and a whole Parquet shard with
-    other columns) are counted in summary.json and stated in REPORT.md, by both engines alike."""
+    """Records with no word to check (a null, a row without the field, "", only punctuation, and a
+    whole Parquet shard with other columns) are counted in summary.json and stated in REPORT.md, by
+    both engines alike."""
     folder, texts, _ = corpus
     mixed = tmp_path / "corpus"
     mixed.mkdir()
     for path in folder.iterdir():
         (mixed / path.name).write_bytes(path.read_bytes())
-    extra = [{"text": ""}, {"id": 7}, {"text": "Natalia sold clips to 48 of her friends in April"}]
+    extra = [{"text": ""}, {"id": 7}, {"text": "Natalia sold clips to 48 of her friends in April"}, {"text": " ?! "}]
     (mixed / "part-5.jsonl").write_text("".join(json.dumps(r) + "\n" for r in extra), encoding="utf-8")
     pq.write_table(pa.table({"body": ["What is 2 + 2?", "Name a prime."]}), mixed / "part-6.parquet")
-    expected = sum(not t for t in texts) + sum(not r.get("text") for r in extra) + 2
-    assert expected == 5
+    wordless = (lambda t: not t or not any(c.isalnum() for c in t))     # the definition: no word survives
+    expected = sum(map(wordless, texts)) + sum(wordless(r.get("text")) for r in extra) + 2
+    assert expected == 6
     local = contamination(str(mixed), "gsm8k")
     on_ray = ray_contamination(str(mixed), "gsm8k", quiet=True)
-    assert local.summary()["corpus"]["empty"] == expected
+    assert local.summary()["corpus"]["no_words"] == expected
     assert local.summary()["corpus"]["records"] == len(texts) + len(extra) + 2
     assert without_engine(on_ray.summary()) == local.summary()
-    assert f"**{expected:,} of the corpus's {len(texts) + len(extra) + 2:,} records have no text**" in on_ray.markdown()
-    # A corpus whose every record has text says nothing of it.
+    assert (f"**{expected:,} of the corpus's {len(texts) + len(extra) + 2:,} records have no words to check**"
+            in on_ray.markdown())
+    # A corpus whose every record has a word says nothing of it.
     full = contamination([t or "x" for t in texts], "gsm8k")
-    assert full.summary()["corpus"]["empty"] == 0 and "have no text" not in full.markdown()
+    assert full.summary()["corpus"]["no_words"] == 0 and "no words to check" not in full.markdown()
 
 
 def test_a_corrupt_shard_is_named(corpus, tmp_path):
@@ -187,7 +190,8 @@ def test_a_wrong_ray_address_is_a_clear_error_in_bounded_time(corpus, run_cli):
         free_port = closed.getsockname()[1]         # bound, never listening: connections are refused
         for address, said in ((f"127.0.0.1:{free_port}", "Nothing answers at the Ray address"),
                               ("no-such-host.invalid:6379", "Nothing answers at the Ray address"),
-                              ("head-without-port", "is not HOST:PORT")):
+                              ("head-without-port", "is not HOST:PORT"), ("localhost:²", "is not HOST:PORT"),
+                              ("localhost:٦٣٧٩", "is not HOST:PORT")):
             code, _, err = run_cli(*args, address, timeout=120)
             assert code == 2 and said in err and address in err and "Traceback" not in err, err
     silent = socket.socket()                        # accepts connections, never answers
@@ -202,5 +206,21 @@ def test_a_wrong_ray_address_is_a_clear_error_in_bounded_time(corpus, run_cli):
         assert code == 2 and time.monotonic() - start < 90, err
         assert json.loads(out)["error"]["message"].startswith(f"Joining the Ray cluster at '{address}' took more than 4 s")
         assert "AUDITOR_RAY_JOIN_SECONDS" in err and "Traceback" not in err
+        # Ctrl-C while Ray waits ends the run at once, not when the wait is over.
+        import os
+        import signal
+        import subprocess
+        import sys
+        from conftest import REPO
+        env = {**os.environ, "AUDITOR_RAY_JOIN_SECONDS": "600", "PYTHONPATH": str(REPO)}
+        proc = subprocess.Popen([sys.executable, "-m", "auditor", *map(str, args), address], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            while len(accepted) < 2 and proc.poll() is None:       # Ray is connecting (the probe was the first)
+                time.sleep(0.2)
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(timeout=30) != 0
+        finally:
+            proc.kill()
     finally:
         silent.close()

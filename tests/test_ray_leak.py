@@ -130,7 +130,8 @@ def test_records_without_text_are_counted_by_both_engines(real_data, tmp_path):
     assert (local.a.no_text, local.b.no_text) == (blank(a_rows), blank(b_rows)) == (4, 2)
     assert on_ray.summary()["a"]["no_text"] == 4
     md = on_ray.markdown()
-    assert "**4 of A's 304 records have no text**" in md and "**2 of B's 102 records have no text**" in md
+    assert "**4 of A's 304 records have no text** (missing, null or blank)" in md
+    assert "**2 of B's 102 records have no text**" in md
     for b_row, a_row in ((100, 150), (101, 151)):      # a blank B record: matched by its answer alone
         assert local.matches[b_row] == {"identical_answer": [a_row]}
 

@@ -50,6 +50,7 @@ def check_words(texts, compiled=True):
     scan = scan_batch(index, texts, compiled)
     hits = HitSet.from_batch(scan, index)
     assert scan.tokens == sum(len(tokenize(t)) for t in texts)
+    assert scan.no_words == sum(not tokenize(t) for t in texts)       # reported as records with no word
     assert hits.count == {item: len(r) for item, r in rows.items()}
     assert hits.first == {item: r[:ROWS_LISTED] for item, r in rows.items()}
 
@@ -136,6 +137,13 @@ def test_token_ids_match_a_dictionary_lookup():
     assert ids.tolist() == expected and counts.tolist() == [len(tokenize(t)) for t in texts]
 
 
+def test_the_byte_classes_agree_with_the_compiled_scan():
+    from auditor import kernels
+    assert (wordtokens._DELETE, wordtokens._KEEP, wordtokens._SPACE, wordtokens._OTHER, wordtokens._SIGMA) == \
+        (kernels.DELETE, kernels.KEEP, kernels.SPACE, kernels.OTHER, kernels.SIGMA)
+    assert (wordtokens._CASED, wordtokens._IGNORABLE) == (kernels.CASED, kernels.IGNORABLE)
+
+
 def test_many_runs_for_the_definition():
     """More runs the table cannot take (a character past U+2FFFF, a lone surrogate) than the first
     allocation holds, and than the definition is given at once (wordtokens.ODD_RUNS_AT_ONCE)."""
@@ -156,6 +164,17 @@ def test_bad_utf8_past_the_first_rows_is_a_clear_error(tmp_path, monkeypatch, co
     with pytest.raises(AuditorError) as err:
         contamination(str(path), "humaneval")
     assert err.value.code == "bad_format" and "UTF-8" in err.value.message and "line 30001" in err.value.message
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_bad_utf8_in_a_binary_array_is_a_clear_error(compiled):
+    """A library caller's binary array is not checked up front: its bad bytes, met while tokenising
+    (next to a capital sigma, which the definition takes in the small path), are a clear error."""
+    import pyarrow as pa
+    texts = pa.array([b"fine words", b"A\xce\xa3\xff tail"] + [b"x " * 100_000] * compiled, pa.binary())
+    with pytest.raises(AuditorError) as caught:
+        scan_batch(build_index(["fine words"], 1), texts, compiled)
+    assert caught.value.code == "bad_format" and "not valid UTF-8" in caught.value.message
 
 
 def test_bad_utf8_in_a_parquet_column_is_a_clear_error(tmp_path):

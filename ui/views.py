@@ -19,6 +19,7 @@ from plotly.subplots import make_subplots
 
 from auditor import AuditorError
 from auditor.report import EXACT_KINDS, md_cell, overview_rows, pct, plural, roles_rows
+from auditor.report.common import NO_TEXT, NO_WORDS, unusable_note
 
 log = logging.getLogger("auditor.app")
 
@@ -425,13 +426,10 @@ def leak_markdown(s: dict, threshold: float, a_name: str, b_name: str) -> str:
     if isinstance(groups, dict) and groups.get("count"):
         values = ", ".join(md(v, 40) for v in (groups.get("values") or [])[:10])
         lines.append(f"| group values present on both sides | {groups['count']:,} ({values}) |")
-    by_answer = isinstance(s.get("settings"), dict) and s["settings"].get("answer_normalizer") is not None
     for side in ("b", "a"):
-        empty = s[side].get("no_text") if isinstance(s.get(side), dict) else None
-        if isinstance(empty, int) and empty:
-            lines += ["", f"**{empty:,} record{'' if empty == 1 else 's'} of {side.upper()} "
-                          f"{'has' if empty == 1 else 'have'} no text** (missing, null or blank): "
-                          + ("they match by answer only." if by_answer else "nothing in them was compared.")]
+        block = s.get(side) if isinstance(s.get(side), dict) else {}
+        if isinstance(block.get("no_text"), int) and block["no_text"] and isinstance(block.get("records"), int):
+            lines += ["", unusable_note(block["no_text"], block["records"], f"{side.upper()}'s", NO_TEXT)]
     if s.get("pairs_sample"):
         lines += ["", "Leaking B records beside the A record they repeat. *text Jaccard* compares the two texts "
                       "(an answer-only match can score low); the evidence CSV holds every one."]
@@ -478,10 +476,8 @@ def contamination_markdown(s: dict, bench: str) -> str:
              "| benchmark items | count |", "|---|---|",
              f"| share an n-gram with A (contaminated) | {_share(s.get('contaminated'))} |",
              f"| too short to check (not clean) | {_share(s.get('too_short'))} |"]
-    if c.get("empty"):
-        lines += ["", f"**{c['empty']:,} record{' of A has' if c['empty'] == 1 else 's of A have'} no text**"
-                      + (f" in {md(c['text'])}" if c.get("text") else "")
-                      + f" (missing, null or empty): nothing in {'it' if c['empty'] == 1 else 'them'} was checked."]
+    if isinstance(c.get("no_words"), int) and c["no_words"] and isinstance(c.get("records"), int):
+        lines += ["", unusable_note(c["no_words"], c["records"], "A's", NO_WORDS)]
     if s.get("items"):
         lines += ["", "Each contaminated item beside the A record that contains it, the longest shared span "
                       "marked in both; the evidence CSV holds every item."]

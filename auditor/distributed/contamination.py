@@ -32,7 +32,7 @@ from ..errors import AuditorError
 from .runtime import list_shards, ray_session, read_dataset, run, shown_uri
 
 BATCH_ROWS = 16384          # rows per scanned batch (Parquet; a JSONL block is at most 8 MiB): memory per task
-SHARD_FILE_VERSION = 3          # 2: a shard's matches reduced to a HitSet (bounded by the benchmark); 3: + empty texts
+SHARD_FILE_VERSION = 3          # 2: a shard's matches reduced to a HitSet (bounded by the benchmark); 3: + texts with no word
 # Fault injection for the tests: a worker exits on its first batch while this marker file does not
 # exist (creating it), so Ray must retry the task; the driver is interrupted (KeyboardInterrupt,
 # as by Ctrl-C) after writing this many shard results.
@@ -96,7 +96,7 @@ def ray_contamination(corpus, benchmark: str, *, corpus_text=None, benchmark_con
     run_progress.done()
     return ContaminationResult(corpus=info, benchmark=bench_info, n=index.n, items=join.hits.items(index),
                                too_short=index.too_short, corpus_records=join.records, corpus_tokens=join.tokens,
-                               corpus_empty=join.empty, engine=engine)
+                               corpus_no_words=join.no_words, engine=engine)
 
 
 class ShardJoin:
@@ -106,7 +106,7 @@ class ShardJoin:
 
     def __init__(self, shards, store):
         self.shards, self.store = shards, store
-        self.hits, self.records, self.tokens, self.empty, self.joined = HitSet(), 0, 0, 0, 0
+        self.hits, self.records, self.tokens, self.no_words, self.joined = HitSet(), 0, 0, 0, 0
         self.waiting: dict[int, dict | None] = {}
 
     def add(self, shard_index: int, result: dict | None) -> None:
@@ -123,7 +123,7 @@ class ShardJoin:
             self.hits.extend(result["hits"], self.records)
             self.records += result["records"]
             self.tokens += result["tokens"]
-            self.empty += result["empty"]
+            self.no_words += result["no_words"]
             self.joined += 1
 
 
@@ -137,8 +137,8 @@ def _source_text_or_uri(corpus) -> str:
 
 
 class _ScanFn:
-    """The map function: one batch of (text, shard, row) -> per shard: records, tokens, empty
-    texts, and its matches reduced (``HitSet`` as JSON)."""
+    """The map function: one batch of (text, shard, row) -> per shard: records, tokens, texts
+    with no word, and its matches reduced (``HitSet`` as JSON)."""
 
     def __init__(self, index_ref, fail_once: str | None):
         self.index_ref, self.fail_once = index_ref, fail_once
@@ -155,7 +155,7 @@ class _ScanFn:
         shard = batch.column("shard").to_numpy()
         row = batch.column("row").to_numpy()
         texts = batch.column("text")
-        out = {"shard": [], "first_row": [], "records": [], "tokens": [], "empty": [], "hits": []}
+        out = {"shard": [], "first_row": [], "records": [], "tokens": [], "no_words": [], "hits": []}
         # A batch may span shards: split it where the shard changes (rows stay in order).
         cuts = np.flatnonzero(np.diff(shard)) + 1
         for lo, hi in zip(np.concatenate(([0], cuts)).tolist(), np.concatenate((cuts, [shard.size])).tolist()):
@@ -167,10 +167,10 @@ class _ScanFn:
             out["first_row"].append(first)
             out["records"].append(scanned.records)
             out["tokens"].append(scanned.tokens)
-            out["empty"].append(scanned.empty)
+            out["no_words"].append(scanned.no_words)
             out["hits"].append(json.dumps(hits.to_json()))
         return pa.table({**{name: pa.array(out[name], pa.int64())
-                            for name in ("shard", "first_row", "records", "tokens", "empty")},
+                            for name in ("shard", "first_row", "records", "tokens", "no_words")},
                          "hits": pa.array(out["hits"], pa.string())})
 
 
@@ -189,7 +189,7 @@ def _reduce(results, todo, join: ShardJoin, store, stop_after: int) -> None:
         nonlocal finished
         while finished < k:
             shard = todo[finished]
-            result = partial.pop(shard.index, None) or {"records": 0, "tokens": 0, "empty": 0, "hits": HitSet()}
+            result = partial.pop(shard.index, None) or {"records": 0, "tokens": 0, "no_words": 0, "hits": HitSet()}
             join.add(shard.index, result)
             if store:
                 store.save(shard, result)
@@ -198,18 +198,18 @@ def _reduce(results, todo, join: ShardJoin, store, stop_after: int) -> None:
             finished += 1
 
     for batch in results.iter_batches(batch_format="pyarrow", batch_size=None):
-        for shard, first, records, tokens, empty, hits in zip(*(batch.column(c).to_pylist() for c in
-                                                                ("shard", "first_row", "records", "tokens", "empty",
+        for shard, first, records, tokens, silent, hits in zip(*(batch.column(c).to_pylist() for c in
+                                                                ("shard", "first_row", "records", "tokens", "no_words",
                                                                  "hits"))):
             k = position[shard]
             finish_up_to(k)
             if expected_row.get(shard, 0) != first:      # order is what makes row numbers right: check it
                 raise RuntimeError(f"shard {shard}: rows arrived out of order ({first} after {expected_row.get(shard, 0)})")
             expected_row[shard] = first + records
-            acc = partial.setdefault(shard, {"records": 0, "tokens": 0, "empty": 0, "hits": HitSet()})
+            acc = partial.setdefault(shard, {"records": 0, "tokens": 0, "no_words": 0, "hits": HitSet()})
             acc["records"] += records
             acc["tokens"] += tokens
-            acc["empty"] += empty
+            acc["no_words"] += silent
             acc["hits"].extend(HitSet.from_json(json.loads(hits)))     # rows within the shard, in order
     finish_up_to(len(todo))
 
@@ -242,7 +242,7 @@ class ShardStore:
             data = json.loads(self.path(shard).read_text(encoding="utf-8"))
             if data.get("shard") != shard.name or data.get("size") != shard.size:
                 return None                     # another shard now sits at this position
-            return {"records": int(data["records"]), "tokens": int(data["tokens"]), "empty": int(data["empty"]),
+            return {"records": int(data["records"]), "tokens": int(data["tokens"]), "no_words": int(data["no_words"]),
                     "hits": HitSet.from_json(data["hits"])}
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None                         # unreadable or not ours: the shard is scanned again
@@ -251,5 +251,5 @@ class ShardStore:
         from ..outputs import atomic_write
         with atomic_write(self.path(shard)) as handle:
             json.dump({"shard": shard.name, "size": shard.size, "records": result["records"],
-                       "tokens": result["tokens"], "empty": result["empty"], "hits": result["hits"].to_json()}, handle)
+                       "tokens": result["tokens"], "no_words": result["no_words"], "hits": result["hits"].to_json()}, handle)
         self.saved.append(shard.index)

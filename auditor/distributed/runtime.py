@@ -68,8 +68,8 @@ ADDRESS_HINT = ("Check --ray-address / RAY_ADDRESS: the head node's HOST:PORT (i
                 "(pip install 'ray[client]'); or leave both unset for a local Ray.")
 REACH_SECONDS = 10.0        # how long a cluster's address may take to answer before the run stops
 JOIN_SECONDS_ENV = "AUDITOR_RAY_JOIN_SECONDS"     # how long joining may take (default 60 s) ...
-# ... when the caller says what to do then: ray.init cannot be interrupted while it waits for a
-# GCS that never answers, so the CLI sets this to report the error and end the process.
+# ... when the caller says what to do then (``_join_guard``): the CLI sets this for its run to
+# report the error and end the process.
 on_join_timeout = None
 
 
@@ -79,7 +79,7 @@ def _check_reachable(address: str) -> None:
     if address in ("auto", "local") or "://" in address:
         return
     host, _, port = address.rpartition(":")
-    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+    if not host or not re.fullmatch(r"[0-9]{1,5}", port) or not 0 < int(port) < 65536:
         raise AuditorError("usage", f"The Ray address {address!r} is not HOST:PORT, auto or ray://HOST:PORT.",
                            ADDRESS_HINT)
     import socket
@@ -91,19 +91,43 @@ def _check_reachable(address: str) -> None:
                            ADDRESS_HINT) from None
 
 
-def _join_watchdog(address: str):
-    """A timer that hands ``on_join_timeout`` a clear error if joining ``address`` takes too long
-    (a port that accepts connections but is not a Ray head: the dashboard's, say)."""
+@contextlib.contextmanager
+def _join_guard(address: str, on_timeout):
+    """Joining a cluster at ``address`` (HOST:PORT or auto), bounded: if it takes longer than
+    AUDITOR_RAY_JOIN_SECONDS (a port that accepts connections but is no Ray head: the dashboard's,
+    say), ``on_timeout`` gets a clear error from a timer thread, since ray.init, stuck in Ray's
+    own code, is reached by no exception. Ctrl-C ends the process meanwhile: Python would run its
+    handler only once ray.init returned (so would it Ray's own SIGTERM handler, set by ray.init:
+    the timer bounds that wait). Without ``on_timeout`` (the library), joining waits as Ray does."""
+    import signal
     import threading
     from ..env import env_float
+    if on_timeout is None or address == "local" or "://" in address:
+        yield
+        return
     seconds = env_float(JOIN_SECONDS_ENV, 60.0, 0.0, 3600.0)
     error = AuditorError("usage", f"Joining the Ray cluster at {address!r} took more than {seconds:g} s: it accepts "
                                   "connections but does not answer as a Ray head (its GCS).",
                          ADDRESS_HINT + f" A slow cluster may need more time: {JOIN_SECONDS_ENV}=SECONDS.")
-    timer = threading.Timer(seconds, on_join_timeout, args=(error,))
+    lock, joined = threading.Lock(), []
+
+    def give_up() -> None:
+        with lock:              # never once the join has finished
+            if not joined:
+                on_timeout(error)
+    timer = threading.Timer(seconds, give_up)
     timer.daemon = True
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.SIG_DFL) if main else None
     timer.start()
-    return timer
+    try:
+        yield
+    finally:
+        with lock:
+            joined.append(True)
+        timer.cancel()
+        if main:
+            signal.signal(signal.SIGINT, previous)
 
 
 @contextlib.contextmanager
@@ -121,20 +145,16 @@ def ray_session(address: str | None, num_cpus: int | None = None, *, quiet: bool
     if not ray.is_initialized():
         kwargs = {"include_dashboard": False, "log_to_driver": False,
                   **({"logging_level": "ERROR"} if quiet else {})}
-        if address:
-            _check_reachable(address)
-        watchdog = _join_watchdog(address) if address and on_join_timeout else None
         try:
             if address:
-                ray.init(address=address, **kwargs)
+                _check_reachable(address)
+                with _join_guard(address, on_join_timeout):
+                    ray.init(address=address, **kwargs)
             else:
                 ray.init(num_cpus=num_cpus, **kwargs)
         except (ConnectionError, RuntimeError, ValueError) as exc:
             where = f"the Ray cluster at {address!r}" if address else "a local Ray"
             raise AuditorError("usage", f"Could not start or join {where}: {exc}", ADDRESS_HINT) from None
-        finally:
-            if watchdog:
-                watchdog.cancel()
         started = True
     context = ray.data.DataContext.get_current()
     # Results are reduced in the dataset's order, so outputs are byte-identical run to run.

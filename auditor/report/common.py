@@ -13,6 +13,20 @@ PARAPHRASE_CAVEAT = ("Overlap here is lexical (shared words and n-grams). Paraph
                      "reformatted items are not detected.")
 
 
+NO_WORDS = ("no words to check", "missing, null, blank or only punctuation",
+            "so the n-gram scan had nothing to check there")
+NO_TEXT = ("no text", "missing, null or blank", "so text and near-duplicate matching skipped them")
+
+
+def unusable_note(count: int, records: int, owner: str, kind: tuple) -> str:
+    """The line a report adds when ``count`` of ``owner``'s records give a check nothing to use
+    (``kind``: NO_WORDS for contamination, NO_TEXT for leaks): '**3 of A's 600 records have no
+    text** (missing, null or blank), so ...'."""
+    lacks, meaning, consequence = kind
+    return (f"**{count:,} of {owner} {records:,} records {'has' if count == 1 else 'have'} {lacks}** "
+            f"({meaning}), {consequence}.")
+
+
 def plain(value):
     """Dataclasses, numpy scalars and arrays, tuples -> JSON-ready Python values."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):

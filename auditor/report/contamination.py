@@ -2,7 +2,7 @@
 ContaminationResult."""
 from __future__ import annotations
 
-from .common import PARAPHRASE_CAVEAT, SCHEMA_VERSION, md_cell
+from .common import NO_WORDS, PARAPHRASE_CAVEAT, SCHEMA_VERSION, md_cell, unusable_note
 
 
 def summary(result) -> dict:
@@ -11,7 +11,7 @@ def summary(result) -> dict:
     return {
         "schema_version": SCHEMA_VERSION, "kind": "contamination",
         "corpus": {**result.corpus, "records": result.corpus_records, "tokens": result.corpus_tokens,
-                   "empty": result.corpus_empty},
+                   "no_words": result.corpus_no_words},
         "benchmark": result.benchmark,
         "settings": {"ngram": result.n, "tokenizer": TOKENIZER},
         "contaminated": {"records": len(result.items),
@@ -33,12 +33,10 @@ def markdown(result) -> str:
              f"{d['contaminated']['records']} of {b['records']:,} benchmark items "
              f"({100 * d['contaminated']['fraction']:.2f}%) share at least one {result.n}-gram with the corpus "
              f"({c['records']:,} records, {c['tokens']:,} tokens). Tokens: {TOKENIZER}.", ""]
-    if c["empty"]:
-        one = c["empty"] == 1
-        lines += [f"**{c['empty']:,} of the corpus's {c['records']:,} records {'has' if one else 'have'} no text**"
-                  + (f" in its field {md_cell(repr(c['text']))}" if c.get("text") else "")
-                  + f" (missing, null or empty): nothing in {'it' if one else 'them'} was checked. A shard with "
-                  "other fields, or the wrong field, looks like this.", ""]
+    if c["no_words"]:
+        field_ = f" Its text field is {md_cell(repr(c['text']))}: " if c.get("text") else " "
+        lines += [unusable_note(c["no_words"], c["records"], "the corpus's", NO_WORDS) + field_
+                  + "a shard with other fields, or the wrong field, looks like this.", ""]
     if d["too_short"]["records"]:
         lines += [f"{d['too_short']['records']} items are shorter than {result.n} tokens: **too short to check**, "
                   "not clean.", ""]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import csv
 import io
 
-from .common import PARAPHRASE_CAVEAT, SCHEMA_VERSION, md_cell
+from .common import NO_TEXT, PARAPHRASE_CAVEAT, SCHEMA_VERSION, md_cell, unusable_note
 
 PAIRS_SAMPLE = 50
 EVIDENCE_MATCHES = 5        # A rows listed per leaked B record
@@ -103,15 +103,9 @@ def markdown(result) -> str:
               "an identical answer alone may be a common short answer. *Identical both* is the figure that "
               "means a model could score by memory. Answers are compared whole, after normalisation "
               f"({result.answer_normalizer or 'no answer field'}), never by a final number alone."]
-    by_answer = result.answer_normalizer is not None
-    for side, label, how in (("b", "B", "they can leak only by their answer" if by_answer else
-                              "nothing in them was compared, and they count as not leaked"),
-                             ("a", "A", "B can match them only by answer" if by_answer else
-                              "nothing in them was compared")):
-        empty, records = d[side]["no_text"], d[side]["records"]
-        if empty:
-            lines += ["", f"**{empty:,} of {label}'s {records:,} records {'has' if empty == 1 else 'have'} no text** "
-                          f"(missing, null, or nothing left after normalisation): {how}."]
+    for side in ("b", "a"):
+        if d[side]["no_text"]:
+            lines += ["", unusable_note(d[side]["no_text"], d[side]["records"], f"{side.upper()}'s", NO_TEXT)]
     if groups["count"]:
         lines += ["", "Shared groups: " + ", ".join(md_cell(v) for v in groups["values"][:30])]
     if d["pairs_sample"]:
