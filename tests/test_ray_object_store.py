@@ -26,18 +26,16 @@ pa = pytest.importorskip("pyarrow")
 pafs = pytest.importorskip("pyarrow.fs")
 
 from hub_server import FakeHub  # noqa: E402
-from object_store_helpers import (BUCKET, PLANTED, SHARDS, assert_equal_to_local, comparable,  # noqa: E402
+from object_store_helpers import (BUCKET, PLANTED, SHARDS, assert_equal_to_local,  # noqa: E402
+                                  assert_folder_equals_local, assert_leak_equals_local, assert_listing_is_local,
+                                  comparable,
                                   corpus, planted_rows)  # noqa: F401   (corpus: a module fixture)
 from moto.server import ThreadedMotoServer  # noqa: E402   (pinned in requirements-dev.txt: a test peer)
 
 from auditor.contamination import contamination  # noqa: E402
 from auditor.distributed import contamination as ray_engine  # noqa: E402
 from auditor.distributed.contamination import ray_contamination  # noqa: E402
-from auditor.distributed.leak import ray_leak  # noqa: E402
-from auditor.distributed.runtime import list_shards  # noqa: E402
 from auditor.errors import AuditorError  # noqa: E402
-from auditor.leakage import LeakSettings, leak  # noqa: E402
-from auditor.settings import NearSettings  # noqa: E402
 
 REPO_ID = "acme/corpus"
 
@@ -94,19 +92,12 @@ class Bucket:
 
 
 def test_listing_an_s3_folder_gives_the_local_shards(stores, corpus):
-    folder, _ = corpus
-    _, shards = list_shards(f"s3://{BUCKET}/corpus/")
-    assert [s.path for s in shards] == [f"{BUCKET}/corpus/{n}" for n in sorted(SHARDS)]     # README.md left out
-    assert [s.size for s in shards] == [(folder / n).stat().st_size for n in sorted(SHARDS)]
-    assert [s.format for s in shards] == ["jsonl", "jsonl", "jsonl", "parquet"]
+    assert_listing_is_local("s3", corpus[0], sorted(SHARDS))
 
 
 def test_an_s3_folder_equals_local_and_finds_the_planted_items(stores, corpus):
     folder, texts = corpus
-    result = ray_contamination(f"s3://{BUCKET}/corpus/", "gsm8k", quiet=True)
-    assert planted_rows(result) == PLANTED                   # ground truth: every planted question at its row
-    assert result.summary()["corpus"]["records"] == len(texts)
-    assert_equal_to_local(result, folder, f"s3://{BUCKET}/corpus/", 4)
+    assert_folder_equals_local(f"s3://{BUCKET}/corpus/", folder, texts)
 
 
 def test_an_s3_glob_equals_the_local_glob(stores, corpus, monkeypatch):
@@ -143,20 +134,8 @@ def test_the_endpoint_and_credentials_in_the_uri_are_used_and_never_shown(stores
 
 def test_leak_reads_a_from_s3_as_locally(stores, corpus, real_data):
     folder, _ = corpus
-    settings = LeakSettings(near=NearSettings(threshold=0.6))
-    test_path = str(real_data / "gsm8k/test.jsonl")
-    on_ray = ray_leak(f"s3://{BUCKET}/corpus/", test_path, settings=settings, quiet=True)
-    local = leak(str(folder), test_path, settings=settings)
-    for item, row in PLANTED.items():                        # ground truth: each planted copy is found
-        assert row in on_ray.matches[item]["identical_text"]
-    summary, expected = on_ray.summary(), local.summary()
-    assert summary["a"]["source"] == f"s3://{BUCKET}/corpus/"
-    for s in (summary, expected):
-        s.pop("engine", None)
-        s["a"].pop("source")
-    assert summary == expected
-    assert on_ray.matches == local.matches and on_ray.a.fingerprint == local.a.fingerprint
-    assert on_ray.evidence_csv() == local.evidence_csv()
+    on_ray, local = assert_leak_equals_local(f"s3://{BUCKET}/corpus/", folder, str(real_data / "gsm8k/test.jsonl"))
+    assert on_ray.a.fingerprint == local.a.fingerprint
 
 
 def test_an_interrupted_s3_run_resumes_by_shard_name_and_size(stores, corpus, tmp_path, monkeypatch):
