@@ -38,6 +38,12 @@ SHARD_FILE_VERSION = 3          # 2: a shard's matches reduced to a HitSet (boun
 # as by Ctrl-C) after writing this many shard results.
 FAIL_ONCE_ENV = "AUDITOR_RAY_FAIL_ONCE"
 STOP_AFTER_ENV = "AUDITOR_RAY_STOP_AFTER_SHARDS"
+# A shard's counts (summed over its batches, then over the shards), beside its HitSet "hits".
+COUNTS = ("records", "tokens", "no_words")
+
+
+def _new_result() -> dict:
+    return {**dict.fromkeys(COUNTS, 0), "hits": HitSet()}
 
 
 def ray_contamination(corpus, benchmark: str, *, corpus_text=None, benchmark_config=None, benchmark_split=None,
@@ -95,8 +101,9 @@ def ray_contamination(corpus, benchmark: str, *, corpus_text=None, benchmark_con
             "text": field}
     run_progress.done()
     return ContaminationResult(corpus=info, benchmark=bench_info, n=index.n, items=join.hits.items(index),
-                               too_short=index.too_short, corpus_records=join.records, corpus_tokens=join.tokens,
-                               corpus_no_words=join.no_words, engine=engine)
+                               too_short=index.too_short, corpus_records=join.totals["records"],
+                               corpus_tokens=join.totals["tokens"], corpus_no_words=join.totals["no_words"],
+                               engine=engine)
 
 
 class ShardJoin:
@@ -106,7 +113,7 @@ class ShardJoin:
 
     def __init__(self, shards, store):
         self.shards, self.store = shards, store
-        self.hits, self.records, self.tokens, self.no_words, self.joined = HitSet(), 0, 0, 0, 0
+        self.hits, self.totals, self.joined = HitSet(), dict.fromkeys(COUNTS, 0), 0
         self.waiting: dict[int, dict | None] = {}
 
     def add(self, shard_index: int, result: dict | None) -> None:
@@ -120,10 +127,9 @@ class ShardJoin:
                 if result is None:
                     raise AuditorError("output_path", f"The saved result of shard {shard.name} changed during the run.",
                                        "Run the command again.")
-            self.hits.extend(result["hits"], self.records)
-            self.records += result["records"]
-            self.tokens += result["tokens"]
-            self.no_words += result["no_words"]
+            self.hits.extend(result["hits"], self.totals["records"])
+            for name in COUNTS:
+                self.totals[name] += result[name]
             self.joined += 1
 
 
@@ -155,7 +161,7 @@ class _ScanFn:
         shard = batch.column("shard").to_numpy()
         row = batch.column("row").to_numpy()
         texts = batch.column("text")
-        out = {"shard": [], "first_row": [], "records": [], "tokens": [], "no_words": [], "hits": []}
+        out = {name: [] for name in ("shard", "first_row", *COUNTS, "hits")}
         # A batch may span shards: split it where the shard changes (rows stay in order).
         cuts = np.flatnonzero(np.diff(shard)) + 1
         for lo, hi in zip(np.concatenate(([0], cuts)).tolist(), np.concatenate((cuts, [shard.size])).tolist()):
@@ -165,12 +171,11 @@ class _ScanFn:
             hits.extend(HitSet.from_batch(scanned, index), first)
             out["shard"].append(int(shard[lo]))
             out["first_row"].append(first)
-            out["records"].append(scanned.records)
-            out["tokens"].append(scanned.tokens)
-            out["no_words"].append(scanned.no_words)
+            for name in COUNTS:
+                out[name].append(getattr(scanned, name))
             out["hits"].append(json.dumps(hits.to_json()))
         return pa.table({**{name: pa.array(out[name], pa.int64())
-                            for name in ("shard", "first_row", "records", "tokens", "no_words")},
+                            for name in ("shard", "first_row", *COUNTS)},
                          "hits": pa.array(out["hits"], pa.string())})
 
 
@@ -189,7 +194,7 @@ def _reduce(results, todo, join: ShardJoin, store, stop_after: int) -> None:
         nonlocal finished
         while finished < k:
             shard = todo[finished]
-            result = partial.pop(shard.index, None) or {"records": 0, "tokens": 0, "no_words": 0, "hits": HitSet()}
+            result = partial.pop(shard.index, None) or _new_result()
             join.add(shard.index, result)
             if store:
                 store.save(shard, result)
@@ -198,18 +203,16 @@ def _reduce(results, todo, join: ShardJoin, store, stop_after: int) -> None:
             finished += 1
 
     for batch in results.iter_batches(batch_format="pyarrow", batch_size=None):
-        for shard, first, records, tokens, silent, hits in zip(*(batch.column(c).to_pylist() for c in
-                                                                ("shard", "first_row", "records", "tokens", "no_words",
-                                                                 "hits"))):
+        columns = {c: batch.column(c).to_pylist() for c in ("shard", "first_row", *COUNTS, "hits")}
+        for at, (shard, first, hits) in enumerate(zip(columns["shard"], columns["first_row"], columns["hits"])):
             k = position[shard]
             finish_up_to(k)
             if expected_row.get(shard, 0) != first:      # order is what makes row numbers right: check it
                 raise RuntimeError(f"shard {shard}: rows arrived out of order ({first} after {expected_row.get(shard, 0)})")
-            expected_row[shard] = first + records
-            acc = partial.setdefault(shard, {"records": 0, "tokens": 0, "no_words": 0, "hits": HitSet()})
-            acc["records"] += records
-            acc["tokens"] += tokens
-            acc["no_words"] += silent
+            expected_row[shard] = first + columns["records"][at]
+            acc = partial.setdefault(shard, _new_result())
+            for name in COUNTS:
+                acc[name] += columns[name][at]
             acc["hits"].extend(HitSet.from_json(json.loads(hits)))     # rows within the shard, in order
     finish_up_to(len(todo))
 
@@ -242,14 +245,13 @@ class ShardStore:
             data = json.loads(self.path(shard).read_text(encoding="utf-8"))
             if data.get("shard") != shard.name or data.get("size") != shard.size:
                 return None                     # another shard now sits at this position
-            return {"records": int(data["records"]), "tokens": int(data["tokens"]), "no_words": int(data["no_words"]),
-                    "hits": HitSet.from_json(data["hits"])}
+            return {**{name: int(data[name]) for name in COUNTS}, "hits": HitSet.from_json(data["hits"])}
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None                         # unreadable or not ours: the shard is scanned again
 
     def save(self, shard, result: dict) -> None:
         from ..outputs import atomic_write
         with atomic_write(self.path(shard)) as handle:
-            json.dump({"shard": shard.name, "size": shard.size, "records": result["records"],
-                       "tokens": result["tokens"], "no_words": result["no_words"], "hits": result["hits"].to_json()}, handle)
+            json.dump({"shard": shard.name, "size": shard.size, **{name: result[name] for name in COUNTS},
+                       "hits": result["hits"].to_json()}, handle)
         self.saved.append(shard.index)
