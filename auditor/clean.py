@@ -41,6 +41,9 @@ def clean(test, against: list, *, near: bool = False, dedup: bool = False, thres
     settings = LeakSettings(near=NearSettings(threshold=threshold), roles_a=RoleNames(text, answer)).validated()
     if not against:
         raise AuditorError("usage", "Nothing to clean against.", "Give --against TRAIN (repeatable).")
+    if engine == "ray":
+        from .outputs import check_shard_dir
+        check_shard_dir(shard_dir, [test, *against], "leak")
     side = prepare(test, config=config, split=split, max_rows=max_rows, token=token, text=text, answer=answer)
     reasons: dict[int, dict] = {}
     session = contextlib.nullcontext()

@@ -11,6 +11,8 @@
   ``--out-dir``); devices such as ``/dev/stdout`` or ``/dev/null`` may be given twice;
 - is a directory, or sits in a folder that does not exist.
 
+``check_shard_dir`` applies the same rules to the per-shard result files of ``--engine ray``.
+
 ``atomic_write(path, mode)`` writes to a hidden temporary file in the same folder and renames it
 into place (``os.replace``) only once it is complete and flushed to disk, so the final path holds
 either the previous complete file or the new complete one, never a torn one. The temporary is
@@ -72,6 +74,20 @@ def check_out_dir(out_dir) -> None:
     if os.path.exists(path) and not os.path.isdir(path):
         raise AuditorError("output_path", f"--out-dir {path!r} exists and is not a folder.",
                            "Give a folder (it is created when missing).")
+
+
+def check_shard_dir(shard_dir, sources, prefix: str) -> None:
+    """A shard folder (``--shard-dir``) holds one ``PREFIX-KEY-NNNNN.json`` result per shard. It must
+    not sit where those files would be read as data next time: inside an input folder, or where an
+    input glob matches them. ``sources``: the run's inputs (non-local ones are skipped)."""
+    if shard_dir in (None, ""):
+        return
+    folder = os.path.expanduser(os.fspath(shard_dir))
+    if os.path.exists(folder) and not os.path.isdir(folder):
+        raise AuditorError("output_path", f"--shard-dir {folder!r} exists and is not a folder.",
+                           "Give a folder (it is created when missing).")
+    example = os.path.join(folder, f"{prefix}-0000000000000000-00000.json")
+    check_outputs([s for s in sources if s is not None], [("--shard-dir", example)], make_dirs=[folder])
 
 
 def _check_target(label: str, path: str, made: list) -> None:

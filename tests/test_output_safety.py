@@ -128,6 +128,21 @@ REFUSED = [
                                              "--json", "train.jsonl"], SAME),
     ("matrix_json_is_a_source", ["matrix", "-d", "a:train=train.jsonl", "-d", "a:test=test.jsonl",
                                  "--json", "test.jsonl"], SAME),
+    # --engine ray keeps a .json result per shard in --shard-dir: refused where the next run would
+    # read them as data (checked before Ray starts, so these run without one).
+    ("ray_contamination_shard_dir_in_corpus", ["contamination", "d", "--benchmark", "test.jsonl", "--engine", "ray",
+                                               "--shard-dir", "d/shards"], "inside the input folder"),
+    ("ray_contamination_shard_dir_matches_glob", ["contamination", "g/**/*.json*", "--benchmark", "test.jsonl",
+                                                  "--engine", "ray", "--shard-dir", "g/results"],
+     "matches the input pattern"),
+    ("ray_contamination_shard_dir_is_a_file", ["contamination", "d", "--benchmark", "test.jsonl", "--engine", "ray",
+                                               "--shard-dir", "train.jsonl"], "not a folder"),
+    ("ray_leak_shard_dir_in_a", ["leak", "d", "test.jsonl", "--engine", "ray", "--shard-dir", "{tmp}/d/deeper/s"],
+     "inside the input folder"),
+    ("ray_leak_shard_dir_in_b", ["leak", "train.jsonl", "g", "--engine", "ray", "--shard-dir", "g/s"],
+     "inside the input folder"),
+    ("ray_clean_shard_dir_in_training_folder", ["clean", "test.jsonl", "--against", "d", "--engine", "ray",
+                                                "--out", "o.jsonl", "--shard-dir", "d/s"], "inside the input folder"),
 ]
 
 

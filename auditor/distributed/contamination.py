@@ -54,6 +54,8 @@ def ray_contamination(corpus, benchmark: str, *, corpus_text=None, benchmark_con
     if ngram != "auto":
         choose_n([], ngram)
     corpus, benchmark = _source_text_or_uri(corpus), source_text(benchmark)
+    from ..outputs import check_shard_dir
+    check_shard_dir(shard_dir, [corpus], "contamination")
     from ..contamination import STAGES
     from ..progress import Progress
     run_progress = Progress(progress, STAGES)

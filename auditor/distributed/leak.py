@@ -459,6 +459,9 @@ def ray_leak(a, b, *, settings=None, split_a=None, config_a=None, max_rows=None,
                            "apply.", "Point A at its files (a directory or glob of shards).")
     report = progress or (lambda f, s: None)
     source = a_source(a)
+    from ..outputs import check_shard_dir
+    b_source = b.source if isinstance(b, SourceSpec) else None if isinstance(b, PreparedSide) else b
+    check_shard_dir(shard_dir, [source, b_source if isinstance(b_source, (str, os.PathLike)) else None], "leak")
     filesystem, shards, split = a_shards(source, split_a)
     report(0.0, "loading")
     spec_b = b if isinstance(b, (PreparedSide, SourceSpec)) else SourceSpec(b, None, None, None, token)
