@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 
 import pytest
 
@@ -159,6 +160,31 @@ def test_an_interrupted_run_resumes_from_its_shard_folder(corpus, tmp_path, monk
         assert 1200 in next(it for it in again["items"] if it["benchmark_row"] == 7)["corpus_rows"]
     finally:
         (folder / "part-1.jsonl").write_text("", encoding="utf-8")
+
+
+def test_saved_results_are_reused_only_for_the_same_unchanged_file(corpus, tmp_path):
+    """A shard of the same name and size is not taken from the shard folder when it is another
+    file (another corpus) or was rewritten since (same size, new modification time)."""
+    _, _, test_questions = corpus
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir(), second.mkdir()
+    planted = "".join(json.dumps({"text": q}) + "\n" for q in test_questions[:6]).encode()
+    line = json.dumps({"text": ""}).encode() + b"\n"
+    filler = json.dumps({"text": "y" * (len(planted) - len(line))}).encode() + b"\n"
+    assert len(filler) == len(planted)
+    (first / "part-0.jsonl").write_bytes(filler)
+    (second / "part-0.jsonl").write_bytes(planted)
+    shard_dir = tmp_path / "shards"
+    assert ray_contamination(str(first), "gsm8k", quiet=True, shard_dir=shard_dir).items == []
+    on_second = ray_contamination(str(second), "gsm8k", quiet=True, shard_dir=shard_dir)
+    assert on_second.engine["shards_resumed"] == 0
+    assert on_second.items == contamination(str(second), "gsm8k").items and len(on_second.items) == 6
+    # The first corpus's shard rewritten in place with the planted text: same name, size and folder.
+    (first / "part-0.jsonl").write_bytes(planted)
+    os.utime(first / "part-0.jsonl", ns=(10**18, 10**18))
+    again = ray_contamination(str(first), "gsm8k", quiet=True, shard_dir=shard_dir)
+    assert again.engine["shards_resumed"] == 0 and again.items == on_second.items
+    assert ray_contamination(str(first), "gsm8k", quiet=True, shard_dir=shard_dir).engine["shards_resumed"] == 1
 
 
 def test_cli_engine_ray_joins_a_running_cluster(corpus, tmp_path, run_cli):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import re
 
 import pytest
@@ -192,6 +193,27 @@ def test_an_interrupted_run_resumes_from_its_shard_folder(gsm8k, tmp_path, monke
     # Other settings do not reuse these results.
     other = ray_leak(str(folder), str(test_path), settings=settings(0.8), quiet=True, shard_dir=shard_dir)
     assert other.engine["shards_resumed"] == 0
+
+
+def test_a_shard_rewritten_with_the_same_size_is_compared_again(gsm8k, tmp_path):
+    _, train, test, test_path = gsm8k
+    folder, shard_dir = tmp_path / "a", tmp_path / "shards"
+    folder.mkdir()
+    planted = "".join(json.dumps(r) + "\n" for r in test[:4]).encode()
+    clean_rows = "".join(json.dumps(r) + "\n" for r in train[20:24]).encode()[:len(planted)]
+    body = clean_rows[:clean_rows.rfind(b"\n") + 1]
+    line = json.dumps({"question": "", "answer": ""}).encode() + b"\n"
+    filler = body + json.dumps({"question": "y" * (len(planted) - len(body) - len(line)), "answer": ""}).encode() + b"\n"
+    assert len(filler) == len(planted)
+    (folder / "part-0.jsonl").write_bytes(filler)
+    first = ray_leak(str(folder), str(test_path), settings=settings(), quiet=True, shard_dir=shard_dir)
+    assert not first.any_leak()
+    (folder / "part-0.jsonl").write_bytes(planted)
+    os.utime(folder / "part-0.jsonl", ns=(10**18, 10**18))
+    again = ray_leak(str(folder), str(test_path), settings=settings(), quiet=True, shard_dir=shard_dir)
+    assert again.engine["shards_resumed"] == 0
+    assert without_engine(again.summary()) == leak(str(folder), str(test_path), settings=settings()).summary()
+    assert again.any_leak()
 
 
 def test_cli_leak_and_clean_on_ray(gsm8k, tmp_path, run_cli):

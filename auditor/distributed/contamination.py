@@ -12,7 +12,8 @@ the report is byte-identical to ``--engine local`` apart from summary.json's ``e
 Resume: with a shard folder (``--shard-dir``, default OUT_DIR/shards when --out-dir is given), each
 finished shard's counts and matches are written there atomically as soon as the shard is complete
 (the dataset is consumed in shard order), keyed by the benchmark's fingerprint, the n-gram size, the
-text field and the shard's name and size; a re-run reads them and maps only the other shards.
+text field, and checked against the shard's identity (``Shard.identity``: name, location, size,
+modification time); a re-run reads them and maps only the other shards.
 Ray retries a task whose worker dies (Ray's default ``max_retries``, 3); a task's output depends
 only on its input, so a retried task gives the same matches.
 """
@@ -245,8 +246,8 @@ class ShardStore:
     def load(self, shard) -> dict | None:
         try:
             data = json.loads(self.path(shard).read_text(encoding="utf-8"))
-            if data.get("shard") != shard.name or data.get("size") != shard.size:
-                return None                     # another shard now sits at this position
+            if any(data.get(k) != v for k, v in shard.identity().items()):
+                return None                     # another file, or this one changed, since it was saved
             return {**{name: int(data[name]) for name in COUNTS}, "hits": HitSet.from_json(data["hits"])}
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None                         # unreadable or not ours: the shard is scanned again
@@ -254,6 +255,6 @@ class ShardStore:
     def save(self, shard, result: dict) -> None:
         from ..outputs import atomic_write
         with atomic_write(self.path(shard)) as handle:
-            json.dump({"shard": shard.name, "size": shard.size, **{name: result[name] for name in COUNTS},
+            json.dump({**shard.identity(), **{name: result[name] for name in COUNTS},
                        "hits": result["hits"].to_json()}, handle)
         self.saved.append(shard.index)

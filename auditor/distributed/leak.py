@@ -28,7 +28,8 @@ Jaccard). The search is always exact: ``--method lsh`` is refused, and where the
 "auto" would switch to LSH (beyond 6e11 A x B pairs) the Ray engine still searches exactly.
 
 Resume: per-shard results are written atomically to a shard folder (``--shard-dir``), keyed by
-B's fingerprint, the roles and the settings, and a re-run maps only the other shards.
+B's fingerprint, the roles and the settings, and checked against the shard's identity (location,
+size, modification time); a re-run maps only the other shards.
 """
 from __future__ import annotations
 
@@ -596,12 +597,14 @@ class ShardStore:
             data = json.loads(self.path(shard.index).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
-        if data.get("shard") != shard.name or data.get("size") != shard.size:
-            return None                         # another file now sits at this position
+        if not isinstance(data, dict) or not isinstance(data.get("result"), dict):
+            return None                         # not ours: the shard is compared again
+        if any(data.get(k) != v for k, v in shard.identity().items()):
+            return None                         # another file, or this one changed, since it was saved
         return data["result"]
 
     def save(self, shard, result: dict) -> None:
         from ..outputs import atomic_write
         with atomic_write(self.path(shard.index)) as handle:
-            json.dump({"shard": shard.name, "size": shard.size, "result": result}, handle)
+            json.dump({**shard.identity(), "result": result}, handle)
         self.saved.append(shard.name)

@@ -177,6 +177,14 @@ class Shard:
     name: str           # as shown in messages and reports: the path relative to the source
     format: str         # jsonl | json | parquet
     size: int           # bytes on disk (compressed)
+    location: str = ""  # where it is, whatever the source's spelling: an absolute path, or scheme://bucket/key
+    mtime_ns: int | None = None     # last modified, when the filesystem says
+
+    def identity(self) -> dict:
+        """What a saved per-shard result must match to be reused (resume): the same file, unchanged
+        as far as its location, size and modification time tell; a shard of the same name and size
+        in another folder, or rewritten since, is scanned again."""
+        return {"shard": self.name, "location": self.location, "size": self.size, "mtime_ns": self.mtime_ns}
 
 
 def shard_format(name: str, formats: tuple = _FORMATS) -> str | None:
@@ -330,7 +338,9 @@ def list_shards(source: str, formats: tuple = _FORMATS) -> tuple[object, list[Sh
     shards = []
     for index, info in enumerate(files):
         name = os.path.relpath(info.path, root) if root and not is_uri else info.path
-        shards.append(Shard(index, info.path, name, shard_format(info.base_name, formats), info.size or 0))
+        location = f"{source.split('://', 1)[0]}://{info.path}" if is_uri else os.path.abspath(info.path)
+        shards.append(Shard(index, info.path, name, shard_format(info.base_name, formats), info.size or 0,
+                            location, info.mtime_ns))
     return filesystem, shards
 
 
