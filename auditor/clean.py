@@ -70,17 +70,24 @@ def clean(test, against: list, *, near: bool = False, dedup: bool = False, thres
                        records=len(side.table.rows))
 
 
+def drop_reason(match: dict, near: bool) -> tuple[str, list] | None:
+    """Why a B record with these leak matches (``LeakResult.matches[row]``) leaves a clean copy, and
+    the A rows behind it; None keeps it. Dropped: its text is an A text (after normalisation), or,
+    with ``near``, a near duplicate of one. A shared answer alone is kept: short answers ("4",
+    "yes") repeat by chance. The one rule for ``clean`` and the app's clean download."""
+    if match.get("identical_text"):
+        return "identical_text", match["identical_text"]
+    if near and match.get("near_duplicate"):
+        return f"near_duplicate (Jaccard {match['jaccard']:.4f})", match["near_duplicate"]
+    return None
+
+
 def _drop_leaks(result, reasons: dict, near: bool) -> None:
     """B rows of one leak result to drop, with why (a row already dropped keeps its first reason)."""
     for b_row, m in result.matches.items():
-        if b_row in reasons:
-            continue
-        if m.get("identical_text"):
-            reasons[b_row] = {"row": b_row, "reason": "identical_text", "against": result.a.table.source,
-                              "matches": m["identical_text"]}
-        elif near and m.get("near_duplicate"):
-            reasons[b_row] = {"row": b_row, "reason": f"near_duplicate (Jaccard {m['jaccard']:.4f})",
-                              "against": result.a.table.source, "matches": m["near_duplicate"]}
+        why = None if b_row in reasons else drop_reason(m, near)
+        if why:
+            reasons[b_row] = {"row": b_row, "reason": why[0], "against": result.a.table.source, "matches": why[1]}
 
 
 def write_rows(rows: list, path: str | Path, fmt: str | None = None) -> list[str]:

@@ -82,9 +82,11 @@ class LeakResult:
     def any_leak(self) -> bool:
         return bool(self.matches)
 
-    def clean_b_rows(self) -> list[dict]:
-        """B's original rows that leak in no way."""
-        return [row for i, row in enumerate(self.b.table.rows) if i not in self.matches]
+    def clean_b_rows(self, near: bool = True) -> list[dict]:
+        """B's original rows without those ``clean`` would drop (``clean.drop_reason``): texts found
+        in A and, with ``near``, near duplicates of A texts; rows sharing only an answer stay."""
+        from .clean import drop_reason
+        return [row for i, row in enumerate(self.b.table.rows) if drop_reason(self.matches.get(i, {}), near) is None]
 
     def summary(self) -> dict:
         from .report import leak as report

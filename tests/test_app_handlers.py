@@ -320,6 +320,28 @@ def test_leakage_between_two_uploaded_files(tmp_path):
     assert "No file in B's upload slot" in typed["leak_status"]["value"]
 
 
+def test_clean_download_keeps_answer_only_matches_as_auditor_clean_does(tmp_path):
+    """Short answers repeat by chance: B records that share only an answer with A stay in the
+    clean download; the ones whose question is in A go, the same rows `auditor clean --near` keeps."""
+    from auditor.clean import clean
+    train, test = real_data.rows("gsm8k/train.jsonl"), real_data.rows("gsm8k/test.jsonl")
+    a_rows = [{"question": r["question"], "answer": r["answer"].rsplit("####", 1)[-1].strip()} for r in train[:300]]
+    b_rows = [{"question": r["question"], "answer": r["answer"].rsplit("####", 1)[-1].strip()} for r in test[:200]]
+    b_rows += a_rows[:10]                                          # 10 questions copied from A
+    a, b = write_jsonl(tmp_path / "a.jsonl", a_rows), write_jsonl(tmp_path / "b.jsonl", b_rows)
+    a_questions = {" ".join(r["question"].lower().split()) for r in a_rows}
+    copied = [i for i, r in enumerate(b_rows) if " ".join(r["question"].lower().split()) in a_questions]
+    a_answers = {r["answer"] for r in a_rows}
+    answer_only = [i for i, r in enumerate(b_rows) if r["answer"] in a_answers and i not in copied]
+    assert len(copied) == 10 and len(answer_only) > 50           # final numbers repeat between splits
+    st = run("upload:a.jsonl", upload=str(a))["state"]
+    got = handlers.leak_check(st, "", "", "", "", str(b), False, "", "")
+    kept = read_jsonl(got["dl_clean"]["value"])
+    assert kept == [r for i, r in enumerate(b_rows) if i not in copied]
+    assert kept == clean(str(b), [str(a)], near=True).kept
+    assert "records that only share an answer stay" in got["leak_md"]
+
+
 def test_contamination_evidence_marks_the_shared_span_as_escaped_text(tmp_path):
     test = real_data.rows("gsm8k/test.jsonl")
     hostile = '<img src=x onerror="alert(1)"> ' + test[7]["question"]
@@ -338,3 +360,23 @@ def test_contamination_evidence_marks_the_shared_span_as_escaped_text(tmp_path):
     assert any(" ".join(test[7]["question"].split()[:6]) in m for m in marks)
     rows_csv = list(csv.DictReader(open(got["dl_contam"]["value"], encoding="utf-8", newline="")))
     assert rows_csv[0]["benchmark_text"] == test[7]["question"] and rows_csv[0]["corpus_text"] == hostile
+
+
+def test_download_folders_stay_within_their_byte_budget(tmp_path, monkeypatch):
+    """Oldest download folders go first once the folders hold more than FILES_BYTES (or number
+    more than KEEP_FOLDERS); the folder being made and the newest ones stay."""
+    from ui import state
+    monkeypatch.setattr(state, "FILES_DIR", tmp_path)
+    monkeypatch.setattr(state, "FILES_BYTES", 10_000)
+    monkeypatch.setattr(state, "KEEP_FOLDERS", 5)
+    for k in range(4):
+        folder = state.new_folder(f"f{k}")
+        (folder / "pairs.csv").write_bytes(b"x" * 4_000)
+        os.utime(folder, (1_000 + k, 1_000 + k))
+    # 16,000 bytes in four folders: the two oldest go, leaving 8,000 bytes and the new folder.
+    state.new_folder("f4")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f2", "f3", "f4"]
+    for k in range(5, 9):                     # small folders: now the count binds
+        state.new_folder(f"f{k}")
+        os.utime(tmp_path / f"f{k}", (2_000 + k, 2_000 + k))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f4", "f5", "f6", "f7", "f8"]

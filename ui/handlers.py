@@ -7,7 +7,6 @@ No analysis happens here: the ``auditor`` library's public API does the work.
 """
 from __future__ import annotations
 
-import json
 import re
 import secrets
 from pathlib import Path
@@ -21,7 +20,8 @@ from auditor import AuditorError
 from auditor.contamination import BENCHMARKS, contamination
 from auditor.hub import describe
 from auditor.leakage import leak
-from auditor.outputs import atomic_write, write_text
+from auditor.clean import write_rows
+from auditor.outputs import write_text
 from auditor.roles import available_fields, extract, resolve_roles
 from auditor.sources import example_layout
 
@@ -32,6 +32,10 @@ PAGE_SIZE = 25                 # pairs per page of the review table
 NO_FILTERS = {"jmin": 0.0, "jmax": 1.0, "hide_exact": False, "search": ""}
 CLUSTER_ROWS = 500             # clusters listed (largest first)
 EXPIRED = "This audit has expired from the cache: press **Run audit** again."
+# The query keys a share link carries, and the longest value one of them may hold (a link the page
+# made stays far below: ids are at most 96 characters, marks at most SHARED_MARKS pairs).
+LINK_KEYS = ("dataset", "config", "split", "text", "answer", "group", "labels", "threshold", "max_rows", "nd")
+LINK_VALUE_CAP = 1000
 
 
 def error(message: str, part: str = "status") -> dict:
@@ -67,7 +71,7 @@ def cleared_results() -> dict:
             "members_df": table(pd.DataFrame()), "dedup_info": "", "dl_dedup": disabled(),
             "dl_manifest": disabled(), "dl_review": disabled(),
             "conc_text": "", "conc_plot": gr.update(value=None, visible=False), "conc_df": table(pd.DataFrame()),
-            "dl_summary": disabled(), "dl_report": disabled(), "dl_pairs": disabled(),
+            "dl_summary": disabled(), "dl_report": disabled(), "dl_pairs": disabled(), "dl_info": "",
             **cleared_leak(), **cleared_paraphrases()}
 
 
@@ -84,12 +88,13 @@ def threshold_views(result, st: dict) -> dict:
     pairs = state.pair_list(result, key, t)
     clusters = ranked(result, t, st.get("keep", "first"), marks)
     cluster_of = {int(r): c.cluster for c in clusters for r in c.rows}
-    summary_path, report_path, pairs_path = state.write_downloads(result, key, t, pairs, cluster_of, marks)
+    summary_path, report_path, pairs_path, in_csv = state.write_downloads(result, key, t, pairs, cluster_of, marks)
     return {"threshold": t, "curve_threshold": t,
             "cards": views.stat_cards(result, near), "overview": views.overview_markdown(result, t),
             "counts": views.counts_markdown(near), "curve_plot": views.curve_figure(result, t),
             "share": state.share_url(st["base"], st["request"], st["source"], t, marks),
             "dl_summary": enabled(summary_path), "dl_report": enabled(report_path), "dl_pairs": enabled(pairs_path),
+            "dl_info": views.pairs_csv_note(in_csv, pairs.a.size, state.PAIRS_CSV_BYTES),
             "clusters_info": views.clusters_caption(t, clusters, st.get("keep", "first"), len(marks)),
             "clusters_df": table(views.clusters_frame(result, clusters[:CLUSTER_ROWS])),
             "members_info": "", "members_df": table(pd.DataFrame()),
@@ -158,6 +163,12 @@ def page_load(params: dict, base, progress=None) -> dict:
     """The page opened: a share link's values fill the form and are audited; else the default."""
     values = dict(DEFAULTS)
     linked = bool(params.get("dataset"))
+    too_long = [k for k in LINK_KEYS if len(str(params.get(k) or "")) > LINK_VALUE_CAP]
+    if too_long:   # refused whole: never poured into the form, nor quoted back at length
+        return {**cleared_results(), **error(views.error_text(AuditorError(
+            "usage", f"This link's {' and '.join(too_long)} {'is' if len(too_long) == 1 else 'are'} over "
+            f"{LINK_VALUE_CAP:,} characters long: not a link this page made.",
+            "Type the dataset id in the box, or open the page without the link's query.")))}
     if linked:
         values = {"dataset": params["dataset"], "threshold": params.get("threshold", DEFAULTS["threshold"])}
         for name in ("config", "split", "text", "answer", "group"):
@@ -543,9 +554,8 @@ def leak_views(lr, t: float, a_src, b_src) -> dict:
     write_text(folder / "leak_evidence.csv", evidence_csv(rows))
     b_split = lr.b.table.split or "b"
     clean_name = f"clean_{re.sub(r'[^A-Za-z0-9_.-]+', '_', b_split)}.jsonl"
-    with atomic_write(folder / clean_name) as fh:
-        for r in lr.clean_b_rows():
-            fh.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
+    # What `auditor clean --near` keeps (clean.drop_reason): answer-only matches stay.
+    write_rows(lr.clean_b_rows(near=True), folder / clean_name, "jsonl")
     columns = ("b_row", "a_row", "kind", "text_jaccard", "b_text", "a_text")
     return {"leak_md": views.leak_markdown(lr.summary(), t, a_src.name, b_src.name),
             "leak_df": table(views.records_frame(rows, columns)),

@@ -271,6 +271,7 @@ def build() -> gr.Blocks:
                                                         elem_id="dl-summary")
                     P["dl_report"] = gr.DownloadButton("REPORT.md", value=None, interactive=False, elem_id="dl-report")
                     P["dl_pairs"] = gr.DownloadButton("pairs.csv", value=None, interactive=False, elem_id="dl-pairs")
+                P["dl_info"] = gr.Markdown("", elem_id="dl-info", latex_delimiters=[])
 
         api.endpoints()
         wire(demo, P)
@@ -318,7 +319,7 @@ def wire(demo: gr.Blocks, P: dict) -> None:
                     "overview", "counts", "curve_plot", "curve_df", "pairs_info", "pairs_df", "pair_view",
                     "clusters_info", "clusters_df", "members_info", "members_df", "dedup_info", "dl_dedup",
                     "dl_manifest", "dl_review", "conc_text", "conc_plot", "conc_df", "dl_summary", "dl_report",
-                    "dl_pairs", "config", "split", "text", "answer", "group", "labels", "leak_dataset",
+                    "dl_pairs", "dl_info", "config", "split", "text", "answer", "group", "labels", "leak_dataset",
                     "leak_config", "leak_split", "leak_status", "leak_md", "leak_df", "leak_evidence", "contam_md",
                     "contam_evidence", "dl_evidence", "dl_clean", "dl_contam", "para_status", "para_md", "para_plot",
                     "para_evidence", "dl_para", "para_state"]
@@ -326,7 +327,7 @@ def wire(demo: gr.Blocks, P: dict) -> None:
     fields_names = ["status", "form", "config", "split", "text", "answer", "group", "labels", "fields_for"]
     pick_names = ["dataset", "config", "split", "text", "answer", "group", "labels"]
     threshold_names = ["status", "state", "threshold", "curve_threshold", "cards", "overview", "counts", "curve_plot",
-                       "share", "dl_summary", "dl_report", "dl_pairs", "clusters_info", "clusters_df",
+                       "share", "dl_summary", "dl_report", "dl_pairs", "dl_info", "clusters_info", "clusters_df",
                        "members_info", "members_df", "dedup_info", "dl_dedup", "dl_manifest", "pairs_info",
                        "pairs_df", "pair_view", "dl_review"]
     # (not the table itself: a table updated by its own select event loses the selection)

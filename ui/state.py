@@ -40,13 +40,20 @@ CACHE_BYTES = env_bytes("AUDITOR_CACHE_BYTES", 2 * 1024 ** 3)   # ... and within
 SEMANTIC_ITEMS = env_int("AUDITOR_SEMANTIC_ITEMS", 200, 1, sys.maxsize)
 SEMANTIC_RECORDS = env_int("AUDITOR_SEMANTIC_RECORDS", 20_000, 1, sys.maxsize)
 PAIR_LIMIT = 100_000           # pairs the review pages reach (the best ones; the engine's sample bounds it too)
+# pairs.csv carries both records' texts: 100,000 pairs of long or templated records would be
+# hundreds of MB per threshold. It holds the best pairs within this many bytes (the page says so).
+PAIRS_CSV_BYTES = env_bytes("AUDITOR_PAIRS_CSV_BYTES", 64 * 1024 ** 2)
 MIN_THRESHOLD = min(DEFAULT_THRESHOLDS)   # the lowest threshold the audit searches (the curve's floor)
 DEFAULT_THRESHOLD = 0.7
 DEFAULTS = {"dataset": "example:gsm8k", "config": "main", "split": "train", "text": "question",
             "answer": "answer", "group": "", "labels": [], "threshold": DEFAULT_THRESHOLD}
+MAX_HUB_ID = 200               # "namespace/name": the Hub allows at most 96 characters each
 SHARED_MARKS = 20              # "not a duplicate" marks carried by a share link, at most
 FILES_DIR = Path(tempfile.mkdtemp(prefix="auditor-app-"))   # download files; removed at exit
 KEEP_FOLDERS = 256
+# ... and within this many bytes on disk, so visitors cannot fill the disk with downloads (Gradio's
+# own copies of served files expire with delete_cache in ui/layout.py).
+FILES_BYTES = env_bytes("AUDITOR_FILES_BYTES", 2 * 1024 ** 3)
 atexit.register(shutil.rmtree, FILES_DIR, ignore_errors=True)
 
 
@@ -78,6 +85,11 @@ def resolve_source(dataset, upload=None) -> Source:
         if not upload:
             raise AuditorError("usage", "No uploaded file: upload a JSONL, JSON, CSV or Parquet file again.",
                                "Uploaded files are kept for this page only and cannot be shared by link.")
+        named, held = dataset[len("upload:"):].strip(), upload_path(upload).name
+        if named != held:   # a name typed by hand: never audit another file under it
+            raise AuditorError("usage", f"The dataset box names the upload {named!r:.120}, but the file uploaded "
+                               f"on this page is {held!r:.120}.",
+                               "Upload that file again, or put the uploaded file's name back in the box.")
         return upload_source(upload)
     if not dataset:
         raise AuditorError("usage", "No dataset given.",
@@ -86,7 +98,7 @@ def resolve_source(dataset, upload=None) -> Source:
     if dataset.startswith("example:"):
         return Source("example", dataset, dataset)
     if not hub_like(dataset):
-        raise AuditorError("not_found", f"{dataset!r} is not a Hugging Face dataset id.",
+        raise AuditorError("not_found", f"{dataset!r:.120} is not a Hugging Face dataset id.",
                            "Use an id like 'openai/gsm8k', pick a bundled example (example:gsm8k), "
                            "or upload a file.")
     return Source("hub", dataset, dataset)
@@ -119,7 +131,7 @@ def hub_like(dataset: str) -> bool:
     files: if a path of that name existing on the server changed the answer, the page would tell
     visitors which paths exist. A hub-like id is then read from the hub only (kind="hub"), so
     every id that is not a bundled example gets one of two answers, whatever the server holds."""
-    if not HUB_ID.match(dataset) or ".." in dataset:
+    if len(dataset) > MAX_HUB_ID or not HUB_ID.match(dataset) or ".." in dataset:
         return False
     if dataset.lower().endswith(SUPPORTED_SUFFIXES + tuple(s + ".gz" for s in SUPPORTED_SUFFIXES) + (".gz",)):
         return False                       # a data file's name
@@ -386,13 +398,36 @@ def pair_list(result, key, threshold: float) -> PairList:
 # --------------------------------------------------------------------------- download files
 
 def new_folder(name: str) -> Path:
-    """A folder for download files; the oldest are removed beyond KEEP_FOLDERS (Gradio serves copies)."""
-    folders = sorted((p for p in FILES_DIR.iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime)
-    for old in folders[:max(0, len(folders) - KEEP_FOLDERS)]:
+    """A folder for download files. The oldest folders go first while there are more than
+    KEEP_FOLDERS or they hold more than FILES_BYTES (Gradio serves copies of what it has sent)."""
+    folders = sorted((p for p in FILES_DIR.iterdir() if p.is_dir() and p.name != name), key=_modified)
+    sizes = [_folder_bytes(p) for p in folders]
+    total, count = sum(sizes), len(folders)
+    for old, size in zip(folders, sizes):
+        if count < KEEP_FOLDERS and total <= FILES_BYTES:
+            break
         shutil.rmtree(old, ignore_errors=True)
+        total, count = total - size, count - 1
     folder = FILES_DIR / name
     folder.mkdir(parents=True, exist_ok=True)
     return folder
+
+
+def _modified(folder: Path) -> float:
+    try:
+        return folder.stat().st_mtime
+    except OSError:                  # removed meanwhile by another request
+        return 0.0
+
+
+def _folder_bytes(folder: Path) -> int:
+    total = 0
+    for p in folder.rglob("*"):
+        try:
+            total += p.stat().st_size if p.is_file() else 0
+        except OSError:
+            pass
+    return total
 
 
 def folder_for(*parts) -> Path:
@@ -416,28 +451,38 @@ def role_columns(result) -> list[tuple[str, list]]:
     return cols
 
 
-def write_pairs_csv(path: Path, result, pairs: PairList, cluster_of: dict, marks=()) -> None:
+def write_pairs_csv(path: Path, result, pairs: PairList, cluster_of: dict, marks=(),
+                    max_bytes: int | None = None) -> int:
     """pairs.csv: each pair with its cluster (the cluster browser's number), Jaccard, every role of
-    both records, and whether the reviewer marked it "not a duplicate"."""
+    both records, and whether the reviewer marked it "not a duplicate". The best pairs first, as
+    many as fit in ``max_bytes`` (PAIRS_CSV_BYTES; at least one); returns how many were written."""
+    budget = PAIRS_CSV_BYTES if max_bytes is None else max_bytes
     marked = set(map(tuple, marks))
     cols = role_columns(result)
+    written = used = 0
     with atomic_write(path, newline="") as fh:
         writer = csv.writer(fh)
         writer.writerow(["a", "b", "jaccard", "cluster", "not_duplicate"]
                         + [f"{name}_{side}" for name, _ in cols for side in ("a", "b")])
         for a, b, j in zip(pairs.a.tolist(), pairs.b.tolist(), pairs.jaccard.tolist()):
             cluster = cluster_of.get(a, cluster_of.get(b, ""))
-            values = [v for _, col in cols for v in (col[a], col[b])]
-            writer.writerow([a, b, f"{j:.4f}", cluster, int((a, b) in marked)]
-                            + ["" if v is None else v for v in values])
+            values = ["" if v is None else v for _, col in cols for v in (col[a], col[b])]
+            # UTF-8 bytes of the values (quoting aside): enough to keep the file near the budget
+            size = 40 + sum(len(v.encode("utf-8", "replace")) if isinstance(v, str) else len(str(v)) for v in values)
+            if written and used + size > budget:
+                break
+            writer.writerow([a, b, f"{j:.4f}", cluster, int((a, b) in marked)] + values)
+            written, used = written + 1, used + size
+    return written
 
 
 def write_downloads(result, key, threshold: float, pairs: PairList, cluster_of: dict, marks=()) -> tuple:
+    """(summary.json, REPORT.md, pairs.csv, the pairs pairs.csv holds) of one audit at ``threshold``."""
     folder = folder_for(key, threshold, tuple(marks))
-    summary = folder / "summary.json"
+    summary, count = folder / "summary.json", folder / "pairs.count"
     if not summary.exists():
         # Each file atomic, summary.json last: a folder with a summary.json is complete.
         write_text(folder / "REPORT.md", result.markdown(threshold))
-        write_pairs_csv(folder / "pairs.csv", result, pairs, cluster_of, marks)
+        write_text(count, str(write_pairs_csv(folder / "pairs.csv", result, pairs, cluster_of, marks)))
         write_text(summary, to_json(result.summary(threshold)))
-    return str(summary), str(folder / "REPORT.md"), str(folder / "pairs.csv")
+    return str(summary), str(folder / "REPORT.md"), str(folder / "pairs.csv"), int(count.read_text())

@@ -31,15 +31,25 @@ PLACEHOLDER_PAIR = "<p class='cut'>Select a pair above (or press j / k) to compa
 
 # --------------------------------------------------------------------------- escaping
 
+# Bidirectional controls (embeddings, overrides, isolates, marks) in data would reorder the page's
+# own text around them (a count "38" shown as "83", a name read backwards): they are shown as
+# visible code points instead. Downloads keep the data as it is.
+BIDI_CONTROLS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def visible(text: str) -> str:
+    return BIDI_CONTROLS.sub(lambda m: f"⟨U+{ord(m.group()):04X}⟩", text)
+
+
 def h(value) -> str:
     """Data for HTML: escaped, and with the characters of Gradio's HTML templates neutralised."""
-    text = html.escape("" if value is None else str(value), quote=True)
+    text = html.escape(visible("" if value is None else str(value)), quote=True)
     return text.replace("{", "&#123;").replace("}", "&#125;").replace("$", "&#36;").replace("`", "&#96;")
 
 
 def md(value, limit: int | None = 200) -> str:
     """Data for Markdown: renders as the literal text (md_cell escapes markup, tables and HTML)."""
-    text = "" if value is None else str(value)
+    text = visible("" if value is None else str(value))
     if limit is None:
         # md_cell cuts at 200 characters after escaping (which at most doubles a piece): 100 at a time.
         return "".join(md_cell(text[i:i + 100]) for i in range(0, len(text), 100))
@@ -48,11 +58,11 @@ def md(value, limit: int | None = 200) -> str:
 
 def plot_text(value) -> str:
     """Data for a Plotly label (Plotly renders a subset of HTML in labels)."""
-    return html.escape("" if value is None else str(value), quote=False)
+    return html.escape(visible("" if value is None else str(value)), quote=False)
 
 
 def snippet(value, limit: int = SNIPPET) -> str:
-    text = " ".join(("" if value is None else str(value)).split())
+    text = " ".join(visible("" if value is None else str(value)).split())
     return text[:limit] + ("…" if len(text) > limit else "")
 
 
@@ -187,8 +197,9 @@ def audited_message(src, table, records: int, seconds: float, cached: bool) -> s
 
 def form_label(src, table, threshold: float) -> str:
     """The collapsed form's title: what is audited now (plain text: Gradio shows labels as text)."""
-    where = " / ".join(x for x in (table.config, table.split) if x)
-    return f"Fields and options · {src.name}{' (' + where + ')' if where else ''} · Jaccard ≥ {threshold:g}"
+    where = " / ".join(visible(x) for x in (table.config, table.split) if x)
+    name = visible(src.name) + (f" ({where})" if where else "")
+    return f"Fields and options · {name} · Jaccard ≥ {threshold:g}"
 
 
 # --------------------------------------------------------------------------- curve
@@ -255,7 +266,7 @@ def pairs_caption(threshold: float, total: int, listed: int, matching: int, page
                 "curve tab) to look further.")
     head = f"{plural(total, 'pair')} at Jaccard ≥ {threshold:g}"
     if listed < total:
-        head += f" (the best {listed:,} are reachable here; pairs.csv holds the same)"
+        head += f" (the best {listed:,} are reachable here; pairs.csv holds them within its size cap)"
     if filtered and not matching:
         what = f" containing “{md(search, 80)}”" if search else ""
         return f"{head}. **No pair matches** the filters{what}: widen the Jaccard range, untick *hide exact copies* " \
@@ -265,6 +276,15 @@ def pairs_caption(threshold: float, total: int, listed: int, matching: int, page
             f"previous pair) and **n** (mark *not a duplicate*) while this tab is open. Rows are 0-based record "
             f"positions; *id* is the file's own id when it has one."
             + (f" {plural(marks, 'pair')} marked not a duplicate." if marks else ""))
+
+
+def pairs_csv_note(written: int, reachable: int, budget: int) -> str:
+    """The Downloads tab's line on pairs.csv when its size cap left pairs out ("" when it holds all)."""
+    if written >= reachable:
+        return ""
+    return (f"**pairs.csv holds the best {written:,} of the {reachable:,} reachable pairs:** with both records' "
+            f"texts the rest would pass the file's size cap ({budget / 1024 ** 2:,.0f} MB); the page's counts and "
+            "summary.json cover every pair. Raise the threshold to list fewer.")
 
 
 _TOKEN = re.compile(r"\s+|[^\s]+")
@@ -390,7 +410,7 @@ def concentration_view(result):
             f"{100 * conc.largest['share']:.1f}% of the "
             f"records. Herfindahl index {conc.hhi:.4f} (1/groups when even, 1 when one group holds everything)."
             + (f" {conc.records_without_group:,} records have no group." if conc.records_without_group else ""))
-    table = pd.DataFrame([{"group": t["value"], "records": t["records"], "share": f"{100 * t['share']:.2f}%"}
+    table = pd.DataFrame([{"group": cell(t["value"]), "records": t["records"], "share": f"{100 * t['share']:.2f}%"}
                           for t in top])
     return fig, text, table
 
@@ -410,15 +430,23 @@ def leak_markdown(s: dict, threshold: float, a_name: str, b_name: str) -> str:
     def name(side, shown):
         v = s.get(side)
         if isinstance(v, dict):
-            where = " / ".join(md(v.get(k)) for k in ("config", "split") if v.get(k))
-            records = f", {v['records']:,} records" if isinstance(v.get("records"), int) else ""
-            return f"**{md(shown)}**" + (f" ({where}{records})" if where or records else "")
+            where = [md(v.get(k)) for k in ("config", "split") if v.get(k)]
+            records = [f"{v['records']:,} records"] if isinstance(v.get("records"), int) else []
+            inside = ", ".join(filter(None, [" / ".join(where)] + records))
+            return f"**{md(shown)}**" + (f" ({inside})" if inside else "")
         return md(v)
+
+    # Answers are compared only when both sides have an answer field: without one, a 0 would read
+    # as "checked, nothing found".
+    missing = [side.upper() for side in ("a", "b")
+               if isinstance(s.get(side), dict) and not (s[side].get("roles") or {}).get("answer")]
+    unchecked = f"– (not checked: no answer field in {' or '.join(missing)})" if missing else None
     lines = ["#### Leakage: does B repeat A?", "", f"A = {name('a', a_name)}  \nB = {name('b', b_name)}", "",
              "| B records that … | count |", "|---|---|",
              f"| repeat an A text exactly | {_share(s.get('identical_text'))} |",
-             f"| repeat an A answer exactly | {_share(s.get('identical_answer'))} |",
-             f"| repeat text AND answer of one A record (answerable from memory) | {_share(s.get('identical_both'))} |",
+             f"| repeat an A answer exactly | {unchecked or _share(s.get('identical_answer'))} |",
+             f"| repeat text AND answer of one A record (answerable from memory) | "
+             f"{unchecked or _share(s.get('identical_both'))} |",
              f"| are near duplicates of an A text (Jaccard ≥ {threshold:g}) | {_share(s.get('near_duplicate'))} |"]
     if s.get("any_leak") is not None:
         lines.append(f"| **leak in any of these ways** | **{_share(s.get('any_leak'))}** |")
@@ -430,6 +458,10 @@ def leak_markdown(s: dict, threshold: float, a_name: str, b_name: str) -> str:
         block = s.get(side) if isinstance(s.get(side), dict) else {}
         if isinstance(block.get("no_text"), int) and block["no_text"] and isinstance(block.get("records"), int):
             lines += ["", unusable_note(block["no_text"], block["records"], f"{side.upper()}'s", NO_TEXT)]
+    if s.get("any_leak"):
+        lines += ["", "*Clean B split* leaves out the B records whose text is an A text or a near duplicate of one "
+                      "(as `auditor clean --near`); records that only share an answer stay, since short answers "
+                      "repeat by chance."]
     if s.get("pairs_sample"):
         lines += ["", "Leaking B records beside the A record they repeat. *text Jaccard* compares the two texts "
                       "(an answer-only match can score low); the evidence CSV holds every one."]

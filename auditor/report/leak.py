@@ -69,6 +69,12 @@ def evidence_rows(result) -> list[dict]:
         m = result.matches[b_row]
         kinds = [k for k in MATCH_KINDS if m.get(k)]
         a_rows = sorted({a for k in kinds for a in m[k]})[:EVIDENCE_MATCHES]
+        # a_text is the A record the B text repeats most closely (the best near duplicate first; never one
+        # matched by its answer alone while a text match exists), and that record leads a_rows.
+        best = next((m[k][0] for k in ("identical_both", "identical_text", "near_duplicate", "identical_answer")
+                     if m.get(k)), None)
+        if best is not None:
+            a_rows = [best] + [a for a in a_rows if a != best][:EVIDENCE_MATCHES - 1]
         rows.append({"b_row": b_row, "match": "+".join(kinds), "a_rows": " ".join(map(str, a_rows)),
                      "jaccard": _jaccard(m), "b_text": text_b[b_row] or "",
                      "a_text": text_a[a_rows[0]] or "" if a_rows else ""})
