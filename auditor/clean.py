@@ -101,6 +101,31 @@ def write_rows(rows: list, path: str | Path, fmt: str | None = None) -> list[str
         raise write_error(str(path), exc) from None
 
 
+def _has_surrogate(value) -> bool:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(value, (list, tuple)):
+        return any(map(_has_surrogate, value))
+    if isinstance(value, dict):
+        return any(map(_has_surrogate, value.keys())) or any(map(_has_surrogate, value.values()))
+    return False
+
+
+def _escape_surrogates(value):
+    """``value`` with every lone surrogate written as a backslash escape (nested values too)."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, (list, tuple)):
+        return [_escape_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_escape_surrogates(k): _escape_surrogates(v) for k, v in value.items()}
+    return value
+
+
 def _write_rows(rows: list, path: Path, fmt: str | None = None) -> list[str]:
     from .outputs import atomic_write
     suffix = {"jsonl": ".jsonl", "json": ".json", "csv": ".csv", "tsv": ".tsv", "parquet": ".parquet"}.get(
@@ -131,6 +156,14 @@ def _write_rows(rows: list, path: Path, fmt: str | None = None) -> list[str]:
         arrays, notices = {}, []
         for name in columns:
             values = [r.get(name) for r in rows]
+            # Parquet text must be valid UTF-8: lone surrogates escaped as the JSONL and CSV writers do.
+            if _has_surrogate(values):
+                values = [_escape_surrogates(v) for v in values]
+                notices.append(f"column {name!r} holds text with lone surrogates (not valid Unicode): "
+                               "written with \\uXXXX escapes")
+            if _has_surrogate(name):
+                notices.append(f"column name {name!r} holds a lone surrogate: written with \\uXXXX escapes")
+                name = _escape_surrogates(name)
             try:
                 arrays[name] = pa.array(values)
             except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):

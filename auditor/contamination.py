@@ -430,10 +430,10 @@ def _corpus_batches(corpus, config, split, text, max_rows, token):
     field_name = info["text"]
     if isinstance(corpus, (list, tuple)) or field_name is None or "." in field_name:
         return info, batches, None
-    from .sources import expand_local, format_of, looks_local
+    from .sources import format_of, local_files, looks_local
     if corpus.startswith("example:") or not looks_local(corpus):
         return info, batches, None
-    paths = expand_local(corpus)
+    paths = local_files(corpus, split, choose=False)[0]      # the files iter_records reads
     if any(format_of(p) != "jsonl" for p in paths):
         return info, batches, None
     batches.close()                     # only its first rows were read (to choose the text field)
@@ -464,8 +464,12 @@ def _corpus_stream(corpus, config, split, text, max_rows, token):
     first, records = peek_records(corpus, config, split, token=token)
     if not first:
         raise AuditorError("empty_input", f"{corpus}: no records to check.", "Check the corpus source.")
-    roles = resolve_roles(first, text=text)
     from .sources import display_name, looks_local
+    try:
+        roles = resolve_roles(first, text=text)
+    except AuditorError as exc:
+        from .prepare import in_source
+        raise in_source(exc, display_name(corpus) if looks_local(corpus) else corpus) from None
     info = {"source": display_name(corpus) if looks_local(corpus) else corpus,
             "config": config, "split": split, "text": roles.text}
 

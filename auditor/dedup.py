@@ -384,10 +384,16 @@ def _read_review(path_or_text):
                                                            and path_or_text.lstrip().startswith("{")):
         path = Path(os.path.expanduser(os.fspath(path_or_text)))
         try:
-            if path.stat().st_size > REVIEW_MAX_BYTES:
+            if path.exists() and not path.is_dir() and not path.is_file():
+                # a FIFO or device (/dev/zero) has no size to check and may never end
+                raise AuditorError("not_found", f"Cannot read the review file {path.name!r}: it is not a regular "
+                                   "file (a pipe, socket or device).", "Check the path.")
+            with open(path, "rb") as fh:
+                data = fh.read(REVIEW_MAX_BYTES + 1)    # bounded even if the file grows while read
+            if len(data) > REVIEW_MAX_BYTES:
                 raise AuditorError("too_large", f"{path.name}: larger than {REVIEW_MAX_BYTES // 1024 ** 2} MB, too "
                                    "large for a review file.", "Check it is the right file.")
-            text = path.read_text(encoding="utf-8")
+            text = data.decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise AuditorError("not_found", f"Cannot read the review file {path.name!r} ({exc}).",
                                "Check the path.") from None

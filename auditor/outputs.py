@@ -87,7 +87,9 @@ def check_shard_dir(shard_dir, sources, prefix: str) -> None:
         raise AuditorError("output_path", f"--shard-dir {folder!r} exists and is not a folder.",
                            "Give a folder (it is created when missing).")
     example = os.path.join(folder, f"{prefix}-0000000000000000-00000.json")
-    check_outputs([s for s in sources if s is not None], [("--shard-dir", example)], make_dirs=[folder])
+    # file:///data is the local folder /data for the Ray engine, so it is checked as one.
+    local = [s.removeprefix("file://") if isinstance(s, str) else s for s in sources if s is not None]
+    check_outputs(local, [("--shard-dir", example)], make_dirs=[folder])
 
 
 def _check_target(label: str, path: str, made: list) -> None:

@@ -63,6 +63,13 @@ def answer_normalizer(answers: list | None, requested: str = "auto", text_normal
     return "code" if normalize.looks_like_code(answers) else text_normalizer
 
 
+def in_source(exc: AuditorError, source: str) -> AuditorError:
+    """A role error that names the dataset it is about: leak, matrix and contamination read several."""
+    if exc.code not in ("missing_field", "bad_value") or exc.message.startswith(f"{source}: "):
+        return exc
+    return AuditorError(exc.code, f"{source}: {exc.message}", exc.hint)
+
+
 def load_table(spec: SourceSpec) -> Table:
     source = spec.source
     if isinstance(source, PreparedSide):
@@ -85,9 +92,12 @@ def prepare(source, *, config=None, split=None, max_rows=None, token=None, kind:
     table = load_table(spec.validated())
     if require_rows and not table.rows:
         raise AuditorError("empty_input", f"{table.source}: no records to audit.", "Check the source and split.")
-    roles = resolve_roles(table.rows, text=text, answer=answer, group=group, labels=labels, id=id)
-    fields = (Fields(text=column(table.rows, roles.text), answer=None, group=None, labels={}, ids=None)
-              if text_only else extract(table.rows, roles))
+    try:
+        roles = resolve_roles(table.rows, text=text, answer=answer, group=group, labels=labels, id=id)
+        fields = (Fields(text=column(table.rows, roles.text), answer=None, group=None, labels={}, ids=None)
+                  if text_only else extract(table.rows, roles))
+    except AuditorError as exc:
+        raise in_source(exc, table.source) from None
     records = [canonical_record(r) for r in table.rows]
     side = PreparedSide(table, roles, fields, fingerprint(records, roles))
     return (side, records) if with_records else side

@@ -75,6 +75,12 @@ def resolve_roles(rows: list[dict], text=None, answer=None, group=None, labels=N
         if not _blank(path) and not _present(rows, path):
             raise AuditorError("missing_field", f"The {role} field {path!r} is in no record.",
                                f"Available fields: {', '.join(fields) or '(none)'}.")
+    named = [(role, v) for role, v in given.items() if not _blank(v)]
+    for k, (role, value) in enumerate(named):
+        other = next((r for r, v in named[:k] if v == value), None)
+        if other:   # e.g. text = answer: every text match would also count as an answer match
+            raise AuditorError("usage", f"The {other} and {role} roles both name the field {value!r:.80}.",
+                               "Give each role its own field, or leave one blank to have it guessed.")
     taken = {v for v in given.values() if not _blank(v)} | set(label_list)
     guessed = []
     for role in ("text", "answer", "group", "id"):
@@ -128,7 +134,7 @@ def _readable(rows, name: str, sample: int = 200) -> bool:
 def _longest_string_field(rows, fields, taken) -> str | None:
     best, best_len = None, 0.0
     for name in fields:
-        if name in taken or "." in name:
+        if name in taken or "." in name or not name.strip():   # a blank name cannot be given back as a role
             continue
         values = [row.get(name) for row in rows[:200]]
         strings = [v for v in values if isinstance(v, str)]
@@ -179,8 +185,13 @@ def as_text(value, field: str, row: int) -> str | None:
         raise AuditorError("bad_value", f"Field {field!r} of record {row} (0-based) is an object, not text.",
                            f"Name a nested field with a dotted path, e.g. {keys}.")
     if isinstance(value, bytes):
-        raise AuditorError("bad_value", f"Field {field!r} of record {row} (0-based) holds binary data, not text.",
-                           "Choose a text field for this role.")
+        # Some writers (older Spark, Hive) store strings as Parquet binary without the UTF-8 mark:
+        # such bytes are text; anything else is not.
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError:
+            raise AuditorError("bad_value", f"Field {field!r} of record {row} (0-based) holds binary data, not "
+                               "UTF-8 text.", "Choose a text field for this role.") from None
     return str(value)  # dates, decimals: their written form
 
 

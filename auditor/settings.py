@@ -37,6 +37,9 @@ def check_threshold(value, what: str = "Threshold") -> float:
     if not (0 < value <= 1):
         raise AuditorError("usage", f"{what} {value!r} is outside (0, 1].",
                            "Jaccard thresholds are fractions such as 0.7.")
+    if round(float(value), 6) == 0:        # thresholds are kept to 6 decimals: this one would be 0
+        raise AuditorError("usage", f"{what} {value!r} rounds to 0 at 6 decimals, the finest threshold step.",
+                           "Jaccard thresholds are fractions such as 0.7.")
     return float(value)
 
 

@@ -50,6 +50,7 @@ def load(source: str | os.PathLike, config: str | None = None, split: str | None
     if source.startswith("example:") and kind in ("auto", "example"):
         return _load_example(source, config, split, max_rows)
     if kind == "local" or (kind == "auto" and looks_local(source)):
+        _refuse_local_config(source, config)
         return _load_local(source, split, max_rows)
     if kind in ("auto", "hub") and HUB_ID.match(source):
         from .hub import load_hub  # imports `datasets`: only when a hub id is given
@@ -146,18 +147,36 @@ def _load_example(source: str, config, split, max_rows) -> Table:
 
 # --------------------------------------------------------------------------- local files
 
-def _load_local(source: str, split, max_rows) -> Table:
+def local_files(source: str, split: str | None = None, *, choose: bool = True) -> tuple:
+    """(the files of a local source to read, the split they hold or None, notices, every split's
+    name). Files named like train.jsonl / test-00000.parquet act as splits, as on the Hub: a given
+    ``split`` selects its files; without one, ``choose`` picks the default split (train) when the
+    files hold several, else every file is read."""
     paths = expand_local(source)
     by_split: dict[str, list[Path]] = {}
     for p in paths:
         by_split.setdefault(_split_name(p), []).append(p)
     notices = []
-    if split is not None or (len(paths) > 1 and len(by_split) > 1 and {"train", "test"} & set(by_split)):
-        # Files named like train.jsonl / test-00000.parquet act as splits, as on the Hub.
+    if split is not None or (choose and len(paths) > 1 and len(by_split) > 1 and {"train", "test"} & set(by_split)):
         split, note = choose_split(split, sorted(by_split), f"{source!r}")
         if note:
             notices.append(note)
         paths = by_split[split]
+    return paths, split, notices, tuple(sorted(by_split))
+
+
+def _refuse_local_config(source: str, config) -> None:
+    """A config names a Hub dataset's (or bundled example's) subset: a local source has none, and a
+    config given for one must not be silently ignored."""
+    if config is not None and not (isinstance(config, str) and not config.strip()):
+        raise AuditorError("usage", f"{display_name(source)!r} is a local source: it has no configs "
+                           f"(config {config!r:.60} given).",
+                           "Leave the config out for local files; use the split (train.jsonl, test.jsonl ...) "
+                           "or point at the file you want.")
+
+
+def _load_local(source: str, split, max_rows) -> Table:
+    paths, split, notices, splits = local_files(source, split)
     rows: list = []
     truncated = False
     budget = Budget(max_rows)                # one reading budget for all the files of the source
@@ -174,7 +193,7 @@ def _load_local(source: str, split, max_rows) -> Table:
         raise AuditorError("empty_input", f"{names}: no records found.",
                            "The file is empty or holds only a header; check that it is the right file.")
     return Table(rows=rows, source=display_name(source), split=split, files=tuple(p.name for p in paths),
-                 row_cap=max_rows, truncated=truncated, splits=tuple(sorted(by_split)),
+                 row_cap=max_rows, truncated=truncated, splits=splits,
                  notices=tuple(notices))
 
 
@@ -191,11 +210,14 @@ def _split_name(path: Path) -> str:
 def expand_local(source: str) -> list[Path]:
     expanded = os.path.expanduser(source)
     if os.path.isdir(expanded):
+        # Hidden files and folders (.git, .ipynb_checkpoints, .cache) are not the dataset: skipped.
         found = sorted(p for p in Path(expanded).rglob("*")
-                       if p.is_file() and not p.name.startswith(".") and format_of(p))
+                       if p.is_file() and format_of(p)
+                       and not any(part.startswith(".") for part in p.relative_to(expanded).parts))
         if not found:
             raise AuditorError("not_found", f"Directory {display_name(source)!r} holds no JSONL, JSON, CSV or "
-                               "Parquet files.", "Point at a file, or a directory of data files.")
+                               "Parquet files.", "Point at a file, or a directory of data files (hidden files and "
+                               "folders are skipped).")
         return found
     if os.path.isfile(expanded):
         if format_of(Path(expanded)) is None:
@@ -209,6 +231,12 @@ def expand_local(source: str) -> list[Path]:
             raise AuditorError("not_found", f"The pattern {source!r} matches no data files.",
                                "Check the pattern; supported: .jsonl .json .csv .tsv .parquet (optionally .gz).")
         return found
+    if os.path.exists(expanded):           # a FIFO, socket or device: no size, and may never end
+        raise AuditorError("bad_format", f"{display_name(source)!r} is not a regular file (a pipe, socket or "
+                           "device).", "Save the data to a file first and point at that file.")
+    if os.path.islink(expanded):
+        raise AuditorError("not_found", f"{display_name(source)!r} is a symbolic link to a file that does not "
+                           "exist.", "Fix the link, or point at the data file itself.")
     raise AuditorError("not_found", f"File not found: {display_name(source)!r}.",
                        "Check the path (relative paths start from the current folder).")
 
@@ -316,6 +344,8 @@ class _Counted:
             for magic, what in _MAGIC:
                 # (a CSV header may start with "PAR1"; a Parquet file also holds NUL bytes)
                 if data.startswith(magic) and (magic != b"PAR1" or b"\x00" in data):
+                    if magic == b"\x1f\x8b" and self.name.lower().endswith(".gz"):
+                        what = "gzip-compressed twice: decompress it once (gunzip) and keep the .gz suffix"
                     raise AuditorError("bad_format", f"{self.name}: not UTF-8 text: the file is {what}.",
                                        "Every text format (JSONL, JSON, CSV, TSV) is read as UTF-8.")
         nul = data.find(b"\x00")
@@ -401,7 +431,7 @@ def file_batches(path: Path, budget: Budget, notices: list | None = None, *, str
     rows wanted, when few (Parquet then reads small batches)."""
     fmt = format_of(path)
     if fmt == "parquet":
-        yield from _parquet_batches(path, budget, batch)
+        yield from _parquet_batches(path, budget, batch, notices)
         return
     stream = _open_stream(path, budget, b"{" if fmt == "json" else b"\n")
     try:
@@ -497,7 +527,8 @@ def _jsonl_batches(stream: _Counted, name: str, want: int | None = None):
             kept += len(rows)
             yield rows
     except AuditorError as exc:
-        if state.get("open") and exc.message.startswith(f"{name}, line {state['open']}: not valid JSON"):
+        if state.get("open") and exc.message.startswith(f"{name}, line {state['open']}: not valid JSON") \
+                and "carriage return" not in exc.hint:
             raise AuditorError(exc.code, exc.message, "That is the last line and it has no line end: the file "
                                "looks cut short (a truncated download or copy?).") from None
         raise
@@ -513,9 +544,12 @@ def jsonl_rows(lines, name: str, start: int = 1):
             row = loads(line)
         except ValueError as exc:
             snippet = line.strip()[:60]
+            hint = "Fix or remove that line; every line of a JSONL file must be one JSON object."
+            if re.search(r"[}\]]\s*\r\s*[{\[]", line):
+                hint = ("Its records are separated by a lone carriage return (\\r, old Mac line ends): convert "
+                        "the line ends to \\n (e.g. tr '\\r' '\\n').")
             raise AuditorError("bad_format", f"{name}, line {lineno}: not valid JSON ({exc.args[0].split(':')[0]}): "
-                               f"{snippet!r}", "Fix or remove that line; every line of a JSONL file must be one "
-                               "JSON object.") from None
+                               f"{snippet!r}", hint) from None
         except RecursionError:
             raise _too_deep(f"{name}, line {lineno}") from None
         if not isinstance(row, dict):
@@ -667,7 +701,8 @@ def iter_records(source, config: str | None = None, split: str | None = None, *,
     sources are loaded whole."""
     source = source_text(source)
     if not source.startswith("example:") and looks_local(source):
-        for path in expand_local(source):
+        _refuse_local_config(source, config)
+        for path in local_files(source, split, choose=False)[0]:
             yield from file_rows(path, Budget(limited=format_of(path) == "json"))
         return
     yield from load(source, config, split, token=token).rows
@@ -681,6 +716,9 @@ def _parse_jsonl(text: str, name: str, max_rows) -> tuple[list[dict], bool]:
             return rows, True
         rows.append(row)
     return rows, False
+
+
+SPLIT_KEYS = {"train", "test", "validation", "valid", "val", "dev", "eval", "evaluation"}   # {split: [records]}
 
 
 def _parse_json(text: str, name: str, max_rows) -> tuple[list[dict], bool]:
@@ -700,13 +738,29 @@ def _parse_json(text: str, name: str, max_rows) -> tuple[list[dict], bool]:
         raise _too_deep(name) from None
     if isinstance(data, dict):
         lists = {k: v for k, v in data.items() if isinstance(v, list)}
-        if lists and len(lists) == len(data) and len({len(v) for v in lists.values()}) == 1:
+        records = [k for k, v in lists.items() if v and all(isinstance(x, dict) for x in v)]
+        only_lists = bool(lists) and len(lists) == len(data)
+        splits = [k for k in lists if str(k).strip().lower() in SPLIT_KEYS]
+        if len(splits) > 1:
+            # {"train": [...], "test": [...]}: pairing them up as columns, or reading one, would mix or
+            # drop splits (other keys beside them, such as a version, change nothing)
+            raise AuditorError("bad_format", f"{name}: the JSON object holds one list per split "
+                               f"({', '.join(map(repr, splits[:5]))}{' ...' if len(splits) > 5 else ''}).",
+                               "Save each as its own file (train.jsonl, test.jsonl ...) in one "
+                               "folder: files named like splits are read as splits.")
+        if only_lists and len({len(v) for v in lists.values()}) == 1:
             if len(lists) == 1 and all(isinstance(x, dict) for x in next(iter(lists.values()))):
                 data = next(iter(lists.values()))          # {"data": [{...}, ...]}
             else:                                            # an object of equal-length columns
                 data = [dict(zip(lists, values)) for values in zip(*lists.values())]
-        elif len(lists) == 1 and all(isinstance(x, dict) for x in next(iter(lists.values()))):
-            data = next(iter(lists.values()))              # {"version": 2, "data": [{...}]}
+        elif len(records) == 1:
+            data = lists[records[0]]                       # {"version": 2, "data": [{...}]}
+        elif only_lists and len(lists) > 1:
+            # Columns of different lengths: read as one record, every column would be one value.
+            sizes = ", ".join(f"{k!r}: {len(v):,}" for k, v in list(lists.items())[:5])
+            raise AuditorError("bad_format", f"{name}: the JSON object holds lists of different lengths ({sizes}"
+                               f"{' ...' if len(lists) > 5 else ''}), so they are not the columns of one table.",
+                               "Use a list of objects, an object of equal-length lists, or JSONL.")
         else:
             data = [data]                                    # one record
     if not isinstance(data, list):
@@ -725,15 +779,28 @@ def _csv_batches(stream: _Counted, name: str, delimiter: str, budget: Budget, no
     # Values stay strings: no type inference, so "007" stays "007". strict: a quote left open is
     # an error that names its line, not a record that silently swallows the rest of the file.
     csv.field_size_limit(min(budget.line_cap, sys.maxsize))  # a long value is data, not a quoting error
-    reader = csv.reader(itertools.chain.from_iterable(_line_blocks(stream, name, {}, csv_ends=True)),
+    lines = itertools.chain.from_iterable(_line_blocks(stream, name, {}, csv_ends=True))
+    # Blank lines before the header are counted, not kept (memory), and line numbers in messages
+    # are the file's (``skipped`` added). A header of one blank name ("") is a header, not a blank line.
+    skipped, first = 0, None
+    for line in lines:
+        if line.strip():
+            first = line
+            break
+        skipped += 1
+    if first is None:
+        return
+    following = next(lines, None)                          # the first record's line, for the delimiter
+    delimiter = _delimiter(first, following, delimiter, name, notices)
+    reader = csv.reader(itertools.chain([first], [] if following is None else [following], lines),
                         delimiter=delimiter, strict=True)
     last = 0                                               # the line the previous record ended on
     try:
-        header = next(reader, None)
-        while header == []:                                # blank lines before the header
-            header = next(reader, None)
-        if header is None:
-            return
+        header = next(reader)
+        if _json_line(header, delimiter):
+            raise AuditorError("bad_format", f"{name}: the first line is a JSON object, not a header: the file "
+                               "looks like JSON Lines named as CSV/TSV.",
+                               "Name it .jsonl (one JSON object per line) or .json, or check it is the right file.")
         header = _unique_columns(header, name, notices)
         width = len(header)
         last = reader.line_num
@@ -743,11 +810,12 @@ def _csv_batches(stream: _Counted, name: str, delimiter: str, budget: Budget, no
                 last = reader.line_num
                 continue
             if len(row) != width:
-                if reader.line_num - last > 1:
-                    raise AuditorError("bad_format", f"{name}, lines {last + 1}-{reader.line_num}: one record of "
+                at, end = last + 1 + skipped, reader.line_num + skipped
+                if end - at > 0:
+                    raise AuditorError("bad_format", f"{name}, lines {at}-{end}: one record of "
                                        f"{len(row)} values, but the header has {width} columns.",
-                                       f"A quote opened on line {last + 1} may not be closed where it should be.")
-                raise AuditorError("bad_format", f"{name}, line {reader.line_num}: {len(row)} values but the "
+                                       f"A quote opened on line {at} may not be closed where it should be.")
+                raise AuditorError("bad_format", f"{name}, line {end}: {len(row)} values but the "
                                    f"header has {width} columns.", "Check quoting and delimiters on that line.")
             last = reader.line_num
             rows.append(dict(zip(header, row)))
@@ -757,34 +825,87 @@ def _csv_batches(stream: _Counted, name: str, delimiter: str, budget: Budget, no
         yield rows
     except csv.Error as exc:
         if "unexpected end of data" in str(exc):
-            raise AuditorError("bad_format", f"{name}, line {last + 1}: a quoted value opened there is never closed "
-                               "(the file ends inside it).", "Close the quote, or check the file is complete.") from None
+            raise AuditorError("bad_format", f"{name}, line {last + 1 + skipped}: a quoted value opened there is never "
+                               "closed (the file ends inside it).", "Close the quote, or check the file is "
+                               "complete.") from None
         if "field larger than field limit" in str(exc):
-            raise budget.long_line(name, last + 1, "value") from None
-        raise AuditorError("bad_format", f"{name}, line {reader.line_num}: unreadable CSV ({exc}).",
+            raise budget.long_line(name, last + 1 + skipped, "value") from None
+        raise AuditorError("bad_format", f"{name}, line {reader.line_num + skipped}: unreadable CSV ({exc}).",
                            "Check quoting on that line.") from None
+
+
+def _json_line(header: list, delimiter: str) -> bool:
+    """Whether a CSV "header" is really a JSON object (a JSONL file read as CSV would otherwise
+    pass as columns named '{"id": 1' and so on, a silent audit of garbage)."""
+    line = delimiter.join(header).strip()
+    if not (line.startswith("{") and line.endswith("}")):
+        return False
+    try:
+        return isinstance(json.loads(line), dict)
+    except ValueError:
+        return False
+
+
+_NAMES = {",": "comma", ";": "semicolon", "\t": "tab"}
+
+
+def _delimiter(first_line: str, next_line: str | None, expected: str, name: str, notices: list | None) -> str:
+    """The delimiter of a CSV/TSV file: the one its extension says, unless its header line holds
+    none of it but another (a semicolon-separated .csv saved by a European Excel, a tab-separated
+    .csv) and the first record's line splits by that one into as many values: then that one, with a
+    notice. (Read the other way, every record would be one value; a one-column file whose header
+    happens to hold a semicolon stays one column.)"""
+    if expected in first_line:
+        return expected
+    counts = {d: first_line.count(d) for d in _NAMES if d != expected}
+    other = max(counts, key=counts.get)
+    if not counts[other]:
+        return expected
+    if next_line is not None and next_line.strip():
+        try:
+            widths = [len(next(csv.reader([text], delimiter=other), [])) for text in (first_line, next_line)]
+        except csv.Error:
+            return expected
+        if widths[0] != widths[1]:
+            return expected
+    if notices is not None:
+        notices.append(f"{name}: the header has no {_NAMES[expected]} but {_NAMES[other]}s: read as "
+                       f"{_NAMES[other]}-separated")
+    return other
 
 
 def _unique_columns(header: list, name: str, notices: list | None) -> list:
     """Column names made unique as pandas does (text, text.1), with a notice: a repeated name
-    must never silently drop a column."""
+    must never silently drop a column. A blank name (an index column written without one) is
+    named as pandas names it, "Unnamed: 0", so that it can be given as a role."""
+    blank = [i for i, col in enumerate(header) if isinstance(col, str) and not col.strip()]
+    if blank:
+        header = list(header)
+        for i in blank:
+            header[i] = f"Unnamed: {i}"
+        if notices is not None:
+            notices.append(f"{name}: {len(blank):,} column(s) without a name; read as "
+                           + ", ".join(f"'Unnamed: {i}'" for i in blank[:5]) + (" ..." if len(blank) > 5 else ""))
     if len(set(header)) == len(header):
         return header
     taken, out, renamed = set(header), [], []
     seen: set = set()
+    next_k: dict = {}                # per name, the suffix to try next: linear in a wide header
     for col in header:
         new = col
         if col in seen:
-            k = 1
+            k = next_k.get(col, 1)
             while f"{col}.{k}" in taken:
                 k += 1
+            next_k[col] = k + 1
             new = f"{col}.{k}"
             taken.add(new)
             renamed.append(new)
         seen.add(col)
         out.append(new)
     if notices is not None:
-        notices.append(f"{name}: repeated column names; the repeats are read as {', '.join(renamed)}")
+        more = f" and {len(renamed) - 10:,} more" if len(renamed) > 10 else ""
+        notices.append(f"{name}: repeated column names; the repeats are read as {', '.join(renamed[:10])}{more}")
     return out
 
 
@@ -803,7 +924,7 @@ def _read_all(path: Path, budget: Budget) -> bytes:
         stream.close()
 
 
-def _parquet_batches(path: Path, budget: Budget, batch: int | None):
+def _parquet_batches(path: Path, budget: Budget, batch: int | None, notices: list | None = None):
     """Rows of a Parquet file, a batch at a time; the row groups' declared size is checked first,
     then every batch's real size is charged as it is read."""
     import pyarrow.parquet as pq
@@ -815,9 +936,14 @@ def _parquet_batches(path: Path, budget: Budget, batch: int | None):
         declared = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
         if batch is None and budget.limited and budget.used + declared + RECORD_BYTES * meta.num_rows > budget.cap:
             raise budget.error(name)
+        names = pf.schema_arrow.names
+        # Repeated column names would collapse into one key of each record: renamed as for CSV
+        # (and a blank name named).
+        unique = _unique_columns(names, name, notices)
+        unique = None if unique == names else unique
         for part in pf.iter_batches(batch_size=65536 if batch is None else max(1, min(batch + 1, 65536))):
             budget.take(part.nbytes, part.num_rows, name)
-            yield part.to_pylist()
+            yield (part.rename_columns(unique) if unique else part).to_pylist()
     except AuditorError:
         raise
     except Exception as exc:  # pyarrow raises ArrowInvalid, OSError...: all mean "bad file"

@@ -468,7 +468,8 @@ def write_pairs_csv(path: Path, result, pairs: PairList, cluster_of: dict, marks
             cluster = cluster_of.get(a, cluster_of.get(b, ""))
             values = ["" if v is None else v for _, col in cols for v in (col[a], col[b])]
             # UTF-8 bytes of the values (quoting aside): enough to keep the file near the budget
-            size = 40 + sum(len(v.encode("utf-8", "replace")) if isinstance(v, str) else len(str(v)) for v in values)
+            size = 40 + sum(len(v.encode("utf-8", "replace")) + v.count('"') + 2 if isinstance(v, str)
+                            else len(str(v)) for v in values)       # a quoted value doubles its quotes
             if written and used + size > budget:
                 break
             writer.writerow([a, b, f"{j:.4f}", cluster, int((a, b) in marked)] + values)

@@ -170,6 +170,8 @@ def overview_markdown(result, threshold: float) -> str:
             found = ", ".join(f"{md(k)}: {v}" for k, v in i["found"].items()) or "absent"
             lines.append(f"| {md(i['field'])} | {md(i['kind'])} | {i['records']:,} | {md(i['expected'])} | {found} | "
                          f"{', '.join(map(str, i['rows_sample'][:8]))} |")
+        if len(d["schema"]["issues"]) > 20:
+            lines += ["", f"… and {len(d['schema']['issues']) - 20:,} more schema issues: summary.json lists them all."]
     examples = [(label, ex[name]) for name, label in EXACT_KINDS if ex.get(name) and ex[name]["examples"]]
     if examples:
         text = result.fields.text

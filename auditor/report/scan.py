@@ -5,6 +5,8 @@ from __future__ import annotations
 from .. import __version__
 from .common import PARAPHRASE_CAVEAT, SCHEMA_VERSION, md_cell, pct, plain, plural
 
+SCHEMA_ISSUES_SHOWN = 50      # REPORT.md's schema table; summary.json lists every issue
+
 
 def input_block(table, fingerprint: str) -> dict:
     return {"source": table.source, "config": table.config, "split": table.split, "records": len(table.rows),
@@ -155,10 +157,14 @@ def markdown(result, threshold: float | None = None) -> str:
     if d["schema"]["issues"]:
         lines += ["", "## Schema issues", "", "| field | issue | records | expected | found | rows |",
                   "|---|---|---|---|---|---|"]
-        for i in d["schema"]["issues"]:
+        issues = d["schema"]["issues"]
+        for i in issues[:SCHEMA_ISSUES_SHOWN]:
             found = ", ".join(f"{k}: {v}" for k, v in i["found"].items()) or "absent"
             lines.append(f"| {md_cell(i['field'])} | {i['kind']} | {i['records']} | {i['expected']} | {found} | "
                          f"{', '.join(map(str, i['rows_sample']))} |")
+        if len(issues) > SCHEMA_ISSUES_SHOWN:      # a file of many one-off fields: the table stays readable
+            lines += ["", f"... and {len(issues) - SCHEMA_ISSUES_SHOWN:,} more schema issues, listed in "
+                          "summary.json."]
     if d["label_conflicts"]:
         lc = d["label_conflicts"]
         lines += ["", "## Label conflicts", "",
