@@ -435,7 +435,8 @@ def output_format(path, table=None) -> str:
     optionally without .gz), else the input's format when ``table`` is given."""
     from .sources import format_of
     name = Path(os.fspath(path)).name
-    fmt = None if name.lower().endswith(".gz") else format_of(Path(name))
+    from .sources import codec_of
+    fmt = None if codec_of(Path(name)) else format_of(Path(name))
     if fmt:
         return fmt
     if table is not None:

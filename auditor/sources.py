@@ -2,7 +2,8 @@
 
 A source is one of
 - ``example:NAME`` — a real dataset bundled with the package (works offline);
-- a local file, directory or glob of JSONL / JSON / CSV / TSV / Parquet (optionally ``.gz``);
+- a local file, directory or glob of JSONL / JSON / CSV / TSV / Parquet (optionally compressed:
+  ``.gz``, ``.bz2``, ``.xz``, ``.zst``, ``.lz4``, ``.br``);
 - a Hugging Face dataset id, loaded through ``datasets`` (imported only then).
 
 Every loading failure is raised here as an ``AuditorError`` that names the file,
@@ -12,6 +13,7 @@ reading" below).
 """
 from __future__ import annotations
 
+import bz2
 import codecs
 import csv
 import glob
@@ -19,6 +21,7 @@ import gzip
 import io
 import itertools
 import json
+import lzma
 import os
 import re
 import sys
@@ -103,7 +106,7 @@ def looks_local(source: str) -> bool:
         return True
     # A path-like string that does not exist is a missing file, not a hub id.
     return source.startswith((".", "/", "~")) or os.sep + os.sep in source or \
-        source.lower().endswith(SUPPORTED_SUFFIXES + tuple(s + ".gz" for s in SUPPORTED_SUFFIXES))
+        source.lower().endswith(SUPPORTED_SUFFIXES + tuple(s + c for s in SUPPORTED_SUFFIXES for c in COMPRESSED))
 
 
 # --------------------------------------------------------------------------- bundled examples
@@ -222,14 +225,15 @@ def expand_local(source: str) -> list[Path]:
     if os.path.isfile(expanded):
         if format_of(Path(expanded)) is None:
             raise AuditorError("bad_format", f"{display_name(source)}: unsupported file type.",
-                               "Use .jsonl, .json, .csv, .tsv or .parquet (optionally .gz).")
+                               "Use .jsonl, .json, .csv, .tsv or .parquet (optionally .gz, .bz2, .xz, .zst, .lz4 or .br).")
         return [Path(expanded)]
     if any(c in source for c in "*?["):
         found = sorted(Path(p) for p in glob.glob(expanded, recursive=True)
                        if os.path.isfile(p) and format_of(Path(p)))
         if not found:
             raise AuditorError("not_found", f"The pattern {source!r} matches no data files.",
-                               "Check the pattern; supported: .jsonl .json .csv .tsv .parquet (optionally .gz).")
+                               "Check the pattern; supported: .jsonl .json .csv .tsv .parquet (optionally .gz, "
+                               ".bz2, .xz, .zst, .lz4 or .br).")
         return found
     if os.path.exists(expanded):           # a FIFO, socket or device: no size, and may never end
         raise AuditorError("bad_format", f"{display_name(source)!r} is not a regular file (a pipe, socket or "
@@ -241,10 +245,20 @@ def expand_local(source: str) -> list[Path]:
                        "Check the path (relative paths start from the current folder).")
 
 
+COMPRESSED = (".gz", ".bz2", ".xz", ".zst", ".lz4", ".br")    # stream codecs (decompressed as read), both engines
+
+
+def codec_of(path: Path) -> str | None:
+    """The compression suffix of a file name (.gz, .bz2, .xz, .zst), or None."""
+    name = path.name.lower()
+    return next((c for c in COMPRESSED if name.endswith(c)), None)
+
+
 def format_of(path: Path) -> str | None:
     name = path.name.lower()
-    if name.endswith(".gz"):
-        name = name[:-3]
+    codec = codec_of(path)
+    if codec:
+        name = name[:-len(codec)]
     for suffix, fmt in ((".jsonl", "jsonl"), (".ndjson", "jsonl"), (".json", "json"), (".csv", "csv"),
                         (".tsv", "tsv"), (".parquet", "parquet"), (".pq", "parquet")):
         if name.endswith(suffix):
@@ -329,6 +343,7 @@ class _Counted:
 
     def __init__(self, inner, budget: Budget, name: str, marker: bytes | None):
         self.inner, self.budget, self.name, self.marker = inner, budget, name, marker
+        self.compressed = False     # decompressed as read: its size on disk says nothing of its bytes
         self.offset = 0
         self.size = min(CHUNK, budget.line_cap)
 
@@ -364,10 +379,33 @@ class _Counted:
 
 def _open_stream(path: Path, budget: Budget, marker: bytes | None) -> _Counted:
     try:
-        inner = gzip.open(path, "rb") if path.name.lower().endswith(".gz") else open(path, "rb")
+        inner = _open_decompressed(path)
     except OSError as exc:
         raise _read_error(exc, path) from None
-    return _Counted(inner, budget, path.name, marker)
+    stream = _Counted(inner, budget, path.name, marker)
+    stream.compressed = codec_of(path) is not None
+    return stream
+
+
+def _open_decompressed(path: Path):
+    """A binary file object of ``path``'s bytes, decompressed as they are read (by its suffix)."""
+    codec = codec_of(path)
+    if codec == ".gz":
+        return gzip.open(path, "rb")
+    if codec == ".bz2":
+        return bz2.open(path, "rb")
+    if codec == ".xz":
+        return lzma.open(path, "rb")
+    if codec in ARROW_CODECS:        # pyarrow's codecs: no further package
+        import pyarrow as pa
+        return pa.input_stream(str(path), compression=ARROW_CODECS[codec])
+    return open(path, "rb")
+
+
+ARROW_CODECS = {".zst": "zstd", ".lz4": "lz4", ".br": "brotli"}     # suffix -> pyarrow's codec name
+
+
+READ_ERRORS = (EOFError, OSError, zlib.error, lzma.LZMAError)   # a broken file or stream (pyarrow: OSError)
 
 
 def _read_error(exc: BaseException, path: Path) -> AuditorError:
@@ -375,12 +413,15 @@ def _read_error(exc: BaseException, path: Path) -> AuditorError:
     if isinstance(exc, (FileNotFoundError, PermissionError)):
         return AuditorError("not_found", f"{path.name}: cannot be read ({exc.strerror}).",
                             "Check the file exists and is readable.")
+    codec = codec_of(path) or ".gz"
+    kind = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zst": "zstd", ".lz4": "lz4", ".br": "brotli"}[codec]
     if isinstance(exc, EOFError):
-        return AuditorError("bad_format", f"{path.name}: the gzip stream ends early: the file is truncated ({exc}).",
-                            "Download or copy it again; `gzip -t FILE` checks a .gz file.")
-    if isinstance(exc, (gzip.BadGzipFile, zlib.error)):
-        return AuditorError("bad_format", f"{path.name}: not a valid gzip file ({exc}).",
-                            "Decompress it to check it, or remove the .gz suffix if it is not compressed.")
+        return AuditorError("bad_format", f"{path.name}: the {kind} stream ends early: the file is truncated ({exc}).",
+                            f"Download or copy it again; `{kind} -t FILE` checks a {codec} file.")
+    if isinstance(exc, (gzip.BadGzipFile, zlib.error, lzma.LZMAError)) or (
+            codec_of(path) and isinstance(exc, OSError)):
+        return AuditorError("bad_format", f"{path.name}: not a valid {kind} file ({str(exc)[:200]}).",
+                            f"Decompress it to check it, or remove the {codec} suffix if it is not compressed.")
     return AuditorError("bad_format", f"{path.name}: cannot be read ({type(exc).__name__}: {str(exc)[:200]}).",
                         "Check the file is complete and readable.")
 
@@ -391,7 +432,7 @@ def read_file(path: Path, max_rows: int | None = None, budget: Budget | None = N
     (one per load, shared by its files) bounds what is read; ``notices`` collects what the report
     must say about the file. Reading stops as soon as the row cap is passed."""
     budget = budget or Budget(max_rows)
-    if max_rows is None and budget.limited and not path.name.lower().endswith(".gz") \
+    if max_rows is None and budget.limited and not codec_of(path) \
             and format_of(path) != "parquet":
         try:
             size = path.stat().st_size
@@ -442,7 +483,7 @@ def file_batches(path: Path, budget: Budget, notices: list | None = None, *, str
             yield from _json_batches(stream, path.name, stream_json, size)
         else:
             yield from _csv_batches(stream, path.name, "\t" if fmt == "tsv" else ",", budget, notices, size)
-    except (EOFError, OSError, zlib.error) as exc:
+    except READ_ERRORS as exc:
         raise _read_error(exc, path) from None
     finally:
         stream.close()
@@ -600,7 +641,7 @@ def _json_batches(stream: _Counted, name: str, item_by_item: bool, size: int = 1
     budget = stream.budget
     # Read whole: a plain file (its size already checked against the budget) in one read; a
     # compressed one chunk by chunk, each charged before the next is decompressed.
-    whole = 0 if item_by_item or isinstance(stream.inner, gzip.GzipFile) or not budget.limited else \
+    whole = 0 if item_by_item or stream.compressed or not budget.limited else \
         budget.cap - budget.used + 1
     parts = [stream.chunk(max(stream.size, whole))]
     if item_by_item:
@@ -918,7 +959,7 @@ def _read_all(path: Path, budget: Budget) -> bytes:
             if not data:
                 return b"".join(parts)
             parts.append(data)
-    except (EOFError, OSError, zlib.error) as exc:
+    except READ_ERRORS as exc:
         raise _read_error(exc, path) from None
     finally:
         stream.close()
@@ -930,7 +971,7 @@ def _parquet_batches(path: Path, budget: Budget, batch: int | None, notices: lis
     import pyarrow.parquet as pq
     name = path.name
     try:
-        gz = name.lower().endswith(".gz")
+        gz = codec_of(path) is not None
         pf = pq.ParquetFile(io.BytesIO(_read_all(path, Budget(budget.max_rows, cap=budget.cap))) if gz else path)
         meta = pf.metadata
         declared = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))

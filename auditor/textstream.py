@@ -11,7 +11,6 @@ UTF-8, ...) the block goes through the local row reader (``sources.jsonl_rows`` 
 """
 from __future__ import annotations
 
-import zlib
 from pathlib import Path
 
 import numpy as np
@@ -24,15 +23,15 @@ _JSON_BLANK[[ord(" "), ord("\t"), ord("\r"), ord("\n")]] = True
 
 
 def jsonl_texts(path: Path, field: str, first_row: int = 0):
-    """The ``field`` of every record of a local JSONL file (plain or .gz), in order: an iterator of
+    """The ``field`` of every record of a local JSONL file (plain or compressed), in order: an iterator of
     Arrow string arrays (nulls: missing or null) or, for a block read row by row, lists of str/None.
     ``first_row``: the corpus row number of the file's first record (for error messages)."""
-    from .sources import Budget, _open_stream, _read_error
+    from .sources import READ_ERRORS, Budget, _open_stream, _read_error
     budget = Budget(limited=False)
     stream = _open_stream(path, budget, b"\n")
     try:
         yield from text_blocks(stream.chunk, path.name, field, first_row)
-    except (EOFError, OSError, zlib.error) as exc:
+    except READ_ERRORS as exc:
         raise _read_error(exc, path) from None
     finally:
         stream.close()

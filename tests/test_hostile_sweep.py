@@ -344,3 +344,29 @@ def test_blank_lines_before_a_csv_header_are_counted_not_kept(tmp_path):
     (tmp_path / "late.csv").write_text("\n" * 5 + "q,a\nx,1\ny,2,3\n", encoding="utf-8")
     with pytest.raises(AuditorError, match=r"late.csv, line 8: 3 values but the header has 2 columns"):
         auditor.load(str(tmp_path / "late.csv"))
+
+
+def test_bz2_xz_and_zstd_files_read_as_the_plain_file(tmp_path, capsys):
+    """.bz2, .xz and .zst (common for pretraining shards) read as their plain file, alone and in a
+    folder (so a folder reads the same records on both engines); a broken stream is a clear error."""
+    import bz2
+    import lzma
+    import real_data
+    rows = real_data.rows("gsm8k/test.jsonl")[:200]
+    raw = "".join(json.dumps(r) + "\n" for r in rows).encode()
+    (tmp_path / "plain.jsonl").write_bytes(raw)
+    (tmp_path / "d.jsonl.bz2").write_bytes(bz2.compress(raw))
+    (tmp_path / "d.jsonl.xz").write_bytes(lzma.compress(raw))
+    with pa.CompressedOutputStream(str(tmp_path / "d.jsonl.zst"), "zstd") as out:
+        out.write(raw)
+    plain = auditor.load(str(tmp_path / "plain.jsonl")).rows
+    assert plain == rows
+    for name in ("d.jsonl.bz2", "d.jsonl.xz", "d.jsonl.zst"):
+        assert auditor.load(str(tmp_path / name)).rows == rows, name
+        assert contamination(str(tmp_path / name), "gsm8k").summary()["contaminated"]["records"] == 200, name
+    assert len(auditor.load(str(tmp_path), split=None).rows) == 800            # the folder: all four files
+    (tmp_path / "cut.jsonl.zst").write_bytes((tmp_path / "d.jsonl.zst").read_bytes()[:200])
+    (tmp_path / "cut.jsonl.bz2").write_bytes((tmp_path / "d.jsonl.bz2").read_bytes()[:200])
+    for name, says in (("cut.jsonl.zst", "not a valid zstd file"), ("cut.jsonl.bz2", "bzip2 stream ends early")):
+        line = cli_error(capsys, ["scan", str(tmp_path / name)])
+        assert says in line and name in line, line

@@ -187,6 +187,21 @@ def test_saved_results_are_reused_only_for_the_same_unchanged_file(corpus, tmp_p
     assert ray_contamination(str(first), "gsm8k", quiet=True, shard_dir=shard_dir).engine["shards_resumed"] == 1
 
 
+def test_hidden_files_and_folders_are_not_shards_as_locally(tmp_path):
+    """Checkpoint copies (.ipynb_checkpoints/), .git and dot-files are skipped by both engines, even
+    when the corpus itself sits in a hidden folder."""
+    from auditor.distributed.runtime import list_shards
+    from auditor.sources import expand_local
+    folder = tmp_path / ".cache" / "corpus"
+    for rel in ("a.jsonl", "sub/b.jsonl", ".ipynb_checkpoints/a-checkpoint.jsonl", "sub/.git/x.jsonl",
+                ".hidden.jsonl", "sub/.c.jsonl"):
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text(json.dumps({"text": rel}) + "\n", encoding="utf-8")
+    _, shards = list_shards(str(folder))
+    assert [s.name for s in shards] == ["a.jsonl", "sub/b.jsonl"]
+    assert [p.relative_to(folder).as_posix() for p in expand_local(str(folder))] == ["a.jsonl", "sub/b.jsonl"]
+
+
 def test_cli_engine_ray_joins_a_running_cluster(corpus, tmp_path, run_cli):
     """The CLI joins this module's Ray by address (--ray-address), as it would a cluster's head."""
     folder, _, _ = corpus

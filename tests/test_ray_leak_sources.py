@@ -169,3 +169,24 @@ def test_split_files_behind_a_uri_pick_train_as_locally(data, tmp_path):
     assert [s.index for s in shards] == [0, 1]
     _, shards, split = a_shards(folder.as_uri(), "test")
     assert split == "test" and [s.name for s in shards] == ["test-00000-of-00001.jsonl"]
+
+
+def test_odd_headers_read_as_locally(data, tmp_path):
+    """A Parquet shard with a repeated column name and a semicolon-separated CSV shard: the Ray
+    engine reads their records as the local engine does (question.1 kept; the CSV's columns split)."""
+    train, test_path, _, _ = data
+    folder = tmp_path / "odd"
+    folder.mkdir()
+    rows = train[2200:2600]
+    questions = pa.array([r["question"] for r in rows])
+    pq.write_table(pa.Table.from_arrays([questions, pa.array([r["answer"] for r in rows]), questions],
+                                        names=["question", "answer", "question"]), folder / "part-0.parquet")
+    with open(folder / "part-1.csv", "w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=["question", "answer"], delimiter=";")
+        writer.writeheader()
+        writer.writerows({"question": r["question"], "answer": r["answer"]} for r in train[2600:])
+    on_ray = ray_leak(str(folder), str(test_path), settings=SETTINGS, quiet=True)
+    local = leak(str(folder), str(test_path), settings=SETTINGS)
+    assert local.a.table.rows[0]["question.1"] == rows[0]["question"]
+    assert_equal_to_local(on_ray, local, len(rows) + len(train[2600:]))
+    assert_planted_found(on_ray, {k - 2200: v for k, v in PLANTED.items() if k >= 2200})

@@ -142,7 +142,7 @@ def build() -> gr.Blocks:
                     with gr.Column(scale=2, min_width=220):
                         P["upload"] = gr.File(label="Or upload a file (JSONL, JSON, CSV, Parquet)", type="filepath",
                                               file_types=[".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".parquet",
-                                                          ".gz"], height=150, elem_id="upload")
+                                                          ".gz", ".bz2", ".xz", ".zst"], height=150, elem_id="upload")
         P["status"] = gr.Markdown("", elem_id="status", latex_delimiters=[])
         P["share"] = gr.Textbox(label="Share link (opens this audit; the token is never in it)", interactive=False,
                                 buttons=["copy"], elem_id="share")
@@ -237,7 +237,7 @@ def build() -> gr.Blocks:
                 with gr.Row(equal_height=True):
                     P["leak_upload"] = gr.File(label="Or B's own file (replaces the dataset box)", type="filepath",
                                                file_types=[".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".parquet",
-                                                           ".gz"], height=110, elem_id="leak-upload", scale=2)
+                                                           ".gz", ".bz2", ".xz", ".zst"], height=110, elem_id="leak-upload", scale=2)
                     with gr.Column(scale=2, min_width=220):
                         P["leak_self"] = gr.Checkbox(False, label="compare a source with itself (every record will "
                                                                   "match)", elem_id="leak-self")

@@ -30,7 +30,7 @@ import pyarrow as pa
 
 from ..contamination import ContaminationResult, HitSet, _benchmark_texts, build_index, choose_n, scan_batch
 from ..errors import AuditorError
-from .runtime import list_shards, ray_session, read_dataset, run, shown_uri
+from .runtime import RECORD_FORMATS, list_shards, ray_session, read_dataset, run
 
 BATCH_ROWS = 16384          # rows per scanned batch (Parquet; a JSONL block is at most 8 MiB): memory per task
 SHARD_FILE_VERSION = 3          # 2: a shard's matches reduced to a HitSet (bounded by the benchmark); 3: + texts with no word
@@ -56,7 +56,7 @@ def ray_contamination(corpus, benchmark: str, *, corpus_text=None, benchmark_con
         choose_n([], ngram)
     corpus, benchmark = _source_text_or_uri(corpus), source_text(benchmark)
     from ..outputs import check_shard_dir
-    check_shard_dir(shard_dir, [corpus], "contamination")
+    check_shard_dir(shard_dir, [corpus, benchmark], "contamination")     # a benchmark may be a local folder
     from ..contamination import STAGES
     from ..progress import Progress
     run_progress = Progress(progress, STAGES)
@@ -66,9 +66,9 @@ def ray_contamination(corpus, benchmark: str, *, corpus_text=None, benchmark_con
         index = build_index(bench_texts, ngram)
     with run_progress.stage("scan"):
         with ray_session(address, num_cpus, quiet=quiet) as ray:
-            filesystem, shards = list_shards(corpus)
+            filesystem, shards = list_shards(corpus, RECORD_FORMATS)      # CSV/TSV too, as locally
             from .runtime import resolve_text_field
-            field = resolve_text_field(filesystem, shards, corpus_text)
+            field = resolve_text_field(filesystem, shards, corpus_text, corpus)
             key = _run_key(bench_info, index.n, field)
             store = ShardStore(shard_dir, key) if shard_dir else None
             join = ShardJoin(shards, store)
@@ -97,11 +97,8 @@ def ray_contamination(corpus, benchmark: str, *, corpus_text=None, benchmark_con
               "seconds": round(seconds, 3),
               "mb_per_s": round(scanned_bytes / 2 ** 20 / seconds, 1) if todo and seconds > 0 else None,
               "cpus": int(cpus) if cpus else None}
-    from ..sources import display_name
-    # As the local engine shows a local source: its name, never this machine's folders.
-    local = "://" not in corpus or corpus.startswith("file://")
-    info = {"source": display_name(corpus.removeprefix("file://")) if local else shown_uri(corpus), "config": None, "split": None,
-            "text": field}
+    from .runtime import source_name
+    info = {"source": source_name(corpus), "config": None, "split": None, "text": field}
     run_progress.done()
     return ContaminationResult(corpus=info, benchmark=bench_info, n=index.n, items=join.hits.items(index),
                                too_short=index.too_short, corpus_records=join.totals["records"],

@@ -413,24 +413,14 @@ def a_shards(source: str, split) -> tuple[object, list, str | None]:
 
 
 def _first_records(filesystem, shards: list, limit: int) -> list:
-    """A's first ``limit`` records, read on the driver by the tasks' reader."""
-    from .runtime import open_shard, record_batches, shard_error
+    """A's first ``limit`` records, read on the driver by the tasks' reader (``runtime.first_records``:
+    a Parquet shard a ``limit`` of rows at a time, not a task's 65,536)."""
+    from .runtime import first_records
     out: list = []
     for shard in shards:
-        try:
-            with open_shard(filesystem, shard) as f:
-                batches = record_batches(f, shard)
-                try:
-                    for part in batches:
-                        out += part[:limit - len(out)]
-                        if len(out) >= limit:
-                            return out
-                finally:
-                    batches.close()
-        except AuditorError:
-            raise
-        except Exception as exc:        # noqa: BLE001 - the shard's fault, named
-            raise shard_error(shard, exc) from None
+        out += first_records(filesystem, shard, limit - len(out))
+        if len(out) >= limit:
+            break
     return out
 
 
@@ -471,7 +461,12 @@ def ray_leak(a, b, *, settings=None, split_a=None, config_a=None, max_rows=None,
     if not sample:
         raise _no_records(shards)
     ra = settings.roles_a
-    roles_a = resolve_roles(sample, text=ra.text, answer=ra.answer, group=ra.group)
+    try:
+        roles_a = resolve_roles(sample, text=ra.text, answer=ra.answer, group=ra.group)
+    except AuditorError as exc:
+        from ..prepare import in_source
+        from .runtime import source_name
+        raise in_source(exc, source_name(source)) from None          # named, as the local engine names it
     index = build_index(side_b, settings, roles_a, sample)
     local = "://" not in source or source.startswith("file://")
     key = _run_key(side_b, settings, roles_a, index.answer_normalizer,

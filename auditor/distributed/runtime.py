@@ -4,10 +4,11 @@
 ``RAY_ADDRESS`` environment variable) or starts a local Ray for the run, and shuts down only a Ray
 it started itself (a caller's own ``ray.init``, e.g. a test fixture's, is left running).
 
-``read_dataset(source, text_field)`` reads globs and directories of JSONL / JSON / Parquet shards,
-plain or compressed (.gz, .bz2, .zst, .lz4, .br: whatever Arrow infers from the name), and any
-``scheme://`` URI that pyarrow or fsspec understands (s3://, gs://, hf://, file://), with Ray Data's
-file-based reader. A URI's glob (``*``, ``**``, ``[...]``; ``?`` starts pyarrow's query options, e.g.
+``read_dataset(source, text_field)`` reads globs and directories of JSONL / JSON / Parquet shards
+(and CSV / TSV from a ``list_shards(source, RECORD_FORMATS)`` listing), plain or compressed (.gz,
+.bz2, .xz, .zst, .lz4, .br: the local engine's list, ``sources.COMPRESSED``), and any ``scheme://`` URI that pyarrow
+or fsspec understands (s3://, gs://, hf://, file://), with Ray Data's file-based reader. A URI's
+glob (``*``, ``**``, ``[...]``; ``?`` starts pyarrow's query options, e.g.
 ``?endpoint_override=HOST:PORT``) is matched against one listing by the filesystem that reads the
 shards, so it needs no further package (no s3fs); reports show a URI without credentials or options.
 Each shard is read whole by one read task, in shard order (local shards sorted
@@ -38,9 +39,10 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import AuditorError
+from ..sources import COMPRESSED
 
 ROLE_SAMPLE = 1000          # rows the text field is resolved from when none is named, as the local engine does
-_COMPRESSION = (".gz", ".bz2", ".zst", ".lz4", ".br")
+_COMPRESSION = COMPRESSED     # the local engine's codecs: both engines read the same files
 _FORMATS = ((".jsonl", "jsonl"), (".ndjson", "jsonl"), (".json", "json"), (".parquet", "parquet"), (".pq", "parquet"))
 # Whole records (``record_batches``, the leak engine's reader) also come from CSV and TSV, as locally.
 RECORD_FORMATS = _FORMATS + ((".csv", "csv"), (".tsv", "tsv"))
@@ -299,6 +301,13 @@ def list_shards(source: str, formats: tuple = _FORMATS) -> tuple[object, list[Sh
     filesystem, path, is_uri = _filesystem(source)
     shown = shown_uri(source) if is_uri else Path(path).name
     pattern = any(c in path for c in "*?[")
+    folder = ""                 # the directory listed, or a glob's literal folder part
+    explicit = False            # a glob that names a hidden folder itself (".cache/*/x.jsonl" after a wildcard)
+    if pattern:
+        parts = path.split("/")
+        first = next(k for k, c in enumerate(parts) if any(ch in c for ch in "*?["))
+        folder = "/".join(parts[:first]) + "/" if first else ""
+        explicit = any(p.startswith(".") for p in parts[first:-1])
     try:
         if pattern:
             if is_uri:
@@ -312,9 +321,17 @@ def list_shards(source: str, formats: tuple = _FORMATS) -> tuple[object, list[Sh
         else:
             info = filesystem.get_file_info(path)
             if info.type == pafs.FileType.NotFound:
+                if not is_uri and os.path.islink(path):
+                    raise AuditorError("not_found", f"{shown!r} is a symbolic link to a file that does not exist.",
+                                       "Fix the link, or point at the data file itself.")
                 raise AuditorError("not_found", f"Not found: {shown!r}.",
                                    "Check the path or URI (relative paths start from the current folder).")
+            if info.type not in (pafs.FileType.Directory, pafs.FileType.File):
+                # a FIFO, socket or device, as the local engine refuses it: no size, and may never end
+                raise AuditorError("bad_format", f"{shown!r} is not a regular file (a pipe, socket or device).",
+                                   "Save the data to a file first and point at that file.")
             if info.type == pafs.FileType.Directory:
+                folder = path.rstrip("/") + "/"
                 infos = filesystem.get_file_info(pafs.FileSelector(path, recursive=True))
             else:
                 infos = [info]
@@ -325,14 +342,25 @@ def list_shards(source: str, formats: tuple = _FORMATS) -> tuple[object, list[Sh
             raise
         raise AuditorError("not_found", f"Cannot list {shown!r}: {type(exc).__name__}: {exc}",
                            "Check the path, the URI, the network and the credentials.") from None
+
+    def hidden(info) -> bool:
+        # Hidden files, and files in hidden folders of a directory (.git, .ipynb_checkpoints), are
+        # not the dataset, as for the local engine (sources.expand_local), which reads a file
+        # named _part.jsonl: so does this one (Spark's _SUCCESS and _metadata have no data suffix).
+        # A glob skips hidden folders below its literal part, as glob.glob does locally.
+        inside = info.path[len(folder):] if folder and info.path.startswith(folder) else ""
+        return info.base_name.startswith(".") or (not explicit and any(p.startswith(".") for p in inside.split("/")[:-1]))
+
     files = sorted((i for i in infos if i.type == pafs.FileType.File and shard_format(i.base_name, formats)
-                    and not i.base_name.startswith((".", "_"))), key=lambda i: i.path if is_uri else Path(i.path))
+                    and not hidden(i)), key=lambda i: i.path if is_uri else Path(i.path))
     if not files:
-        if not pattern and len(infos) == 1 and infos[0].type == pafs.FileType.File:
+        kinds = "JSONL, JSON, CSV, TSV or Parquet" if "csv" in {f for _, f in formats} else "JSONL, JSON or Parquet"
+        if not pattern and not folder and len(infos) == 1 and infos[0].type == pafs.FileType.File:
             raise AuditorError("bad_format", f"{shown}: unsupported file type for --engine ray.",
-                               "Use .jsonl, .json or .parquet shards (optionally compressed: .gz, .zst, .bz2).")
-        raise AuditorError("not_found", f"{shown!r} holds no JSONL, JSON or Parquet shards.",
-                           "Point at a shard, a directory of shards or a glob (e.g. 'data/*.jsonl.gz').")
+                               f"Use {kinds} shards (optionally compressed: .gz, .zst, .bz2).")
+        raise AuditorError("not_found", f"{shown!r} holds no {kinds} shards.",
+                           "Point at a shard, a directory of shards or a glob (e.g. 'data/*.jsonl.gz'); hidden "
+                           "files and folders are skipped.")
     root = path if not pattern and len(files) > 1 else os.path.dirname(files[0].path) if len(files) == 1 else \
         os.path.commonpath([f.path for f in files]) if not is_uri else ""
     shards = []
@@ -367,7 +395,9 @@ def _datasource_class():
             self._shard_fn = shard_fn
 
         def _open_input_source(self, filesystem, path, **open_args):
-            if self._shards[path].format == "parquet":      # Parquet needs random access
+            # Parquet needs random access, and a compressed shard its codec from our table (xz has
+            # none in Arrow, and Ray Data's own guess misses .br): both opened by open_shard.
+            if self._shards[path].format == "parquet" or path.lower().endswith(_COMPRESSION):
                 return open_shard(filesystem, self._shards[path])
             return super()._open_input_source(filesystem, path, **open_args)
 
@@ -402,43 +432,62 @@ def _as_shard_errors(reader, shard):
 def _tables(f, shard: Shard, text_field: str, batch_rows: int):
     """(first row, Arrow table with the text column) of one shard, in row order, each at most
     ``batch_rows`` rows, so memory per task is bounded by the batch and not the shard (JSONL and
-    Parquet; a JSON document is one value and is read whole, as the local engine reads it)."""
-    if shard.format == "jsonl":     # the local engine's reader (auditor.textstream): the same texts
+    Parquet; a JSON document is one value and is read whole, as the local engine reads it). Every
+    format but Parquet and JSONL with a plain field name goes through the local engine's parsers
+    (``record_batches``), so the texts, and the errors, are theirs."""
+    from .. import sources
+    from ..wordtokens import as_string_array      # the local scan's texts: nulls as "", lone surrogates kept
+    if shard.format == "jsonl" and "." not in text_field:
+        # The local engine's reader (auditor.textstream), through the local engine's checked stream
+        # (UTF-16 marks, NUL bytes, gzip magic refused as locally): the same texts or the same error.
+        # A dotted field (a nested path) is read record by record below, as locally.
         from ..textstream import text_blocks
+        stream = sources._Counted(f, sources.Budget(limited=False), shard.name, b"\n")
         row = 0
-        for texts in text_blocks(f.read, shard.name, text_field):
-            texts = texts if isinstance(texts, pa.Array) else pa.array(texts, pa.string())
+        for texts in text_blocks(stream.chunk, shard.name, text_field):
+            # (a text with a lone surrogate, which Arrow strings cannot hold, as the local scan takes it)
+            texts = texts if isinstance(texts, pa.Array) else as_string_array(texts)
             for start in range(0, len(texts), batch_rows):
                 part = texts.slice(start, batch_rows)
                 yield row + start, pa.table({"text": part})
             row += len(texts)
         return
     row = 0
-    for table in _record_tables(f, shard, batch_rows):
-        yield row, pa.table({"text": _texts(table, text_field, row)})
-        row += table.num_rows
-
-
-def _record_tables(f, shard: Shard, batch_rows: int):
-    """Whole records of a Parquet or JSON shard as Arrow tables of at most ``batch_rows`` rows."""
-    import pyarrow.parquet as pq
     if shard.format == "parquet":
-        for batch in pq.ParquetFile(f).iter_batches(batch_size=batch_rows):
-            yield pa.Table.from_batches([batch])
+        for table in _parquet_tables(f, shard, batch_rows):
+            yield row, pa.table({"text": _texts(table, text_field, row)})
+            row += table.num_rows
         return
-    import json
-    data = json.loads(f.read())
-    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
-        raise AuditorError("bad_format", f"{shard.name}: not a JSON array of records.",
-                           "Write a JSON shard as [{...}, {...}], or use JSONL.")
-    for start in range(0, len(data), batch_rows):
-        yield pa.Table.from_pylist(data[start:start + batch_rows])
+    # JSON (any shape the local engine reads), CSV/TSV, JSONL with a dotted field: the local parsers.
+    from ..roles import as_text, lookup
+    for records in record_batches(f, shard):
+        for start in range(0, len(records), batch_rows):
+            part = records[start:start + batch_rows]
+            yield row, pa.table({"text": as_string_array([as_text(lookup(r, text_field), text_field, row + i)
+                                                          for i, r in enumerate(part)])})
+            row += len(part)
+
+
+def _parquet_tables(f, shard: Shard, batch_rows: int):
+    """Whole records of a Parquet shard as Arrow tables of at most ``batch_rows`` rows, repeated or
+    blank column names renamed as the local engine renames them (text, text.1; "Unnamed: 0")."""
+    import pyarrow.parquet as pq
+    from ..sources import _unique_columns
+    pf = pq.ParquetFile(f)
+    names = pf.schema_arrow.names
+    unique = _unique_columns(names, shard.name, None)
+    for batch in pf.iter_batches(batch_size=batch_rows):
+        yield pa.Table.from_batches([batch.rename_columns(unique) if unique != names else batch])
 
 
 def open_shard(filesystem, shard: Shard):
     """A shard opened for ``record_batches``: decompressed as a stream (codec from the name), or
     random access for Parquet (a compressed Parquet file is decompressed whole, as locally)."""
     codec = _codec(shard.path)
+    if shard.path.lower().endswith(".xz"):     # no xz codec in Arrow: Python's, over the raw stream
+        import lzma
+        stream = lzma.open(filesystem.open_input_stream(shard.path))
+        return stream if shard.format != "parquet" else pa.BufferReader(stream.read())
     if shard.format != "parquet":
         return filesystem.open_input_stream(shard.path, compression=codec)
     if codec is None:
@@ -447,7 +496,7 @@ def open_shard(filesystem, shard: Shard):
         return pa.BufferReader(f.read())
 
 
-def record_batches(f, shard: Shard):
+def record_batches(f, shard: Shard, parquet_rows: int = 65536):
     """Lists of whole records of an open shard, parsed by the local engine's own readers
     (``auditor.sources``: ``json.loads`` per line, the item-by-item JSON reader, the CSV reader,
     Parquet's ``to_pylist``), so every record is the dict the local engine reads, keys, types and
@@ -456,8 +505,11 @@ def record_batches(f, shard: Shard):
     from .. import sources
     if shard.format == "parquet":
         import pyarrow.parquet as pq
-        for batch in pq.ParquetFile(f).iter_batches(batch_size=65536):
-            yield batch.to_pylist()
+        pf = pq.ParquetFile(f)
+        names = pf.schema_arrow.names
+        unique = sources._unique_columns(names, shard.name, None)      # repeated or blank names, as locally
+        for batch in pf.iter_batches(batch_size=parquet_rows):
+            yield (batch.rename_columns(unique) if unique != names else batch).to_pylist()
         return
     budget = sources.Budget(limited=False)          # streamed through: only each line is bounded
     stream = sources._Counted(f, budget, shard.name, b"{" if shard.format == "json" else b"\n")
@@ -497,29 +549,29 @@ def _tag(table: pa.Table, shard: Shard, first_row: int) -> pa.Table:
 def _texts(table: pa.Table, field: str, first_row: int) -> pa.Array:
     """The text field as strings, exactly as ``auditor.roles.as_text`` reads each record."""
     from ..roles import as_text, lookup
+    from ..wordtokens import as_string_array
     if field in table.column_names and pa.types.is_string(table.schema.field(field).type):
         return table.column(field).combine_chunks()
     rows = table.to_pylist()
-    return pa.array([as_text(lookup(r, field), field, first_row + i) for i, r in enumerate(rows)], pa.string())
+    return as_string_array([as_text(lookup(r, field), field, first_row + i) for i, r in enumerate(rows)])
 
 
 def first_records(filesystem, shard: Shard, limit: int) -> list[dict]:
-    """Up to ``limit`` whole records from the start of a shard, read on the driver."""
-    from pyarrow import fs as pafs  # noqa: F401
+    """Up to ``limit`` whole records from the start of a shard, read on the driver by the tasks'
+    reader (``record_batches``: the local engine's parsers, so a first line longer than any fixed
+    head, a JSON object of columns or a compressed Parquet file read as they do in the tasks)."""
+    out: list = []
     try:
-        if shard.format == "parquet":
-            with filesystem.open_input_file(shard.path) as f:
-                return next(_record_tables(f, shard, limit), pa.table({})).to_pylist()
-        codec = _codec(shard.path)
-        with filesystem.open_input_stream(shard.path, compression=codec) as f:
-            if shard.format == "json":
-                return next(_record_tables(f, shard, limit), pa.table({})).to_pylist()
-            from ..sources import _decode, jsonl_rows
-            head = f.read(1 << 20)
-            cut = head.rfind(b"\n")
-            head = (head if cut < 0 or len(head) < (1 << 20) else head[:cut]).removeprefix(b"\xef\xbb\xbf")
-            rows = jsonl_rows(_decode(head, shard.name, 0, 0).split("\n"), shard.name)
-            return [r for _, r in zip(range(limit), rows)]
+        with open_shard(filesystem, shard) as f:
+            batches = record_batches(f, shard, max(1, min(limit, 65536)))
+            try:
+                for part in batches:
+                    out += part[:limit - len(out)]
+                    if len(out) >= limit:
+                        break
+            finally:
+                batches.close()
+        return out
     except AuditorError:
         raise
     except Exception as exc:        # noqa: BLE001 - the shard's fault, named
@@ -551,7 +603,7 @@ def read_dataset(source: str, text_field: str | None, *, global_rows: bool = Tru
     ray = require_ray()
     filesystem, shard_list = shards if shards is not None else list_shards(source)
     datasource = _datasource_class()
-    text_field = resolve_text_field(filesystem, shard_list, text_field)
+    text_field = resolve_text_field(filesystem, shard_list, text_field, source)
     ds = ray.data.read_datasource(datasource(shard_list, filesystem, text_field, batch_rows, map_fn),
                                   override_num_blocks=max(len(shard_list), 1))     # a read task per shard
     if map_fn is not None:
@@ -568,9 +620,19 @@ def read_dataset(source: str, text_field: str | None, *, global_rows: bool = Tru
     return ds.map_batches(to_global, batch_format="pyarrow", zero_copy_batch=True)
 
 
-def resolve_text_field(filesystem, shard_list: list[Shard], text: str | None = None) -> str:
+def source_name(source: str) -> str:
+    """A source as reports and messages show it: a local one by its name (as the local engine shows
+    it, never this machine's folders), a URI without credentials or options."""
+    from ..sources import display_name
+    local = "://" not in source or source.startswith("file://")
+    return display_name(source.removeprefix("file://")) if local else shown_uri(source)
+
+
+def resolve_text_field(filesystem, shard_list: list[Shard], text: str | None = None, source: str | None = None) -> str:
     """The text field of the corpus: ``text`` checked against its first rows, or chosen from them,
-    as the local engine does (``auditor.roles.resolve_roles`` on the first 1,000 records)."""
+    as the local engine does (``auditor.roles.resolve_roles`` on the first 1,000 records); a role
+    error names ``source`` as the local engine's does."""
+    from ..prepare import in_source
     from ..roles import resolve_roles
     sample: list = []
     for shard in shard_list:
@@ -579,7 +641,10 @@ def resolve_text_field(filesystem, shard_list: list[Shard], text: str | None = N
             break
     if not sample:
         raise AuditorError("empty_input", "The corpus's shards hold no records to check.", "Check the corpus source.")
-    return resolve_roles(sample, text=text).text
+    try:
+        return resolve_roles(sample, text=text).text
+    except AuditorError as exc:
+        raise (in_source(exc, source_name(source)) if source else exc) from None
 
 
 def shard_row_counts(ds, n_shards: int) -> np.ndarray:
