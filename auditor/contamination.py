@@ -23,8 +23,8 @@ import numpy as np
 
 from .errors import AuditorError
 from .report import PARAPHRASE_CAVEAT  # noqa: F401  (re-exported: the caveat the lexical checks share)
-from .roles import as_text, canonical_record, fingerprint, lookup, resolve_roles
-from .sources import load, peek_records
+from .roles import as_text, fingerprint, lookup, resolve_roles
+from .sources import peek_records
 from .wordtokens import PUNCT
 
 # Bundled references that work offline by name: (source, config, split, text field).

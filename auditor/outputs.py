@@ -66,26 +66,25 @@ def check_outputs(inputs, outputs, make_dirs=()) -> None:
                                        "Write the output somewhere else: an input is never overwritten.")
 
 
-def check_out_dir(out_dir) -> None:
-    """An --out-dir must be a folder or a path that can become one."""
+def check_out_dir(out_dir, label: str = "--out-dir") -> str | None:
+    """An output folder (--out-dir, --shard-dir) must be a folder or a path that can become one;
+    returns it (user folder expanded), or None when none is given."""
     if out_dir in (None, ""):
-        return
+        return None
     path = os.path.expanduser(os.fspath(out_dir))
     if os.path.exists(path) and not os.path.isdir(path):
-        raise AuditorError("output_path", f"--out-dir {path!r} exists and is not a folder.",
+        raise AuditorError("output_path", f"{label} {path!r} exists and is not a folder.",
                            "Give a folder (it is created when missing).")
+    return path
 
 
 def check_shard_dir(shard_dir, sources, prefix: str) -> None:
     """A shard folder (``--shard-dir``) holds one ``PREFIX-KEY-NNNNN.json`` result per shard. It must
     not sit where those files would be read as data next time: inside an input folder, or where an
     input glob matches them. ``sources``: the run's inputs (non-local ones are skipped)."""
-    if shard_dir in (None, ""):
+    folder = check_out_dir(shard_dir, "--shard-dir")
+    if folder is None:
         return
-    folder = os.path.expanduser(os.fspath(shard_dir))
-    if os.path.exists(folder) and not os.path.isdir(folder):
-        raise AuditorError("output_path", f"--shard-dir {folder!r} exists and is not a folder.",
-                           "Give a folder (it is created when missing).")
     example = os.path.join(folder, f"{prefix}-0000000000000000-00000.json")
     # file:///data is the local folder /data for the Ray engine, so it is checked as one.
     local = [s.removeprefix("file://") if isinstance(s, str) else s for s in sources if s is not None]

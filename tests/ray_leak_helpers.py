@@ -1,4 +1,4 @@
-"""What the Ray leak tests share (tests/test_ray_leak.py, tests/test_ray_leak_sources.py): a local
+"""What the Ray tests share (tests/test_ray_leak.py, test_ray_leak_sources.py, test_ray_hostile.py): a local
 Ray for the module, JSONL rows, and the near-duplicate edit they plant."""
 from __future__ import annotations
 

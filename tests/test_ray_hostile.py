@@ -31,22 +31,11 @@ from auditor.distributed.runtime import list_shards  # noqa: E402
 from auditor.errors import AuditorError  # noqa: E402
 from auditor.leakage import LeakSettings, leak  # noqa: E402
 from auditor.settings import NearSettings  # noqa: E402
+from ray_leak_helpers import local_ray, read  # noqa: E402,F401  (local_ray: autouse)
 
 ROWS = 600
 # corpus row -> GSM8K test row planted there (one per shard of the mixed folder below)
 PLANTED = {5: 0, 130: 3, 260: 7, 390: 12, 520: 20}
-
-
-@pytest.fixture(scope="module", autouse=True)
-def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
-
-
-def read(path) -> list[dict]:
-    with open(path, encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
 
 
 def jsonl(rows) -> str:
