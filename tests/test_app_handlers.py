@@ -380,3 +380,25 @@ def test_download_folders_stay_within_their_byte_budget(tmp_path, monkeypatch):
         state.new_folder(f"f{k}")
         os.utime(tmp_path / f"f{k}", (2_000 + k, 2_000 + k))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f4", "f5", "f6", "f7", "f8"]
+
+
+def test_a_download_folder_removed_meanwhile_does_not_fail_the_next(tmp_path, monkeypatch):
+    """Another request may remove a folder between the listing and its stat: new_folder goes on."""
+    from ui import state
+    monkeypatch.setattr(state, "FILES_DIR", tmp_path)
+    for name in ("kept", "gone", "going"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "pairs.csv").write_bytes(b"x" * 100)
+    real_stat, calls = Path.stat, []
+
+    def stat(self, *args, **kwargs):
+        # The folder "gone" and the file going/pairs.csv each answer once, then have vanished.
+        if self.name == "gone" or self.parts[-2:] == ("going", "pairs.csv"):
+            calls.append(self)
+            if calls.count(self) > 1:
+                raise FileNotFoundError(2, "No such file or directory", str(self))
+        return real_stat(self, *args, **kwargs)
+    monkeypatch.setattr(Path, "stat", stat)
+    assert state.new_folder("new").is_dir()
+    assert (tmp_path / "kept" / "pairs.csv").exists()
+    assert {p.name for p in calls if calls.count(p) > 1} == {"gone", "pairs.csv"}     # both vanished mid-way

@@ -370,3 +370,11 @@ def test_bz2_xz_and_zstd_files_read_as_the_plain_file(tmp_path, capsys):
     for name, says in (("cut.jsonl.zst", "not a valid zstd file"), ("cut.jsonl.bz2", "bzip2 stream ends early")):
         line = cli_error(capsys, ["scan", str(tmp_path / name)])
         assert says in line and name in line, line
+
+
+def test_a_csv_header_in_braces_that_is_not_json_is_a_header(tmp_path, capsys):
+    """Only a real JSON object as the first line means JSON Lines named .csv; "{id},{text}" is a header."""
+    (tmp_path / "braces.csv").write_text("{id},{text}\n1,first question here\n", encoding="utf-8")
+    assert auditor.load(str(tmp_path / "braces.csv")).rows == [{"{id}": "1", "{text}": "first question here"}]
+    (tmp_path / "lines.csv").write_text('{"id": 1, "text": "a"}\n{"id": 2, "text": "b"}\n', encoding="utf-8")
+    assert "looks like JSON Lines named as CSV" in cli_error(capsys, ["scan", str(tmp_path / "lines.csv")])

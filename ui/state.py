@@ -426,7 +426,7 @@ def _folder_bytes(folder: Path) -> int:
     for p in folder.rglob("*"):
         try:
             total += p.stat().st_size if p.is_file() else 0
-        except OSError:
+        except OSError:               # removed meanwhile
             pass
     return total
 
