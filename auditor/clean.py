@@ -101,20 +101,6 @@ def write_rows(rows: list, path: str | Path, fmt: str | None = None) -> list[str
         raise write_error(str(path), exc) from None
 
 
-def _has_surrogate(value) -> bool:
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return True
-        return False
-    if isinstance(value, (list, tuple)):
-        return any(map(_has_surrogate, value))
-    if isinstance(value, dict):
-        return any(map(_has_surrogate, value.keys())) or any(map(_has_surrogate, value.values()))
-    return False
-
-
 def _escape_surrogates(value):
     """``value`` with every lone surrogate written as a backslash escape (nested values too)."""
     if isinstance(value, str):
@@ -156,16 +142,19 @@ def _write_rows(rows: list, path: Path, fmt: str | None = None) -> list[str]:
         arrays, notices = {}, []
         for name in columns:
             values = [r.get(name) for r in rows]
-            # Parquet text must be valid UTF-8: lone surrogates escaped as the JSONL and CSV writers do.
-            if _has_surrogate(values):
-                values = [_escape_surrogates(v) for v in values]
-                notices.append(f"column {name!r} holds text with lone surrogates (not valid Unicode): "
-                               "written with \\uXXXX escapes")
-            if _has_surrogate(name):
+            if _escape_surrogates(name) != name:
                 notices.append(f"column name {name!r} holds a lone surrogate: written with \\uXXXX escapes")
                 name = _escape_surrogates(name)
             try:
-                arrays[name] = pa.array(values)
+                try:
+                    arrays[name] = pa.array(values)
+                except UnicodeEncodeError:
+                    # Parquet text must be valid UTF-8 (Arrow refuses a lone surrogate, nested too):
+                    # escaped as the JSONL and CSV writers do; only then is the column walked again.
+                    values = [_escape_surrogates(v) for v in values]
+                    notices.append(f"column {name!r} holds text with lone surrogates (not valid Unicode): "
+                                   "written with \\uXXXX escapes")
+                    arrays[name] = pa.array(values)
             except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
                 # Parquet needs one type per column; a column mixing types is kept as JSON text.
                 arrays[name] = pa.array([None if v is None else json.dumps(v, ensure_ascii=False, default=str)

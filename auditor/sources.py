@@ -106,7 +106,7 @@ def looks_local(source: str) -> bool:
         return True
     # A path-like string that does not exist is a missing file, not a hub id.
     return source.startswith((".", "/", "~")) or os.sep + os.sep in source or \
-        source.lower().endswith(SUPPORTED_SUFFIXES + tuple(s + c for s in SUPPORTED_SUFFIXES for c in COMPRESSED))
+        source.lower().endswith(DATA_SUFFIXES)
 
 
 # --------------------------------------------------------------------------- bundled examples
@@ -245,12 +245,17 @@ def expand_local(source: str) -> list[Path]:
                        "Check the path (relative paths start from the current folder).")
 
 
-COMPRESSED = (".gz", ".bz2", ".xz", ".zst", ".lz4", ".br")    # stream codecs (decompressed as read), both engines
+# Stream codecs, decompressed as read, by both engines: suffix -> (name in messages, pyarrow's codec;
+# None: Python's own, xz having none in Arrow).
+CODECS = {".gz": ("gzip", "gzip"), ".bz2": ("bzip2", "bz2"), ".xz": ("xz", None), ".zst": ("zstd", "zstd"),
+          ".lz4": ("lz4", "lz4"), ".br": ("brotli", "brotli")}
+COMPRESSED = tuple(CODECS)
+DATA_SUFFIXES = SUPPORTED_SUFFIXES + tuple(s + c for s in SUPPORTED_SUFFIXES for c in COMPRESSED)   # plain or compressed
 
 
-def codec_of(path: Path) -> str | None:
-    """The compression suffix of a file name (.gz, .bz2, .xz, .zst), or None."""
-    name = path.name.lower()
+def codec_of(path) -> str | None:
+    """The compression suffix (a key of CODECS) of a file name or path, or None."""
+    name = (path.name if isinstance(path, Path) else os.path.basename(str(path))).lower()
     return next((c for c in COMPRESSED if name.endswith(c)), None)
 
 
@@ -390,19 +395,13 @@ def _open_stream(path: Path, budget: Budget, marker: bytes | None) -> _Counted:
 def _open_decompressed(path: Path):
     """A binary file object of ``path``'s bytes, decompressed as they are read (by its suffix)."""
     codec = codec_of(path)
-    if codec == ".gz":
-        return gzip.open(path, "rb")
-    if codec == ".bz2":
-        return bz2.open(path, "rb")
-    if codec == ".xz":
-        return lzma.open(path, "rb")
-    if codec in ARROW_CODECS:        # pyarrow's codecs: no further package
-        import pyarrow as pa
-        return pa.input_stream(str(path), compression=ARROW_CODECS[codec])
-    return open(path, "rb")
-
-
-ARROW_CODECS = {".zst": "zstd", ".lz4": "lz4", ".br": "brotli"}     # suffix -> pyarrow's codec name
+    if codec is None:
+        return open(path, "rb")
+    python = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}.get(codec)   # their errors are mapped below
+    if python:
+        return python(path, "rb")
+    import pyarrow as pa             # zstd, lz4, brotli: pyarrow's, no further package
+    return pa.input_stream(str(path), compression=CODECS[codec][1])
 
 
 READ_ERRORS = (EOFError, OSError, zlib.error, lzma.LZMAError)   # a broken file or stream (pyarrow: OSError)
@@ -414,7 +413,7 @@ def _read_error(exc: BaseException, path: Path) -> AuditorError:
         return AuditorError("not_found", f"{path.name}: cannot be read ({exc.strerror}).",
                             "Check the file exists and is readable.")
     codec = codec_of(path) or ".gz"
-    kind = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zst": "zstd", ".lz4": "lz4", ".br": "brotli"}[codec]
+    kind = CODECS[codec][0]
     if isinstance(exc, EOFError):
         return AuditorError("bad_format", f"{path.name}: the {kind} stream ends early: the file is truncated ({exc}).",
                             f"Download or copy it again; `{kind} -t FILE` checks a {codec} file.")
@@ -790,7 +789,7 @@ def _parse_json(text: str, name: str, max_rows) -> tuple[list[dict], bool]:
                                "Save each as its own file (train.jsonl, test.jsonl ...) in one "
                                "folder: files named like splits are read as splits.")
         if only_lists and len({len(v) for v in lists.values()}) == 1:
-            if len(lists) == 1 and all(isinstance(x, dict) for x in next(iter(lists.values()))):
+            if len(lists) == 1 and records:
                 data = next(iter(lists.values()))          # {"data": [{...}, ...]}
             else:                                            # an object of equal-length columns
                 data = [dict(zip(lists, values)) for values in zip(*lists.values())]
@@ -963,6 +962,16 @@ def _read_all(path: Path, budget: Budget) -> bytes:
         stream.close()
 
 
+def parquet_batches(pf, batch_size: int, name: str, notices: list | None = None):
+    """The record batches of an open ``pyarrow.parquet.ParquetFile``, with repeated column names
+    (which would collapse into one key of each record) and blank ones renamed as for CSV (text,
+    text.1; "Unnamed: 0"): the one reading of Parquet columns for both engines."""
+    names = pf.schema_arrow.names
+    unique = _unique_columns(names, name, notices)
+    for part in pf.iter_batches(batch_size=batch_size):
+        yield part.rename_columns(unique) if unique != names else part
+
+
 def _parquet_batches(path: Path, budget: Budget, batch: int | None, notices: list | None = None):
     """Rows of a Parquet file, a batch at a time; the row groups' declared size is checked first,
     then every batch's real size is charged as it is read."""
@@ -975,14 +984,9 @@ def _parquet_batches(path: Path, budget: Budget, batch: int | None, notices: lis
         declared = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
         if batch is None and budget.limited and budget.used + declared + RECORD_BYTES * meta.num_rows > budget.cap:
             raise budget.error(name)
-        names = pf.schema_arrow.names
-        # Repeated column names would collapse into one key of each record: renamed as for CSV
-        # (and a blank name named).
-        unique = _unique_columns(names, name, notices)
-        unique = None if unique == names else unique
-        for part in pf.iter_batches(batch_size=65536 if batch is None else max(1, min(batch + 1, 65536))):
+        for part in parquet_batches(pf, 65536 if batch is None else max(1, min(batch + 1, 65536)), name, notices):
             budget.take(part.nbytes, part.num_rows, name)
-            yield (part.rename_columns(unique) if unique else part).to_pylist()
+            yield part.to_pylist()
     except AuditorError:
         raise
     except Exception as exc:  # pyarrow raises ArrowInvalid, OSError...: all mean "bad file"

@@ -63,6 +63,26 @@ def assert_equal_to_local(on_ray, local_source, source: str, shards: int) -> Non
     assert comparable(summary) == comparable(contamination(str(local_source), "gsm8k").summary())
 
 
+def assert_middle_shards_equal_local(uri_glob: str, local_glob) -> None:
+    """A glob matching the corpus's middle two shards (rows 800-1999): the planted questions there,
+    at rows numbered from the first matched shard's first row, none from outside, and the local
+    engine's result on the same files."""
+    from auditor.distributed.contamination import ray_contamination
+    result = ray_contamination(uri_glob, "gsm8k", quiet=True)
+    found = {it["benchmark_row"]: it["corpus_rows"] for it in result.items}
+    assert 900 - 800 in found[5] and 1650 - 800 in found[17] and 0 not in found and 42 not in found
+    assert_equal_to_local(result, local_glob, uri_glob, 2)
+
+
+def assert_parquet_shard_equals_local(scheme: str, folder) -> None:
+    """The corpus's one Parquet shard by itself (read with random access, not as a stream)."""
+    from auditor.distributed.contamination import ray_contamination
+    uri = f"{scheme}://{BUCKET}/corpus/part-3.parquet"
+    result = ray_contamination(uri, "gsm8k", quiet=True)
+    assert 2100 - 2000 in next(it for it in result.items if it["benchmark_row"] == 42)["corpus_rows"]
+    assert_equal_to_local(result, folder / "part-3.parquet", uri, 1)
+
+
 def planted_rows(result) -> dict:
     found = {it["benchmark_row"]: it["corpus_rows"] for it in result.items}
     return {item: row for item, row in PLANTED.items() if row in found.get(item, ())}

@@ -28,7 +28,7 @@ pafs = pytest.importorskip("pyarrow.fs")
 from hub_server import FakeHub  # noqa: E402
 from object_store_helpers import (BUCKET, PLANTED, SHARDS, assert_equal_to_local,  # noqa: E402
                                   assert_folder_equals_local, assert_leak_equals_local, assert_listing_is_local,
-                                  comparable,
+                                  assert_middle_shards_equal_local, assert_parquet_shard_equals_local, comparable,
                                   corpus, planted_rows)  # noqa: F401   (corpus: a module fixture)
 from moto.server import ThreadedMotoServer  # noqa: E402   (pinned in requirements-dev.txt: a test peer)
 
@@ -103,18 +103,12 @@ def test_an_s3_folder_equals_local_and_finds_the_planted_items(stores, corpus):
 def test_an_s3_glob_equals_the_local_glob(stores, corpus, monkeypatch):
     folder, _ = corpus
     monkeypatch.setitem(sys.modules, "s3fs", None)      # the glob is matched without fsspec's S3 (not a dependency)
-    result = ray_contamination(f"s3://{BUCKET}/corpus/*.jsonl.gz", "gsm8k", quiet=True)
-    # Rows 800-1999 only, numbered from the first matched shard's first row.
-    found = {it["benchmark_row"]: it["corpus_rows"] for it in result.items}
-    assert 900 - 800 in found[5] and 1650 - 800 in found[17] and 0 not in found and 42 not in found
-    assert_equal_to_local(result, folder / "*.jsonl.gz", f"s3://{BUCKET}/corpus/*.jsonl.gz", 2)
+    assert_middle_shards_equal_local(f"s3://{BUCKET}/corpus/*.jsonl.gz", folder / "*.jsonl.gz")
 
 
 def test_one_s3_shard_equals_local(stores, corpus):
     folder, _ = corpus
-    result = ray_contamination(f"s3://{BUCKET}/corpus/part-3.parquet", "gsm8k", quiet=True)
-    assert 2100 - 2000 in next(it for it in result.items if it["benchmark_row"] == 42)["corpus_rows"]
-    assert_equal_to_local(result, folder / "part-3.parquet", f"s3://{BUCKET}/corpus/part-3.parquet", 1)
+    assert_parquet_shard_equals_local("s3", folder)
 
 
 def test_the_endpoint_and_credentials_in_the_uri_are_used_and_never_shown(stores, corpus, monkeypatch):

@@ -30,7 +30,7 @@ from auditor.audit import DEFAULT_THRESHOLDS
 from auditor.env import env_bytes, env_int
 from auditor.outputs import atomic_write, write_text
 from auditor.report import to_json
-from auditor.sources import COMPRESSED, HUB_ID, SUPPORTED_SUFFIXES
+from auditor.sources import COMPRESSED, DATA_SUFFIXES, HUB_ID
 
 ROW_CAP = env_int("AUDITOR_MAX_ROWS", 200_000, 1, sys.maxsize)   # rows read per dataset, at most
 CACHE_SIZE = 32                # audited results kept in memory (the expensive pairs included), at most ...
@@ -133,8 +133,7 @@ def hub_like(dataset: str) -> bool:
     every id that is not a bundled example gets one of two answers, whatever the server holds."""
     if len(dataset) > MAX_HUB_ID or not HUB_ID.match(dataset) or ".." in dataset:
         return False
-    if dataset.lower().endswith(SUPPORTED_SUFFIXES + tuple(s + c for s in SUPPORTED_SUFFIXES for c in COMPRESSED)
-                                + COMPRESSED):
+    if dataset.lower().endswith(DATA_SUFFIXES + COMPRESSED):
         return False                       # a data file's name
     return "/" in dataset or "." not in dataset   # "app.py", "README.md": a file name, not a dataset
 

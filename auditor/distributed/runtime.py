@@ -42,7 +42,6 @@ from ..errors import AuditorError
 from ..sources import COMPRESSED
 
 ROLE_SAMPLE = 1000          # rows the text field is resolved from when none is named, as the local engine does
-_COMPRESSION = COMPRESSED     # the local engine's codecs: both engines read the same files
 _FORMATS = ((".jsonl", "jsonl"), (".ndjson", "jsonl"), (".json", "json"), (".parquet", "parquet"), (".pq", "parquet"))
 # Whole records (``record_batches``, the leak engine's reader) also come from CSV and TSV, as locally.
 RECORD_FORMATS = _FORMATS + ((".csv", "csv"), (".tsv", "tsv"))
@@ -190,11 +189,9 @@ class Shard:
 
 
 def shard_format(name: str, formats: tuple = _FORMATS) -> str | None:
+    from ..sources import codec_of
     lower = name.lower()
-    for suffix in _COMPRESSION:
-        if lower.endswith(suffix):
-            lower = lower[: -len(suffix)]
-            break
+    lower = lower[:len(lower) - len(codec_of(lower) or "")]
     for suffix, fmt in formats:
         if lower.endswith(suffix):
             return fmt
@@ -240,11 +237,12 @@ def _filesystem(source: str):
     # pyarrow pinned here), then fsspec's for the schemes pyarrow does not know. Neither is a stand-in
     # for the other: a URI neither opens is refused with both reasons, so a credentials or typo
     # problem is never reported as "unknown scheme" (tests/test_ray_leak_sources.py).
+    bounded = _bounded_retries(base)
     try:
-        filesystem, path = pafs.FileSystem.from_uri(_bounded_retries(base))
+        filesystem, path = pafs.FileSystem.from_uri(bounded)
         return filesystem, _join(path, pattern), True
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError) as exc:
-        reason = str(exc).replace(_bounded_retries(base), shown_uri(base)).replace(base, shown_uri(base))
+        reason = str(exc).replace(bounded, shown_uri(base)).replace(base, shown_uri(base))
         arrow_reason = f"pyarrow: {reason}"     # never the URI's secrets
     except OSError as exc:      # e.g. S3's region lookup for the bucket: unreachable, or no such bucket
         raise AuditorError("not_found", f"Cannot open {shown!r}: {exc}",
@@ -397,7 +395,7 @@ def _datasource_class():
         def _open_input_source(self, filesystem, path, **open_args):
             # Parquet needs random access, and a compressed shard its codec from our table (xz has
             # none in Arrow, and Ray Data's own guess misses .br): both opened by open_shard.
-            if self._shards[path].format == "parquet" or path.lower().endswith(_COMPRESSION):
+            if self._shards[path].format == "parquet" or path.lower().endswith(COMPRESSED):
                 return open_shard(filesystem, self._shards[path])
             return super()._open_input_source(filesystem, path, **open_args)
 
@@ -472,19 +470,18 @@ def _parquet_tables(f, shard: Shard, batch_rows: int):
     """Whole records of a Parquet shard as Arrow tables of at most ``batch_rows`` rows, repeated or
     blank column names renamed as the local engine renames them (text, text.1; "Unnamed: 0")."""
     import pyarrow.parquet as pq
-    from ..sources import _unique_columns
-    pf = pq.ParquetFile(f)
-    names = pf.schema_arrow.names
-    unique = _unique_columns(names, shard.name, None)
-    for batch in pf.iter_batches(batch_size=batch_rows):
-        yield pa.Table.from_batches([batch.rename_columns(unique) if unique != names else batch])
+    from ..sources import parquet_batches
+    for batch in parquet_batches(pq.ParquetFile(f), batch_rows, shard.name):
+        yield pa.Table.from_batches([batch])
 
 
 def open_shard(filesystem, shard: Shard):
     """A shard opened for ``record_batches``: decompressed as a stream (codec from the name), or
     random access for Parquet (a compressed Parquet file is decompressed whole, as locally)."""
-    codec = _codec(shard.path)
-    if shard.path.lower().endswith(".xz"):     # no xz codec in Arrow: Python's, over the raw stream
+    from ..sources import CODECS, codec_of
+    suffix = codec_of(shard.path)
+    codec = CODECS[suffix][1] if suffix else None
+    if suffix and codec is None:               # xz: no codec in Arrow, Python's over the raw stream
         import lzma
         stream = lzma.open(filesystem.open_input_stream(shard.path))
         return stream if shard.format != "parquet" else pa.BufferReader(stream.read())
@@ -505,11 +502,8 @@ def record_batches(f, shard: Shard, parquet_rows: int = 65536):
     from .. import sources
     if shard.format == "parquet":
         import pyarrow.parquet as pq
-        pf = pq.ParquetFile(f)
-        names = pf.schema_arrow.names
-        unique = sources._unique_columns(names, shard.name, None)      # repeated or blank names, as locally
-        for batch in pf.iter_batches(batch_size=parquet_rows):
-            yield (batch.rename_columns(unique) if unique != names else batch).to_pylist()
+        for batch in sources.parquet_batches(pq.ParquetFile(f), parquet_rows, shard.name):
+            yield batch.to_pylist()
         return
     budget = sources.Budget(limited=False)          # streamed through: only each line is bounded
     stream = sources._Counted(f, budget, shard.name, b"{" if shard.format == "json" else b"\n")
@@ -576,12 +570,6 @@ def first_records(filesystem, shard: Shard, limit: int) -> list[dict]:
         raise
     except Exception as exc:        # noqa: BLE001 - the shard's fault, named
         raise shard_error(shard, exc) from None
-
-
-def _codec(path: str) -> str | None:
-    lower = path.lower()
-    return {".gz": "gzip", ".bz2": "bz2", ".zst": "zstd", ".lz4": "lz4", ".br": "brotli"}.get(
-        next((s for s in _COMPRESSION if lower.endswith(s)), ""), None)
 
 
 def shard_error(shard: Shard, exc: BaseException) -> AuditorError:
