@@ -341,11 +341,11 @@ def cmd_contamination(args) -> int:
         load_model(args.semantic_model)         # a missing model fails before the lexical pass runs
     if args.engine == "ray":
         from .distributed.contamination import ray_contamination
-        if args.config or args.split or args.max_rows:
-            raise AuditorError("usage", "--engine ray reads every row of the corpus's shards: --config, --split "
-                               "and --max-rows do not apply.", "Point at the shards (a directory, glob or URI).")
+        if args.config or args.max_rows:
+            raise AuditorError("usage", "--engine ray reads every row of the corpus's shards: --config and "
+                               "--max-rows do not apply.", "Point at the shards (a directory, glob or URI).")
         shard_dir = args.shard_dir or (os.path.join(args.out_dir, "shards") if args.out_dir else None)
-        result = ray_contamination(args.corpus, args.benchmark, corpus_text=args.text,
+        result = ray_contamination(args.corpus, args.benchmark, corpus_split=args.split, corpus_text=args.text,
                                    benchmark_config=args.benchmark_config, benchmark_split=args.benchmark_split,
                                    benchmark_text=args.benchmark_text, ngram=args.ngram,
                                    progress=_progress(args.quiet), address=args.ray_address, shard_dir=shard_dir,

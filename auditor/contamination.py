@@ -430,15 +430,15 @@ def _corpus_batches(corpus, config, split, text, max_rows, token):
     field_name = info["text"]
     if isinstance(corpus, (list, tuple)) or field_name is None or "." in field_name:
         return info, batches, None
-    from .sources import format_of, local_files, looks_local
+    from .sources import codec_of, format_of, local_files, looks_local
     if corpus.startswith("example:") or not looks_local(corpus):
         return info, batches, None
-    paths = local_files(corpus, split, choose=False)[0]      # the files iter_records reads
+    paths = local_files(corpus, split)[0]      # the files iter_records reads
     if any(format_of(p) != "jsonl" for p in paths):
         return info, batches, None
     batches.close()                     # only its first rows were read (to choose the text field)
     # Compressed files are judged batch by batch: their size on disk says little about their text.
-    compressed = any(p.suffix.lower() in (".gz", ".bz2", ".xz", ".zst") for p in paths)
+    compressed = any(codec_of(p) for p in paths)
     compiled = None if compressed or sum(p.stat().st_size for p in paths) >= COMPILED_MIN_BYTES else False
 
     def arrow_batches():
@@ -472,6 +472,11 @@ def _corpus_stream(corpus, config, split, text, max_rows, token):
         raise in_source(exc, display_name(corpus) if looks_local(corpus) else corpus) from None
     info = {"source": display_name(corpus) if looks_local(corpus) else corpus,
             "config": config, "split": split, "text": roles.text}
+    if looks_local(corpus) and not corpus.startswith("example:"):
+        from .sources import local_files
+        _, info["split"], notices, _ = local_files(corpus, split)      # the split iter_records reads
+        if notices:
+            info["notices"] = notices
 
     def batches():
         buf, start, seen = [], 0, 0

@@ -354,29 +354,47 @@ class _Counted:
 
     def chunk(self, size: int | None = None) -> bytes:
         data = self.inner.read(size or self.size)
-        if not data:
-            return b""
+        if data:
+            self._check(data, 0, len(data))
+        return data
+
+    def chunk_into(self, buf: bytearray, start: int, size: int) -> int:
+        """``chunk`` into ``buf[start:start + size]`` (a caller's buffer, reused: no new bytes per
+        chunk, whose fresh pages cost more than reading them): the bytes read, 0 at the end."""
+        view = memoryview(buf)[start:start + size]
+        got = 0
+        while got < size:
+            n = self.inner.readinto(view[got:])
+            if not n:
+                break
+            got += n
+        view.release()
+        if got:
+            self._check(buf, start, start + got)
+        return got
+
+    def _check(self, data, start: int, end: int) -> None:
+        """Charge and check data[start:end], the next bytes of the stream (bytes or a bytearray)."""
         if self.marker is None:             # binary (a gzip'd Parquet file): bytes only
-            self.budget.take(len(data), 0, self.name)
-            self.offset += len(data)
-            return data
+            self.budget.take(end - start, 0, self.name)
+            self.offset += end - start
+            return
         if not self.offset:
             for magic, what in _MAGIC:
                 # (a CSV header may start with "PAR1"; a Parquet file also holds NUL bytes)
-                if data.startswith(magic) and (magic != b"PAR1" or b"\x00" in data):
+                if data.startswith(magic, start, end) and (magic != b"PAR1" or data.find(b"\x00", start, end) >= 0):
                     if magic == b"\x1f\x8b" and self.name.lower().endswith(".gz"):
                         what = "gzip-compressed twice: decompress it once (gunzip) and keep the .gz suffix"
                     raise AuditorError("bad_format", f"{self.name}: not UTF-8 text: the file is {what}.",
                                        "Every text format (JSONL, JSON, CSV, TSV) is read as UTF-8.")
-        nul = data.find(b"\x00")
+        nul = data.find(b"\x00", start, end)
         if nul >= 0:
-            raise AuditorError("bad_format", f"{self.name}: byte {self.offset + nul} is a NUL byte: the file is binary "
-                               "or UTF-16/UTF-32 text, not UTF-8.",
+            raise AuditorError("bad_format", f"{self.name}: byte {self.offset + nul - start} is a NUL byte: the file "
+                               "is binary or UTF-16/UTF-32 text, not UTF-8.",
                                "Re-encode it as UTF-8 (e.g. iconv -f UTF-16 -t UTF-8), or check it is the right file.")
         # Records are estimated only where the budget binds (a streamed corpus is not held).
-        self.budget.take(len(data), data.count(self.marker) if self.budget.limited else 0, self.name)
-        self.offset += len(data)
-        return data
+        self.budget.take(end - start, data.count(self.marker, start, end) if self.budget.limited else 0, self.name)
+        self.offset += end - start
 
     def close(self) -> None:
         self.inner.close()
@@ -738,11 +756,12 @@ def peek_records(source, config: str | None = None, split: str | None = None, *,
 def iter_records(source, config: str | None = None, split: str | None = None, *, token: str | None = None):
     """Records one at a time, for corpora larger than memory: local files stream (JSONL, CSV, TSV
     and Parquet without a total byte limit, since nothing is kept; every line still bounded); other
-    sources are loaded whole."""
+    sources are loaded whole. Files named as splits are chosen as ``load`` chooses them (train by
+    default): a folder of train.jsonl and test.jsonl is a dataset, not one corpus."""
     source = source_text(source)
     if not source.startswith("example:") and looks_local(source):
         _refuse_local_config(source, config)
-        for path in local_files(source, split, choose=False)[0]:
+        for path in local_files(source, split)[0]:
             yield from file_rows(path, Budget(limited=format_of(path) == "json"))
         return
     yield from load(source, config, split, token=token).rows

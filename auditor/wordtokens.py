@@ -162,18 +162,31 @@ class OddRuns:
 
 
 ODD_RUNS_AT_ONCE = 1 << 15      # runs tokenised by the definition at a time (memory: Python objects)
+_astral_seen = False            # a batch of this process held a character of planes 1-2
+
+
+def ascii_words(b: np.ndarray) -> tuple[np.ndarray, int]:
+    """(b[head:] as whole 64-bit words, head): ``head`` is the first byte at an 8-byte-aligned
+    address, so the words are aligned loads (a view, no copy)."""
+    head = min(-b.ctypes.data % 8, b.size)
+    whole = (b.size - head) // 8 * 8
+    return b[head:head + whole].view(np.uint64), head
 
 
 def odd_runs(b: np.ndarray, off: np.ndarray, vocab: pa.Array) -> OddRuns:
+    global _astral_seen
     from .kernels import odd_runs as find_runs
-    table = unicode_table()
+    # Planes 1-2 once a batch of this process has needed them, so the pass is not run twice again.
+    table = unicode_table(astral=_astral_seen)
+    words, head = ascii_words(b)
     room = b.size // 64 + 64           # runs found at most; if not enough, again with room for all
     while True:
         starts, ends = np.empty(room, dtype=np.int64), np.empty(room, dtype=np.int64)
         state = np.zeros(2, dtype=np.int64)
-        fits = find_runs(b, off, _CLASS, table.kind, starts, ends, state)
+        fits = find_runs(b, words, head, off, _CLASS, table.kind, starts, ends, state)
         if state[1] and table.kind.size < ASTRAL_END:
             table = unicode_table(astral=True)
+            _astral_seen = True
         elif not fits:
             room = b.size // 3 + 1     # a run holds a character of 2+ bytes and ends at a separator
         else:

@@ -187,6 +187,42 @@ def test_saved_results_are_reused_only_for_the_same_unchanged_file(corpus, tmp_p
     assert ray_contamination(str(first), "gsm8k", quiet=True, shard_dir=shard_dir).engine["shards_resumed"] == 1
 
 
+def test_a_folder_of_splits_is_read_as_its_train_split_by_both_engines(real_data, tmp_path, run_cli):
+    """A dataset folder holding train and test files is not one corpus: read whole, GSM8K's own test
+    split made every GSM8K test item look contaminated. Both engines read the train split (as
+    ``scan`` does) and say so, or the split asked for; the counts are the files' own."""
+    folder = tmp_path / "gsm8k"
+    folder.mkdir()
+    counts = {}
+    for split in ("train", "test"):
+        lines = (real_data / "gsm8k" / f"{split}.jsonl").read_text(encoding="utf-8").splitlines()
+        counts[split] = len(lines)
+        half = len(lines) // 2          # as shards: train-00000-of-00002.jsonl, ...
+        for k, part in enumerate((lines[:half], lines[half:])):
+            (folder / f"{split}-{k:05d}-of-00002.jsonl").write_text("\n".join(part) + "\n", encoding="utf-8")
+    local = contamination(str(folder), "gsm8k", corpus_text="question")
+    on_ray = ray_contamination(str(folder), "gsm8k", corpus_text="question", quiet=True)
+    assert without_engine(on_ray.summary()) == local.summary()
+    corpus_info = local.summary()["corpus"]
+    assert corpus_info["records"] == counts["train"] and corpus_info["split"] == "train"
+    assert corpus_info["notices"] == ["split not given: using 'train' (available: test, train)"]
+    assert len(local.items) < counts["test"] // 10          # not the test split finding itself
+    assert "> Note: split not given: using 'train'" in on_ray.markdown() == local.markdown()
+    # The split asked for, by both engines (and the CLI): GSM8K test is all in its own test split.
+    test_local = contamination(str(folder), "gsm8k", corpus_split="test", corpus_text="question")
+    test_ray = ray_contamination(str(folder), "gsm8k", corpus_split="test", corpus_text="question", quiet=True)
+    assert without_engine(test_ray.summary()) == test_local.summary()
+    assert len(test_local.items) + len(test_local.too_short) == counts["test"]
+    assert test_local.summary()["corpus"]["split"] == "test" and "notices" not in test_local.summary()["corpus"]
+    code, out, err = run_cli("contamination", str(folder), "--benchmark", "gsm8k", "--split", "test", "--text",
+                             "question", "--engine", "ray", "--ray-address", ray.get_runtime_context().gcs_address,
+                             "--json", "-", "--quiet")
+    assert code == 0 and json.loads(out)["corpus"]["records"] == counts["test"], err
+    with pytest.raises(AuditorError) as caught:
+        ray_contamination(str(folder), "gsm8k", corpus_split="validation", quiet=True)
+    assert caught.value.code == "bad_split" and "test, train" in caught.value.hint
+
+
 def test_hidden_files_and_folders_are_not_shards_as_locally(tmp_path):
     """Checkpoint copies (.ipynb_checkpoints/), .git and dot-files are skipped by both engines, even
     when the corpus itself sits in a hidden folder."""

@@ -110,6 +110,31 @@ def test_small_batches_take_the_definition():
     check_words(EDGE_CASES, compiled=False)
 
 
+def test_odd_runs_found_at_every_alignment():
+    """The pass skips ASCII 8 bytes at a time from an aligned address: a run past the table is
+    found wherever it falls against the 8-byte words (every start of the bytes, every length of
+    ASCII before the run and between runs), as found by looking at every byte (the reference)."""
+    vocab = build_index(["placeholder"], 1).vocab
+    odd = "x\U00030000y"
+    # "é" is in the table, so a run holding it must not be reported (nor a byte of it skipped).
+    texts = [" " * lead + "ab " * k + odd + " cd" * gap + " " + odd + " é" + "ef" * gap + "é"
+             for lead in range(9) for k in (0, 1, 2, 3, 5, 8) for gap in range(5)]
+    b_all, off_all = wordtokens.batch_bytes(wordtokens.as_string_array(texts))
+    for shift in range(8):          # the same texts starting at each alignment of the buffer
+        b = np.frombuffer(bytes(shift) + b_all.tobytes(), dtype=np.uint8)[shift:]
+        found = wordtokens.odd_runs(b, off_all, vocab)
+        runs = [(int(lo), int(hi)) for lo, hi in zip(found.starts, found.ends)]
+        expected = []
+        for t in range(len(texts)):
+            text = b[off_all[t]:off_all[t + 1]].tobytes()
+            at = off_all[t]
+            for piece in text.split(b" "):
+                if piece and any(byte >= 0xF0 for byte in piece):
+                    expected.append((int(at), int(at + len(piece))))
+                at += len(piece) + 1
+        assert runs == expected
+
+
 def test_real_benchmark_texts(real_data):
     texts = []
     for rel, fields in [("gsm8k/train.jsonl", ("question", "answer")), ("humaneval/HumanEval.jsonl",
@@ -218,6 +243,32 @@ def test_jsonl_reader_equals_json_loads(tmp_path, name):
         got += block.to_pylist() if hasattr(block, "to_pylist") else block
     expected = [as_text(json.loads(line).get("text"), "text", 0) for line in lines if line.strip()]
     assert got == expected
+
+
+@pytest.mark.parametrize("name", ["c.jsonl", "c.jsonl.gz", "c.jsonl.xz"])
+@pytest.mark.parametrize("bom", [b"", b"\xef\xbb\xbf"])
+def test_jsonl_reader_blocks_kept_across_reads(tmp_path, monkeypatch, name, bom):
+    """The reader reuses one buffer for its reads: every block's texts, all kept until the end,
+    are still the file's, with lines longer than a read (the buffer grows), a line cut by every
+    read, a byte-order mark, CRLF line ends, blank lines, and no newline at the end."""
+    import lzma
+    from auditor import textstream
+    monkeypatch.setattr(textstream, "BLOCK", 700)
+    lines = []
+    for i in range(400):
+        text = f"line {i} " + "é" * (i % 13) + ("x" * 3000 if i % 50 == 7 else "")
+        lines.append(json.dumps({"text": text, "n": i}) + ("\r" if i % 3 == 0 else ""))
+        if i % 40 == 5:
+            lines.append("")
+    data = bom + "\n".join(lines).encode("utf-8")       # no newline after the last line
+    path = tmp_path / name
+    opener = {".gz": gzip.open, ".xz": lzma.open}.get(path.suffix, open)
+    with opener(path, "wb") as handle:
+        handle.write(data)
+    blocks = list(jsonl_texts(path, "text"))
+    assert len(blocks) > 20
+    got = [t for block in blocks for t in (block.to_pylist() if hasattr(block, "to_pylist") else block)]
+    assert got == [json.loads(line)["text"] for line in lines if line.strip()]
 
 
 def test_jsonl_reader_refuses_what_the_row_reader_refuses(tmp_path):

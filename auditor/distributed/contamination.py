@@ -30,7 +30,7 @@ import pyarrow as pa
 
 from ..contamination import ContaminationResult, HitSet, _benchmark_texts, build_index, choose_n, scan_batch
 from ..errors import AuditorError
-from .runtime import RECORD_FORMATS, list_shards, ray_session, read_dataset, run
+from .runtime import RECORD_FORMATS, ray_session, read_dataset, run, split_shards
 
 BATCH_ROWS = 16384          # rows per scanned batch (Parquet; a JSONL block is at most 8 MiB): memory per task
 SHARD_FILE_VERSION = 3          # 2: a shard's matches reduced to a HitSet (bounded by the benchmark); 3: + texts with no word
@@ -47,10 +47,12 @@ def _new_result() -> dict:
     return {**dict.fromkeys(COUNTS, 0), "hits": HitSet()}
 
 
-def ray_contamination(corpus, benchmark: str, *, corpus_text=None, benchmark_config=None, benchmark_split=None,
-                      benchmark_text=None, ngram="auto", token=None, progress=None, address=None,
-                      num_cpus=None, shard_dir=None, quiet=False) -> ContaminationResult:
-    """Benchmark items sharing an n-gram with a sharded ``corpus`` (a file, directory, glob or URI)."""
+def ray_contamination(corpus, benchmark: str, *, corpus_split=None, corpus_text=None, benchmark_config=None,
+                      benchmark_split=None, benchmark_text=None, ngram="auto", token=None, progress=None,
+                      address=None, num_cpus=None, shard_dir=None, quiet=False) -> ContaminationResult:
+    """Benchmark items sharing an n-gram with a sharded ``corpus`` (a file, directory, glob or URI;
+    shards named as splits, like train-*.parquet and test-*.parquet, are chosen as locally:
+    ``corpus_split``, else train)."""
     from ..sources import source_text
     if ngram != "auto":
         choose_n([], ngram)
@@ -66,7 +68,7 @@ def ray_contamination(corpus, benchmark: str, *, corpus_text=None, benchmark_con
         index = build_index(bench_texts, ngram)
     with run_progress.stage("scan"):
         with ray_session(address, num_cpus, quiet=quiet) as ray:
-            filesystem, shards = list_shards(corpus, RECORD_FORMATS)      # CSV/TSV too, as locally
+            filesystem, shards, split, notices = split_shards(corpus, corpus_split, RECORD_FORMATS)  # CSV/TSV too
             from .runtime import resolve_text_field
             field = resolve_text_field(filesystem, shards, corpus_text, corpus)
             key = _run_key(bench_info, index.n, field)
@@ -98,7 +100,8 @@ def ray_contamination(corpus, benchmark: str, *, corpus_text=None, benchmark_con
               "mb_per_s": round(scanned_bytes / 2 ** 20 / seconds, 1) if todo and seconds > 0 else None,
               "cpus": int(cpus) if cpus else None}
     from .runtime import source_name
-    info = {"source": source_name(corpus), "config": None, "split": None, "text": field}
+    info = {"source": source_name(corpus), "config": None, "split": split, "text": field,
+            **({"notices": notices} if notices else {})}
     run_progress.done()
     return ContaminationResult(corpus=info, benchmark=bench_info, n=index.n, items=join.hits.items(index),
                                too_short=index.too_short, corpus_records=join.totals["records"],

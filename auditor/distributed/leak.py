@@ -396,19 +396,9 @@ def a_source(a) -> str:
 
 
 def a_shards(source: str, split) -> tuple[object, list, str | None]:
-    """(filesystem, A's shards, split): the file, directory, glob or URI as ``runtime.list_shards``
-    lists it (JSONL/JSON/Parquet, plain or compressed, and CSV/TSV); files named like train.jsonl /
-    test-00000.parquet act as splits, chosen as the local loader chooses (``sources._load_local``)."""
-    from ..sources import _split_name
-    from ..table import choose_split
-    from .runtime import RECORD_FORMATS, list_shards, shown_uri
-    filesystem, shards = list_shards(source, RECORD_FORMATS)
-    by_split: dict = {}
-    for shard in shards:
-        by_split.setdefault(_split_name(PurePosixPath(shard.path)), []).append(shard)
-    if split is not None or (len(shards) > 1 and len(by_split) > 1 and {"train", "test"} & set(by_split)):
-        split, _ = choose_split(split, sorted(by_split), repr(shown_uri(source)))
-        shards = [replace(s, index=i) for i, s in enumerate(by_split[split])]
+    """(filesystem, A's shards, split): ``runtime.split_shards``, as the local loader reads A."""
+    from .runtime import RECORD_FORMATS, split_shards
+    filesystem, shards, split, _ = split_shards(source, split, RECORD_FORMATS)
     return filesystem, shards, split
 
 

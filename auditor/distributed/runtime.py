@@ -32,8 +32,8 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePosixPath
 
 import numpy as np
 import pyarrow as pa
@@ -370,6 +370,25 @@ def list_shards(source: str, formats: tuple = _FORMATS) -> tuple[object, list[Sh
     return filesystem, shards
 
 
+def split_shards(source: str, split, formats: tuple = _FORMATS) -> tuple[object, list[Shard], str | None, list]:
+    """(filesystem, shards, split, notices): ``list_shards``, where files named like train.jsonl /
+    test-00000.parquet act as splits, chosen as the local loader chooses them
+    (``sources.local_files``: a given split, else train when the files hold several), so both
+    engines read the same rows and say so in the same words."""
+    from ..sources import _split_name
+    from ..table import choose_split
+    filesystem, shards = list_shards(source, formats)
+    by_split: dict = {}
+    for shard in shards:
+        by_split.setdefault(_split_name(PurePosixPath(shard.path)), []).append(shard)
+    notices = []
+    if split is not None or (len(shards) > 1 and len(by_split) > 1 and {"train", "test"} & set(by_split)):
+        split, note = choose_split(split, sorted(by_split), repr(shown_uri(source)))
+        notices += [note] if note else []
+        shards = [replace(s, index=i) for i, s in enumerate(by_split[split])]
+    return filesystem, shards, split, notices
+
+
 # --------------------------------------------------------------------------- reading
 
 def _datasource_class():
@@ -442,7 +461,7 @@ def _tables(f, shard: Shard, text_field: str, batch_rows: int):
         from ..textstream import text_blocks
         stream = sources._Counted(f, sources.Budget(limited=False), shard.name, b"\n")
         row = 0
-        for texts in text_blocks(stream.chunk, shard.name, text_field):
+        for texts in text_blocks(stream, shard.name, text_field):
             # (a text with a lone surrogate, which Arrow strings cannot hold, as the local scan takes it)
             texts = texts if isinstance(texts, pa.Array) else as_string_array(texts)
             for start in range(0, len(texts), batch_rows):
