@@ -26,7 +26,7 @@ import os
 import re
 import sys
 import zlib
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from .errors import AuditorError
 from .table import Table, choose_split  # noqa: F401  (Table re-exported: auditor.sources.Table)
@@ -157,8 +157,10 @@ def local_files(source: str, split: str | None = None, *, choose: bool = True) -
     files hold several, else every file is read."""
     paths = expand_local(source)
     by_split: dict[str, list[Path]] = {}
+    common = os.path.commonpath(paths) if len(paths) > 1 else None
     for p in paths:
-        by_split.setdefault(_split_name(p), []).append(p)
+        by_split.setdefault(split_of(PurePosixPath(p.relative_to(common).as_posix() if common else p.name)),
+                            []).append(p)
     notices = []
     if split is not None or (choose and len(paths) > 1 and len(by_split) > 1 and {"train", "test"} & set(by_split)):
         split, note = choose_split(split, sorted(by_split), f"{source!r}")
@@ -205,9 +207,17 @@ def display_name(source: str) -> str:
     return Path(source).name or source
 
 
-def _split_name(path: Path) -> str:
-    stem = path.name.split(".")[0]
-    return re.split(r"[-_](\d{5}|of)", stem)[0] or stem
+def split_of(relative: PurePosixPath) -> str:
+    """The split a data file holds, by its path below the folder its source's files share (both
+    engines use this): a folder named as a split (train/0000.parquet, the Hub's converted Parquet
+    layout), else its name less any shard number (train.jsonl, test-00000-of-00002.parquet,
+    train_1.jsonl, Train.jsonl: train)."""
+    for folder in reversed(relative.parts[:-1]):
+        if folder.lower() in SPLIT_KEYS:
+            return folder.lower()
+    stem = relative.name.split(".")[0]
+    name = re.split(r"[-_](?:\d+|of)(?=[-_]|$)", stem)[0] or stem
+    return name.lower() if name.lower() in SPLIT_KEYS else name
 
 
 def expand_local(source: str) -> list[Path]:

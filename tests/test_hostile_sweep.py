@@ -178,9 +178,11 @@ def test_a_local_corpus_split_is_the_split_read(tmp_path, ext):
     only_test = contamination(corpus, bench, corpus_split="test", ngram=3).summary()
     assert only_test["corpus"]["records"] == len(test) and only_test["corpus"]["split"] == "test"
     assert [i["benchmark_row"] for i in only_test["items"]] == [0]        # the train item is not in test
-    everything = contamination(corpus, bench, ngram=3).summary()          # no split: every file, as before
-    assert everything["corpus"]["records"] == len(train) + len(test)
-    assert [i["benchmark_row"] for i in everything["items"]] == [0, 1]
+    # No split: the train split, as scan reads it, and said (read whole, test would find itself).
+    default = contamination(corpus, bench, ngram=3).summary()
+    assert default["corpus"]["records"] == len(train) and default["corpus"]["split"] == "train"
+    assert default["corpus"]["notices"] == ["split not given: using 'train' (available: test, train)"]
+    assert [i["benchmark_row"] for i in default["items"]] == [1]          # the test item is not in train
     with pytest.raises(AuditorError) as info:
         contamination(corpus, bench, corpus_split="validation", ngram=3)
     assert info.value.code == "bad_split"

@@ -223,6 +223,44 @@ def test_a_folder_of_splits_is_read_as_its_train_split_by_both_engines(real_data
     assert caught.value.code == "bad_split" and "test, train" in caught.value.hint
 
 
+@pytest.mark.parametrize("layout", [
+    {"default/train/0000.parquet": ("train", 0, 300), "default/train/0001.parquet": ("train", 300, 500),
+     "default/test/0000.parquet": ("test", 0, 200)},                   # the Hub's converted Parquet
+    {"train-0.jsonl": ("train", 0, 250), "train-1.jsonl": ("train", 250, 500), "test-0.jsonl": ("test", 0, 200)},
+    {"Train.jsonl": ("train", 0, 500), "Test.jsonl": ("test", 0, 200)},
+    {"data/train/part_1.jsonl": ("train", 0, 500), "data/test/part_1.jsonl": ("test", 0, 200)},
+], ids=["split-folders", "short-shard-numbers", "capitalised", "nested-split-folders"])
+def test_split_layouts_are_recognised_alike_by_scan_and_both_engines(real_data, tmp_path, layout):
+    """Splits named by a folder (the Hub's converted Parquet: default/train/0000.parquet), by short
+    shard numbers or in capitals are splits too: scan and both contamination engines read the
+    train split's records (counted from the files written) and say so."""
+    import auditor
+    texts = {}
+    for split in ("train", "test"):
+        lines = (real_data / "gsm8k" / f"{split}.jsonl").read_text(encoding="utf-8").splitlines()
+        texts[split] = [json.loads(line)["question"] for line in lines]
+    folder = tmp_path / "dataset"
+    for rel, (split, lo, hi) in layout.items():
+        path = folder / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        rows = [{"question": t} for t in texts[split][lo:hi]]
+        if path.suffix == ".parquet":
+            pq.write_table(pa.Table.from_pylist(rows), path)
+        else:
+            path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    n_train = sum(hi - lo for split, lo, hi in layout.values() if split == "train")
+    note = "split not given: using 'train' (available: test, train)"
+    scanned = auditor.scan(str(folder)).summary()["input"]
+    assert scanned["records"] == n_train and scanned["split"] == "train" and scanned["notices"] == [note]
+    local = contamination(str(folder), "gsm8k")
+    on_ray = ray_contamination(str(folder), "gsm8k", quiet=True)
+    assert local.summary()["corpus"]["records"] == n_train and local.summary()["corpus"]["notices"] == [note]
+    assert without_engine(on_ray.summary()) == local.summary()
+    tested = ray_contamination(str(folder), "gsm8k", corpus_split="test", quiet=True)
+    assert without_engine(tested.summary()) == contamination(str(folder), "gsm8k", corpus_split="test").summary()
+    assert tested.summary()["corpus"]["records"] == 200
+
+
 def test_hidden_files_and_folders_are_not_shards_as_locally(tmp_path):
     """Checkpoint copies (.ipynb_checkpoints/), .git and dot-files are skipped by both engines, even
     when the corpus itself sits in a hidden folder."""
