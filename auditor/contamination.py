@@ -128,12 +128,17 @@ def _benchmark_texts(benchmark: str, config, split, text, max_rows, token):
         config, split, text = config or cfg, split or spl, text or field_name
         name = benchmark
     else:
-        source, name = benchmark, benchmark
+        from .sources import display_name, looks_local
+        # A local benchmark by its name, never this machine's folders (as every report shows sources).
+        source, name = benchmark, display_name(benchmark) if looks_local(benchmark) else benchmark
     from .prepare import prepare
-    side = prepare(source, config=config, split=split, max_rows=max_rows, token=token, text=text, text_only=True)
+    # A benchmark is an evaluation set: without a split, its test split when it has one.
+    side = prepare(source, config=config, split=split, max_rows=max_rows, token=token, text=text, text_only=True,
+                   default_split="test")
     table = side.table
     info = {"name": name, "source": table.source, "config": table.config, "split": table.split,
-            "records": len(table.rows), "text": side.roles.text, "fingerprint": side.fingerprint}
+            "records": len(table.rows), "text": side.roles.text, "fingerprint": side.fingerprint,
+            **({"notices": list(table.notices)} if table.notices else {})}
     return side.fields.text, info
 
 

@@ -127,7 +127,7 @@ def describe(repo_id: str, config: str | None = None, token=None, sample_rows: i
     return {"configs": configs, "config": chosen, "splits": splits, "columns": columns, "rows": rows}
 
 
-def load_hub(repo_id: str, config, split, max_rows, token) -> Table:
+def load_hub(repo_id: str, config, split, max_rows, token, default_split: str = "train") -> Table:
     token = _token(token)
     _check_reachable(repo_id, token)
     import datasets
@@ -149,7 +149,7 @@ def load_hub(repo_id: str, config, split, max_rows, token) -> Table:
         splits = list(datasets.get_dataset_split_names(_remote(repo_id), config, token=token))
     except Exception as exc:
         raise _classify(exc, repo_id, config) from None
-    split, note = choose_split(split, splits, repo_id)
+    split, note = choose_split(split, splits, repo_id, default_split)
     if note:
         notices.append(note)
     rows: list[dict] = []

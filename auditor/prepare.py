@@ -76,19 +76,21 @@ def load_table(spec: SourceSpec) -> Table:
         return source.table
     if isinstance(source, Table):
         return source
-    return load(source, spec.config, spec.split, max_rows=spec.max_rows, token=spec.token, kind=spec.kind)
+    return load(source, spec.config, spec.split, max_rows=spec.max_rows, token=spec.token, kind=spec.kind,
+                default_split=spec.default_split)
 
 
 def prepare(source, *, config=None, split=None, max_rows=None, token=None, kind: str = "auto",
             text=None, answer=None, group=None, labels=None, id=None, require_rows: bool = False,
-            text_only: bool = False, with_records: bool = False):
+            text_only: bool = False, with_records: bool = False, default_split: str = "train"):
     """A prepared side of ``source`` (anything ``auditor.load`` takes, a ``SourceSpec``, a loaded
     Table, or a PreparedSide, whose table is reused). With ``with_records``, returns
     ``(side, records)``: the canonical JSON of every record, which the fingerprint is made of and
     the scan's record duplicates are keyed on (made once, freed by the caller when done).
     ``text_only``: only the text role's values are read (matrix, a benchmark); the roles are still
     all resolved, since the fingerprint covers them."""
-    spec = source if isinstance(source, SourceSpec) else SourceSpec(source, config, split, max_rows, token, kind)
+    spec = source if isinstance(source, SourceSpec) else SourceSpec(source, config, split, max_rows, token, kind,
+                                                                     default_split)
     table = load_table(spec.validated())
     if require_rows and not table.rows:
         raise AuditorError("empty_input", f"{table.source}: no records to audit.", "Check the source and split.")

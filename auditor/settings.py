@@ -52,6 +52,7 @@ class SourceSpec:
     max_rows: int | None = None
     token: object = field(default=None, repr=False)     # never shown, stored or written
     kind: Literal["auto", "example", "local", "hub"] = "auto"
+    default_split: str = "train"        # read when no split is given and there are several
 
     def validated(self) -> "SourceSpec":
         from .sources import check_max_rows

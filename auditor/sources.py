@@ -39,25 +39,27 @@ HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 # --------------------------------------------------------------------------- entry point
 
 def load(source: str | os.PathLike, config: str | None = None, split: str | None = None, *,
-         max_rows: int | None = None, token=None, kind: str = "auto") -> Table:
+         max_rows: int | None = None, token=None, kind: str = "auto", default_split: str = "train") -> Table:
     """Load ``source`` (see module docstring). ``max_rows`` caps the rows read;
     a capped load says so in ``Table.truncated``. ``token`` (or ``HF_TOKEN``; pass False to
     ignore the environment) is used for gated hub sets only and is never stored.
     ``kind`` ("auto", "example", "local" or "hub") forces how the source is read: a
-    server should pass "hub" for a typed-in id, so a name never reads a local path."""
+    server should pass "hub" for a typed-in id, so a name never reads a local path.
+    ``default_split``: the split read when none is given and the source has several (a
+    benchmark's is "test"); the report says which was used."""
     source = source_text(source)
     check_max_rows(max_rows)
     source = source.strip()
     if kind not in ("auto", "example", "local", "hub"):
         raise AuditorError("usage", f"Unknown source kind {kind!r}.", "Use auto, example, local or hub.")
     if source.startswith("example:") and kind in ("auto", "example"):
-        return _load_example(source, config, split, max_rows)
+        return _load_example(source, config, split, max_rows, default_split)
     if kind == "local" or (kind == "auto" and looks_local(source)):
         _refuse_local_config(source, config)
-        return _load_local(source, split, max_rows)
+        return _load_local(source, split, max_rows, default_split)
     if kind in ("auto", "hub") and HUB_ID.match(source):
         from .hub import load_hub  # imports `datasets`: only when a hub id is given
-        return load_hub(source, config, split, max_rows, token)
+        return load_hub(source, config, split, max_rows, token, default_split)
     raise AuditorError("not_found", f"No file, directory or glob matches {source!r}, and it is not a "
                        "valid Hugging Face dataset id.",
                        "Check the path, or use an id like 'openai/gsm8k' or a bundled set like 'example:gsm8k'.")
@@ -124,7 +126,7 @@ def example_layout(name: str) -> dict[str, dict[str, Path]]:
     return layout
 
 
-def _load_example(source: str, config, split, max_rows) -> Table:
+def _load_example(source: str, config, split, max_rows, default_split: str = "train") -> Table:
     name = source.split(":", 1)[1].strip().lower()
     if name not in example_names():
         raise AuditorError("not_found", f"There is no bundled example called {name!r}.",
@@ -139,7 +141,7 @@ def _load_example(source: str, config, split, max_rows) -> Table:
         raise AuditorError("bad_config", f"example:{name} has no config {config!r}.",
                            f"Available configs: {', '.join(sorted(layout))}.")
     splits = layout[config]
-    split, note = choose_split(split, list(splits), f"example:{name}")
+    split, note = choose_split(split, list(splits), f"example:{name}", default_split)
     if note:
         notices.append(note)
     rows, truncated = read_file(splits[split], max_rows)
@@ -150,7 +152,7 @@ def _load_example(source: str, config, split, max_rows) -> Table:
 
 # --------------------------------------------------------------------------- local files
 
-def local_files(source: str, split: str | None = None, *, choose: bool = True) -> tuple:
+def local_files(source: str, split: str | None = None, *, choose: bool = True, default: str = "train") -> tuple:
     """(the files of a local source to read, the split they hold or None, notices, every split's
     name). Files named like train.jsonl / test-00000.parquet act as splits, as on the Hub: a given
     ``split`` selects its files; without one, ``choose`` picks the default split (train) when the
@@ -163,7 +165,7 @@ def local_files(source: str, split: str | None = None, *, choose: bool = True) -
                             []).append(p)
     notices = []
     if split is not None or (choose and len(paths) > 1 and len(by_split) > 1 and {"train", "test"} & set(by_split)):
-        split, note = choose_split(split, sorted(by_split), f"{source!r}")
+        split, note = choose_split(split, sorted(by_split), f"{source!r}", default)
         if note:
             notices.append(note)
         paths = by_split[split]
@@ -180,8 +182,8 @@ def _refuse_local_config(source: str, config) -> None:
                            "or point at the file you want.")
 
 
-def _load_local(source: str, split, max_rows) -> Table:
-    paths, split, notices, splits = local_files(source, split)
+def _load_local(source: str, split, max_rows, default_split: str = "train") -> Table:
+    paths, split, notices, splits = local_files(source, split, default=default_split)
     rows: list = []
     truncated = False
     budget = Budget(max_rows)                # one reading budget for all the files of the source

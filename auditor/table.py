@@ -31,10 +31,11 @@ class Table:
         return list(seen)
 
 
-def choose_split(split, available: list[str], what: str) -> tuple[str, str | None]:
-    """The split to read; a default is announced so a report never hides it."""
+def choose_split(split, available: list[str], what: str, default: str = "train") -> tuple[str, str | None]:
+    """The split to read; a default (``default`` when there is one, else train, else the first:
+    a benchmark's default is its test split) is announced so a report never hides it."""
     if split is None:
-        chosen = "train" if "train" in available else available[0]
+        chosen = next((s for s in (default, "train") if s in available), available[0])
         note = (f"split not given: using '{chosen}' (available: {', '.join(available)})"
                 if len(available) > 1 else None)
         return chosen, note

@@ -188,6 +188,25 @@ def test_a_local_corpus_split_is_the_split_read(tmp_path, ext):
     assert info.value.code == "bad_split"
 
 
+@pytest.mark.parametrize("ext", ["jsonl", "csv"])
+def test_a_benchmark_with_splits_is_checked_on_its_test_split(tmp_path, ext):
+    """A benchmark folder holding train and test is checked on test (an evaluation set), said in
+    REPORT.md, and named without this machine's folders; --benchmark-split picks another."""
+    corpus, train, test = split_dir(tmp_path, ext)
+    result = contamination(corpus, corpus, ngram=3)
+    bench = result.summary()["benchmark"]
+    assert bench["split"] == "test" and bench["records"] == len(test) and bench["name"] == f"corpus_{ext}"
+    assert bench["notices"] == ["split not given: using 'test' (available: test, train)"]
+    assert result.items == []                      # the train split holds none of the test items
+    markdown = result.markdown()
+    assert "> Note (benchmark): split not given: using 'test'" in markdown
+    assert "> Note (corpus): split not given: using 'train'" in markdown
+    assert str(tmp_path) not in markdown and str(tmp_path) not in json.dumps(result.summary())
+    on_train = contamination(corpus, corpus, benchmark_split="train", ngram=3).summary()
+    assert on_train["benchmark"]["records"] == len(train) and "notices" not in on_train["benchmark"]
+    assert len(on_train["items"]) == len(train)    # train against itself: every item
+
+
 def test_a_config_for_a_local_source_is_refused(tmp_path, capsys):
     path = write_jsonl(tmp_path / "d.jsonl", [{"text": "one two three four"}])
     with pytest.raises(AuditorError) as info:

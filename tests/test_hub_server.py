@@ -362,6 +362,21 @@ def test_auditor_hub_defaults_are_announced(hub, tmp_path):
     assert any("split not given" in n for n in summary["input"]["notices"])
 
 
+def test_a_hub_benchmark_is_checked_on_its_test_split(hub, tmp_path):
+    """A benchmark given as a Hub id is an evaluation set: without --benchmark-split, its test split
+    (announced), where a scan of the same id reads train."""
+    corpus = tmp_path / "corpus.jsonl"
+    train = EXPECTED["main", "train"]
+    corpus.write_text("".join(json.dumps({"text": r["question"]}) + "\n" for r in train[:200]), encoding="utf-8")
+    rc, summary, _, _ = run_auditor(hub.endpoint, tmp_path, "contamination", str(corpus), "--benchmark",
+                                    "openai/gsm8k", "--benchmark-config", "main")
+    assert rc == 0
+    bench = summary["benchmark"]
+    assert bench["split"] == "test" and bench["records"] == len(EXPECTED["main", "test"])
+    assert bench["notices"] == ["split not given: using 'test' (available: train, test)"]
+    assert summary["contaminated"]["records"] < 10      # train questions are not the test items
+
+
 def test_auditor_hub_row_cap_is_stated(hub, tmp_path):
     rc, summary, _, _ = run_auditor(hub.endpoint, tmp_path, "scan", "acme/gsm8k-jsonl", "--split", "test",
                                     "--max-rows", "10")

@@ -207,7 +207,7 @@ def test_a_folder_of_splits_is_read_as_its_train_split_by_both_engines(real_data
     assert corpus_info["records"] == counts["train"] and corpus_info["split"] == "train"
     assert corpus_info["notices"] == ["split not given: using 'train' (available: test, train)"]
     assert len(local.items) < counts["test"] // 10          # not the test split finding itself
-    assert "> Note: split not given: using 'train'" in on_ray.markdown() == local.markdown()
+    assert "> Note (corpus): split not given: using 'train'" in on_ray.markdown() == local.markdown()
     # The split asked for, by both engines (and the CLI): GSM8K test is all in its own test split.
     test_local = contamination(str(folder), "gsm8k", corpus_split="test", corpus_text="question")
     test_ray = ray_contamination(str(folder), "gsm8k", corpus_split="test", corpus_text="question", quiet=True)

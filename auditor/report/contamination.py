@@ -33,7 +33,9 @@ def markdown(result) -> str:
              f"{d['contaminated']['records']} of {b['records']:,} benchmark items "
              f"({100 * d['contaminated']['fraction']:.2f}%) share at least one {result.n}-gram with the corpus "
              f"({c['records']:,} records, {c['tokens']:,} tokens). Tokens: {TOKENIZER}.", ""]
-    lines += [f"> Note: {md_cell(notice)}" for notice in c.get("notices", ())] + ([""] if c.get("notices") else [])
+    notes = [f"> Note ({side}): {md_cell(notice)}" for side, info in (("benchmark", b), ("corpus", c))
+             for notice in info.get("notices", ())]
+    lines += notes + ([""] if notes else [])
     if c["no_words"]:
         field_ = f" Its text field is {md_cell(repr(c['text']))}: " if c.get("text") else " "
         lines += [unusable_note(c["no_words"], c["records"], "the corpus's", NO_WORDS) + field_
