@@ -44,7 +44,8 @@ def clean(test, against: list, *, near: bool = False, dedup: bool = False, thres
     if engine == "ray":
         from .outputs import check_shard_dir
         check_shard_dir(shard_dir, [test, *against], "leak")
-    side = prepare(test, config=config, split=split, max_rows=max_rows, token=token, text=text, answer=answer)
+    side = prepare(test, config=config, split=split, max_rows=max_rows, token=token, text=text, answer=answer,
+                   default_split="test")        # TEST is an evaluation set: its test split by default
     reasons: dict[int, dict] = {}
     session = contextlib.nullcontext()
     if engine == "ray":

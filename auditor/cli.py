@@ -307,7 +307,7 @@ def cmd_leak(args) -> int:
                                 roles_a=RoleNames(args.text, args.answer, args.group),
                                 roles_b=RoleNames(args.text_b, args.answer_b, args.group_b))
         shard_dir = args.shard_dir or (os.path.join(args.out_dir, "shards") if args.out_dir else None)
-        result = ray_leak(args.a, SourceSpec(args.b, args.config_b, args.split_b), settings=settings,
+        result = ray_leak(args.a, SourceSpec(args.b, args.config_b, args.split_b, default_split="test"), settings=settings,
                           split_a=args.split_a, config_a=args.config_a, max_rows=args.max_rows,
                           progress=_progress(args.quiet), address=args.ray_address, shard_dir=shard_dir,
                           quiet=args.quiet)

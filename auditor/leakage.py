@@ -128,8 +128,10 @@ def leak(a, b, *, config_a=None, split_a=None, config_b=None, split_b=None, text
         settings = LeakSettings(near=NearSettings(threshold=threshold, shingle=shingle, method=method),
                                 roles_a=RoleNames(text, answer, group), roles_b=RoleNames(text_b, answer_b, group_b))
     settings = settings.validated()
-    specs = [side if isinstance(side, (PreparedSide, SourceSpec)) else SourceSpec(side, config, split, max_rows, token)
-             for side, config, split in ((a, config_a, split_a), (b, config_b, split_b))]
+    # B is the evaluation side: without a split, its test split when it has one (A: train).
+    specs = [side if isinstance(side, (PreparedSide, SourceSpec))
+             else SourceSpec(side, config, split, max_rows, token, default_split=default)
+             for side, config, split, default in ((a, config_a, split_a, "train"), (b, config_b, split_b, "test"))]
     for spec in specs:
         if isinstance(spec, SourceSpec):
             spec.validated()                # a bad row cap fails before anything is read

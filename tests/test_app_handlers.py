@@ -19,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import ground_truth  # noqa: E402
 import real_data  # noqa: E402
+from auditor.leakage import leak  # noqa: E402
 from ui import handlers, layout  # noqa: E402
 
 BASE = "http://space.example/"
@@ -402,3 +403,22 @@ def test_a_download_folder_removed_meanwhile_does_not_fail_the_next(tmp_path, mo
     assert state.new_folder("new").is_dir()
     assert (tmp_path / "kept" / "pairs.csv").exists()
     assert {p.name for p in calls if calls.count(p) > 1} == {"gone", "pairs.csv"}     # both vanished mid-way
+
+
+def test_leakage_b_without_a_split_is_the_evaluation_split_as_in_the_cli(run_cli):
+    """B is the evaluation side: A = GSM8K train and B the same dataset with no split named reads
+    B's test split, in the Space as in the CLI and the library (before, B was train too: every
+    record leaked into itself, or the page refused)."""
+    view = run("example:gsm8k", config="main", split="train", text="question", answer="answer")
+    got = handlers.leak_check(view["state"], "example:gsm8k", "main", "", "", None, False, "", "")
+    assert got["leak_status"]["elem_classes"] == ["ok"], got["leak_status"]
+    test_rows = len(real_data.rows("gsm8k/test.jsonl"))
+    library = leak("example:gsm8k", "example:gsm8k", config_a="main", config_b="main").summary()
+    assert (library["a"]["split"], library["b"]["split"]) == ("train", "test")
+    assert library["b"]["records"] == test_rows and library["any_leak"]["records"] == 0
+    code, out, err = run_cli("leak", "example:gsm8k", "example:gsm8k", "--json", "-", "--quiet")
+    assert code == 0 and json.loads(out)["b"]["split"] == "test", err
+    assert f"B = **example:gsm8k** (main / test, {test_rows:,} records)" in got["leak_md"]
+    # Named as A's split, it is still refused as the same data.
+    same = handlers.leak_check(view["state"], "example:gsm8k", "main", "train", "", None, False, "", "")
+    assert "same data as A" in same["leak_status"]["value"]

@@ -202,9 +202,23 @@ def test_a_benchmark_with_splits_is_checked_on_its_test_split(tmp_path, ext):
     assert "> Note (benchmark): split not given: using 'test'" in markdown
     assert "> Note (corpus): split not given: using 'train'" in markdown
     assert str(tmp_path) not in markdown and str(tmp_path) not in json.dumps(result.summary())
+    assert "Text fields checked: corpus `text`, benchmark `text`" in markdown
     on_train = contamination(corpus, corpus, benchmark_split="train", ngram=3).summary()
     assert on_train["benchmark"]["records"] == len(train) and "notices" not in on_train["benchmark"]
     assert len(on_train["items"]) == len(train)    # train against itself: every item
+
+
+def test_the_leak_report_names_the_fields_it_compared_and_which_were_guessed(tmp_path):
+    """A guessed field changes every figure (a multiple-choice letter taken as the answer makes
+    every record "leak" by its answer): REPORT.md names the fields, and says which were guessed."""
+    rows = [{"question": f"which option fits case {i} best", "answer": "ABCD"[i % 4], "id": i} for i in range(40)]
+    a = write_jsonl(tmp_path / "a.jsonl", rows[:20])
+    b = write_jsonl(tmp_path / "b.jsonl", rows[20:])
+    guessed = leak(a, b).markdown()
+    assert ("Fields compared: A text `question` (guessed), answer `answer` (guessed); "
+            "B text `question` (guessed), answer `answer` (guessed).") in guessed
+    named = leak(a, b, text="question", answer="answer").markdown()
+    assert "Fields compared: A text `question`, answer `answer`; B text `question`, answer `answer`." in named
 
 
 def test_a_config_for_a_local_source_is_refused(tmp_path, capsys):

@@ -24,6 +24,7 @@ from auditor.clean import write_rows
 from auditor.outputs import write_text
 from auditor.roles import available_fields, extract, resolve_roles
 from auditor.sources import example_layout
+from auditor.table import choose_split
 
 from . import state, views
 from .state import CACHE, DEFAULTS, MIN_THRESHOLD, ROW_CAP, blank, user_token
@@ -499,14 +500,20 @@ def load_b(st, result, b_src, b_config, b_split, allow_self, cap: int, token):
     """B's table (at most ``cap`` rows); B the same data as A is refused unless ``allow_self``."""
     b_cfg = blank(b_config) if b_src.kind != "upload" else None
     b_spl = blank(b_split) if b_src.kind != "upload" else None
+    same_data = state.same_data(st["source"], b_src)
+    if (same_data and b_src.kind != "upload" and b_spl is None and result.table.splits
+            and (b_cfg or result.table.config) == result.table.config):
+        # B is the evaluation side: without a split, its test split (as the loader below, and the CLI, read it).
+        b_spl = choose_split(None, list(result.table.splits), "B", "test")[0]
     same_split = (b_src.kind == "upload"
                   or ((b_cfg or result.table.config) == result.table.config
                       and (b_spl or result.table.split) == result.table.split))
-    if state.same_data(st["source"], b_src) and same_split and not allow_self:
+    if same_data and same_split and not allow_self:
         raise AuditorError("usage", "B is the same data as A (same dataset, config and split): every "
                            "record would match itself.", "Pick another split, dataset or file for B, or "
                            "tick “compare a source with itself” if that is what you mean.")
-    return auditor.load(b_src.value, b_cfg, b_spl, max_rows=cap, token=token, kind=b_src.library_kind)
+    return auditor.load(b_src.value, b_cfg, b_spl, max_rows=cap, token=token, kind=b_src.library_kind,
+                        default_split="test")
 
 
 def leak_check(st, b_dataset, b_config, b_split, b_text, b_upload, allow_self, bench, token, progress=None) -> dict:

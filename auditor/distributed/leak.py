@@ -445,7 +445,8 @@ def ray_leak(a, b, *, settings=None, split_a=None, config_a=None, max_rows=None,
     check_shard_dir(shard_dir, [source, b_source if isinstance(b_source, (str, os.PathLike)) else None], "leak")
     filesystem, shards, split = a_shards(source, split_a)
     report(0.0, "loading")
-    spec_b = b if isinstance(b, (PreparedSide, SourceSpec)) else SourceSpec(b, None, None, None, token)
+    spec_b = b if isinstance(b, (PreparedSide, SourceSpec)) else SourceSpec(b, None, None, None, token,
+                                                                              default_split="test")
     side_b = _prepared(spec_b, settings.roles_for_b)
     sample = _first_records(filesystem, shards, ROLE_SAMPLE)
     if not sample:

@@ -33,6 +33,10 @@ def markdown(result) -> str:
              f"{d['contaminated']['records']} of {b['records']:,} benchmark items "
              f"({100 * d['contaminated']['fraction']:.2f}%) share at least one {result.n}-gram with the corpus "
              f"({c['records']:,} records, {c['tokens']:,} tokens). Tokens: {TOKENIZER}.", ""]
+    if c.get("text") and b.get("text"):
+        # One field per side is checked: a corpus whose text sits in another field looks clean.
+        lines += [f"Text fields checked: corpus `{md_cell(c['text'])}`, benchmark `{md_cell(b['text'])}` "
+                  "(--text and --benchmark-text name others).", ""]
     notes = [f"> Note ({side}): {md_cell(notice)}" for side, info in (("benchmark", b), ("corpus", c))
              for notice in info.get("notices", ())]
     lines += notes + ([""] if notes else [])

@@ -89,6 +89,17 @@ def evidence_csv(result) -> str:
     return buf.getvalue()
 
 
+def fields_line(roles_a: dict, roles_b: dict) -> str:
+    """Which fields were compared, and which were guessed: a wrong guess (an id as the text, a
+    multiple-choice letter as the answer) changes every figure."""
+    def side(roles: dict) -> str:
+        named = [f"{role} `{md_cell(roles[role])}`" + (" (guessed)" if role in roles.get("guessed", ()) else "")
+                 for role in ("text", "answer", "group") if roles.get(role)]
+        return ", ".join(named) or "none"
+    return (f"Fields compared: A {side(roles_a)}; B {side(roles_b)}. Name them with --text/--answer/--group "
+            "(and --text-b ... for B) if a guess is wrong.")
+
+
 def markdown(result) -> str:
     d = summary(result)
     n_b = d["b"]["records"]
@@ -96,6 +107,7 @@ def markdown(result) -> str:
     lines = [f"# Leakage: {name(d['a'])} → {name(d['b'])}", "",
              f"Every figure counts records of the evaluation side ({name(d['b'])}, {n_b:,} records) that also "
              f"occur in {name(d['a'])} ({d['a']['records']:,} records).", "",
+             fields_line(d["a"]["roles"], d["b"]["roles"]), "",
              "| check | records | fraction |", "|---|---|---|"]
     for key, label in (("identical_text", "identical text"), ("identical_answer", "identical answer"),
                        ("identical_both", "identical text AND answer (same record): answerable from memory"),

@@ -1,0 +1,460 @@
+"""Correctness sweep on real benchmark splits (Spider, MBPP full and sanitized, GSM8K, HumanEval and
+LLM rephrasings of GSM8K test) against a reference written here from the documented definitions
+alone (README "How it works", the docstrings of auditor/shingles.py and auditor/normalize.py):
+plain Python sets and dicts, pandas value_counts and a scipy sparse product over a shingle
+vocabulary built here. No auditor function is used to compute an expected figure; roles are given
+explicitly only where the test checks the guess separately.
+
+Data: the repository's bundled examples and tests/data (the ``real_data`` fixture), nothing else.
+"""
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import random
+import re
+import tokenize
+import unicodedata
+from collections import Counter, defaultdict
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+
+import auditor
+
+THRESHOLDS = (0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3)
+REPHRASED = Path(__file__).resolve().parent / "data" / "semantic"      # GSM8K test rows 0-59, rephrased
+
+
+# ----------------------------------------------------------------- independent reference
+
+def read_jsonl(path) -> list[dict]:
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def write_jsonl(path, rows) -> None:
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(r) + "\n" for r in rows)
+
+
+def norm_default(s: str) -> str:
+    """NFC, lowercase, whitespace runs collapsed (and stripped)."""
+    return " ".join(unicodedata.normalize("NFC", s).lower().split())
+
+
+def norm_sql(s: str) -> str:
+    """SQL: lowercased outside quoted literals, whitespace collapsed (Spider has no comments)."""
+    parts, last = [], 0
+    for m in re.finditer(r"'[^']*'|\"[^\"]*\"", s):
+        parts += [s[last:m.start()].lower(), m.group()]
+        last = m.end()
+    parts.append(s[last:].lower())
+    return " ".join("".join(parts).split())
+
+
+def norm_python(s: str) -> str:
+    """Python: comments removed (found by the tokenizer, so '#' in a string stays), case kept,
+    whitespace collapsed."""
+    lines = s.splitlines(True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    cuts = [(starts[t.start[0] - 1] + t.start[1], starts[t.end[0] - 1] + t.end[1])
+            for t in tokenize.generate_tokens(io.StringIO(s).readline) if t.type == tokenize.COMMENT]
+    for a, b in reversed(cuts):
+        s = s[:a] + " " + s[b:]
+    return " ".join(s.split())
+
+
+def duplicate_figures(keys) -> tuple[int, int, int]:
+    """(groups of >= 2 equal non-empty keys, records in them, redundant records)."""
+    sizes = [n for n in Counter(k for k in keys if k).values() if n >= 2]
+    return len(sizes), sum(sizes), sum(sizes) - len(sizes)
+
+
+def shingles(text: str) -> frozenset:
+    words = (text or "").lower().split()
+    if not words:
+        return frozenset()
+    if len(words) < 3:
+        return frozenset([tuple(words)])
+    return frozenset(tuple(words[i:i + 3]) for i in range(len(words) - 2))
+
+
+def all_pairs(texts):
+    """Every record pair sharing a shingle, with intersection and union sizes: a sparse product
+    over a vocabulary built here (so every pair is scored; none is skipped by a filter)."""
+    sets = [shingles(t) for t in texts]
+    vocab: dict = {}
+    rows, cols = [], []
+    for i, s in enumerate(sets):
+        for x in s:
+            rows.append(i)
+            cols.append(vocab.setdefault(x, len(vocab)))
+    m = sp.csr_matrix((np.ones(len(rows), dtype=np.int64), (rows, cols)), shape=(len(sets), max(1, len(vocab))))
+    inter = sp.triu(m @ m.T, k=1).tocoo()
+    size = np.array([len(s) for s in sets])
+    return inter.row, inter.col, inter.data, size[inter.row] + size[inter.col] - inter.data
+
+
+def at_least(inter, union, t: float):
+    f = Fraction(str(t))
+    return inter * f.denominator >= union * f.numerator
+
+
+def components(pairs) -> list[int]:
+    """Sizes of connected components (>= 2 records), largest first."""
+    parent: dict = {}
+
+    def find(x):
+        parent.setdefault(x, x)
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+    for a, b in pairs:
+        parent[find(a)] = find(b)
+    return sorted(Counter(find(x) for x in list(parent)).values(), reverse=True)
+
+
+def curve(texts) -> dict:
+    """threshold -> (pairs, clusters, records in clusters, largest cluster)."""
+    r, c, inter, union = all_pairs(texts)
+    out = {}
+    for t in THRESHOLDS:
+        keep = at_least(inter, union, t)
+        sizes = components(zip(r[keep].tolist(), c[keep].tolist()))
+        out[t] = (int(keep.sum()), len(sizes), sum(sizes), sizes[0] if sizes else 0)
+    return out
+
+
+def near_hits(texts_a, texts_b, t: float = 0.7) -> set:
+    """B rows with some A text at Jaccard >= t (an inverted index, then exact set arithmetic)."""
+    sa = [shingles(x) for x in texts_a]
+    index = defaultdict(set)
+    for i, s in enumerate(sa):
+        for x in s:
+            index[x].add(i)
+    f = Fraction(str(t))
+    hits = set()
+    for j, s in enumerate(map(shingles, texts_b)):
+        for i in set().union(*(index[x] for x in s)):
+            if len(sa[i] & s) * f.denominator >= len(sa[i] | s) * f.numerator:
+                hits.add(j)
+                break
+    return hits
+
+
+def words(text: str) -> list[str]:
+    """GPT-3 appendix C words: whitespace split, lowercased, punctuation removed."""
+    out = []
+    for w in text.lower().split():
+        w = "".join(ch for ch in w if not unicodedata.category(ch).startswith("P"))
+        if w:
+            out.append(w)
+    return out
+
+
+def ngrams(tokens, n):
+    return {tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)}
+
+
+def contamination_reference(corpus: list[str], items: list[str], n: int) -> dict:
+    """benchmark row -> (sorted corpus rows sharing an n-gram with it, matched distinct n-grams,
+    distinct n-grams of the item)."""
+    where = defaultdict(set)
+    for r, text in enumerate(corpus):
+        for g in ngrams(words(text), n):
+            where[g].add(r)
+    out = {}
+    for i, text in enumerate(items):
+        grams = ngrams(words(text), n)
+        hit = [g for g in grams if g in where]
+        if hit:
+            out[i] = (sorted(set().union(*(where[g] for g in hit))), len(hit), len(grams))
+    return out
+
+
+def mbpp_splits(real_data, tmp_path):
+    """MBPP's train (tasks 601-974) and test (11-510) split out of the full file."""
+    rows = read_jsonl(real_data / "mbpp/mbpp.jsonl")
+    train = [r for r in rows if 601 <= r["task_id"] <= 974]
+    test = [r for r in rows if 11 <= r["task_id"] <= 510]
+    write_jsonl(tmp_path / "mbpp_train.jsonl", train)
+    write_jsonl(tmp_path / "mbpp_test.jsonl", test)
+    return tmp_path / "mbpp_train.jsonl", tmp_path / "mbpp_test.jsonl", train, test
+
+
+def cli_json(run_cli, *args) -> dict:
+    code, out, err = run_cli(*map(str, args), "--json", "-", "--quiet")
+    assert code == 0, err
+    return json.loads(out)
+
+
+# ----------------------------------------------------------------- scan
+
+def figures(d: dict) -> tuple:
+    return d["groups"], d["records"], d["redundant"]
+
+
+def check_scan(summary: dict, rows: list[dict], text: str, answer: str | None, answer_norm, group: str | None):
+    texts = [r.get(text) or "" for r in rows]
+    by = summary["exact_duplicates_by_normalizer"]
+    assert figures(by["text"]["exact"]) == duplicate_figures(t if t.strip() else None for t in texts)
+    assert figures(by["text"]["default"]) == duplicate_figures(map(norm_default, texts))
+    if answer:
+        answers = [r.get(answer) or "" for r in rows]
+        assert figures(by["answer"]["exact"]) == duplicate_figures(a if a.strip() else None for a in answers)
+        assert figures(by["answer"]["default"]) == duplicate_figures(map(norm_default, answers))
+        keyed = [answer_norm(a) for a in answers]
+        assert figures(summary["exact_duplicates"]["answer"]) == duplicate_figures(keyed)
+        assert figures(summary["exact_duplicates"]["text_and_answer"]) == duplicate_figures(
+            (t, a) if t and a else None for t, a in zip(map(norm_default, texts), keyed))
+        assert summary["degenerate"]["by_role"]["answer"] == sum(not a.strip() for a in answers)
+    whole = [json.dumps({k: norm_default(v) if isinstance(v, str) else v for k, v in r.items()}, sort_keys=True)
+             for r in rows]
+    assert figures(summary["exact_duplicates"]["record"]) == duplicate_figures(whole)
+    assert summary["degenerate"]["by_role"]["text"] == sum(not t.strip() for t in texts)
+    assert summary["schema"]["issues"] == []
+    assert {f["name"]: f["present"] for f in summary["schema"]["fields"]} == dict(
+        Counter(k for r in rows for k in r))
+
+    expected = curve(texts)
+    assert [(p["threshold"], p["pairs"], p["clusters"]) for p in summary["curve"]] == \
+        [(t, *expected[t][:2]) for t in THRESHOLDS]
+    for p in summary["curve"]:
+        assert p["clusters_per_1000"] == pytest.approx(1000 * expected[p["threshold"]][1] / len(rows), abs=1e-4)
+    near = summary["near_duplicates"]
+    assert (near["pairs"], near["clusters"], near["records_in_clusters"], near["largest_cluster"]) == expected[0.7]
+    assert near["identical_clusters"] + near["variant_clusters"] == near["clusters"]
+
+    if group:
+        counts = pd.DataFrame(rows)[group].value_counts()
+        share = counts / len(rows)
+        conc = summary["concentration"]
+        assert conc["field"] == group and conc["groups"] == len(counts)
+        assert conc["hhi"] == pytest.approx(float((share ** 2).sum()), abs=1e-6)
+        ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:10]
+        assert [(g["value"], g["records"]) for g in conc["top"]] == ranked
+        assert conc["largest"]["share"] == pytest.approx(ranked[0][1] / len(rows), abs=1e-4)
+    return expected
+
+
+def test_scan_spider_train_cli_matches_brute_force(real_data, run_cli):
+    """Spider train through the CLI: every exact-duplicate figure per normaliser, the whole curve
+    and the db_id concentration agree with the reference; roles are guessed and said so."""
+    rows = read_jsonl(real_data / "spider/train_spider.jsonl")
+    summary = cli_json(run_cli, "scan", real_data / "spider/train_spider.jsonl")
+    assert summary["roles"]["text"] == "question" and summary["roles"]["answer"] == "query"
+    assert summary["roles"]["group"] == "db_id"
+    assert set(summary["roles"]["guessed"]) >= {"text", "answer", "group"}
+    assert summary["settings"]["answer_normalizer"] == "code"
+    expected = check_scan(summary, rows, "question", "query", norm_sql, "db_id")
+    # Spider is known to repeat questions and (by design, two questions per query) SQL
+    assert expected[0.7][0] > 50 and summary["exact_duplicates"]["answer"]["records"] > 5000
+
+    # label conflicts: one normalised question asked of different databases
+    conflicts = auditor.scan(str(real_data / "spider/train_spider.jsonl"), labels=["db_id"]).summary()["label_conflicts"]
+    by_text = defaultdict(list)
+    for i, r in enumerate(rows):
+        by_text[norm_default(r["question"])].append(i)
+    mixed = [g for g in by_text.values() if len({rows[i]["db_id"] for i in g}) > 1]
+    assert (conflicts["groups"], conflicts["records"]) == (len(mixed), sum(map(len, mixed))) and mixed
+    assert all(sorted(g) in [sorted(m) for m in mixed] for g in conflicts["examples"])
+
+
+@pytest.mark.parametrize("rel,text,group", [("mbpp/mbpp.jsonl", "text", None),
+                                            ("mbpp/sanitized-mbpp.jsonl", "prompt", "source_file")])
+def test_scan_mbpp_library_matches_brute_force(real_data, rel, text, group):
+    """MBPP full and sanitized through ``auditor.scan`` with guessed roles (text, code, and the
+    sanitized set's notebook as group); re-thresholding at 0.5 agrees with brute force too."""
+    rows = read_jsonl(real_data / rel)
+    result = auditor.scan(str(real_data / rel))
+    summary = result.summary()
+    assert (summary["roles"]["text"], summary["roles"]["answer"], summary["roles"]["group"]) == (text, "code", group)
+    assert summary["roles"]["id"] == "task_id"
+    expected = check_scan(summary, rows, text, "code", norm_python, group)
+    at_half = result.summary(0.5)["near_duplicates"]
+    assert (at_half["pairs"], at_half["clusters"], at_half["records_in_clusters"],
+            at_half["largest_cluster"]) == expected[0.5]
+
+
+def test_scan_gsm8k_socratic_and_humaneval(real_data):
+    """Sets with almost no redundancy: GSM8K socratic test and HumanEval (code answers)."""
+    rows = read_jsonl(real_data / "gsm8k/test_socratic.jsonl")
+    summary = auditor.scan(str(real_data / "gsm8k/test_socratic.jsonl")).summary()
+    assert (summary["roles"]["text"], summary["roles"]["answer"]) == ("question", "answer")
+    check_scan(summary, rows, "question", "answer", norm_default, None)
+    rows = read_jsonl(real_data / "humaneval/HumanEval.jsonl")
+    summary = auditor.scan(str(real_data / "humaneval/HumanEval.jsonl")).summary()
+    assert (summary["roles"]["text"], summary["roles"]["answer"]) == ("prompt", "canonical_solution")
+    check_scan(summary, rows, "prompt", "canonical_solution", norm_python, None)
+
+
+# ----------------------------------------------------------------- leak and clean
+
+def leak_reference(a_rows, b_rows, text_a, text_b, answer, answer_norm) -> tuple:
+    ta = [norm_default(r[text_a]) for r in a_rows]
+    tb = [norm_default(r[text_b]) for r in b_rows]
+    a_texts = set(filter(None, ta))
+    ident = {j for j, t in enumerate(tb) if t and t in a_texts}
+    ans = both = set()
+    if answer:
+        aa = [answer_norm(r[answer]) for r in a_rows]
+        ab = [answer_norm(r[answer]) for r in b_rows]
+        a_answers, a_both = set(filter(None, aa)), set(zip(ta, aa))
+        ans = {j for j, a in enumerate(ab) if a and a in a_answers}
+        both = {j for j in range(len(b_rows)) if tb[j] and ab[j] and (tb[j], ab[j]) in a_both}
+    near = near_hits([r[text_a] for r in a_rows], [r[text_b] for r in b_rows])
+    return ident, ans, both, near
+
+
+LEAK_KEYS = ("identical_text", "identical_answer", "identical_both", "near_duplicate", "any_leak")
+
+
+def test_leak_between_real_splits(real_data, run_cli, tmp_path):
+    """Spider train vs dev, MBPP train vs test and GSM8K train vs test: each figure is the count of
+    evaluation records the reference finds; shared db_ids are the set intersection."""
+    mbpp_train, mbpp_test, train, test = mbpp_splits(real_data, tmp_path)
+    cases = [(real_data / "spider/train_spider.jsonl", real_data / "spider/dev.jsonl", "question", "query", norm_sql),
+             (mbpp_train, mbpp_test, "text", "code", norm_python),
+             (real_data / "gsm8k/train.jsonl", real_data / "gsm8k/test.jsonl", "question", "answer", norm_default)]
+    seen = []
+    for a, b, text, answer, answer_norm in cases:
+        a_rows, b_rows = read_jsonl(a), read_jsonl(b)
+        ident, ans, both, near = leak_reference(a_rows, b_rows, text, text, answer, answer_norm)
+        summary = cli_json(run_cli, "leak", a, b)
+        assert tuple(summary[k]["records"] for k in LEAK_KEYS) == (
+            len(ident), len(ans), len(both), len(near), len(ident | ans | near)), a.name
+        assert summary["any_leak"]["fraction"] == pytest.approx(len(ident | ans | near) / len(b_rows), abs=1e-6)
+        if "spider" in str(a):
+            groups = sorted({r["db_id"] for r in a_rows} & {r["db_id"] for r in b_rows})
+            assert summary["shared_groups"] == {"count": len(groups), "values": groups}
+        seen.append(len(ident | near))
+    assert seen[0] > 0 and seen[1] > 0          # Spider and MBPP do leak; the test would notice zeros
+
+
+def test_leak_rephrased_gsm8k_is_not_lexical(real_data, run_cli, tmp_path):
+    """LLM rephrasings of GSM8K test items (different words, same problems) against the originals:
+    the reference finds no identical or near-duplicate text, and neither does the auditor, while
+    the originals against themselves (a planted copy of each) all leak."""
+    rephrased = [json.loads(x) for x in gzip.open(REPHRASED / "gsm8k_rephrased.jsonl.gz", "rt", encoding="utf-8")]
+    originals = [json.loads(x) for x in gzip.open(REPHRASED / "gsm8k_questions.jsonl.gz", "rt", encoding="utf-8")]
+    write_jsonl(tmp_path / "rephrased.jsonl", rephrased)
+    write_jsonl(tmp_path / "originals.jsonl", originals)
+    ident, _, _, near = leak_reference(rephrased, originals, "text", "question", None, None)
+    summary = cli_json(run_cli, "leak", tmp_path / "rephrased.jsonl", tmp_path / "originals.jsonl")
+    assert (summary["a"]["roles"]["text"], summary["b"]["roles"]["text"]) == ("text", "question")
+    assert (summary["identical_text"]["records"], summary["near_duplicate"]["records"]) == (len(ident), len(near)) \
+        == (0, 0)
+    mixed = rephrased[:30] + originals[30:]
+    write_jsonl(tmp_path / "mixed.jsonl", [{"text": r.get("text") or r.get("question")} for r in mixed])
+    summary = cli_json(run_cli, "leak", tmp_path / "mixed.jsonl", tmp_path / "originals.jsonl")
+    assert summary["identical_text"]["records"] == 30 and summary["any_leak"]["records"] == 30
+
+
+def test_clean_drops_exactly_the_leaked_rows(real_data, run_cli, tmp_path):
+    """``clean``: dropped = B rows whose normalised text is an A text, plus (--near) rows with an A
+    text at Jaccard >= 0.7, plus (--dedup) later copies of a B text; the kept file is the other
+    rows unchanged and in order; by_reason counts reasons by kind."""
+    mbpp_train, mbpp_test, train, test = mbpp_splits(real_data, tmp_path)
+    cases = [(real_data / "spider/train_spider.jsonl", real_data / "spider/dev.jsonl", "question"),
+             (mbpp_train, mbpp_test, "text")]
+    for a, b, text in cases:
+        a_rows, b_rows = read_jsonl(a), read_jsonl(b)
+        ident, _, _, near = leak_reference(a_rows, b_rows, text, text, None, None)
+        first: dict = {}
+        copies = set()
+        for j, r in enumerate(b_rows):
+            key = norm_default(r[text])
+            if key in first:
+                copies.add(j)
+            first.setdefault(key, j)
+        for flags, expected in [((), ident), (("--near",), ident | near), (("--near", "--dedup"), ident | near | copies)]:
+            out = tmp_path / f"clean_{b.stem}{''.join(flags)}.jsonl"
+            code, _, err = run_cli("clean", b, "--against", a, *flags, "--out", out, "--quiet")
+            assert code == 0, err
+            report = json.loads(out.with_name(out.name + ".dropped.json").read_text())
+            assert {d["row"] for d in report["dropped_rows"]} == expected, (b, flags)
+            assert read_jsonl(out) == [r for j, r in enumerate(b_rows) if j not in expected]
+            assert report["kept"] + report["dropped"] == report["records"] == len(b_rows)
+            kinds = Counter("identical_text" if j in ident else "near_duplicate" if j in near
+                            else "internal_duplicate" for j in expected)
+            assert report["by_reason"] == dict(sorted(kinds.items())), (b, flags)
+        assert near - ident                      # --near adds rows here; the comparison is not vacuous
+    # the output is never the input
+    code, _, err = run_cli("clean", mbpp_test, "--against", mbpp_train, "--out", mbpp_test, "--quiet")
+    assert code == 2 and "Traceback" not in err
+    assert read_jsonl(mbpp_test) == test
+
+
+# ----------------------------------------------------------------- contamination
+
+def test_contamination_finds_planted_items_at_their_rows(real_data, run_cli, tmp_path):
+    """A corpus of GSM8K train problems with GSM8K test questions planted at known rows (whole, or
+    only their last 15 words) and LLM rephrasings of other test questions: exactly the planted
+    rows are reported, for exactly the planted items; the rephrasings are not (13-grams miss
+    paraphrases); matched n-gram counts agree with the reference."""
+    train = read_jsonl(real_data / "gsm8k/train.jsonl")[:2500]
+    test = read_jsonl(real_data / "gsm8k/test.jsonl")
+    rephrased = [json.loads(x)["text"] for x in gzip.open(REPHRASED / "gsm8k_rephrased.jsonl.gz", "rt",
+                                                           encoding="utf-8")]
+    corpus = [r["question"] + "\n" + r["answer"] for r in train]
+    rng = random.Random(11)
+    rows = rng.sample(range(len(corpus)), 16)
+    planted = dict(zip(rows[:10], rng.sample(range(60, len(test)), 10)))          # whole questions
+    partial = dict(zip(rows[10:12], rng.sample(range(60, len(test)), 2)))         # last 15 words
+    reworded = dict(zip(rows[12:], range(4)))                                      # rephrasings of items 0-3
+    for r, i in planted.items():
+        corpus[r] = "Seen online: " + test[i]["question"] + " (answer below)"
+    for r, i in partial.items():
+        corpus[r] = "fragment " + " ".join(test[i]["question"].split()[-15:])
+    for r, i in reworded.items():
+        corpus[r] = rephrased[i]
+    write_jsonl(tmp_path / "corpus.jsonl", [{"text": t} for t in corpus])
+
+    summary = cli_json(run_cli, "contamination", tmp_path / "corpus.jsonl", "--benchmark", "gsm8k")
+    lengths = [len(words(r["question"])) for r in test]
+    assert summary["settings"]["ngram"] == int(min(13, max(8, np.percentile(lengths, 5))))
+    n = summary["settings"]["ngram"]
+    expected = contamination_reference(corpus, [r["question"] for r in test], n)
+    got = {it["benchmark_row"]: (it["corpus_rows"], it["matched_ngrams"], it["item_ngrams"]) for it in summary["items"]}
+    assert got == expected
+    reported = {(r, i) for i, (rs, _, _) in got.items() for r in rs}
+    planted_pairs = set({**planted, **partial}.items())
+    # GSM8K train itself shares a few 13-grams with test (e.g. "a snowflake design some had a truck
+    # design and some had a rose"): those are reported too, at rows nothing was planted in
+    natural = {(r, i) for i, (rs, _, _) in contamination_reference(
+        [r["question"] + "\n" + r["answer"] for r in train],
+        [r["question"] for r in test], n).items() for r in rs if r not in rows}
+    assert reported == planted_pairs | natural
+    assert not set(reworded.values()) & set(got)
+    assert summary["contaminated"]["records"] == len({i for _, i in planted_pairs | natural})
+    assert summary["too_short"]["records"] == sum(length < n for length in lengths)
+
+
+def test_contamination_mbpp_auto_ngram_and_too_short(real_data, run_cli, tmp_path):
+    """MBPP test as the benchmark: N is the 5th percentile of its item lengths (clamped 8..13), the
+    items shorter than N are counted, and a planted test item is found at its row while a planted
+    item of another MBPP split (the prompt split, tasks 1-10) is not reported."""
+    mbpp = read_jsonl(real_data / "mbpp/mbpp.jsonl")
+    test = [r for r in mbpp if 11 <= r["task_id"] <= 510]
+    corpus = [r["question"] for r in read_jsonl(real_data / "gsm8k/train.jsonl")[:1500]]
+    corpus[7] = corpus[7] + " " + test[490]["text"]
+    corpus[9] = "x " + mbpp[0]["text"]                       # task 1: not in the test split
+    write_jsonl(tmp_path / "corpus.jsonl", [{"text": t} for t in corpus])
+    summary = cli_json(run_cli, "contamination", tmp_path / "corpus.jsonl", "--benchmark", "mbpp")
+    lengths = [len(words(r["text"])) for r in test]
+    n = int(min(13, max(8, np.percentile(lengths, 5))))
+    assert summary["settings"]["ngram"] == n and summary["benchmark"]["records"] == len(test)
+    assert summary["too_short"]["records"] == sum(length < n for length in lengths) > 0
+    expected = contamination_reference(corpus, [r["text"] for r in test], n)
+    assert {it["benchmark_row"]: (it["corpus_rows"], it["matched_ngrams"], it["item_ngrams"])
+            for it in summary["items"]} == expected
+    assert expected[490][0] == [7]
