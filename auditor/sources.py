@@ -152,24 +152,30 @@ def _load_example(source: str, config, split, max_rows, default_split: str = "tr
 
 # --------------------------------------------------------------------------- local files
 
-def local_files(source: str, split: str | None = None, *, choose: bool = True, default: str = "train") -> tuple:
+def local_files(source: str, split: str | None = None, *, default: str = "train") -> tuple:
     """(the files of a local source to read, the split they hold or None, notices, every split's
-    name). Files named like train.jsonl / test-00000.parquet act as splits, as on the Hub: a given
-    ``split`` selects its files; without one, ``choose`` picks the default split (train) when the
-    files hold several, else every file is read."""
+    name): ``split_files`` of ``expand_local``'s files."""
     paths = expand_local(source)
-    by_split: dict[str, list[Path]] = {}
+    return split_files(paths, [str(p) for p in paths], split, f"{source!r}", default)
+
+
+def split_files(items: list, paths: list[str], split: str | None, what: str, default: str = "train") -> tuple:
+    """(the items of the split to read, that split or None, notices, every split's name), for both
+    engines (``items``: files or shards; ``paths``: theirs, "/"-separated). Files named or filed as
+    splits (``split_of``, on each path below the folder they share) act as splits, as on the Hub:
+    a given ``split`` selects its files; without one, the ``default`` split (train; an evaluation
+    side's: test) when the files hold train or test among several, else every file is read."""
     common = os.path.commonpath(paths) if len(paths) > 1 else None
-    for p in paths:
-        by_split.setdefault(split_of(PurePosixPath(p.relative_to(common).as_posix() if common else p.name)),
-                            []).append(p)
+    by_split: dict[str, list] = {}
+    for item, path in zip(items, paths):
+        relative = PurePosixPath(path).relative_to(common) if common else PurePosixPath(PurePosixPath(path).name)
+        by_split.setdefault(split_of(relative), []).append(item)
     notices = []
-    if split is not None or (choose and len(paths) > 1 and len(by_split) > 1 and {"train", "test"} & set(by_split)):
-        split, note = choose_split(split, sorted(by_split), f"{source!r}", default)
-        if note:
-            notices.append(note)
-        paths = by_split[split]
-    return paths, split, notices, tuple(sorted(by_split))
+    if split is not None or (len(items) > 1 and len(by_split) > 1 and {"train", "test"} & set(by_split)):
+        split, note = choose_split(split, sorted(by_split), what, default)
+        notices += [note] if note else []
+        items = by_split[split]
+    return items, split, notices, tuple(sorted(by_split))
 
 
 def _refuse_local_config(source: str, config) -> None:

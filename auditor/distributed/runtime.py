@@ -33,7 +33,7 @@ import contextlib
 import os
 import re
 from dataclasses import dataclass, replace
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -371,24 +371,13 @@ def list_shards(source: str, formats: tuple = _FORMATS) -> tuple[object, list[Sh
 
 
 def split_shards(source: str, split, formats: tuple = _FORMATS) -> tuple[object, list[Shard], str | None, list]:
-    """(filesystem, shards, split, notices): ``list_shards``, where files named or filed as splits
-    (train.jsonl, test-00000.parquet, default/train/0000.parquet: ``sources.split_of``) are chosen
-    as the local loader chooses them (``sources.local_files``: a given split, else train when the
-    files hold several), so both engines read the same rows and say so in the same words."""
-    from ..sources import split_of
-    from ..table import choose_split
+    """(filesystem, shards, split, notices): ``list_shards``, with the split chosen as the local
+    loader chooses it (``sources.split_files``), so both engines read the same rows and say so in
+    the same words."""
+    from ..sources import split_files
     filesystem, shards = list_shards(source, formats)
-    by_split: dict = {}
-    common = os.path.commonpath([s.path for s in shards]) if len(shards) > 1 else None
-    for shard in shards:
-        path = PurePosixPath(shard.path)
-        by_split.setdefault(split_of(path.relative_to(common) if common else PurePosixPath(path.name)), []).append(shard)
-    notices = []
-    if split is not None or (len(shards) > 1 and len(by_split) > 1 and {"train", "test"} & set(by_split)):
-        split, note = choose_split(split, sorted(by_split), repr(shown_uri(source)))
-        notices += [note] if note else []
-        shards = [replace(s, index=i) for i, s in enumerate(by_split[split])]
-    return filesystem, shards, split, notices
+    chosen, split, notices, _ = split_files(shards, [s.path for s in shards], split, repr(shown_uri(source)))
+    return filesystem, [replace(s, index=i) for i, s in enumerate(chosen)], split, notices
 
 
 # --------------------------------------------------------------------------- reading
