@@ -167,7 +167,9 @@ def build_parser() -> argparse.ArgumentParser:
     leak.add_argument("--method", choices=("auto", "exact", "lsh"), default="auto")
     leak.add_argument("--max-rows", type=_positive_int)
     leak.add_argument("--evidence", metavar="CSV", help="write every leaked B record and its A matches here")
-    leak.add_argument("--fail-on-overlap", action="store_true", help="exit 1 when any B record leaks (for CI)")
+    leak.add_argument("--fail-on-overlap", action="store_true",
+                      help="exit 1 when a B record's text is in A, identical or a near duplicate (for CI; "
+                           "a shared answer alone does not fail: labels and letters repeat)")
     _add_engine_options(leak, shards=True)
     _add_semantic_options(leak)
     _add_output_options(leak)
@@ -179,7 +181,10 @@ def build_parser() -> argparse.ArgumentParser:
     cont.add_argument("--benchmark-config")
     cont.add_argument("--benchmark-split", help="default: its test split, when it has several")
     cont.add_argument("--benchmark-text")
-    cont.add_argument("--config"); cont.add_argument("--split"); cont.add_argument("--text")
+    cont.add_argument("--config"); cont.add_argument("--split")
+    cont.add_argument("--text", metavar="FIELD[,FIELD...]",
+                      help="the corpus's text field (default: guessed); several, separated by commas "
+                           "(instruction,input,output), are checked as one text per record")
     cont.add_argument("--ngram", default="auto", help="auto (5th percentile, 8..13) or a whole number")
     cont.add_argument("--max-rows", type=_positive_int)
     cont.add_argument("--fail-on-overlap", action="store_true")
@@ -333,7 +338,9 @@ def cmd_leak(args) -> int:
         summary["semantic"] = semantic.summary()
         markdown = markdown.rstrip("\n") + "\n\n" + semantic.markdown()
     _emit(args, summary, markdown, {"evidence.csv": evidence})
-    return 1 if args.fail_on_overlap and (result.any_leak() or (semantic and semantic.flagged())) else 0
+    # The gate is clean's rule: a B text found in A (identical or near). A shared answer alone is
+    # reported but does not fail: multiple-choice letters would fail every run.
+    return 1 if args.fail_on_overlap and (result.text_leak_rows or (semantic and semantic.flagged())) else 0
 
 
 def cmd_contamination(args) -> int:

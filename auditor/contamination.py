@@ -23,7 +23,6 @@ import numpy as np
 
 from .errors import AuditorError
 from .report import PARAPHRASE_CAVEAT  # noqa: F401  (re-exported: the caveat the lexical checks share)
-from .roles import as_text, fingerprint, lookup, resolve_roles
 from .sources import peek_records
 from .wordtokens import PUNCT
 
@@ -470,13 +469,15 @@ def _corpus_stream(corpus, config, split, text, max_rows, token):
     if not first:
         raise AuditorError("empty_input", f"{corpus}: no records to check.", "Check the corpus source.")
     from .sources import display_name, looks_local
+    from .roles import joined_text, resolve_text_spec, text_fields
     try:
-        roles = resolve_roles(first, text=text)
+        spec = resolve_text_spec(first, text)       # one field, or several checked as one text
     except AuditorError as exc:
         from .prepare import in_source
         raise in_source(exc, display_name(corpus) if looks_local(corpus) else corpus) from None
+    fields = text_fields(spec)
     info = {"source": display_name(corpus) if looks_local(corpus) else corpus,
-            "config": config, "split": split, "text": roles.text}
+            "config": config, "split": split, "text": spec}
     if looks_local(corpus) and not corpus.startswith("example:"):
         from .sources import local_files
         _, info["split"], notices, _ = local_files(corpus, split)      # the split iter_records reads
@@ -488,7 +489,7 @@ def _corpus_stream(corpus, config, split, text, max_rows, token):
         for row in records:
             if max_rows is not None and seen >= max_rows:
                 break
-            buf.append(as_text(lookup(row, roles.text), roles.text, seen))
+            buf.append(joined_text(row, fields, seen))
             seen += 1
             if len(buf) >= BATCH:
                 yield start, buf

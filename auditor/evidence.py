@@ -9,7 +9,8 @@
   texts and answers, the kinds of match that pair really has, and the verified Jaccard of the two
   texts' shingle sets (1.0 only when the sets are equal: an answer-only match shows the texts'
   true similarity).
-- ``evidence_csv``: any of these row lists as CSV (lists and spans as JSON).
+- ``evidence_csv``: any of these row lists as CSV (lists and spans as JSON); ``leak_evidence_csv``
+  is a leak's evidence.csv.
 
 Spans are [start, end) character offsets into the texts as given (Python string indices), so a
 viewer highlights ``text[start:end]``; each span starts and ends on a kept character (leading and
@@ -194,11 +195,11 @@ def corpus_texts(corpus, rows, *, config=None, split=None, text=None, token=None
     """{row: text} of the corpus records ``rows`` (0-based, as a ContaminationResult names them),
     read by streaming the corpus once and keeping only those: memory follows ``rows``. ``corpus``
     is a source (as for ``contamination``) or the list of texts itself; ``text`` the text field
-    (``result.corpus["text"]``)."""
+    (``result.corpus["text"]``, one field or several joined by commas)."""
     wanted = set(int(r) for r in rows)
     if isinstance(corpus, (list, tuple)):
         return {r: corpus[r] for r in sorted(wanted) if 0 <= r < len(corpus)}
-    from .roles import as_text, lookup, resolve_roles
+    from .roles import joined_text, resolve_text_spec, text_fields
     from .sources import peek_records
     out: dict = {}
     if not wanted:
@@ -206,11 +207,11 @@ def corpus_texts(corpus, rows, *, config=None, split=None, text=None, token=None
     head, records = peek_records(corpus, config, split, token=token)
     if not head:
         return out
-    field = resolve_roles(head, text=text).text
+    fields = text_fields(resolve_text_spec(head, text))
     last = max(wanted)
     for i, row in enumerate(records):
         if i in wanted:
-            out[i] = as_text(lookup(row, field), field, i)
+            out[i] = joined_text(row, fields, i)
         if i >= last:
             break
     return out
@@ -231,15 +232,21 @@ def excerpt(text: str, spans: list, context: int = 300) -> tuple:
 _PICK_ORDER = ("identical_both", "identical_text", "near_duplicate", "identical_answer")
 
 
+LEAK_COLUMNS = ("b_row", "a_row", "a_rows", "kind", "b_kinds", "text_jaccard", "b_text", "a_text", "b_answer",
+                "a_answer")
+
+
 def leak_evidence(result, limit: int | None = None) -> list:
     """One row per leaked B (evaluation) record of a ``LeakResult``, in row order: b_row, a_row
-    (its best match: a text match before an answer-only one), kind (the kinds of match this pair
-    has, "+"-joined), b_kinds (every kind the B record has), text_jaccard (verified Jaccard of the
-    two texts' shingle sets; None when both texts are empty), b_text, a_text, b_answer, a_answer,
-    and b_id / a_id when the side has an id field."""
+    (its best match: a text match before an answer-only one), a_rows (the A rows the matches list,
+    up to EVIDENCE_MATCHES, a_row first, space-separated), kind (the kinds of match this pair has,
+    "+"-joined), b_kinds (every kind the B record has), text_jaccard (verified Jaccard of the two
+    texts' shingle sets; None when both texts are empty), b_text, a_text, b_answer, a_answer, and
+    b_id / a_id when the side has an id field. The one format of evidence.csv, the CLI's and the
+    app's, for both engines."""
     from .dedup import jaccard_rows
     from .exact import normalized
-    from .leakage import MATCH_KINDS
+    from .leakage import EVIDENCE_MATCHES, MATCH_KINDS
     from .shingles import set_sizes, shingle_matrix
     b_rows = result.leaked_b_rows[:limit] if limit is not None else result.leaked_b_rows
     if not b_rows:
@@ -267,7 +274,9 @@ def leak_evidence(result, limit: int | None = None) -> list:
         near = a in m.get("near_duplicate", ()) or (jac[i] is not None and jac[i] >= result.threshold - 1e-9)
         facts = {"identical_both": same_text[i] and same_answer[i], "identical_text": same_text[i],
                  "identical_answer": same_answer[i], "near_duplicate": near}
-        row = {"b_row": b, "a_row": a, "kind": "+".join(x for x in MATCH_KINDS if facts[x]),
+        listed = sorted({r for k in MATCH_KINDS for r in m.get(k, ())} - {a})
+        row = {"b_row": b, "a_row": a, "a_rows": " ".join(map(str, [a, *listed][:EVIDENCE_MATCHES])),
+               "kind": "+".join(x for x in MATCH_KINDS if facts[x]),
                "b_kinds": "+".join(x for x in MATCH_KINDS if m.get(x)), "text_jaccard": jac[i],
                "b_text": fb.text[b] or "", "a_text": fa.text[a] or "",
                "b_answer": (fb.answer[b] or "") if fb.answer is not None else "",
@@ -280,9 +289,17 @@ def leak_evidence(result, limit: int | None = None) -> list:
     return rows
 
 
-def evidence_csv(rows: list) -> str:
-    """Evidence rows as CSV: columns in first-seen order; lists and dicts (spans) as JSON."""
-    columns = list(dict.fromkeys(k for r in rows for k in r))
+def leak_evidence_csv(result, rows: list | None = None) -> str:
+    """evidence.csv of a ``LeakResult``: ``leak_evidence``'s rows (``rows`` when already made),
+    under their header even when nothing leaked."""
+    ids = [f"{side}_id" for side in ("b", "a") if getattr(result, side).roles.id is not None]
+    return evidence_csv(leak_evidence(result) if rows is None else rows, columns=[*LEAK_COLUMNS, *ids])
+
+
+def evidence_csv(rows: list, columns: list | None = None) -> str:
+    """Evidence rows as CSV: ``columns``, else the rows' keys in first-seen order; lists and dicts
+    (spans) as JSON."""
+    columns = columns or list(dict.fromkeys(k for r in rows for k in r))
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
     writer.writeheader()

@@ -82,6 +82,14 @@ class LeakResult:
     def any_leak(self) -> bool:
         return bool(self.matches)
 
+    @property
+    def text_leak_rows(self) -> list[int]:
+        """B rows whose text is an A text or a near duplicate of one: what ``clean --near`` drops and
+        ``leak --fail-on-overlap`` fails on. A shared answer alone is not one: on multiple-choice
+        letters, labels or short numbers every record shares one by chance (``clean.drop_reason``)."""
+        from .clean import drop_reason
+        return [i for i in self.leaked_b_rows if drop_reason(self.matches[i], near=True) is not None]
+
     def clean_b_rows(self, near: bool = True) -> list[dict]:
         """B's original rows without those ``clean`` would drop (``clean.drop_reason``): texts found
         in A and, with ``near``, near duplicates of A texts; rows sharing only an answer stay."""
@@ -93,12 +101,12 @@ class LeakResult:
         return report.summary(self)
 
     def evidence_rows(self) -> list[dict]:
-        from .report import leak as report
-        return report.evidence_rows(self)
+        from .evidence import leak_evidence
+        return leak_evidence(self)
 
     def evidence_csv(self) -> str:
-        from .report import leak as report
-        return report.evidence_csv(self)
+        from .evidence import leak_evidence_csv
+        return leak_evidence_csv(self)
 
     def markdown(self) -> str:
         from .report import leak as report

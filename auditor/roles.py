@@ -88,7 +88,7 @@ def resolve_roles(rows: list[dict], text=None, answer=None, group=None, labels=N
             choice = next((name for name in GUESSES[role]
                            if name in fields and name not in taken and _readable(rows, name)), None)
             if role == "text" and choice is None:
-                choice = _longest_string_field(rows, fields, taken)
+                choice = _chat_field(rows, fields, taken) or _longest_string_field(rows, fields, taken)
             if choice is not None:
                 given[role] = choice
                 taken.add(choice)
@@ -102,6 +102,43 @@ def resolve_roles(rows: list[dict], text=None, answer=None, group=None, labels=N
                  id=given["id"], guessed=tuple(guessed))
 
 
+def text_fields(spec: str) -> list[str]:
+    """The fields a corpus text spec names: one field, or several joined by commas
+    ("instruction,input,output"), as contamination reads a corpus (``joined_text``)."""
+    return [name.strip() for name in spec.split(",") if name.strip()]
+
+
+def resolve_text_spec(rows: list[dict], spec=None) -> str:
+    """A corpus's text spec (a field, fields joined by commas, or a list of fields) checked against
+    its first rows (each field must exist), or one field guessed (``resolve_roles``): the fields
+    joined by commas, in the order given."""
+    if isinstance(spec, (list, tuple)) and spec and all(isinstance(name, str) for name in spec):
+        spec = ",".join(spec)
+    if spec is None or not isinstance(spec, str) or "," not in spec:
+        return resolve_roles(rows, text=spec).text
+    fields = text_fields(spec)
+    if not fields:
+        raise AuditorError("usage", f"The text fields {spec!r} name no field.",
+                           "Name one field, or several separated by commas (instruction,input,output).")
+    twice = next((name for k, name in enumerate(fields) if name in fields[:k]), None)
+    if twice:
+        raise AuditorError("usage", f"The text field {twice!r} is named twice in {spec!r}.",
+                           "Name each field once.")
+    for name in fields:
+        resolve_roles(rows, text=name)
+    return ",".join(fields)
+
+
+def joined_text(row, fields: list[str], row_number: int) -> str | None:
+    """One record's text for a corpus scan: its ``fields`` (``text_fields``) read as ``as_text``
+    reads one, the present ones joined by a newline; None when none is present."""
+    if len(fields) == 1:
+        return as_text(lookup(row, fields[0]), fields[0], row_number)
+    parts = [as_text(lookup(row, name), name, row_number) for name in fields]
+    parts = [part for part in parts if part is not None]
+    return "\n".join(parts) if parts else None
+
+
 def _not_a_name(role: str, value, what: str = "a field name (a string)") -> AuditorError:
     return AuditorError("usage", f"The {role} role must be {what}, got {type(value).__name__} {value!r:.40}.",
                         "Pass the field's name, e.g. text=\"question\"; a dotted path such as \"question.stem\" "
@@ -109,14 +146,17 @@ def _not_a_name(role: str, value, what: str = "a field name (a string)") -> Audi
 
 
 def available_fields(rows: list[dict], sample: int = 1000) -> list[str]:
-    """Top-level fields, then one level of nested dotted paths, in first-seen order."""
+    """Top-level fields, then one level of nested dotted paths (of an object, or of the objects in
+    a list, like a conversation's turns: ``messages.content``), in first-seen order."""
     seen: dict[str, None] = {}
     for row in rows[:sample]:
         for key, value in row.items():
             seen[str(key)] = None
-            if isinstance(value, dict):
-                for sub in value:
-                    seen[f"{key}.{sub}"] = None
+            inner = [value] if isinstance(value, dict) else value[:8] if isinstance(value, list) else ()
+            for item in inner:
+                if isinstance(item, dict):
+                    for sub in item:
+                        seen[f"{key}.{sub}"] = None
     return list(seen)
 
 
@@ -125,10 +165,37 @@ def _present(rows, path, sample: int = 100_000) -> bool:
 
 
 def _readable(rows, name: str, sample: int = 200) -> bool:
-    """A guess must hold text-like values (not objects) in most records."""
+    """A guess must hold text-like values (not objects, nor lists of them) in most records."""
     values = [lookup(r, name) for r in rows[:sample]]
     values = [v for v in values if v is not MISSING and v is not None]
-    return bool(values) and sum(not isinstance(v, (dict, bytes)) for v in values) >= 0.9 * len(values)
+    return bool(values) and sum(not _object_like(v) for v in values) >= 0.9 * len(values)
+
+
+def _object_like(value) -> bool:
+    return isinstance(value, (dict, bytes)) or (isinstance(value, list) and any(isinstance(v, dict) for v in value))
+
+
+# A conversation: a list of turns, each an object holding its text under one of these keys
+# (OpenAI-style "messages" [{"role", "content"}], ShareGPT "conversations" [{"from", "value"}]).
+CHAT_TEXT_KEYS = ("content", "value", "text")
+
+
+def _chat_field(rows, fields, taken, sample: int = 200) -> str | None:
+    """A field holding conversations, as a dotted path to the turns' text (``messages.content``):
+    the text of every turn, joined, is the record's text (``lookup`` takes the key from each turn)."""
+    for name in fields:
+        if name in taken or "." in name or not name.strip():
+            continue
+        values = [row.get(name) for row in rows[:sample]]
+        values = [v for v in values if v is not None]
+        turns = [t for v in values if isinstance(v, list) for t in v]
+        if not values or not turns or sum(isinstance(v, list) for v in values) < 0.9 * len(values) \
+                or not all(isinstance(t, dict) for t in turns):
+            continue
+        for key in CHAT_TEXT_KEYS:
+            if sum(isinstance(t.get(key), str) for t in turns) >= 0.9 * len(turns) and f"{name}.{key}" not in taken:
+                return f"{name}.{key}"
+    return None
 
 
 def _longest_string_field(rows, fields, taken) -> str | None:

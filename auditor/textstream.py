@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.json as pajson
 
 BLOCK = 8 << 20
@@ -39,10 +40,13 @@ def jsonl_texts(path: Path, field: str, first_row: int = 0):
 
 def text_blocks(stream, name: str, field: str, first_row: int = 0):
     """``jsonl_texts`` over any checked byte stream (``sources._Counted``); ``name`` is the file as
-    error messages show it. (The Ray engine reads its shards with this.)"""
+    error messages show it. ``field`` may name several fields, joined by commas: each record's text
+    is then theirs joined as ``roles.joined_text`` joins them. (The Ray engine reads its shards with this.)"""
+    from .roles import text_fields
     from .sources import Budget, _decode, jsonl_rows
     budget = Budget(limited=False)
-    parse = pajson.ParseOptions(explicit_schema=pa.schema([(field, pa.string())]),
+    fields = text_fields(field)
+    parse = pajson.ParseOptions(explicit_schema=pa.schema([(f, pa.string()) for f in fields]),
                                 unexpected_field_behavior="ignore")
     # One buffer for the whole stream, reused: each read lands after the line the last block left
     # unfinished (``kept`` bytes at the front). A new 8 MiB bytes object per read, and another to
@@ -90,7 +94,7 @@ def text_blocks(stream, name: str, field: str, first_row: int = 0):
             texts = _arrow_texts(b, ends, parse)
             if texts is None:       # the exact row reader on this block
                 text = _decode(bytes(b), name, offset, lines_before)
-                texts = _row_texts(jsonl_rows(text.split("\n"), name, lines_before + 1), field, first_row)
+                texts = _row_texts(jsonl_rows(text.split("\n"), name, lines_before + 1), fields, first_row)
             del b
             first_row += len(texts)
             yield texts
@@ -127,15 +131,25 @@ def _arrow_texts(b: np.ndarray, ends: np.ndarray, parse) -> pa.Array | None:
         return None
     if table.num_rows != records:
         return None
-    column = table.column(0)
-    column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    columns = [c.combine_chunks() if c.num_chunks != 1 else c.chunk(0) for c in table.columns]
     try:
-        column.validate(full=True)      # Arrow's JSON reader passes bad UTF-8 inside strings through
+        for column in columns:
+            column.validate(full=True)      # Arrow's JSON reader passes bad UTF-8 inside strings through
     except pa.ArrowInvalid:
         return None
-    return column
+    return columns[0] if len(columns) == 1 else joined_column(columns)
 
 
-def _row_texts(rows, field: str, first_row: int) -> list:
-    from .roles import as_text, lookup
-    return [as_text(lookup(r, field), field, i) for i, r in enumerate(rows, first_row)]
+def joined_column(columns: list) -> pa.Array:
+    """Several text fields as one text per row, as ``roles.joined_text`` joins them: the non-null
+    ones joined by a newline, null when all are null."""
+    # Pairwise, not null_handling="skip": pyarrow 26 drops the rows where every input is null.
+    joined = columns[0]
+    for column in columns[1:]:
+        joined = pc.coalesce(pc.binary_join_element_wise(joined, column, "\n"), joined, column)
+    return joined
+
+
+def _row_texts(rows, fields: list[str], first_row: int) -> list:
+    from .roles import joined_text
+    return [joined_text(r, fields, i) for i, r in enumerate(rows, first_row)]

@@ -227,6 +227,9 @@ def test_leakage_and_contamination_with_downloads(page, app_url):
     any_leak = expected["any_leak"]["records"]
     expect(summary).to_contain_text(f"leak in any of these ways {any_leak:,}")
     expect(summary).to_contain_text(f"repeat an A text exactly {expected['identical_text']['records']:,}")
+    assert expected["text_leak"]["records"] == text_leaks      # the library against ground truth
+    expect(summary).to_contain_text(f"repeat an A text, exactly or nearly (what Clean B split drops; a shared "
+                                    f"answer alone is often chance) {text_leaks:,}")
     expect(page.locator("#contam-summary")).to_contain_text(f"share an n-gram with A (contaminated) {contaminated:,}")
 
     with page.expect_download() as info:

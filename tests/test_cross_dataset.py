@@ -46,7 +46,8 @@ def test_three_injected_test_rows_are_found(real_data, tmp_path):
     assert all(p["match"] == "identical_both" for p in s["pairs_sample"])
     evidence = list(csv.DictReader(io.StringIO(result.evidence_csv())))
     assert [int(r["b_row"]) for r in evidence] == [0, 1, 2]
-    assert all("identical_both" in r["match"] and "near_duplicate" in r["match"] for r in evidence)
+    assert all("identical_both" in r["b_kinds"] and "near_duplicate" in r["b_kinds"] for r in evidence)
+    assert all(r["kind"] == r["b_kinds"] and r["a_row"] == r["b_row"] == r["a_rows"] for r in evidence)
     assert len(result.clean_b_rows()) == 1319 - 3
 
 
@@ -77,24 +78,27 @@ def _shingles(text):
     return {tuple(words[i:i + 3]) for i in range(max(len(words) - 2, 1))}
 
 
-def test_evidence_jaccard_is_the_near_duplicate_score_only(real_data):
+def test_evidence_jaccard_is_each_pairs_own(real_data):
     # Spider dev questions whose SQL equals a train query but whose wording differs ("How many
     # airlines do we have?" / "How many airlines are there?"): matched by answer, not near duplicates.
     result = leak(str(real_data / "spider/train_spider.jsonl"), str(real_data / "spider/dev.jsonl"),
                   text="question", answer="query", threshold=0.5)
-    train = [json.loads(l)["question"] for l in _lines(real_data / "spider/train_spider.jsonl")]
+    train_rows = [json.loads(l) for l in _lines(real_data / "spider/train_spider.jsonl")]
+    train = [r["question"] for r in train_rows]
     evidence = list(csv.DictReader(io.StringIO(result.evidence_csv())))
-    answer_only = [r for r in evidence if r["match"] == "identical_answer"]
-    near = [r for r in evidence if "near_duplicate" in r["match"]]
+    answer_only = [r for r in evidence if r["b_kinds"] == "identical_answer"]
+    near = [r for r in evidence if "near_duplicate" in r["b_kinds"]]
     assert len(answer_only) >= 3 and near
     for r in answer_only:
-        assert r["jaccard"] == ""            # no near-duplicate score: blank, never 1.0
+        # the pair's own text similarity, under the threshold (never a 1.0 borrowed from the answer)
+        assert float(r["text_jaccard"]) < 0.5 and r["kind"] == "identical_answer"
+        assert r["a_answer"] == train_rows[int(r["a_row"])]["query"] and r["a_text"] == train[int(r["a_row"])]
         b = _shingles(r["b_text"])
         for a_row in map(int, r["a_rows"].split()):
             a = _shingles(train[a_row])
             assert len(a & b) / len(a | b) < 0.5     # independently: the texts are not near duplicates
     for r in near:
-        assert 0.5 <= float(r["jaccard"]) <= 1.0
+        assert 0.5 <= float(r["text_jaccard"]) <= 1.0
     sample = {p["b"]: p for p in result.summary()["pairs_sample"]}
     assert all(sample[int(r["b_row"])]["jaccard"] is None for r in answer_only if int(r["b_row"]) in sample)
     assert "| identical_answer | – |" in result.markdown()

@@ -88,6 +88,32 @@ def test_spider_train_vs_dev_equals_local(real_data):
     assert on_ray.counts["identical_text"] > 0 and on_ray.counts["near_duplicate"] > 0
 
 
+def test_evidence_carries_answers_and_ids_from_the_shards(real_data, tmp_path):
+    """evidence.csv is one format for both engines: A's answer and id of each pair come back from
+    Ray's tasks (A is never held whole), equal to the local engine's and to the files' own."""
+    import csv
+    import io
+    train, dev = read(real_data / "spider/train_spider.jsonl"), read(real_data / "spider/dev.jsonl")
+    folder = tmp_path / "a"
+    folder.mkdir()
+    rows = [{"id": f"train-{i}", **r} for i, r in enumerate(train)]
+    for k, lo in enumerate(range(0, len(rows), 2500)):
+        (folder / f"part-{k}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows[lo:lo + 2500]))
+    b = tmp_path / "dev.jsonl"
+    b.write_text("".join(json.dumps({"id": f"dev-{i}", **r}) + "\n" for i, r in enumerate(dev)))
+    wanted = settings(0.7, answer="query")
+    local = leak(str(folder), str(b), settings=wanted)
+    on_ray = ray_leak(str(folder), str(b), settings=wanted, quiet=True)
+    assert on_ray.evidence_csv() == local.evidence_csv()
+    evidence = list(csv.DictReader(io.StringIO(on_ray.evidence_csv())))
+    assert evidence and len(evidence) == len(local.matches)
+    for r in evidence:
+        a_row, b_row = int(r["a_row"]), int(r["b_row"])
+        assert (r["a_id"], r["b_id"]) == (f"train-{a_row}", f"dev-{b_row}")
+        assert (r["a_answer"], r["b_answer"]) == (train[a_row]["query"], dev[b_row]["query"])
+        assert r["a_text"] == train[a_row]["question"]
+
+
 def test_gsm8k_shards_equal_local_and_find_the_planted_rows(gsm8k):
     folder, train, test, test_path = gsm8k
     local = leak(str(folder), str(test_path), settings=settings())

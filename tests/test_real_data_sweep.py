@@ -315,7 +315,8 @@ def leak_reference(a_rows, b_rows, text_a, text_b, answer, answer_norm) -> tuple
     return ident, ans, both, near
 
 
-LEAK_KEYS = ("identical_text", "identical_answer", "identical_both", "near_duplicate", "any_leak")
+LEAK_KEYS = ("identical_text", "identical_answer", "identical_both", "near_duplicate", "any_leak", "answer_only",
+             "text_leak")
 
 
 def test_leak_between_real_splits(real_data, run_cli, tmp_path):
@@ -331,7 +332,8 @@ def test_leak_between_real_splits(real_data, run_cli, tmp_path):
         ident, ans, both, near = leak_reference(a_rows, b_rows, text, text, answer, answer_norm)
         summary = cli_json(run_cli, "leak", a, b)
         assert tuple(summary[k]["records"] for k in LEAK_KEYS) == (
-            len(ident), len(ans), len(both), len(near), len(ident | ans | near)), a.name
+            len(ident), len(ans), len(both), len(near), len(ident | ans | near), len(ans - ident - near),
+            len(ident | near)), a.name
         assert summary["any_leak"]["fraction"] == pytest.approx(len(ident | ans | near) / len(b_rows), abs=1e-6)
         if "spider" in str(a):
             groups = sorted({r["db_id"] for r in a_rows} & {r["db_id"] for r in b_rows})
@@ -357,6 +359,35 @@ def test_leak_rephrased_gsm8k_is_not_lexical(real_data, run_cli, tmp_path):
     write_jsonl(tmp_path / "mixed.jsonl", [{"text": r.get("text") or r.get("question")} for r in mixed])
     summary = cli_json(run_cli, "leak", tmp_path / "mixed.jsonl", tmp_path / "originals.jsonl")
     assert summary["identical_text"]["records"] == 30 and summary["any_leak"]["records"] == 30
+
+
+def test_leak_gate_ignores_shared_multiple_choice_letters(run_cli, tmp_path):
+    """MMLU-style items (real sociology questions, answers "A"-"D"): every B record shares an answer
+    with A by chance, and none shares a question. --fail-on-overlap passes and REPORT.md shows them
+    as answer-only; three A questions planted in B fail it, with exactly those three as text leaks."""
+    questions = [json.loads(x)["question"] for x in gzip.open(REPHRASED / "sociology_questions.jsonl.gz", "rt",
+                                                              encoding="utf-8")]
+    rows = [{"question": q, "answer": "ABCD"[i % 4]} for i, q in enumerate(questions)]
+    a_rows, b_rows = rows[:30], rows[30:]
+    write_jsonl(tmp_path / "a.jsonl", a_rows)
+    write_jsonl(tmp_path / "b.jsonl", b_rows)
+    ident, ans, _, near = leak_reference(a_rows, b_rows, "question", "question", "answer", norm_default)
+    assert (len(ident | near), len(ans)) == (0, 30)       # the premise, from the reference
+    code, out, err = run_cli("leak", tmp_path / "a.jsonl", tmp_path / "b.jsonl", "--fail-on-overlap",
+                             "--out-dir", tmp_path / "o", "--quiet")
+    assert code == 0, err
+    summary = json.loads((tmp_path / "o/summary.json").read_text())
+    assert [summary[k]["records"] for k in ("identical_answer", "any_leak", "answer_only", "text_leak")] == [30, 30, 30, 0]
+    assert "| of which a shared answer only, no shared text | 30 | 100.00% |" in (tmp_path / "o/REPORT.md").read_text()
+    planted = b_rows[:27] + [dict(r, answer="D") for r in a_rows[5:8]]
+    write_jsonl(tmp_path / "b2.jsonl", planted)
+    ident, ans, _, near = leak_reference(a_rows, planted, "question", "question", "answer", norm_default)
+    code, out, err = run_cli("leak", tmp_path / "a.jsonl", tmp_path / "b2.jsonl", "--fail-on-overlap",
+                             "--json", "-", "--quiet")
+    assert code == 1
+    summary = json.loads(out)
+    assert summary["text_leak"]["records"] == len(ident | near) == 3
+    assert summary["answer_only"]["records"] == len(ans - ident - near) == 27
 
 
 def test_clean_drops_exactly_the_leaked_rows(real_data, run_cli, tmp_path):

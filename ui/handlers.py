@@ -555,10 +555,10 @@ def leak_check(st, b_dataset, b_config, b_split, b_text, b_upload, allow_self, b
 
 
 def leak_views(lr, t: float, a_src, b_src) -> dict:
-    from auditor.evidence import evidence_csv, leak_evidence
+    from auditor.evidence import leak_evidence, leak_evidence_csv
     rows = leak_evidence(lr)
     folder = state.new_folder("leak-" + secrets.token_hex(8))
-    write_text(folder / "leak_evidence.csv", evidence_csv(rows))
+    write_text(folder / "leak_evidence.csv", leak_evidence_csv(lr, rows))   # the CLI's evidence.csv
     b_split = lr.b.table.split or "b"
     clean_name = f"clean_{re.sub(r'[^A-Za-z0-9_.-]+', '_', b_split)}.jsonl"
     # What `auditor clean --near` keeps (clean.drop_reason): answer-only matches stay.

@@ -451,7 +451,10 @@ def leak_markdown(s: dict, threshold: float, a_name: str, b_name: str) -> str:
              f"{unchecked or _share(s.get('identical_both'))} |",
              f"| are near duplicates of an A text (Jaccard ≥ {threshold:g}) | {_share(s.get('near_duplicate'))} |"]
     if s.get("any_leak") is not None:
-        lines.append(f"| **leak in any of these ways** | **{_share(s.get('any_leak'))}** |")
+        lines.append(f"| leak in any of these ways | {_share(s.get('any_leak'))} |")
+    if s.get("text_leak") is not None:
+        lines.append(f"| **repeat an A text, exactly or nearly** (what *Clean B split* drops; a shared answer "
+                     f"alone is often chance) | **{_share(s.get('text_leak'))}** |")
     groups = s.get("shared_groups")
     if isinstance(groups, dict) and groups.get("count"):
         values = ", ".join(md(v, 40) for v in (groups.get("values") or [])[:10])

@@ -13,8 +13,8 @@ the same records, keys and types as the local engine, so the same fingerprint, a
 the shard), and the task scans them a bounded batch of records at a time
 (``scan_records``) and returns per B row the lowest-numbered EVIDENCE_MATCHES A rows per kind,
 its best CROSS_MATCHES near duplicates, the exact near-pair count, the group values shared with
-B, the texts of the A rows it names, and the fold of its canonical records (``roles.fold_records``:
-A's fingerprint combines the folds in shard order). The driver reduces the shards in order, so
+B, the text, answer and id of the A rows it names (evidence.csv), and the fold of its canonical
+records (``roles.fold_records``: A's fingerprint combines the folds in shard order). The driver reduces the shards in order, so
 counts, matches, Jaccard scores, shared groups, near-pair count and fingerprint equal the local
 engine's; summary.json differs only by its ``engine`` block.
 
@@ -47,7 +47,7 @@ from ..errors import AuditorError
 from ..report.leak import EVIDENCE_MATCHES, MATCH_KINDS
 
 BATCH_ROWS = 50_000           # A records per batch in a task (memory per task: one batch and B's index; >= shingles.ARROW_MIN_TEXTS, so Arrow tokenises)
-SHARD_FILE_VERSION = 2          # 2: + records with no text
+SHARD_FILE_VERSION = 3          # 2: + records with no text; 3: + answers and ids of the rows reported
 # Fault injection for the tests (the contamination engine's variables): a worker exits on its first
 # batch while the FAIL_ONCE marker file does not exist (creating it), so Ray must retry the task;
 # the driver is interrupted (KeyboardInterrupt, as by Ctrl-C) after saving STOP_AFTER shard results.
@@ -69,9 +69,11 @@ class StreamedTable:
 
 @dataclass(frozen=True)
 class StreamedFields:
-    text: dict                  # A row -> text, for the rows the matches name (evidence, REPORT.md)
-    answer: None = None
+    """A's role values for the rows the matches name (evidence, REPORT.md), by A row."""
+    text: dict
+    answer: dict | None = None
     group: None = None
+    ids: dict | None = None
 
 
 @dataclass(frozen=True)
@@ -297,13 +299,15 @@ def scan_records(parts, index: BIndex, fail_once: str | None = None, batch_rows:
     state = (0, 0)
     pairs = candidates = no_text = 0
     groups: set = set()
-    texts: dict = {}
+    details: dict = {}          # A row -> [text, answer, id], for the rows this shard may report
     first = 0
 
     def process(rows: list) -> None:
         nonlocal state, pairs, candidates, first, no_text
         state = fold_records(map(canonical_record, rows), state)
         text = [as_text(lookup(r, roles.text), roles.text, first + i) for i, r in enumerate(rows)]
+        answer, ids = ([as_text(lookup(r, path), path, first + i) for i, r in enumerate(rows)] if path else None
+                       for path in (roles.answer, roles.id))
         keys = normalized(text, "default")
         no_text += sum(key is None for key in keys)
         found: list = []
@@ -318,8 +322,7 @@ def scan_records(parts, index: BIndex, fail_once: str | None = None, batch_rows:
             if key is not None and key in index.text:
                 add("identical_text", index.text[key], first + i)
         if index.answer is not None:
-            answers = normalized([as_text(lookup(r, roles.answer), roles.answer, first + i)
-                                  for i, r in enumerate(rows)], index.answer_normalizer)
+            answers = normalized(answer, index.answer_normalizer)
             for i, (t, x) in enumerate(zip(keys, answers)):
                 if x is not None and x in index.answer:
                     add("identical_answer", index.answer[x], first + i)
@@ -336,10 +339,11 @@ def scan_records(parts, index: BIndex, fail_once: str | None = None, batch_rows:
         if a.size:
             sink.add(a + first, b, j)
             sink.compact()
-        kept = set(found) | set(sink.kept[0].tolist())     # texts of the rows this shard may report
+        kept = set(found) | set(sink.kept[0].tolist())     # the rows this shard may report
         for row in kept:
             if first <= row < first + len(rows):
-                texts[row] = text[row - first]
+                k = row - first
+                details[row] = [text[k], answer[k] if answer else None, ids[k] if ids else None]
         first += len(rows)
 
     batch: list = []
@@ -358,7 +362,7 @@ def scan_records(parts, index: BIndex, fail_once: str | None = None, batch_rows:
     return {"records": first, "no_text": no_text, "fold": list(state), "pairs": pairs, "candidates": candidates,
             "exact": {kind: sorted([b, rows] for b, rows in m.items()) for kind, m in exact.items()},
             "near": [near.a.tolist(), near.b.tolist(), near.jaccard.tolist()],
-            "groups": sorted(groups), "texts": sorted([r, texts[r]] for r in kept)}
+            "groups": sorted(groups), "rows": sorted([r, *details[r]] for r in kept)}
 
 
 class _ScanShard:
@@ -498,7 +502,7 @@ def ray_leak(a, b, *, settings=None, split_a=None, config_a=None, max_rows=None,
     # The reduce, in shard order: A rows are shard rows plus the rows of the shards before.
     matches: dict = {}
     counts = dict.fromkeys(MATCH_KINDS, 0)
-    texts: dict = {}
+    reported: dict = {}         # A row -> [text, answer, id] of the rows the matches may name
     fold = (0, 0)
     sink = CrossSink(CROSS_MATCHES)
     pairs = candidates = 0
@@ -517,7 +521,7 @@ def ray_leak(a, b, *, settings=None, split_a=None, config_a=None, max_rows=None,
         pairs += result["pairs"]
         candidates += result["candidates"]
         shared.update(result["groups"])
-        texts.update((r + offset, t) for r, t in result["texts"])
+        reported.update((r + offset, values) for r, *values in result["rows"])
         offset += result["records"]
 
     def add(b_row: int, kind: str, a_rows: list) -> None:
@@ -539,7 +543,9 @@ def ray_leak(a, b, *, settings=None, split_a=None, config_a=None, max_rows=None,
     # As the local engine shows a local source: its name, never this machine's folders.
     shown = display_name(source.removeprefix("file://")) if local else shown_uri(source)
     table = StreamedTable(source=shown, split=split, files=tuple(PurePosixPath(s.path).name for s in shards))
-    side_a = StreamedSide(table, roles_a, StreamedFields({r: texts.get(r) for r in sorted(named)}),
+    fields = [{r: reported[r][k] for r in sorted(named)} for k in range(3)]
+    side_a = StreamedSide(table, roles_a, StreamedFields(fields[0], fields[1] if roles_a.answer else None,
+                                                         ids=fields[2] if roles_a.id else None),
                           fingerprint_of(fold, roles_a), total, sum(r["no_text"] for r in per_shard))
     scanned = sum(s.size for s in todo)
     engine = {"name": "ray", "shards": len(shards), "shards_resumed": len(shards) - len(todo),

@@ -467,11 +467,12 @@ def _tables(f, shard: Shard, text_field: str, batch_rows: int):
             row += table.num_rows
         return
     # JSON (any shape the local engine reads), CSV/TSV, JSONL with a dotted field: the local parsers.
-    from ..roles import as_text, lookup
+    from ..roles import joined_text, text_fields
+    fields = text_fields(text_field)
     for records in record_batches(f, shard):
         for start in range(0, len(records), batch_rows):
             part = records[start:start + batch_rows]
-            yield row, pa.table({"text": as_string_array([as_text(lookup(r, text_field), text_field, row + i)
+            yield row, pa.table({"text": as_string_array([joined_text(r, fields, row + i)
                                                           for i, r in enumerate(part)])})
             row += len(part)
 
@@ -551,13 +552,17 @@ def _tag(table: pa.Table, shard: Shard, first_row: int) -> pa.Table:
 
 
 def _texts(table: pa.Table, field: str, first_row: int) -> pa.Array:
-    """The text field as strings, exactly as ``auditor.roles.as_text`` reads each record."""
-    from ..roles import as_text, lookup
+    """The text field (or fields, joined by commas) as strings, exactly as ``auditor.roles.joined_text``
+    reads each record."""
+    from ..roles import joined_text, text_fields
+    from ..textstream import joined_column
     from ..wordtokens import as_string_array
-    if field in table.column_names and pa.types.is_string(table.schema.field(field).type):
-        return table.column(field).combine_chunks()
+    fields = text_fields(field)
+    if all(name in table.column_names and pa.types.is_string(table.schema.field(name).type) for name in fields):
+        columns = [table.column(name).combine_chunks() for name in fields]
+        return columns[0] if len(columns) == 1 else joined_column(columns)
     rows = table.to_pylist()
-    return as_string_array([as_text(lookup(r, field), field, first_row + i) for i, r in enumerate(rows)])
+    return as_string_array([joined_text(r, fields, first_row + i) for i, r in enumerate(rows)])
 
 
 def first_records(filesystem, shard: Shard, limit: int) -> list[dict]:
@@ -631,7 +636,7 @@ def resolve_text_field(filesystem, shard_list: list[Shard], text: str | None = N
     as the local engine does (``auditor.roles.resolve_roles`` on the first 1,000 records); a role
     error names ``source`` as the local engine's does."""
     from ..prepare import in_source
-    from ..roles import resolve_roles
+    from ..roles import resolve_text_spec
     sample: list = []
     for shard in shard_list:
         sample += first_records(filesystem, shard, ROLE_SAMPLE - len(sample))
@@ -640,7 +645,7 @@ def resolve_text_field(filesystem, shard_list: list[Shard], text: str | None = N
     if not sample:
         raise AuditorError("empty_input", "The corpus's shards hold no records to check.", "Check the corpus source.")
     try:
-        return resolve_roles(sample, text=text).text
+        return resolve_text_spec(sample, text)
     except AuditorError as exc:
         raise (in_source(exc, source_name(source)) if source else exc) from None
 

@@ -34,9 +34,11 @@ def markdown(result) -> str:
              f"({100 * d['contaminated']['fraction']:.2f}%) share at least one {result.n}-gram with the corpus "
              f"({c['records']:,} records, {c['tokens']:,} tokens). Tokens: {TOKENIZER}.", ""]
     if c.get("text") and b.get("text"):
-        # One field per side is checked: a corpus whose text sits in another field looks clean.
-        lines += [f"Text fields checked: corpus `{md_cell(c['text'])}`, benchmark `{md_cell(b['text'])}` "
-                  "(--text and --benchmark-text name others).", ""]
+        # Only these fields are checked: a corpus whose text sits in another field looks clean.
+        fields = ", ".join(f"`{md_cell(name)}`" for name in c["text"].split(","))
+        joined = " (each record's fields joined as one text)" if "," in c["text"] else ""
+        lines += [f"Text fields checked: corpus {fields}{joined}, benchmark `{md_cell(b['text'])}` "
+                  "(--text and --benchmark-text name others; --text takes several, separated by commas).", ""]
     notes = [f"> Note ({side}): {md_cell(notice)}" for side, info in (("benchmark", b), ("corpus", c))
              for notice in info.get("notices", ())]
     lines += notes + ([""] if notes else [])

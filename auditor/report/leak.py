@@ -1,20 +1,18 @@
-"""A leak's report: ``summary`` (summary.json), ``evidence_rows`` (evidence.csv and the app's
-table) and ``markdown`` (REPORT.md) of a LeakResult.
+"""A leak's report: ``summary`` (summary.json) and ``markdown`` (REPORT.md) of a LeakResult
+(evidence.csv: ``auditor.evidence.leak_evidence_csv``).
 
 The Jaccard shown with a match is the near-duplicate score: a B record found only by an identical
-answer (its text differing) has none, so the field is null (blank in the CSV, "–" in REPORT.md).
+answer (its text differing) has none, so the field is null ("–" in REPORT.md; evidence.csv's
+text_jaccard is the two texts' own).
 """
 from __future__ import annotations
-
-import csv
-import io
 
 from .common import NO_TEXT, PARAPHRASE_CAVEAT, SCHEMA_VERSION, md_cell, unusable_note
 
 PAIRS_SAMPLE = 50
 EVIDENCE_MATCHES = 5        # A rows listed per leaked B record
 MATCH_KINDS = ("identical_both", "identical_text", "identical_answer", "near_duplicate")
-EVIDENCE_COLUMNS = ["b_row", "match", "a_rows", "jaccard", "b_text", "a_text"]
+TEXT_KINDS = ("identical_both", "identical_text", "near_duplicate")     # a match on the text itself
 
 
 def _jaccard(match: dict) -> float | None:
@@ -52,6 +50,11 @@ def summary(result) -> dict:
         "identical_both": frac(result.counts["identical_both"]),
         "near_duplicate": frac(result.counts["near_duplicate"]),
         "any_leak": frac(len(result.matches)),
+        # Of those: a shared answer and no shared text (chance, on short answers), and the records
+        # whose text is in A, identical or near (what clean --near drops, --fail-on-overlap fails on).
+        "answer_only": frac(sum(1 for m in result.matches.values() if m.get("identical_answer")
+                                and not any(m.get(k) for k in TEXT_KINDS))),
+        "text_leak": frac(len(result.text_leak_rows)),
         "shared_groups": {"count": len(result.shared_groups), "values": result.shared_groups[:100]},
         "pairs_sample": sample,
     }
@@ -60,33 +63,6 @@ def summary(result) -> dict:
     if getattr(result, "engine", None):
         out["engine"] = result.engine
     return out
-
-
-def evidence_rows(result) -> list[dict]:
-    rows = []
-    text_a, text_b = result.a.fields.text, result.b.fields.text
-    for b_row in result.leaked_b_rows:
-        m = result.matches[b_row]
-        kinds = [k for k in MATCH_KINDS if m.get(k)]
-        a_rows = sorted({a for k in kinds for a in m[k]})[:EVIDENCE_MATCHES]
-        # a_text is the A record the B text repeats most closely (the best near duplicate first; never one
-        # matched by its answer alone while a text match exists), and that record leads a_rows.
-        best = next((m[k][0] for k in ("identical_both", "identical_text", "near_duplicate", "identical_answer")
-                     if m.get(k)), None)
-        if best is not None:
-            a_rows = [best] + [a for a in a_rows if a != best][:EVIDENCE_MATCHES - 1]
-        rows.append({"b_row": b_row, "match": "+".join(kinds), "a_rows": " ".join(map(str, a_rows)),
-                     "jaccard": _jaccard(m), "b_text": text_b[b_row] or "",
-                     "a_text": text_a[a_rows[0]] or "" if a_rows else ""})
-    return rows
-
-
-def evidence_csv(result) -> str:
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=EVIDENCE_COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(evidence_rows(result))
-    return buf.getvalue()
 
 
 def fields_line(roles_a: dict, roles_b: dict) -> str:
@@ -112,7 +88,10 @@ def markdown(result) -> str:
     for key, label in (("identical_text", "identical text"), ("identical_answer", "identical answer"),
                        ("identical_both", "identical text AND answer (same record): answerable from memory"),
                        ("near_duplicate", f"near-duplicate text (Jaccard ≥ {result.threshold:g})"),
-                       ("any_leak", "any of the above")):
+                       ("any_leak", "any of the above"),
+                       ("answer_only", "of which a shared answer only, no shared text"),
+                       ("text_leak", "**text found in A, identical or near** (what `clean --near` drops; "
+                                     "`--fail-on-overlap` fails on it)")):
         lines.append(f"| {label} | {d[key]['records']:,} | {100 * d[key]['fraction']:.2f}% |")
     groups = d["shared_groups"]
     if result.b.roles.group:

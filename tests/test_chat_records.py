@@ -1,0 +1,83 @@
+"""Conversation records (OpenAI-style ``messages`` [{role, content}], ShareGPT ``conversations``
+[{from, value}]), the shape most fine-tuning data now has: with no field named, the text is guessed
+as every turn's text (``messages.content``), never a string id beside it, and the checks find
+what is planted in a turn. Built from real GSM8K problems; compared with the n-gram reference of
+tests/test_real_data_sweep.py on the turns' texts joined as the role reader joins a list (spaces).
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from test_real_data_sweep import contamination_reference, duplicate_figures, norm_default, read_jsonl, write_jsonl
+
+PLANTED = {17: 40, 333: 41}          # corpus row -> GSM8K test row whose question is its user turn
+
+
+@pytest.fixture(scope="module")
+def chats(real_data):
+    train = read_jsonl(real_data / "gsm8k/train.jsonl")[:600]
+    test = read_jsonl(real_data / "gsm8k/test.jsonl")
+    openai, sharegpt = [], []
+    for i, r in enumerate(train):
+        question = test[PLANTED[i]]["question"] if i in PLANTED else r["question"]
+        openai.append({"id": f"conv-{i:06d}-{'x' * 40}",       # a long string id: never the text
+                       "messages": [{"role": "system", "content": "You solve grade-school maths problems."},
+                                    {"role": "user", "content": question},
+                                    {"role": "assistant", "content": r["answer"]}]})
+        sharegpt.append({"conversations": [{"from": "human", "value": question}, {"from": "gpt", "value": r["answer"]}]})
+    # One conversation twice (a new id): scan's exact duplicates must see it.
+    openai[500] = dict(openai[499], id=openai[500]["id"])
+    sharegpt[500] = sharegpt[499]
+    return openai, sharegpt, [r["question"] for r in test]
+
+
+def summary_of(run_cli, *args) -> dict:
+    code, out, err = run_cli(*map(str, args), "--json", "-", "--quiet", timeout=300)
+    assert code == 0, err
+    return json.loads(out)
+
+
+@pytest.mark.parametrize("shape", ["openai", "sharegpt"])
+def test_conversations_are_guessed_and_scanned(chats, run_cli, tmp_path, shape):
+    openai, sharegpt, questions = chats
+    rows = openai if shape == "openai" else sharegpt
+    key, field = ("messages", "content") if shape == "openai" else ("conversations", "value")
+    write_jsonl(tmp_path / "chat.jsonl", rows)
+    got = summary_of(run_cli, "contamination", tmp_path / "chat.jsonl", "--benchmark", "gsm8k")
+    assert got["corpus"]["text"] == f"{key}.{field}"
+    joined = [" ".join(turn[field] for turn in r[key]) for r in rows]
+    expected = contamination_reference(joined, questions, got["settings"]["ngram"])
+    assert {it["benchmark_row"]: it["corpus_rows"] for it in got["items"]} == \
+        {i: rows_ for i, (rows_, _, _) in expected.items()}
+    assert {(r, i) for r, i in PLANTED.items()} <= {(r, i) for i, (rs, _, _) in expected.items() for r in rs}
+    scan = summary_of(run_cli, "scan", tmp_path / "chat.jsonl")
+    assert scan["roles"]["text"] == f"{key}.{field}" and "text" in scan["roles"]["guessed"]
+    figures = scan["exact_duplicates"]["text"]
+    assert (figures["groups"], figures["records"], figures["redundant"]) == \
+        duplicate_figures([norm_default(t) for t in joined]) == (1, 2, 1)
+
+
+def test_leak_from_conversations_into_a_plain_test_split(chats, run_cli, tmp_path, real_data):
+    """Training conversations against GSM8K test (its question field): the planted questions are
+    found as near duplicates of the conversation that holds them (the turns around them differ)."""
+    openai, _, questions = chats
+    write_jsonl(tmp_path / "train.jsonl", openai)
+    s = summary_of(run_cli, "leak", tmp_path / "train.jsonl", real_data / "gsm8k/test.jsonl", "--text-b", "question",
+                   "--threshold", "0.1")
+    assert s["a"]["roles"]["text"] == "messages.content"
+    leaked = {p["b"] for p in s["pairs_sample"]}
+    assert set(PLANTED.values()) <= leaked
+
+
+def test_field_lists_and_hints_name_the_turns(chats, run_cli, tmp_path):
+    from auditor.roles import available_fields, resolve_roles
+    openai, _, _ = chats
+    assert available_fields(openai[:3]) == ["id", "messages", "messages.role", "messages.content"]
+    write_jsonl(tmp_path / "chat.jsonl", openai[:20])
+    code, out, err = run_cli("scan", tmp_path / "chat.jsonl", "--text", "messages")
+    assert code == 2 and "messages.content" in err and "Traceback" not in err
+    # A list of objects with no text key is not a conversation, and not text: the body is guessed.
+    rows = [{"input": [{"x": "a" * 80}], "body": f"the body of record {i}"} for i in range(10)]
+    assert resolve_roles(rows).text == "body"
