@@ -211,6 +211,7 @@ def test_contamination_evidence_highlights_the_shared_span_as_text(page, app_url
     rows = [{"question": "Unrelated filler number %d about pebbles and rivers in spring." % i, "answer": str(i)}
             for i in range(6)]
     rows.insert(3, {"question": XSS + "Intro words. " + item + " Trailing words.", "answer": "x"})
+    rows[5]["answer"] = "Worked from: " + test[12]["question"]     # found once the answer field is searched too
     path = write_jsonl(tmp_path / "corpus.jsonl", rows)
     open_app(page, app_url)
     page.locator("#upload input[type=file]").set_input_files(str(path))
@@ -237,4 +238,13 @@ def test_contamination_evidence_highlights_the_shared_span_as_text(page, app_url
     assert page.locator("#contam-evidence img, #contam-evidence mark *").count() == 0
     rows_csv = list(csv.DictReader(open(download(page, "dl-contam"), encoding="utf-8", newline="")))
     assert [(r["benchmark_row"], r["corpus_row"]) for r in rows_csv] == [("11", "3")]
+    # Both fields searched: the item planted in row 5's answer is found too, and the summary says how.
+    page.locator("#contam-fields input").click()
+    page.get_by_role("option", name="question", exact=True).click()
+    page.get_by_role("option", name="answer", exact=True).click()
+    page.locator("#leak-run").click()
+    expect(page.locator("#contam-summary")).to_contain_text(
+        "A's fields searched: question, answer (each record's joined as one text)", timeout=TIMEOUT)
+    rows_csv = list(csv.DictReader(open(download(page, "dl-contam"), encoding="utf-8", newline="")))
+    assert [(r["benchmark_row"], r["corpus_row"]) for r in rows_csv] == [("11", "3"), ("12", "5")]
     assert_inert(page)

@@ -81,3 +81,22 @@ def test_field_lists_and_hints_name_the_turns(chats, run_cli, tmp_path):
     # A list of objects with no text key is not a conversation, and not text: the body is guessed.
     rows = [{"input": [{"x": "a" * 80}], "body": f"the body of record {i}"} for i in range(10)]
     assert resolve_roles(rows).text == "body"
+
+
+def test_the_space_reads_an_uploaded_conversation_file(chats, tmp_path):
+    """The Space's form: the turns' text is offered and pre-selected, and the audit finds the one
+    conversation present twice (rows 499 and 500), shown with the file's own ids."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from ui import handlers
+    openai, _, _ = chats
+    path = tmp_path / "chat.jsonl"
+    write_jsonl(path, openai)
+    form = handlers.load_fields("upload:chat.jsonl", "", str(path), "")
+    assert form["text"]["value"] == "messages.content"
+    assert ("messages.content", "messages.content") in form["text"]["choices"]
+    view = handlers.run("upload:chat.jsonl", "", "", "messages.content", "", "", [], 0.7, None, str(path), None,
+                        "upload:chat.jsonl", "http://space.example/")
+    shown = handlers.pairs_event(view["state"], "next")
+    assert f"id <b>{openai[499]['id']}</b>" in shown["pair_view"] and f"id <b>{openai[500]['id']}</b>" in shown["pair_view"]

@@ -146,3 +146,30 @@ def test_report_and_evidence_name_every_field(data, tmp_path):
     wanted = [900, SPLIT_ROW, 7, 8]
     got = corpus_texts(str(tmp_path / "odd.jsonl"), wanted, text=result.corpus["text"])
     assert got == {r: reference_text(odd[r]) for r in wanted}
+
+
+def test_the_space_searches_the_fields_picked(data, tmp_path):
+    """The Space's contamination check on an uploaded file: A's text field alone misses what sits in
+    the other fields; with all three picked, the count is the reference's, and the summary names them."""
+    import re
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from ui import handlers
+    rows, _, questions = data
+    path = tmp_path / "sft.jsonl"
+    write_jsonl(path, rows)
+    view = handlers.run("upload:sft.jsonl", "", "", "instruction", "output", "", [], 0.7, None, str(path), None,
+                        "upload:sft.jsonl", "http://space.example/")
+    assert view["contam_fields"]["choices"] == ["instruction", "input", "output"]
+    counts = {}
+    for picked in ((), ("instruction", "input", "output")):
+        out = handlers.leak_check(view["state"], "", "", "", "", None, False, "gsm8k", "", contam_fields=list(picked))
+        md = out["contam_md"]
+        counts[picked] = int(re.search(r"share an n-gram with A \(contaminated\) \| ([\d,]+)", md).group(1))
+    texts = {(): [r["instruction"] for r in rows], ("instruction", "input", "output"): [reference_text(r) for r in rows]}
+    for picked, count in counts.items():
+        n = int(re.search(r"shares a (\d+)-token sequence", out["contam_md"]).group(1))
+        assert count == len(contamination_reference(texts[picked], questions, n)), picked
+    assert counts[()] < counts[("instruction", "input", "output")]
+    assert "A's fields searched: instruction, input, output (each record's joined as one text)" in out["contam_md"]

@@ -138,6 +138,7 @@ def audited(result, src, key, req, seconds, cached, base, marks=()) -> dict:
         "leak_dataset": "" if src.kind == "upload" else src.name,
         "leak_config": gr.update(choices=list(table_.configs), value=table_.config or ""),
         "leak_split": gr.update(choices=list(table_.splits), value=other_splits[0] if other_splits else ""),
+        "contam_fields": gr.update(choices=fields, value=[]),
         **cleared_leak(), **cleared_paraphrases(),
     }
 
@@ -516,9 +517,11 @@ def load_b(st, result, b_src, b_config, b_split, allow_self, cap: int, token):
                         default_split="test")
 
 
-def leak_check(st, b_dataset, b_config, b_split, b_text, b_upload, allow_self, bench, token, progress=None) -> dict:
-    """Leakage of B into the audited A, and contamination of A by a bundled benchmark, with the
-    evidence side by side and as CSV. A is the audited table from the cache (not loaded again)."""
+def leak_check(st, b_dataset, b_config, b_split, b_text, b_upload, allow_self, bench, token, progress=None,
+               contam_fields=()) -> dict:
+    """Leakage of B into the audited A, and contamination of A by a bundled benchmark (searched in
+    ``contam_fields`` of A, each record's joined as one text; none: A's text), with the evidence
+    side by side and as CSV. A is the audited table from the cache (not loaded again)."""
     out = cleared_leak()
     if not st:
         return {**out, **error("Run an audit first: it is dataset **A**.", "leak_status")}
@@ -545,7 +548,7 @@ def leak_check(st, b_dataset, b_config, b_split, b_text, b_upload, allow_self, b
         elif not bench:
             notes.append("No B chosen: give B a dataset id, a bundled example or a file.")
         if bench:
-            out.update(contamination_views(result, bench, token, progress))
+            out.update(contamination_views(result, bench, token, progress, fields=contam_fields))
             done.append("contamination")
         message = " ".join(notes + ([f"Checked {' and '.join(done)}."] if done else []))
         out["leak_status"] = gr.update(value=message, elem_classes=["ok"] if done else [])
@@ -576,16 +579,21 @@ def benchmark_texts(bench: str, token) -> list:
     return extract(tbl.rows, resolve_roles(tbl.rows, text=field)).text
 
 
-def contamination_views(result, bench: str, token, progress=None) -> dict:
+def contamination_views(result, bench: str, token, progress=None, fields=()) -> dict:
     from auditor.evidence import contamination_evidence, evidence_csv
+    from auditor.roles import joined_text, resolve_text_spec, text_fields
     if bench not in BENCHMARKS:
         raise AuditorError("usage", f"{bench!r} is not a bundled benchmark.", f"Pick one of {', '.join(BENCHMARKS)}.")
-    corpus = list(result.fields.text)       # A's texts, from the cached audit
+    # A's texts from the cached audit; other fields as `auditor contamination --text a,b` reads them.
+    spec = resolve_text_spec(result.table.rows, list(fields)) if fields else result.roles.text
+    names = text_fields(spec)
+    corpus = (list(result.fields.text) if spec == result.roles.text
+              else [joined_text(row, names, i) for i, row in enumerate(result.table.rows)])
     cr = contamination(corpus, bench, token=token, progress=progress)
     rows = contamination_evidence(cr, benchmark_texts(bench, token), corpus)
     folder = state.new_folder("contam-" + secrets.token_hex(8))
     write_text(folder / "contamination_evidence.csv", evidence_csv(rows))
-    return {"contam_md": views.contamination_markdown(cr.summary(), bench),
+    return {"contam_md": views.contamination_markdown(cr.summary(), bench, names),
             "contam_evidence": views.contamination_evidence_html(rows),
             "dl_contam": enabled(folder / "contamination_evidence.csv")}
 

@@ -244,6 +244,9 @@ def build() -> gr.Blocks:
                         P["benchmark"] = gr.Dropdown([("— none —", "")] + [(b, b) for b in BENCHMARKS], value="",
                                                      label="Contamination: bundled benchmark to look for in A",
                                                      elem_id="benchmark")
+                        P["contam_fields"] = gr.Dropdown([], value=[], multiselect=True, elem_id="contam-fields",
+                                                         label="A's fields searched for it (blank: A's text), "
+                                                               "each record's joined as one text")
                     P["leak_run"] = gr.Button("Check leakage", variant="primary", elem_id="leak-run", scale=1,
                                               min_width=140)
                 P["leak_status"] = gr.Markdown("", elem_id="leak-status", latex_delimiters=[])
@@ -320,7 +323,7 @@ def wire(demo: gr.Blocks, P: dict) -> None:
                     "clusters_info", "clusters_df", "members_info", "members_df", "dedup_info", "dl_dedup",
                     "dl_manifest", "dl_review", "conc_text", "conc_plot", "conc_df", "dl_summary", "dl_report",
                     "dl_pairs", "dl_info", "config", "split", "text", "answer", "group", "labels", "leak_dataset",
-                    "leak_config", "leak_split", "leak_status", "leak_md", "leak_df", "leak_evidence", "contam_md",
+                    "leak_config", "leak_split", "contam_fields", "leak_status", "leak_md", "leak_df", "leak_evidence", "contam_md",
                     "contam_evidence", "dl_evidence", "dl_clean", "dl_contam", "para_status", "para_md", "para_plot",
                     "para_evidence", "dl_para", "para_state"]
     load_names = result_names + ["dataset", "max_rows"]
@@ -368,10 +371,10 @@ def wire(demo: gr.Blocks, P: dict) -> None:
         row = evt.index[0] if isinstance(evt.index, (list, tuple)) else None
         return pack(P, ["status", "members_info", "members_df"], handlers.cluster_select(st, row))
 
-    def on_leak(st, b_dataset, b_config, b_split, b_text, b_upload, allow_self, bench, token,
+    def on_leak(st, b_dataset, b_config, b_split, b_text, b_upload, allow_self, bench, contam_fields, token,
                 progress=gr.Progress()):
         view = handlers.leak_check(st, b_dataset, b_config, b_split, b_text, b_upload, allow_self, bench, token,
-                                   progress_of(progress))
+                                   progress_of(progress), contam_fields=contam_fields)
         return pack(P, leak_names, view)
 
     def on_paraphrases(st, b_dataset, b_config, b_split, b_text, b_upload, allow_self, bench, threshold, token,
@@ -423,7 +426,7 @@ def wire(demo: gr.Blocks, P: dict) -> None:
                          [P["state"], P["upload"]], outs(["status", "dedup_info", "dl_dedup", "dl_manifest"]),
                          concurrency_id="audit", **private)
     P["leak_run"].click(on_leak, [P["state"], P["leak_dataset"], P["leak_config"], P["leak_split"], P["leak_text"],
-                                  P["leak_upload"], P["leak_self"], P["benchmark"], P["token"]],
+                                  P["leak_upload"], P["leak_self"], P["benchmark"], P["contam_fields"], P["token"]],
                         outs(leak_names), concurrency_id="audit", show_progress_on=P["leak_status"], **private)
     P["para_run"].click(on_paraphrases, [P["state"], P["leak_dataset"], P["leak_config"], P["leak_split"],
                                          P["leak_text"], P["leak_upload"], P["leak_self"], P["para_bench"],

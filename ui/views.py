@@ -501,7 +501,8 @@ def _own_id(value) -> str:
     return f" (id {h(snippet(value, 60))})" if value not in (None, "") else ""
 
 
-def contamination_markdown(s: dict, bench: str) -> str:
+def contamination_markdown(s: dict, bench: str, fields=()) -> str:
+    """The contamination summary; ``fields``: A's fields searched (each record's joined as one text)."""
     b, c = s.get("benchmark") or {}, s.get("corpus") or {}
     n = (s.get("settings") or {}).get("ngram")
     where = " / ".join(md(b.get(k)) for k in ("config", "split") if b.get(k))
@@ -509,7 +510,9 @@ def contamination_markdown(s: dict, bench: str) -> str:
              f"Benchmark {md(b.get('source') or bench)}{' (' + where + ')' if where else ''}: "
              f"{b.get('records', 0):,} items; A: {c.get('records', 0):,} records"
              + (f", {c['tokens']:,} tokens" if isinstance(c.get("tokens"), int) else "")
-             + (f". An item counts when it shares a {n}-token sequence with A." if n else "."), "",
+             + (f". An item counts when it shares a {n}-token sequence with A." if n else ".")
+             + (f" A's fields searched: {', '.join(md(f) for f in fields)}"
+                + (" (each record's joined as one text)." if len(fields) > 1 else ".") if fields else ""), "",
              "| benchmark items | count |", "|---|---|",
              f"| share an n-gram with A (contaminated) | {_share(s.get('contaminated'))} |",
              f"| too short to check (not clean) | {_share(s.get('too_short'))} |"]
