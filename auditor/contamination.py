@@ -430,15 +430,12 @@ def _corpus_batches(corpus, config, split, text, max_rows, token):
     """(info, iterator of (first row number, texts), compiled) for the scan: texts as Arrow string
     arrays where a local JSONL corpus allows (``textstream``), else lists of str/None; ``compiled``
     for ``scan_batch`` (False for a local JSONL corpus under COMPILED_MIN_BYTES)."""
-    info, batches, _ = _corpus_stream(corpus, config, split, text, max_rows, token)
+    info, batches, paths = _corpus_stream(corpus, config, split, text, max_rows, token)
     field_name = info["text"]
     if isinstance(corpus, (list, tuple)) or field_name is None or "." in field_name:
         return info, batches, None
-    from .sources import codec_of, format_of, local_files, looks_local
-    if corpus.startswith("example:") or not looks_local(corpus):
-        return info, batches, None
-    paths = local_files(corpus, split)[0]      # the files iter_records reads
-    if any(format_of(p) != "jsonl" for p in paths):
+    from .sources import codec_of, format_of
+    if paths is None or any(format_of(p) != "jsonl" for p in paths):      # not local files of JSONL
         return info, batches, None
     batches.close()                     # only its first rows were read (to choose the text field)
     # Compressed files are judged batch by batch: their size on disk says little about their text.
@@ -461,7 +458,8 @@ def _corpus_batches(corpus, config, split, text, max_rows, token):
 
 
 def _corpus_stream(corpus, config, split, text, max_rows, token):
-    """(info, iterator of (first row number, [texts])) for a source string or a list of texts."""
+    """(info, iterator of (first row number, [texts]), the local files read or None) for a source
+    string or a list of texts."""
     if isinstance(corpus, (list, tuple)):
         info = {"source": "(texts)", "config": None, "split": None, "text": None}
         return info, iter([(0, list(corpus))]), None
@@ -478,9 +476,10 @@ def _corpus_stream(corpus, config, split, text, max_rows, token):
     fields = text_fields(spec)
     info = {"source": display_name(corpus) if looks_local(corpus) else corpus,
             "config": config, "split": split, "text": spec}
+    paths = None
     if looks_local(corpus) and not corpus.startswith("example:"):
         from .sources import local_files
-        _, info["split"], notices, _ = local_files(corpus, split)      # the split iter_records reads
+        paths, info["split"], notices, _ = local_files(corpus, split)      # the files iter_records reads
         if notices:
             info["notices"] = notices
 
@@ -496,4 +495,4 @@ def _corpus_stream(corpus, config, split, text, max_rows, token):
                 start, buf = seen, []
         if buf:
             yield start, buf
-    return info, batches(), None
+    return info, batches(), paths
