@@ -330,6 +330,9 @@ def cmd_leak(args) -> int:
         from .outputs import write_text
         write_text(args.evidence, evidence)
     summary, markdown, semantic = result.summary(), result.markdown(), None
+    from .report.leak import SAME_RECORDS, same_records
+    if same_records(summary):
+        print(f"warning: {SAME_RECORDS}", file=sys.stderr)
     if args.semantic:     # B (evaluation) items against A (training) records
         from .semantic import semantic_search
         semantic = semantic_search(result.b.fields.text, result.a.fields.text, model=args.semantic_model,

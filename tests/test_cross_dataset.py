@@ -316,3 +316,22 @@ def test_leak_rejects_bad_threshold(real_data):
     with pytest.raises(auditor.AuditorError) as info:
         leak(str(real_data / "gsm8k/test.jsonl"), str(real_data / "gsm8k/test.jsonl"), threshold=0)
     assert info.value.code == "usage"
+
+
+def test_a_source_compared_with_itself_is_said_plainly(run_cli, real_data, tmp_path):
+    """HumanEval has only a test split, so A (train by default) falls back to it and B reads it
+    too: every record matches itself. The CLI says so on stderr and in REPORT.md; a real pair of
+    splits (GSM8K train -> test) carries no such note."""
+    code, out, err = run_cli("leak", "example:humaneval", "example:humaneval", "--out-dir", tmp_path / "self", "--quiet")
+    assert code == 0 and "warning: A and B hold the same records" in err
+    report = (tmp_path / "self/REPORT.md").read_text(encoding="utf-8")
+    summary = json.loads((tmp_path / "self/summary.json").read_text(encoding="utf-8"))
+    assert "> Note: A and B hold the same records" in report
+    assert summary["a"]["fingerprint"] == summary["b"]["fingerprint"] and summary["identical_text"]["fraction"] == 1.0
+    # The same rows in a second file are the same records too.
+    copy = tmp_path / "copy.jsonl"
+    copy.write_bytes((real_data / "gsm8k/test.jsonl").read_bytes())
+    code, out, err = run_cli("leak", copy, real_data / "gsm8k/test.jsonl", "--quiet")
+    assert code == 0 and "warning: A and B hold the same records" in err
+    code, out, err = run_cli("leak", real_data / "gsm8k/train.jsonl", real_data / "gsm8k/test.jsonl", "--quiet")
+    assert code == 0 and "same records" not in err + out

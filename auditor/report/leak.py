@@ -65,6 +65,16 @@ def summary(result) -> dict:
     return out
 
 
+SAME_RECORDS = ("A and B hold the same records (the same fingerprint): every record matches itself, so these "
+                "figures say nothing about leakage. Compare the training split with the evaluation split.")
+
+
+def same_records(summary: dict) -> bool:
+    """Whether a leak compared a source with itself (the two sides' record fingerprints agree)."""
+    a, b = summary["a"].get("fingerprint"), summary["b"].get("fingerprint")
+    return a is not None and a == b
+
+
 def fields_line(roles_a: dict, roles_b: dict) -> str:
     """Which fields were compared, and which were guessed: a wrong guess (an id as the text, a
     multiple-choice letter as the answer) changes every figure."""
@@ -83,8 +93,10 @@ def markdown(result) -> str:
     lines = [f"# Leakage: {name(d['a'])} → {name(d['b'])}", "",
              f"Every figure counts records of the evaluation side ({name(d['b'])}, {n_b:,} records) that also "
              f"occur in {name(d['a'])} ({d['a']['records']:,} records).", "",
-             fields_line(d["a"]["roles"], d["b"]["roles"]), "",
-             "| check | records | fraction |", "|---|---|---|"]
+             fields_line(d["a"]["roles"], d["b"]["roles"]), ""]
+    if same_records(d):
+        lines += [f"> Note: {SAME_RECORDS}", ""]
+    lines += ["| check | records | fraction |", "|---|---|---|"]
     for key, label in (("identical_text", "identical text"), ("identical_answer", "identical answer"),
                        ("identical_both", "identical text AND answer (same record): answerable from memory"),
                        ("near_duplicate", f"near-duplicate text (Jaccard ≥ {result.threshold:g})"),
