@@ -114,7 +114,7 @@ def _escape_surrogates(value):
 
 
 def _write_rows(rows: list, path: Path, fmt: str | None = None) -> list[str]:
-    from .outputs import atomic_write
+    from .outputs import CSV_LINE_END, atomic_write
     suffix = {"jsonl": ".jsonl", "json": ".json", "csv": ".csv", "tsv": ".tsv", "parquet": ".parquet"}.get(
         fmt or "", path.suffix.lower())
     if suffix in (".jsonl", ".ndjson"):
@@ -130,7 +130,7 @@ def _write_rows(rows: list, path: Path, fmt: str | None = None) -> list[str]:
     elif suffix in (".csv", ".tsv"):
         columns = list(dict.fromkeys(k for r in rows for k in r))
         with atomic_write(path, errors="backslashreplace", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=columns, lineterminator="\n",
+            writer = csv.DictWriter(fh, fieldnames=columns, lineterminator=CSV_LINE_END,
                                     delimiter="\t" if suffix == ".tsv" else ",")
             writer.writeheader()
             for r in rows:

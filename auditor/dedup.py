@@ -479,10 +479,12 @@ def write_manifest(result, dedup_result: DedupResult, path) -> None:
     if os.fspath(path).lower().endswith(".csv"):
         import csv
         import io
+
+        from .outputs import CSV_LINE_END
         fields = ["row", *(["id"] if result.roles.id is not None else []), "cluster", "kept_row", "reason",
                   "jaccard"]
         buf = io.StringIO()
-        writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
+        writer = csv.DictWriter(buf, fieldnames=fields, lineterminator=CSV_LINE_END)
         writer.writeheader()
         writer.writerows(rows)
         write_text(path, buf.getvalue(), errors="backslashreplace")

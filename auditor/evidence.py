@@ -301,9 +301,11 @@ def evidence_csv(rows: list, columns: list | None = None) -> str:
     (spans) as JSON."""
     columns = columns or list(dict.fromkeys(k for r in rows for k in r))
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
+    from .outputs import CSV_LINE_END
+    from .report.common import printable
+    writer = csv.DictWriter(buf, fieldnames=columns, lineterminator=CSV_LINE_END)
     writer.writeheader()
     for r in rows:
         writer.writerow({k: json.dumps(v, ensure_ascii=False) if isinstance(v, (list, dict)) else v
                          for k, v in r.items()})
-    return buf.getvalue()
+    return printable(buf.getvalue())       # a lone surrogate in a text, as its escape (as summary.json writes it)

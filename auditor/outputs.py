@@ -34,6 +34,10 @@ from pathlib import Path
 from .errors import AuditorError
 
 TEMP_SUFFIX = ".tmp"          # temporaries: ".NAME.XXXXXXXX.tmp", hidden and without a data suffix
+# CSV rows end in CRLF (RFC 4180): Python's csv module quotes a field holding "\r" or "\n" only when
+# that character is in its line terminator, so with "\n" alone a text holding a bare "\r" was written
+# unquoted, and readers split the record there.
+CSV_LINE_END = "\r\n"
 
 
 # --------------------------------------------------------------------------- checks before the work

@@ -116,6 +116,9 @@ def resolve_text_spec(rows: list[dict], spec=None) -> str:
         spec = ",".join(spec)
     if spec is None or not isinstance(spec, str) or "," not in spec:
         return resolve_roles(rows, text=spec).text
+    if _present(rows, spec.strip()):
+        raise AuditorError("usage", f"The field {spec.strip()!r} has a comma in its name, and a comma here "
+                           "separates fields.", "Rename the field (or write a copy of the data with it renamed).")
     fields = text_fields(spec)
     if not fields:
         raise AuditorError("usage", f"The text fields {spec!r} name no field.",
@@ -155,8 +158,10 @@ def available_fields(rows: list[dict], sample: int = 1000) -> list[str]:
             inner = [value] if isinstance(value, dict) else value[:8] if isinstance(value, list) else ()
             for item in inner:
                 if isinstance(item, dict):
-                    for sub in item:
+                    for sub, parts in item.items():
                         seen[f"{key}.{sub}"] = None
+                        if _text_parts(parts):      # a turn's content parts: messages.content.text
+                            seen[f"{key}.{sub}.text"] = None
     return list(seen)
 
 
@@ -181,21 +186,39 @@ CHAT_TEXT_KEYS = ("content", "value", "text")
 
 
 def _chat_field(rows, fields, taken, sample: int = 200) -> str | None:
-    """A field holding conversations, as a dotted path to the turns' text (``messages.content``):
-    the text of every turn, joined, is the record's text (``lookup`` takes the key from each turn)."""
+    """A field holding conversations, as a dotted path to the turns' text (``messages.content``,
+    or ``messages.content.text`` when the content is a list of parts): the text of every turn,
+    joined, is the record's text (``lookup`` takes the key from each turn). Turns with no text
+    (a tool call's null content) and a stray turn that is not an object do not count against it."""
     for name in fields:
         if name in taken or "." in name or not name.strip():
             continue
-        values = [row.get(name) for row in rows[:sample]]
-        values = [v for v in values if v is not None]
+        values = [v for v in (row.get(name) for row in rows[:sample]) if v is not None]
+        if not values or sum(isinstance(v, list) for v in values) < 0.9 * len(values):
+            continue
         turns = [t for v in values if isinstance(v, list) for t in v]
-        if not values or not turns or sum(isinstance(v, list) for v in values) < 0.9 * len(values) \
-                or not all(isinstance(t, dict) for t in turns):
+        objects = [t for t in turns if isinstance(t, dict)]
+        if not objects or len(objects) < 0.9 * len(turns):
             continue
         for key in CHAT_TEXT_KEYS:
-            if sum(isinstance(t.get(key), str) for t in turns) >= 0.9 * len(turns) and f"{name}.{key}" not in taken:
-                return f"{name}.{key}"
+            held = [t[key] for t in objects if t.get(key) is not None]
+            if len(held) < 0.5 * len(objects):
+                continue
+            if sum(isinstance(x, str) for x in held) >= 0.9 * len(held):
+                path = f"{name}.{key}"
+            elif sum(_text_parts(x) for x in held) >= 0.9 * len(held):
+                path = f"{name}.{key}.text"
+            else:
+                continue
+            if path not in taken:
+                return path
     return None
+
+
+def _text_parts(value) -> bool:
+    """A turn's content as a list of parts, some holding text ([{"type": "text", "text": ...}])."""
+    return (isinstance(value, list) and bool(value) and all(isinstance(p, dict) for p in value)
+            and any(isinstance(p.get("text"), str) for p in value))
 
 
 def _longest_string_field(rows, fields, taken) -> str | None:
@@ -224,7 +247,7 @@ def lookup(row, path: str):
         if isinstance(value, dict):
             value = value.get(part, MISSING)
         elif isinstance(value, list):  # a list of objects: take the field from each
-            value = [v.get(part) for v in value if isinstance(v, dict)]
+            value = _pluck(value, part)
         else:
             return MISSING
         if value is MISSING:
@@ -232,6 +255,12 @@ def lookup(row, path: str):
     return value
 
 
+
+
+def _pluck(items: list, key: str) -> list:
+    """``key`` of each object in a list, and in the lists within it (a conversation's turns whose
+    content is a list of parts: ``messages.content.text``)."""
+    return [v.get(key) if isinstance(v, dict) else _pluck(v, key) for v in items if isinstance(v, (dict, list))]
 
 
 def as_text(value, field: str, row: int) -> str | None:

@@ -173,3 +173,9 @@ def test_the_space_searches_the_fields_picked(data, tmp_path):
         assert count == len(contamination_reference(texts[picked], questions, n)), picked
     assert counts[()] < counts[("instruction", "input", "output")]
     assert "A's fields searched: instruction, input, output (each record's joined as one text)" in out["contam_md"]
+
+
+def test_a_field_named_with_a_comma_is_a_clear_error(run_cli, tmp_path):
+    write_jsonl(tmp_path / "c.jsonl", [{"problem, restated": "a question", "problem": "b"}] * 3)
+    code, out, err = run_cli("contamination", tmp_path / "c.jsonl", "--benchmark", "gsm8k", "--text", "problem, restated")
+    assert code == 2 and "has a comma in its name" in err and "Traceback" not in err

@@ -33,8 +33,9 @@ PLACEHOLDER_PAIR = "<p class='cut'>Select a pair above (or press j / k) to compa
 
 # Bidirectional controls (embeddings, overrides, isolates, marks) in data would reorder the page's
 # own text around them (a count "38" shown as "83", a name read backwards): they are shown as
-# visible code points instead. Downloads keep the data as it is.
-BIDI_CONTROLS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# visible code points instead, as is a lone surrogate (valid in JSON input; no page or table can
+# hold it). Downloads keep the data as it is.
+BIDI_CONTROLS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def visible(text: str) -> str:
