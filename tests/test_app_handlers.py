@@ -318,6 +318,7 @@ def test_leakage_between_two_uploaded_files(tmp_path):
     assert f"leak in any of these ways | {len(a_rows)} (100.00%)" in allowed["leak_md"]
     assert f"repeat an A text, exactly or nearly** (what" in allowed["leak_md"]
     assert f"| **{len(a_rows)} (100.00%)** |" in allowed["leak_md"]
+    assert "| of which only share an answer (no shared text) | 0 (0.00%) |" in allowed["leak_md"]
     # "upload:..." typed as B without a file in B's slot: a clear error, never A compared with itself.
     typed = handlers.leak_check(st, "upload:a.jsonl", "", "", "", None, False, "", "")
     assert "No file in B's upload slot" in typed["leak_status"]["value"]

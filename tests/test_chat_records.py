@@ -1,7 +1,7 @@
 """Conversation records (OpenAI-style ``messages`` [{role, content}], ShareGPT ``conversations``
 [{from, value}]), the shape most fine-tuning data now has: with no field named, the text is guessed
-as every turn's text (``messages.content``), never a string id beside it, and the checks find
-what is planted in a turn. Built from real GSM8K problems; compared with the n-gram reference of
+as every turn's text but the system prompt's (``messages.content``), never a string id beside it,
+and the checks find what is planted in a turn. Built from real GSM8K problems; compared with the n-gram reference of
 tests/test_real_data_sweep.py on the turns' texts joined as the role reader joins a list (spaces).
 """
 from __future__ import annotations
@@ -47,7 +47,8 @@ def test_conversations_are_guessed_and_scanned(chats, run_cli, tmp_path, shape):
     write_jsonl(tmp_path / "chat.jsonl", rows)
     got = summary_of(run_cli, "contamination", tmp_path / "chat.jsonl", "--benchmark", "gsm8k")
     assert got["corpus"]["text"] == f"{key}.{field}"
-    joined = [" ".join(turn[field] for turn in r[key]) for r in rows]
+    # The definition: every turn's text but the system prompt's, joined by spaces.
+    joined = [" ".join(turn[field] for turn in r[key] if turn.get("role") != "system") for r in rows]
     expected = contamination_reference(joined, questions, got["settings"]["ngram"])
     assert {it["benchmark_row"]: it["corpus_rows"] for it in got["items"]} == \
         {i: rows_ for i, (rows_, _, _) in expected.items()}

@@ -179,3 +179,12 @@ def test_a_field_named_with_a_comma_is_a_clear_error(run_cli, tmp_path):
     write_jsonl(tmp_path / "c.jsonl", [{"problem, restated": "a question", "problem": "b"}] * 3)
     code, out, err = run_cli("contamination", tmp_path / "c.jsonl", "--benchmark", "gsm8k", "--text", "problem, restated")
     assert code == 2 and "has a comma in its name" in err and "Traceback" not in err
+
+
+def test_a_field_of_numbers_is_refused_not_searched(data, run_cli, tmp_path):
+    """A score or an index holds no benchmark passage: searching it would report a clean corpus."""
+    rows, _, _ = data
+    write_jsonl(tmp_path / "c.jsonl", [dict(r, score=i) for i, r in enumerate(rows[:50])])
+    for spec in ("score", "output,score"):
+        code, out, err = run_cli("contamination", tmp_path / "c.jsonl", "--benchmark", "gsm8k", "--text", spec)
+        assert code == 2 and "'score' holds numbers, not text" in err and "Traceback" not in err, spec

@@ -453,6 +453,8 @@ def leak_markdown(s: dict, threshold: float, a_name: str, b_name: str) -> str:
              f"| are near duplicates of an A text (Jaccard ≥ {threshold:g}) | {_share(s.get('near_duplicate'))} |"]
     if s.get("any_leak") is not None:
         lines.append(f"| leak in any of these ways | {_share(s.get('any_leak'))} |")
+    if s.get("answer_only") is not None:
+        lines.append(f"| of which only share an answer (no shared text) | {_share(s.get('answer_only'))} |")
     if s.get("text_leak") is not None:
         lines.append(f"| **repeat an A text, exactly or nearly** (what *Clean B split* drops; a shared answer "
                      f"alone is often chance) | **{_share(s.get('text_leak'))}** |")
