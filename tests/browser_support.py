@@ -3,7 +3,9 @@
 Test modules load it with ``pytest_plugins = ["app_server", "browser_support"]``."""
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect, sync_playwright
@@ -39,6 +41,39 @@ def new_page(browser, app_url: str, init_script: str | None = None, viewport: di
     pg.on("request", lambda r: pg.outside_requests.append(r.url)
           if not r.url.startswith((app_url, "data:", "blob:", "about:")) else None)
     return context, pg
+
+
+# Markup a journey plants in the data, and a page that records any script it manages to run
+# (``window.__xss_hits``): the data must stay text.
+XSS = '<img src=x onerror="window.__xss=1"> '
+TRAP = """
+Object.defineProperty(window, '__xss_hits', {value: [], writable: false});
+Object.defineProperty(window, '__xss', {get() { return undefined; }, set(v) { window.__xss_hits.push(v); }});
+"""
+
+
+@pytest.fixture
+def page(browser, app_url):
+    """A page at the app with the XSS trap installed (a module may define its own ``page``)."""
+    context, pg = new_page(browser, app_url, init_script=TRAP)
+    yield pg
+    context.close()
+
+
+def write_jsonl(path: Path, rows) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def read_jsonl(path) -> list:
+    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").split("\n") if line.strip()]
+
+
+def download(pg, elem_id: str) -> str:
+    """The path of the file a download button gives."""
+    with pg.expect_download() as info:
+        pg.locator(f"#{elem_id}").click()
+    return info.value.path()
 
 
 def status(pg):

@@ -16,38 +16,11 @@ from playwright.sync_api import expect
 
 import ground_truth
 import real_data
-from browser_support import TIMEOUT, dataset_box, new_page, open_app, open_tab, share_box, status, wait_audited
+from browser_support import (TIMEOUT, XSS, dataset_box, download, new_page, open_app, open_tab, read_jsonl,
+                             share_box, status, wait_audited, write_jsonl)
 
 pytest_plugins = ["app_server", "browser_support"]
 pytestmark = pytest.mark.browser
-
-XSS = '<img src=x onerror="window.__xss=1"> '
-TRAP = """
-Object.defineProperty(window, '__xss_hits', {value: [], writable: false});
-Object.defineProperty(window, '__xss', {get() { return undefined; }, set(v) { window.__xss_hits.push(v); }});
-"""
-
-
-@pytest.fixture
-def page(browser, app_url):
-    context, pg = new_page(browser, app_url, init_script=TRAP)
-    yield pg
-    context.close()
-
-
-def write_jsonl(path: Path, rows) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
-
-
-def read_jsonl(path) -> list:
-    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").split("\n") if line.strip()]
-
-
-def download(pg, elem_id: str) -> str:
-    with pg.expect_download() as info:
-        pg.locator(f"#{elem_id}").click()
-    return info.value.path()
 
 
 def assert_inert(pg):

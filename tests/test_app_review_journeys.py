@@ -16,7 +16,8 @@ from playwright.sync_api import expect
 
 import ground_truth
 import real_data
-from browser_support import TIMEOUT, dataset_box, new_page, open_app, open_tab, share_box, status, wait_audited
+from browser_support import (TIMEOUT, TRAP, XSS, dataset_box, download, new_page, open_app, open_tab, read_jsonl,
+                             share_box, status, wait_audited, write_jsonl)
 
 pytest_plugins = ["app_server", "browser_support"]
 pytestmark = pytest.mark.browser
@@ -25,33 +26,6 @@ DATA = Path(__file__).resolve().parent / "data"
 THRESHOLD = 0.7             # the page's default
 LEAK_COLUMNS = ["b_row", "a_row", "a_rows", "kind", "b_kinds", "text_jaccard", "b_text", "a_text", "b_answer",
                 "a_answer"]
-XSS = '<img src=x onerror="window.__xss=1"> '
-TRAP = """
-Object.defineProperty(window, '__xss_hits', {value: [], writable: false});
-Object.defineProperty(window, '__xss', {get() { return undefined; }, set(v) { window.__xss_hits.push(v); }});
-"""
-
-
-@pytest.fixture
-def page(browser, app_url):
-    context, pg = new_page(browser, app_url, init_script=TRAP)
-    yield pg
-    context.close()
-
-
-def write_jsonl(path: Path, rows) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
-
-
-def read_jsonl(path) -> list:
-    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").split("\n") if line.strip()]
-
-
-def download(pg, elem_id: str) -> str:
-    with pg.expect_download() as info:
-        pg.locator(f"#{elem_id}").click()
-    return info.value.path()
 
 
 def read_evidence(path) -> tuple[list, list]:
@@ -74,6 +48,16 @@ def assert_inert(pg):
     time.sleep(0.3)
     assert pg.evaluate("window.__xss_hits.slice()") == []
     assert pg.locator("img[src='x']").count() == 0
+
+
+def leak_journey(pg, app_url, folder: Path, name: str, a_rows, b_rows) -> int:
+    """A and B written as NAME_train/NAME_test uploads, A audited, B checked; returns B's size."""
+    a = write_jsonl(folder / f"{name}_train.jsonl", a_rows)
+    b = write_jsonl(folder / f"{name}_test.jsonl", b_rows)
+    open_app(pg, app_url)
+    upload_a(pg, a, len(a_rows))
+    check_b(pg, b)
+    return len(b_rows)
 
 
 def upload_a(pg, path: Path, records: int):
@@ -125,12 +109,7 @@ def test_mmlu_letters_shared_answers_only_stay_in_the_clean_split(page, app_url,
     a_rows, b_rows = rows[:40], rows[40:]
     text_leak, answer_rows = expected_leak(a_rows, b_rows)
     assert text_leak == set() and len(answer_rows) == len(b_rows)        # letters only: every B row, by chance
-    a = write_jsonl(tmp_path / "mmlu_train.jsonl", a_rows)
-    b = write_jsonl(tmp_path / "mmlu_test.jsonl", b_rows)
-    open_app(page, app_url)
-    upload_a(page, a, len(a_rows))
-    check_b(page, b)
-    n = len(b_rows)
+    n = leak_journey(page, app_url, tmp_path, "mmlu", a_rows, b_rows)
     expect(page.locator("#leak-summary")).to_contain_text("leak in any of these ways")
     assert summary_row(page, "leak in any of these ways") == share(len(answer_rows), n)
     assert summary_row(page, "repeat an A text, exactly or nearly") == share(0, n)
@@ -164,12 +143,7 @@ def test_planted_copies_figures_agree_with_evidence_and_clean_split(page, app_ur
     text_leak, answer_rows = expected_leak(a_rows, b_rows)
     assert set(range(40, 48)) <= text_leak                     # the 5 copies and 3 edited copies
     any_leak = text_leak | answer_rows
-    a = write_jsonl(tmp_path / "gsm_train.jsonl", a_rows)
-    b = write_jsonl(tmp_path / "gsm_test.jsonl", b_rows)
-    open_app(page, app_url)
-    upload_a(page, a, len(a_rows))
-    check_b(page, b)
-    n = len(b_rows)
+    n = leak_journey(page, app_url, tmp_path, "gsm", a_rows, b_rows)
     assert summary_row(page, "leak in any of these ways") == share(len(any_leak), n)
     assert summary_row(page, "repeat an A text, exactly or nearly") == share(len(text_leak), n)
     expect(page.locator("#leak-summary strong", has_text=share(len(text_leak), n))).to_be_visible()
