@@ -323,9 +323,9 @@ def wire(demo: gr.Blocks, P: dict) -> None:
                     "clusters_info", "clusters_df", "members_info", "members_df", "dedup_info", "dl_dedup",
                     "dl_manifest", "dl_review", "conc_text", "conc_plot", "conc_df", "dl_summary", "dl_report",
                     "dl_pairs", "dl_info", "config", "split", "text", "answer", "group", "labels", "leak_dataset",
-                    "leak_config", "leak_split", "contam_fields", "leak_status", "leak_md", "leak_df", "leak_evidence", "contam_md",
-                    "contam_evidence", "dl_evidence", "dl_clean", "dl_contam", "para_status", "para_md", "para_plot",
-                    "para_evidence", "dl_para", "para_state"]
+                    "leak_config", "leak_split", "contam_fields", "leak_status", "leak_md", "leak_df", "leak_evidence",
+                    "contam_md", "contam_evidence", "dl_evidence", "dl_clean", "dl_contam", "para_status", "para_md",
+                    "para_plot", "para_evidence", "dl_para", "para_state"]
     load_names = result_names + ["dataset", "max_rows"]
     fields_names = ["status", "form", "config", "split", "text", "answer", "group", "labels", "fields_for"]
     pick_names = ["dataset", "config", "split", "text", "answer", "group", "labels"]

@@ -14,9 +14,9 @@ the shard), and the task scans them a bounded batch of records at a time
 (``scan_records``) and returns per B row the lowest-numbered EVIDENCE_MATCHES A rows per kind,
 its best CROSS_MATCHES near duplicates, the exact near-pair count, the group values shared with
 B, the text, answer and id of the A rows it names (evidence.csv), and the fold of its canonical
-records (``roles.fold_records``: A's fingerprint combines the folds in shard order). The driver reduces the shards in order, so
-counts, matches, Jaccard scores, shared groups, near-pair count and fingerprint equal the local
-engine's; summary.json differs only by its ``engine`` block.
+records (``roles.fold_records``: A's fingerprint combines the folds in shard order). The driver
+reduces the shards in order, so counts, matches, Jaccard scores, shared groups, near-pair count
+and fingerprint equal the local engine's; summary.json differs only by its ``engine`` block.
 
 Near duplicates without a global vocabulary: shingles are identified by B's words (or B's
 characters) through a trie of B's shingle prefixes, so an A shingle holding a word B lacks is
