@@ -477,17 +477,10 @@ def write_manifest(result, dedup_result: DedupResult, path) -> None:
     from .outputs import write_text
     rows = manifest_rows(result, dedup_result)
     if os.fspath(path).lower().endswith(".csv"):
-        import csv
-        import io
-
-        from .outputs import CSV_LINE_END
+        from .evidence import evidence_csv
         fields = ["row", *(["id"] if result.roles.id is not None else []), "cluster", "kept_row", "reason",
                   "jaccard"]
-        buf = io.StringIO()
-        writer = csv.DictWriter(buf, fieldnames=fields, lineterminator=CSV_LINE_END)
-        writer.writeheader()
-        writer.writerows(rows)
-        write_text(path, buf.getvalue(), errors="backslashreplace")
+        write_text(path, evidence_csv(rows, columns=fields), errors="backslashreplace")
         return
     doc = {"kind": MANIFEST_KIND, "version": 1, "dataset": _dataset_name(result.table),
            "fingerprint": result.fingerprint, "threshold": dedup_result.threshold, "keep": dedup_result.keep,

@@ -297,8 +297,8 @@ def leak_evidence_csv(result, rows: list | None = None) -> str:
 
 
 def evidence_csv(rows: list, columns: list | None = None) -> str:
-    """Evidence rows as CSV: ``columns``, else the rows' keys in first-seen order; lists and dicts
-    (spans) as JSON."""
+    """Rows as CSV (evidence, the dedup manifest): ``columns``, else the rows' keys in first-seen
+    order; lists and dicts (spans) as JSON; CRLF rows (``outputs.CSV_LINE_END``)."""
     columns = columns or list(dict.fromkeys(k for r in rows for k in r))
     buf = io.StringIO()
     from .outputs import CSV_LINE_END
