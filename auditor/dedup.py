@@ -65,7 +65,7 @@ class DedupResult:
     clusters: int
     records_in_clusters: int
     kept_rows: tuple             # ascending 0-based rows written out
-    dropped: tuple               # ({row, id, cluster, kept_row, reason, jaccard}, ...) by row
+    dropped: tuple               # ({row, id, cluster, kept_row, reason, jaccard, differs}, ...) by row
     not_duplicates: int          # distinct "not a duplicate" marks applied
     exact: bool                  # False: marks were applied to a partial pair sample (see module doc)
     notices: tuple = ()
@@ -293,15 +293,49 @@ def dedup(result, threshold=None, keep: str = "first", not_duplicates=()) -> "De
     against = kept_of[drop]
     jac = pair_jaccard(result, drop, against)
     same = result.evaluated_key[drop] == result.evaluated_key[against]
+    differs = differing_fields(result.fields, drop, against)
     ids = result.fields.ids
     dropped = tuple({"row": int(r), "id": None if ids is None else ids[r], "cluster": int(c), "kept_row": int(k),
-                     "reason": "identical" if s else "near_duplicate", "jaccard": j}
-                    for r, c, k, s, j in zip(drop.tolist(), g.label[drop].tolist(), against.tolist(),
-                                             same.tolist(), jac))
+                     "reason": "identical" if s else "near_duplicate", "jaccard": j, "differs": list(d)}
+                    for r, c, k, s, j, d in zip(drop.tolist(), g.label[drop].tolist(), against.tolist(),
+                                                same.tolist(), jac, differs))
     return DedupResult(threshold=g.threshold, keep=keep, records=result.records, clusters=int(g.sizes.size),
                        records_in_clusters=int(g.sizes.sum()), kept_rows=tuple(kept_rows.tolist()),
-                       dropped=dropped, not_duplicates=g.marks, exact=g.exact, notices=g.notices,
+                       dropped=dropped, not_duplicates=g.marks, exact=g.exact,
+                       notices=g.notices + _conflict_notices(differs, keep),
                        source=result.table.source, fingerprint=result.fingerprint)
+
+
+def differing_fields(fields, rows: np.ndarray, kept: np.ndarray) -> list[tuple]:
+    """Per dropped row, the evaluated fields (text, answer, group, label:NAME) whose value differs,
+    under the default normaliser, from the record kept in its place. A near duplicate with
+    another answer is a conflicting label or a stem reused for another question: dropping it is
+    a choice the curator should see, not a silent one."""
+    evaluated = [("text", fields.text), ("answer", fields.answer), ("group", fields.group),
+                 *((f"label:{k}", v) for k, v in fields.labels.items())]
+    differs: list[list] = [[] for _ in range(rows.size)]
+    for name, values in evaluated:
+        if values is None:
+            continue
+        mine = normalized([values[i] for i in rows.tolist()], "default")
+        theirs = normalized([values[i] for i in kept.tolist()], "default")
+        for k in np.flatnonzero([a != b for a, b in zip(mine, theirs)]).tolist():
+            differs[k].append(name)
+    return [tuple(d) for d in differs]
+
+
+def _conflict_notices(differs: list, keep: str) -> tuple:
+    counts: dict[str, int] = {}
+    for d in differs:
+        for name in d:
+            if name != "text":
+                counts[name] = counts.get(name, 0) + 1
+    if not counts:
+        return ()
+    listed = ", ".join(f"{name} ({n:,})" for name, n in counts.items())
+    return (f"{sum(1 for d in differs if set(d) - {'text'}):,} dropped row(s) differ from the record kept in their "
+            f"place in {listed}: the kept value was chosen by the rule '{keep}', not by agreement. Review them "
+            "(the manifest's 'differs'), or keep most_common_answer.",)
 
 
 def pair_jaccard(result, rows_a, rows_b) -> list:
@@ -468,7 +502,8 @@ def write_dedup(result, dedup_result: DedupResult, path, manifest_path=None) -> 
 
 
 def manifest_rows(result, dedup_result: DedupResult) -> list:
-    """One dict per dropped row: row, id (when there is an id role), cluster, kept_row, reason, jaccard."""
+    """One dict per dropped row: row, id (when there is an id role), cluster, kept_row, reason, jaccard and
+    differs (the evaluated fields whose value is not the kept record's)."""
     has_id = result.roles.id is not None
     return [{k: v for k, v in d.items() if k != "id" or has_id} for d in dedup_result.dropped]
 
@@ -479,7 +514,8 @@ def write_manifest(result, dedup_result: DedupResult, path) -> None:
     if os.fspath(path).lower().endswith(".csv"):
         from .evidence import evidence_csv
         fields = ["row", *(["id"] if result.roles.id is not None else []), "cluster", "kept_row", "reason",
-                  "jaccard"]
+                  "jaccard", "differs"]
+        rows = [{**r, "differs": ";".join(r["differs"])} for r in rows]
         write_text(path, evidence_csv(rows, columns=fields), errors="backslashreplace")
         return
     doc = {"kind": MANIFEST_KIND, "version": 1, "dataset": _dataset_name(result.table),

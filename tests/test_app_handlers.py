@@ -425,3 +425,20 @@ def test_leakage_b_without_a_split_is_the_evaluation_split_as_in_the_cli(run_cli
     # Named as A's split, it is still refused as the same data.
     same = handlers.leak_check(view["state"], "example:gsm8k", "main", "train", "", None, False, "", "")
     assert "same data as A" in same["leak_status"]["value"]
+
+
+def test_dedup_names_the_answers_it_drops(tmp_path):
+    """Two GSM8K questions each asked twice, once with another answer: the deduplicated file keeps
+    one of each, and the note by the download counts the dropped rows whose answer was not the
+    kept one's (read from the rows here: the copy of question 1 has another answer, of 0 not)."""
+    test = real_data.rows("gsm8k/test.jsonl")
+    rows = [dict(q) for q in test[:6]]
+    rows += [dict(test[0]), {**test[1], "answer": test[1]["answer"] + " (wrong)"}]
+    path = write_jsonl(tmp_path / "conflict.jsonl", [{"question": r["question"], "answer": r["answer"]} for r in rows])
+    st = run("upload:conflict.jsonl", upload=str(path))["state"]
+    built = handlers.build_dedup(st, None)
+    assert read_jsonl(built["dl_dedup"]["value"]) == [{"question": r["question"], "answer": r["answer"]}
+                                                      for r in rows[:6]]
+    manifest = json.loads(Path(built["dl_manifest"]["value"]).read_text())
+    assert [(d["row"], d["kept_row"], d["differs"]) for d in manifest["dropped_rows"]] == [(6, 0, []), (7, 1, ["answer"])]
+    assert "1 dropped row(s) differ" in built["dedup_info"] and "answer (1)" in built["dedup_info"]

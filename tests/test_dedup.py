@@ -100,8 +100,16 @@ def test_keep_rules_match_brute_force_components(spider, threshold):
                                    else "near_duplicate")
             assert x["jaccard"] == pytest.approx(gt.jaccard(shingles[x["row"]], shingles[x["kept_row"]]), abs=1e-6)
             assert x["id"] is None
+            mine, theirs = _evaluated(rows[x["row"]]), _evaluated(rows[x["kept_row"]])
+            assert x["differs"] == [name for name, a, b in zip(("text", "answer", "group"), mine, theirs) if a != b]
     reasons = Counter(x["reason"] for x in d.dropped)
     assert reasons["identical"] and reasons["near_duplicate"]
+    # Spider asks one question of several databases: dropping such a row drops another SQL answer,
+    # which the curator is told (the count by field), not left to find.
+    conflicting = Counter(name for x in d.dropped for name in x["differs"] if name != "text")
+    assert conflicting["answer"] and conflicting["group"]
+    notice = next(n for n in d.notices if "not by agreement" in n)
+    assert f"answer ({conflicting['answer']:,})" in notice and f"group ({conflicting['group']:,})" in notice
     summary = json.loads(json.dumps(d.summary()))
     assert summary["kept"] == len(d.kept_rows) and summary["dropped"] == len(d.dropped)
 
@@ -262,6 +270,8 @@ def test_written_records_equal_their_input_records(small_inputs, tmp_path, fmt):
     assert [int(x["row"]) for x in listed] == sorted(set(range(len(rows))) - set(d.kept_rows))
     assert [x["id"] for x in listed] == [rows[int(x["row"])]["id"] for x in listed]
     assert all(x["reason"] in ("identical", "near_duplicate") for x in listed)
+    assert [x["differs"] for x in listed] == [";".join(x["differs"]) for x in d.dropped]
+    assert any(x["differs"] for x in listed) and any(not x["differs"] for x in listed)
     # Another extension: the input's format.
     other = tmp_path / "out.data"
     write_dedup(result, d, str(other), str(tmp_path / "m.json"))
