@@ -7,8 +7,10 @@ says which were guessed so the report can show it.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 
 from .errors import AuditorError
@@ -74,7 +76,7 @@ def resolve_roles(rows: list[dict], text=None, answer=None, group=None, labels=N
     for role, path in [*given.items(), *(("labels", lab) for lab in label_list)]:
         if not _blank(path) and not _present(rows, path):
             raise AuditorError("missing_field", f"The {role} field {path!r} is in no record.",
-                               f"Available fields: {', '.join(fields) or '(none)'}.")
+                               _selector_hint(rows, path) or f"Available fields: {', '.join(fields) or '(none)'}.")
     named = [(role, v) for role, v in given.items() if not _blank(v)]
     for k, (role, value) in enumerate(named):
         other = next((r for r, v in named[:k] if v == value), None)
@@ -174,7 +176,46 @@ def available_fields(rows: list[dict], sample: int = 1000) -> list[str]:
                         seen[f"{key}.{sub}"] = None
                         if _text_parts(parts):      # a turn's content parts: messages.content.text
                             seen[f"{key}.{sub}.text"] = None
+            if isinstance(value, list):
+                for path in _turn_paths(str(key), value[:8]):
+                    seen[path] = None
     return list(seen)
+
+
+SPEAKER_KEYS = ("role", "from")     # who speaks a turn (OpenAI, ShareGPT)
+
+
+def _turn_paths(key: str, turns: list) -> list[str]:
+    """A conversation's text by speaker: ``messages[role=user].content`` for each speaker seen."""
+    paths = []
+    for turn in turns:
+        if not isinstance(turn, dict):
+            continue
+        speaker = next((k for k in SPEAKER_KEYS if isinstance(turn.get(k), str)), None)
+        text = next((k for k in CHAT_TEXT_KEYS if k in turn), None)
+        who = turn.get(speaker) if speaker else None
+        if who and text and not set("[].=") & set(who) and not set("[].=") & set(key):
+            paths.append(f"{key}[{speaker}={who}].{text}" + (".text" if _text_parts(turn[text]) else ""))
+    return paths
+
+
+def _selector_hint(rows, path: str, sample: int = 1000) -> str | None:
+    """For a path that selects (``messages[role=usr].content``): the values its keys hold."""
+    selected = [(k, i) for i, (_, selectors) in enumerate(path_parts(path)) for k, _ in selectors]
+    if not selected or path in rows[0]:
+        return None
+    key, at = selected[0]
+    parts = path_parts(path)
+    prefix = ".".join(n for n, _ in parts[:at + 1])
+    chosen = "".join(f"[{k}={v}]" for k, v in parts[at][1])
+    held: dict[str, None] = {}
+    for row in rows[:sample]:
+        items = lookup(row, prefix)
+        for item in items if isinstance(items, list) else [items]:
+            if isinstance(item, dict) and _as_key(item.get(key)) is not None:
+                held[_as_key(item[key])] = None
+    shown = ", ".join(list(held)[:12]) or "(none)"
+    return f"No object under {prefix!r} matches {chosen}. Its {key!r} values: {shown}."
 
 
 def _present(rows, path, sample: int = 100_000) -> bool:
@@ -251,31 +292,79 @@ MISSING = object()
 
 
 def lookup(row, path: str):
-    """A field by dotted path; a literal key containing a dot wins over nesting."""
+    """A field by dotted path; a literal key containing a dot wins over nesting. A part may select
+    the objects of a list by a key's value, ``messages[role=user].content`` (``path_parts``); a
+    record where none is selected has no such field."""
     if path in row:
         return row[path]
-    value = row
-    for part in path.split("."):
+    value, chosen = row, False
+    for name, selectors in path_parts(path):
         if isinstance(value, dict):
-            value = value.get(part, MISSING)
+            value = value.get(name, MISSING)
         elif isinstance(value, list):  # a list of objects: take the field from each
-            value = _pluck(value, part)
+            value = _pluck(value, name, keep_system=chosen)
         else:
             return MISSING
         if value is MISSING:
             return MISSING
+        if selectors:
+            value = _select(value, selectors)
+            if value is MISSING:
+                return MISSING
+        chosen = bool(selectors)
     return value
 
 
+_SELECTOR = re.compile(r"\[([^\[\]=]+)=([^\[\]]*)\]")
+_PART = re.compile(r"([^\[\]]+)((?:\[[^\[\]=]+=[^\[\]]*\])*)")
 
 
-def _pluck(items: list, key: str) -> list:
+@functools.lru_cache(maxsize=1024)
+def path_parts(path: str) -> tuple:
+    """A dotted path as ((name, ((key, value), ...)), ...): ``messages[role=user].content`` is
+    messages, selecting the objects whose role is "user", then content. Dots inside brackets
+    belong to the value (``[model=gpt-3.5]``); a part that is not of this form is a plain name."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(path):
+        depth += (ch == "[") - (ch == "]")
+        if ch == "." and depth == 0:
+            parts.append(path[start:i])
+            start = i + 1
+    parts.append(path[start:])
+    out = []
+    for part in parts:
+        m = _PART.fullmatch(part)
+        out.append((m[1], tuple(_SELECTOR.findall(m[2]))) if m else (part, ()))
+    return tuple(out)
+
+
+def _select(value, selectors: tuple):
+    """The objects of a list (or the object) whose keys hold the selected values, compared as
+    text (``as_text``); MISSING when none is."""
+    def chosen(item) -> bool:
+        return isinstance(item, dict) and all(_as_key(item.get(k)) == v for k, v in selectors)
+    if isinstance(value, dict):
+        return value if chosen(value) else MISSING
+    if isinstance(value, list):
+        kept = [item for item in value if chosen(item)]
+        return kept if kept else MISSING
+    return MISSING
+
+
+def _as_key(value) -> str | None:
+    if value is None or isinstance(value, (dict, list, bytes)):
+        return None
+    return as_text(value, "", 0)
+
+
+def _pluck(items: list, key: str, keep_system: bool = False) -> list:
     """``key`` of each object in a list, and in the lists within it (a conversation's turns whose
     content is a list of parts: ``messages.content.text``). A conversation's system turns are left
-    out: one system prompt repeated in every record made unrelated conversations near duplicates
-    (200 MBPP tasks behind a 45-word prompt: one cluster of 186), and it is not the data."""
-    return [v.get(key) if isinstance(v, dict) else _pluck(v, key) for v in items
-            if isinstance(v, list) or (isinstance(v, dict) and not _system_turn(v))]
+    out unless selected by name (``messages[role=system].content``): one system prompt repeated
+    in every record made unrelated conversations near duplicates (200 MBPP tasks behind a 45-word
+    prompt: one cluster of 186), and it is not the data."""
+    return [v.get(key) if isinstance(v, dict) else _pluck(v, key, keep_system) for v in items
+            if isinstance(v, list) or (isinstance(v, dict) and (keep_system or not _system_turn(v)))]
 
 
 def _system_turn(turn: dict) -> bool:

@@ -75,7 +75,9 @@ def test_leak_from_conversations_into_a_plain_test_split(chats, run_cli, tmp_pat
 def test_field_lists_and_hints_name_the_turns(chats, run_cli, tmp_path):
     from auditor.roles import available_fields, resolve_roles
     openai, _, _ = chats
-    assert available_fields(openai[:3]) == ["id", "messages", "messages.role", "messages.content"]
+    assert available_fields(openai[:3]) == ["id", "messages", "messages.role", "messages.content",
+                                            "messages[role=system].content", "messages[role=user].content",
+                                            "messages[role=assistant].content"]
     write_jsonl(tmp_path / "chat.jsonl", openai[:20])
     code, out, err = run_cli("scan", tmp_path / "chat.jsonl", "--text", "messages")
     assert code == 2 and "messages.content" in err and "Traceback" not in err
@@ -101,3 +103,53 @@ def test_the_space_reads_an_uploaded_conversation_file(chats, tmp_path):
                         "upload:chat.jsonl", "http://space.example/")
     shown = handlers.pairs_event(view["state"], "next")
     assert f"id <b>{openai[499]['id']}</b>" in shown["pair_view"] and f"id <b>{openai[500]['id']}</b>" in shown["pair_view"]
+
+
+# --------------------------------------------------------------------------- turns chosen by speaker
+
+@pytest.mark.parametrize("shape", ["openai", "sharegpt"])
+def test_turns_chosen_by_speaker(chats, run_cli, tmp_path, shape):
+    """``messages[role=user].content`` reads only the user's turns (the planted benchmark questions
+    are there), ``[role=assistant]`` only the answers (none of them), ``[role=system]`` the system
+    prompt, which the plain path leaves out: each against the n-gram reference on those turns."""
+    openai, sharegpt, questions = chats
+    rows = openai if shape == "openai" else sharegpt
+    key, speaker, field = ("messages", "role", "content") if shape == "openai" else ("conversations", "from", "value")
+    user, bot = ("user", "assistant") if shape == "openai" else ("human", "gpt")
+    write_jsonl(tmp_path / "chat.jsonl", rows)
+    for who in (user, bot):
+        path = f"{key}[{speaker}={who}].{field}"
+        got = summary_of(run_cli, "contamination", tmp_path / "chat.jsonl", "--benchmark", "gsm8k", "--text", path)
+        assert got["corpus"]["text"] == path
+        turns = [" ".join(t[field] for t in r[key] if t[speaker] == who) for r in rows]
+        expected = contamination_reference(turns, questions, got["settings"]["ngram"])
+        found = {it["benchmark_row"]: it["corpus_rows"] for it in got["items"]}
+        assert found == {i: rows_ for i, (rows_, _, _) in expected.items()}
+        planted = {(r, i) for r, i in PLANTED.items()} <= {(r, i) for i, rs in found.items() for r in rs}
+        assert planted == (who == user)
+    if shape == "openai":
+        scan = summary_of(run_cli, "scan", tmp_path / "chat.jsonl", "--text", "messages[role=system].content")
+        figures = scan["exact_duplicates"]["text"]
+        assert (figures["groups"], figures["records"]) == (1, len(rows))     # one system prompt in every record
+
+
+def test_a_selector_that_matches_nothing_names_the_values_held(chats, run_cli, tmp_path):
+    openai, _, _ = chats
+    write_jsonl(tmp_path / "chat.jsonl", openai[:30])
+    for command in (("scan",), ("contamination", "--benchmark", "gsm8k")):
+        code, _, err = run_cli(command[0], tmp_path / "chat.jsonl", *command[1:], "--text", "messages[role=usr].content")
+        assert code == 2 and "Traceback" not in err
+        assert "messages[role=usr].content" in err and "system, user, assistant" in err
+
+
+def test_selector_values_with_dots_and_records_without_a_match():
+    """A dot inside brackets belongs to the value; a record with no selected object has no text
+    there (missing, not an empty string), and a dict is selected as a whole."""
+    from auditor.roles import MISSING, column, lookup, path_parts
+    rows = [{"runs": [{"model": "gpt-3.5", "out": "first"}, {"model": "gpt-4", "out": "second"}]},
+            {"runs": [{"model": "gpt-4", "out": "third"}]},
+            {"meta": {"lang": "en", "body": "hello"}}]
+    assert path_parts("runs[model=gpt-3.5].out") == (("runs", (("model", "gpt-3.5"),)), ("out", ()))
+    assert column(rows, "runs[model=gpt-3.5].out") == ["first", None, None]
+    assert column(rows, "runs[model=gpt-4].out") == ["second", "third", None]
+    assert lookup(rows[2], "meta[lang=en].body") == "hello" and lookup(rows[2], "meta[lang=fr].body") is MISSING
