@@ -188,6 +188,10 @@ def build_parser() -> argparse.ArgumentParser:
     cont.add_argument("--ngram", default="auto", help="auto (5th percentile, 8..13) or a whole number")
     cont.add_argument("--max-rows", type=_positive_int)
     cont.add_argument("--fail-on-overlap", action="store_true")
+    cont.add_argument("--decontaminate", metavar="OUT",
+                      help="also write the corpus without its records that share an n-gram with the benchmark "
+                           "(.jsonl or .json, records unchanged), and the dropped rows to OUT.dropped.json")
+    cont.add_argument("--manifest", metavar="FILE", help="--decontaminate's dropped rows here instead")
     _add_engine_options(cont, shards=True)
     _add_semantic_options(cont)
     _add_output_options(cont)
@@ -348,11 +352,27 @@ def cmd_leak(args) -> int:
 
 def cmd_contamination(args) -> int:
     from .contamination import BENCHMARKS, contamination
-    _check_outputs(args, [args.corpus, BENCHMARKS.get(args.benchmark, (args.benchmark,))[0]])
+    manifest = (args.manifest or f"{args.decontaminate}.dropped.json") if args.decontaminate else None
+    if args.manifest and not args.decontaminate:
+        raise AuditorError("usage", "--manifest names --decontaminate's list of dropped rows.",
+                           "Add --decontaminate OUT, or leave --manifest out.")
+    if args.decontaminate and (args.engine == "ray" or args.max_rows):
+        raise AuditorError("usage", "--decontaminate reads the whole corpus twice in this process: it does not "
+                           "take --engine ray or --max-rows.", "Leave those out, or run without --decontaminate.")
+    _check_outputs(args, [args.corpus, BENCHMARKS.get(args.benchmark, (args.benchmark,))[0]],
+                   [("--decontaminate", args.decontaminate), ("--manifest", manifest)])
     if args.semantic:
         from .semantic import load_model
         load_model(args.semantic_model)         # a missing model fails before the lexical pass runs
-    if args.engine == "ray":
+    copy = None
+    if args.decontaminate:
+        from .decontaminate import decontaminate
+        copy = decontaminate(args.corpus, args.benchmark, args.decontaminate, manifest=manifest,
+                             corpus_config=args.config, corpus_split=args.split, corpus_text=args.text,
+                             benchmark_config=args.benchmark_config, benchmark_split=args.benchmark_split,
+                             benchmark_text=args.benchmark_text, ngram=args.ngram, progress=_progress(args.quiet))
+        result = copy.contamination
+    elif args.engine == "ray":
         from .distributed.contamination import ray_contamination
         if args.config or args.max_rows:
             raise AuditorError("usage", "--engine ray reads every row of the corpus's shards: --config and "
@@ -379,7 +399,13 @@ def cmd_contamination(args) -> int:
                                           k=args.semantic_k, max_rows=args.max_rows, progress=_progress(args.quiet))
         summary["semantic"] = semantic.summary()
         markdown = markdown.rstrip("\n") + "\n\n" + semantic.markdown()
+    if copy is not None:
+        summary["decontaminated"] = copy.summary()
+        markdown = markdown.rstrip("\n") + "\n\n" + copy.markdown()
     _emit(args, summary, markdown)
+    if copy is not None and not args.quiet:
+        print(f"kept {copy.kept:,} of {copy.records:,} records; dropped {copy.dropped_rows.size:,} sharing an "
+              f"n-gram with the benchmark (manifest: {copy.manifest})", file=sys.stderr)
     return 1 if args.fail_on_overlap and (result.items or (semantic and semantic.flagged())) else 0
 
 

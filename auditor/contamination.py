@@ -145,6 +145,16 @@ def contamination(corpus, benchmark: str, *, corpus_config=None, corpus_split=No
                   benchmark_config=None, benchmark_split=None, benchmark_text=None, ngram="auto",
                   max_rows=None, token=None, progress=None) -> ContaminationResult:
     """Benchmark items sharing an n-gram with ``corpus`` (a source string or a list of texts)."""
+    return scan_corpus(corpus, benchmark, corpus_config=corpus_config, corpus_split=corpus_split,
+                       corpus_text=corpus_text, benchmark_config=benchmark_config, benchmark_split=benchmark_split,
+                       benchmark_text=benchmark_text, ngram=ngram, max_rows=max_rows, token=token, progress=progress)
+
+
+def scan_corpus(corpus, benchmark: str, *, corpus_config=None, corpus_split=None, corpus_text=None,
+                benchmark_config=None, benchmark_split=None, benchmark_text=None, ngram="auto",
+                max_rows=None, token=None, progress=None, matched_rows=None) -> ContaminationResult:
+    """``contamination``; with ``matched_rows`` (a list), each batch's corpus rows that share an
+    n-gram with any item are appended to it as an ascending array (``decontaminate``'s first pass)."""
     from .sources import check_max_rows, source_text
     if ngram != "auto":
         choose_n([], ngram)                 # a bad n-gram size fails before anything is read
@@ -169,6 +179,8 @@ def contamination(corpus, benchmark: str, *, corpus_config=None, corpus_split=No
             n_tokens += scanned.tokens
             n_silent += scanned.no_words
             hits.extend(HitSet.from_batch(scanned, index), batch_start)
+            if matched_rows is not None:
+                matched_rows.append(np.flatnonzero(scanned.text_hit) + batch_start)
     run.done()
     return ContaminationResult(corpus=corpus_info, benchmark=bench_info, n=index.n, items=hits.items(index),
                                too_short=index.too_short, corpus_records=n_records, corpus_tokens=n_tokens,
@@ -265,13 +277,15 @@ class BatchScan:
     item_count: np.ndarray
     item_first: np.ndarray          # (items, ROWS_LISTED)
     item_last: np.ndarray
+    text_hit: np.ndarray            # uint8 per text of the batch: 1 if it shares an n-gram with any item
     no_words: int                   # texts with no word (missing, null, blank, only punctuation): reported
 
     @staticmethod
-    def empty_state(index: "BenchmarkIndex") -> tuple:
+    def empty_state(index: "BenchmarkIndex", texts: int) -> tuple:
         items = index.lengths.size
         return (np.zeros(index.window_item.size, dtype=np.uint8), np.zeros(items, dtype=np.int64),
-                np.full((items, ROWS_LISTED), -1, dtype=np.int64), np.full(items, -1, dtype=np.int64))
+                np.full((items, ROWS_LISTED), -1, dtype=np.int64), np.full(items, -1, dtype=np.int64),
+                np.zeros(texts, dtype=np.uint8))
 
 
 def scan_batch(index: BenchmarkIndex, texts, compiled: bool | None = None) -> BatchScan:
@@ -297,7 +311,7 @@ def _scan_compiled(index: BenchmarkIndex, b: np.ndarray, off: np.ndarray) -> Bat
     from .kernels import ngram_scan
     table = index.word_table
     odd = wordtokens.odd_runs(b, off, index.vocab)
-    state = BatchScan.empty_state(index)
+    state = BatchScan.empty_state(index, off.size - 1)
     words, silent = ngram_scan(b, off, wordtokens._CLASS, wordtokens._LOWER, odd.table.kind, odd.table.offsets,
                        odd.table.lowered, odd.table.context, table.data, table.offsets, table.slots, table.longest,
                        odd.starts, odd.ends, odd.id_offsets, odd.ids,
@@ -314,8 +328,8 @@ def _scan_small(index: BenchmarkIndex, arr) -> BatchScan:
     n = index.n
     # Word ids (-1: a word no benchmark item uses), by an exact hash lookup of each word's bytes.
     c_all, c_lengths = token_ids(arr, index.vocab)
-    state = BatchScan.empty_state(index)
-    window_hit, item_count, item_first, item_last = state
+    state = BatchScan.empty_state(index, int(c_lengths.size))
+    window_hit, item_count, item_first, item_last, text_hit = state
     records, n_tokens = int(c_lengths.size), int(c_lengths.sum())
     silent = int(np.count_nonzero(c_lengths == 0))
     if not index.gram_keys.size or not n_tokens:
@@ -339,6 +353,7 @@ def _scan_small(index: BenchmarkIndex, arr) -> BatchScan:
         while p < keys.size and keys[p] == key:               # every gram with this key (one, unless a collision)
             b0 = int(index.window_start[windows[offsets[p]]])
             if np.array_equal(b_all[b0:b0 + n], window):       # confirm: no hash collision
+                text_hit[rec] = 1
                 if gram_last.get(p) != rec:                    # and reduce, as the compiled pass does
                     gram_last[p] = rec
                     for w in windows[offsets[p]:offsets[p + 1]].tolist():
@@ -432,7 +447,7 @@ def _corpus_batches(corpus, config, split, text, max_rows, token):
     for ``scan_batch`` (False for a local JSONL corpus under COMPILED_MIN_BYTES)."""
     info, batches, paths = _corpus_stream(corpus, config, split, text, max_rows, token)
     field_name = info["text"]
-    if isinstance(corpus, (list, tuple)) or field_name is None or "." in field_name:
+    if isinstance(corpus, (list, tuple)) or field_name is None or "." in field_name or "[" in field_name:
         return info, batches, None
     from .sources import codec_of, format_of
     if paths is None or any(format_of(p) != "jsonl" for p in paths):      # not local files of JSONL

@@ -546,7 +546,7 @@ def ngram_scan(b, off, cls, lower, kind, kind_offsets, kind_bytes, context,
                word_data, word_offsets, word_table, max_word,
                odd_start, odd_end, odd_offsets, odd_ids,
                n, mul, gram_keys, gram_offsets, gram_windows, gram_last, window_start, window_item, bench_tokens,
-               window_hit, item_count, item_first, item_last):  # pragma: no cover  (compiled)
+               window_hit, item_count, item_first, item_last, text_hit):  # pragma: no cover  (compiled)
     """The contamination scan of a batch in one pass over its bytes (``contamination.scan_batch``).
 
     Text t is off[t]..off[t+1] of ``b``. Its words are ``wordtokens``' words: runs between
@@ -564,7 +564,8 @@ def ngram_scan(b, off, cls, lower, kind, kind_offsets, kind_bytes, context,
     -1 at first), into the state ``HitSet`` keeps, so memory is bounded by the benchmark however
     often a text repeats it: window_hit[w] = 1 for each of its windows; per item, the number of
     texts matching it (item_count), the first item_first.shape[1] of them (item_first) and the
-    last (item_last, -1 at first; texts come in order). Returns (words, texts with no word).
+    last (item_last, -1 at first; texts come in order); text_hit[t] = 1 for a text with any
+    confirmed window. Returns (words, texts with no word).
     """
     ring = np.empty(max(n, 1), dtype=np.int64)
     scratch = np.empty(max_word + 1, dtype=np.uint8)
@@ -695,6 +696,7 @@ def ngram_scan(b, off, cls, lower, kind, kind_offsets, kind_bytes, context,
                         if r == n:
                             r = 0
                     if same:
+                        text_hit[t] = 1
                         # Once per text and gram, however often the text repeats it.
                         if gram_last[p] != t:
                             gram_last[p] = t

@@ -29,7 +29,8 @@ def reference_matches(bench_texts, corpus_texts, n):
         for s in range(len(words) - n + 1):
             for item, b0 in windows.get(tuple(words[s:s + n]), ()):
                 found.add((item, b0, row))
-    return reduced(found), sum(len(tokenize(t)) for t in corpus_texts)
+    # The last part: the rows sharing any window (what ``decontaminate`` leaves out).
+    return reduced(found), sum(len(tokenize(t)) for t in corpus_texts), sorted({row for _, _, row in found})
 
 
 def reduced(matches):
@@ -45,7 +46,7 @@ def reduced(matches):
 def scanned(index, texts):
     result = scan_batch(index, texts)
     hits = HitSet.from_batch(result, index)
-    return (hits.windows, hits.count, hits.first), result.tokens
+    return (hits.windows, hits.count, hits.first), result.tokens, np.flatnonzero(result.text_hit).tolist()
 
 
 @pytest.fixture(scope="module")
@@ -164,7 +165,7 @@ def test_hitset_keeps_counts_exact_and_lists_the_first_rows(monkeypatch, texts):
     bench, corpus = texts
     corpus = corpus[:500] + [bench[3]] * (ROWS_LISTED + 50) + corpus[500:900]     # item 3 in 150+ rows
     index = build_index(bench, 8)
-    expected, _ = reference_matches(bench, corpus, 8)
+    expected, _, _ = reference_matches(bench, corpus, 8)
     cuts = [0, 333, 560, 700, len(corpus)]
     joined, parts = HitSet(), []
     for lo, hi in zip(cuts, cuts[1:]):

@@ -1,0 +1,106 @@
+"""Step 8b, decontaminate: a copy of a training corpus without the records that share an n-gram
+with a benchmark — the remedy model reports apply to their training data once contamination is
+found (GPT-3 dropped such documents; ``clean`` does the other side, an evaluation split's records
+found in training data).
+
+Two passes over the corpus, in memory bounded by its number of records, never by its bytes:
+
+1. the contamination scan (``contamination.scan_corpus``, the same tokens, n and report), which
+   also notes, batch by batch, the rows of the records that share an n-gram with any item;
+2. the records read again, in the same order, every one not noted written unchanged, streamed
+   and atomically (``clean.write_rows``: JSONL or a JSON array), with a manifest of the dropped
+   rows beside it. A corpus that holds another number of records on the second pass (it changed
+   while it was read) is an error, never a copy with the wrong rows dropped.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from .contamination import ContaminationResult, scan_corpus
+from .errors import AuditorError
+
+MANIFEST_KIND = "auditor-decontamination-manifest"
+WRITE_SUFFIXES = (".jsonl", ".ndjson", ".json")     # written as the records stream by
+
+
+@dataclass(frozen=True)
+class DecontaminationResult:
+    contamination: ContaminationResult          # the scan's report, as `auditor contamination` gives it
+    dropped_rows: np.ndarray                    # ascending 0-based corpus rows not written
+    out: str
+    manifest: str
+
+    @property
+    def records(self) -> int:
+        return self.contamination.corpus_records
+
+    @property
+    def kept(self) -> int:
+        return self.records - int(self.dropped_rows.size)
+
+    def summary(self) -> dict:
+        """The copy's figures, for summary.json (the manifest lists every dropped row)."""
+        return {"out": os.path.basename(self.out), "manifest": os.path.basename(self.manifest),
+                "records": self.records, "kept": self.kept, "dropped": int(self.dropped_rows.size)}
+
+    def markdown(self) -> str:
+        from .report.common import md_cell
+        return (f"## Decontaminated copy\n\n`{md_cell(os.path.basename(self.out))}` holds {self.kept:,} of the "
+                f"corpus's {self.records:,} records, unchanged and in order: the {self.dropped_rows.size:,} records "
+                f"sharing a {self.contamination.n}-gram with any benchmark item were left out (their rows: "
+                f"`{md_cell(os.path.basename(self.manifest))}`). Paraphrases stay in: see the caveat above.\n")
+
+
+def decontaminate(corpus, benchmark: str, out, *, manifest=None, corpus_config=None, corpus_split=None,
+                  corpus_text=None, benchmark_config=None, benchmark_split=None, benchmark_text=None,
+                  ngram="auto", token=None, progress=None) -> DecontaminationResult:
+    """Write ``corpus`` to ``out`` without its records that share an n-gram with ``benchmark``
+    (every record read; the settings are ``contamination``'s), and the dropped rows to
+    ``manifest`` (default: OUT.dropped.json)."""
+    from .clean import write_rows
+    from .outputs import check_outputs, write_text
+    from .sources import peek_records, source_text
+    if isinstance(corpus, (list, tuple)):
+        raise AuditorError("usage", "A decontaminated copy needs the corpus as a source (a file, folder or "
+                           "dataset id), not a list of texts.", "Pass the corpus's path or id.")
+    corpus, out = source_text(corpus), os.fspath(out)
+    if not out.lower().endswith(WRITE_SUFFIXES):
+        raise AuditorError("usage", f"Cannot write the decontaminated corpus as {out!r:.80}: it is written as the "
+                           "records stream by, as JSON Lines or a JSON array.", "Name it .jsonl (or .json).")
+    manifest = os.fspath(manifest) if manifest else f"{out}.dropped.json"
+    check_outputs([corpus], [("the decontaminated corpus", out), ("its manifest", manifest)])
+    say = progress or (lambda fraction, stage: None)
+    matched: list = []
+    result = scan_corpus(corpus, benchmark, corpus_config=corpus_config, corpus_split=corpus_split,
+                         corpus_text=corpus_text, benchmark_config=benchmark_config, benchmark_split=benchmark_split,
+                         benchmark_text=benchmark_text, ngram=ngram, token=token, matched_rows=matched,
+                         progress=lambda fraction, stage: say(0.6 * fraction, stage if fraction < 1 else "scanned"))
+    dropped = np.concatenate(matched) if matched else np.zeros(0, dtype=np.int64)
+    say(0.6, "writing the decontaminated corpus")
+    _, records = peek_records(corpus, corpus_config, corpus_split, token=token)
+
+    def kept():
+        at = row = 0            # the next dropped row (ascending); rows read
+        for row, record in enumerate(records, 1):
+            if at < dropped.size and dropped[at] == row - 1:
+                at += 1
+                continue
+            yield record
+        if row != result.corpus_records:      # raised inside the write: no copy is left behind
+            raise AuditorError("bad_format", f"{result.corpus['source']} held {result.corpus_records:,} records "
+                               f"when scanned and {row:,} when read again: it changed while it was read.",
+                               "Run again once the corpus is no longer being written.")
+    notices = write_rows(kept(), out, fmt="json" if out.lower().endswith(".json") else "jsonl")
+    doc = {"kind": MANIFEST_KIND, "version": 1, "corpus": result.corpus, "benchmark": result.benchmark,
+           "ngram": result.n, "records": result.corpus_records, "kept": result.corpus_records - int(dropped.size),
+           "dropped": int(dropped.size), "notices": list(notices),
+           "note": "dropped_rows are the 0-based corpus rows sharing at least one n-gram with a benchmark item; "
+                   "the contamination report lists, per item, the rows that hold it.",
+           "dropped_rows": dropped.tolist()}
+    write_text(manifest, json.dumps(doc, ensure_ascii=False, indent=1) + "\n", errors="backslashreplace")
+    say(1.0, "done")
+    return DecontaminationResult(contamination=result, dropped_rows=dropped, out=out, manifest=manifest)

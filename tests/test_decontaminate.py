@@ -1,0 +1,119 @@
+"""``contamination --decontaminate``: a copy of a training corpus without the records that share an
+n-gram with the benchmark, checked against the n-gram reference of tests/test_real_data_sweep.py
+(the rows dropped are exactly the union of the rows it finds for any item; every other record is
+written unchanged and in order), on real data: GSM8K train solutions and MBPP task texts as
+instruction records, GSM8K test questions planted whole, cut short and split across records.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+
+import auditor.contamination as contamination_module
+from auditor import sources, wordtokens
+from auditor.decontaminate import decontaminate
+from auditor.errors import AuditorError
+from test_real_data_sweep import contamination_reference, read_jsonl, write_jsonl
+
+PLANTED = {40: 60, 777: 61, 1450: 62}            # corpus row -> GSM8K test row planted in it
+
+
+@pytest.fixture(scope="module")
+def corpus(real_data, tmp_path_factory):
+    """1,800 records in a folder of two JSONL files, the second gzipped (rows number across them)."""
+    mbpp = read_jsonl(real_data / "mbpp/mbpp.jsonl")
+    train = read_jsonl(real_data / "gsm8k/train.jsonl")
+    test = read_jsonl(real_data / "gsm8k/test.jsonl")
+    rows = [{"id": i, "text": f"{mbpp[i % len(mbpp)]['text']}\n{train[i]['answer']}"} for i in range(1800)]
+    for row, item in PLANTED.items():
+        rows[row]["text"] = "Seen in a forum post: " + test[item]["question"] + " Thanks!"
+    rows[900]["text"] = " ".join(test[63]["question"].split()[:9])      # shorter than any n-gram: kept
+    rows[901]["meta"] = {"note": "a nested value, written back as it was", "scores": [1.5, None, True]}
+    folder = tmp_path_factory.mktemp("corpus")
+    write_jsonl(folder / "part-0.jsonl", rows[:1000])
+    with gzip.open(folder / "part-1.jsonl.gz", "wt", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(r) + "\n" for r in rows[1000:])
+    questions = [r["question"] for r in test]
+    return folder, rows, questions
+
+
+def expected_drops(rows, questions, n) -> list[int]:
+    found = contamination_reference([r["text"] for r in rows], questions, n)
+    return sorted(set().union(*(set(r) for r, _, _ in found.values())))
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_the_copy_leaves_out_exactly_the_rows_sharing_an_ngram(corpus, tmp_path, monkeypatch, compiled):
+    folder, rows, questions = corpus
+    # Both scan paths: the compiled pass over Arrow blocks, and text by text.
+    monkeypatch.setattr(contamination_module, "COMPILED_MIN_BYTES", 0 if compiled else 1 << 40)
+    monkeypatch.setattr(wordtokens, "SMALL_BYTES", 0 if compiled else 1 << 40)
+    out = tmp_path / "clean.jsonl"
+    result = decontaminate(str(folder), "gsm8k", out, corpus_text="text")
+    drops = expected_drops(rows, questions, result.contamination.n)
+    assert set(PLANTED) <= set(drops) and 900 not in drops
+    assert result.dropped_rows.tolist() == drops
+    assert read_jsonl(out) == [r for i, r in enumerate(rows) if i not in set(drops)]
+    manifest = json.loads((tmp_path / "clean.jsonl.dropped.json").read_text(encoding="utf-8"))
+    assert manifest["dropped_rows"] == drops
+    assert (manifest["records"], manifest["kept"], manifest["dropped"]) == (len(rows), len(rows) - len(drops),
+                                                                          len(drops))
+    # The report is the contamination check's own.
+    assert result.contamination.items == contamination_module.contamination(str(folder), "gsm8k",
+                                                                             corpus_text="text").items
+
+
+def test_the_cli_writes_the_copy_its_manifest_and_the_unchanged_report(corpus, run_cli, tmp_path):
+    folder, rows, questions = corpus
+    plain = run_cli("contamination", folder, "--benchmark", "gsm8k", "--json", "-", "--quiet")
+    out = tmp_path / "clean.json"                     # a JSON array this time
+    code, stdout, err = run_cli("contamination", folder, "--benchmark", "gsm8k", "--decontaminate", out,
+                                "--manifest", tmp_path / "dropped.json", "--json", "-")
+    assert code == 0 and plain[0] == 0, err
+    summary = json.loads(stdout)
+    drops = expected_drops(rows, questions, summary["settings"]["ngram"])
+    assert summary.pop("decontaminated") == {"out": "clean.json", "manifest": "dropped.json", "records": len(rows),
+                                             "kept": len(rows) - len(drops), "dropped": len(drops)}
+    assert summary == json.loads(plain[1])
+    assert json.loads(out.read_text(encoding="utf-8")) == [r for i, r in enumerate(rows) if i not in set(drops)]
+    assert json.loads((tmp_path / "dropped.json").read_text(encoding="utf-8"))["dropped_rows"] == drops
+    assert f"kept {len(rows) - len(drops):,} of {len(rows):,} records" in err
+
+
+def test_refusals_leave_the_inputs_alone(corpus, run_cli, tmp_path):
+    folder, rows, _ = corpus
+    first = folder / "part-0.jsonl"
+    before = first.read_bytes()
+    cases = [
+        (("--decontaminate", first), "input"),                       # over the corpus itself
+        (("--decontaminate", folder / "new.jsonl"), "inside"),       # into the corpus's folder
+        (("--decontaminate", tmp_path / "c.csv"), ".jsonl"),
+        (("--decontaminate", tmp_path / "c.jsonl", "--engine", "ray"), "--engine ray"),
+        (("--decontaminate", tmp_path / "c.jsonl", "--max-rows", "10"), "--max-rows"),
+        (("--manifest", tmp_path / "m.json"), "--decontaminate"),
+    ]
+    for args, said in cases:
+        code, _, err = run_cli("contamination", folder, "--benchmark", "gsm8k", *args, "--quiet")
+        assert code == 2 and "Traceback" not in err and said in err, (args, err)
+    assert first.read_bytes() == before and not (folder / "new.jsonl").exists()
+    assert not (tmp_path / "c.jsonl").exists()
+    with pytest.raises(AuditorError, match="not a list of texts"):
+        decontaminate([r["text"] for r in rows], "gsm8k", tmp_path / "x.jsonl")
+
+
+def test_a_corpus_that_changes_between_the_passes_leaves_no_copy(corpus, tmp_path, monkeypatch):
+    """The second pass must meet the records the first one scanned: one record fewer (a file cut
+    while it was read) is an error, and no file is left that looks like a finished copy."""
+    folder, _, _ = corpus
+    real = sources.peek_records
+
+    def one_short(*args, **kwargs):
+        head, records = real(*args, **kwargs)
+        return head, (r for i, r in enumerate(records) if i != 5)
+    monkeypatch.setattr(sources, "peek_records", one_short)
+    out = tmp_path / "clean.jsonl"
+    with pytest.raises(AuditorError, match="changed while it was read"):
+        decontaminate(str(folder), "gsm8k", out, corpus_text="text")
+    assert list(tmp_path.iterdir()) == []
