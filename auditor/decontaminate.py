@@ -8,9 +8,12 @@ Two passes over the corpus, in memory bounded by its number of records, never by
 1. the contamination scan (``contamination.scan_corpus``, the same tokens, n and report), which
    also notes, batch by batch, the rows of the records that share an n-gram with any item;
 2. the records read again, in the same order, every one not noted written unchanged, streamed
-   and atomically (``clean.write_rows``: JSONL or a JSON array), with a manifest of the dropped
-   rows beside it. A corpus that holds another number of records on the second pass (it changed
-   while it was read) is an error, never a copy with the wrong rows dropped.
+   and atomically (JSONL or a JSON array), with a manifest of the dropped rows beside it. Local
+   JSONL files (plain or compressed) are copied line by line, each record's bytes as they were
+   (no parse: ten times faster than parsing and writing each record again, and numbers, escapes
+   and key order stay as written); other sources are written as the auditor reads them
+   (``clean.write_rows``). A corpus that holds another number of records on the second pass (it
+   changed while it was read) is an error, never a copy with the wrong rows dropped.
 """
 from __future__ import annotations
 
@@ -81,9 +84,10 @@ def decontaminate(corpus, benchmark: str, out, *, manifest=None, corpus_config=N
                          progress=lambda fraction, stage: say(0.6 * fraction, stage if fraction < 1 else "scanned"))
     dropped = np.concatenate(matched) if matched else np.zeros(0, dtype=np.int64)
     say(0.6, "writing the decontaminated corpus")
-    _, records = peek_records(corpus, corpus_config, corpus_split, token=token)
+    as_array = out.lower().endswith(".json")
+    files = _jsonl_files(corpus, corpus_split)
 
-    def kept():
+    def kept(records):
         at = row = 0            # the next dropped row (ascending); rows read
         for row, record in enumerate(records, 1):
             if at < dropped.size and dropped[at] == row - 1:
@@ -94,7 +98,12 @@ def decontaminate(corpus, benchmark: str, out, *, manifest=None, corpus_config=N
             raise AuditorError("bad_format", f"{result.corpus['source']} held {result.corpus_records:,} records "
                                f"when scanned and {row:,} when read again: it changed while it was read.",
                                "Run again once the corpus is no longer being written.")
-    notices = write_rows(kept(), out, fmt="json" if out.lower().endswith(".json") else "jsonl")
+    if files is not None:
+        notices = []
+        _write_lines(kept(_record_lines(files)), out, as_array)
+    else:
+        _, records = peek_records(corpus, corpus_config, corpus_split, token=token)
+        notices = write_rows(kept(records), out, fmt="json" if as_array else "jsonl")
     doc = {"kind": MANIFEST_KIND, "version": 1, "corpus": result.corpus, "benchmark": result.benchmark,
            "ngram": result.n, "records": result.corpus_records, "kept": result.corpus_records - int(dropped.size),
            "dropped": int(dropped.size), "notices": list(notices),
@@ -104,3 +113,41 @@ def decontaminate(corpus, benchmark: str, out, *, manifest=None, corpus_config=N
     write_text(manifest, json.dumps(doc, ensure_ascii=False, indent=1) + "\n", errors="backslashreplace")
     say(1.0, "done")
     return DecontaminationResult(contamination=result, dropped_rows=dropped, out=out, manifest=manifest)
+
+
+def _jsonl_files(corpus: str, split):
+    """The local files the scan read, when every one is JSONL (plain or compressed); else None."""
+    from .sources import format_of, local_files, looks_local
+    if corpus.startswith("example:") or not looks_local(corpus):
+        return None
+    files = local_files(corpus, split)[0]
+    return files if all(format_of(p) == "jsonl" for p in files) else None
+
+
+def _record_lines(files):
+    """Each record's line (without its line end), in order: the lines the row reader reads as
+    records (``sources.jsonl_rows``: every line that is not blank), through the same checked
+    stream (UTF-8, line cap, decompression)."""
+    from .sources import READ_ERRORS, Budget, _line_blocks, _open_stream, _read_error
+    for path in files:
+        stream = _open_stream(path, Budget(limited=False), b"\n")
+        try:
+            for lines in _line_blocks(stream, path.name, {}):
+                yield from filter(str.strip, lines)
+        except READ_ERRORS as exc:
+            raise _read_error(exc, path) from None
+        finally:
+            stream.close()
+
+
+def _write_lines(lines, out: str, as_array: bool) -> None:
+    from .outputs import atomic_write
+    with atomic_write(out) as fh:
+        if not as_array:
+            for line in lines:
+                fh.write(line + "\n")
+            return
+        fh.write("[")
+        for i, line in enumerate(lines):
+            fh.write(("\n" if not i else ",\n") + line.strip())
+        fh.write("\n]\n")

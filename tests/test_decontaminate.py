@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import gzip
 import json
+import shutil
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import auditor.contamination as contamination_module
-from auditor import sources, wordtokens
+from auditor import wordtokens
 from auditor.decontaminate import decontaminate
 from auditor.errors import AuditorError
 from test_real_data_sweep import contamination_reference, read_jsonl, write_jsonl
@@ -103,17 +106,51 @@ def test_refusals_leave_the_inputs_alone(corpus, run_cli, tmp_path):
         decontaminate([r["text"] for r in rows], "gsm8k", tmp_path / "x.jsonl")
 
 
-def test_a_corpus_that_changes_between_the_passes_leaves_no_copy(corpus, tmp_path, monkeypatch):
-    """The second pass must meet the records the first one scanned: one record fewer (a file cut
-    while it was read) is an error, and no file is left that looks like a finished copy."""
+def test_a_corpus_that_changes_between_the_passes_leaves_no_copy(corpus, tmp_path):
+    """The second pass must meet the records the first one scanned: a record appended while the
+    copy is made (a writer still at work) is an error, and no file is left that looks like a
+    finished copy."""
     folder, _, _ = corpus
-    real = sources.peek_records
+    moving = tmp_path / "moving"
+    shutil.copytree(folder, moving)
+    outputs = tmp_path / "out"
+    outputs.mkdir()
 
-    def one_short(*args, **kwargs):
-        head, records = real(*args, **kwargs)
-        return head, (r for i, r in enumerate(records) if i != 5)
-    monkeypatch.setattr(sources, "peek_records", one_short)
-    out = tmp_path / "clean.jsonl"
+    def append_once_scanned(fraction, stage):
+        if stage == "scanned":
+            with open(moving / "part-0.jsonl", "a", encoding="utf-8") as fh:
+                fh.write(json.dumps({"id": -1, "text": "a record written after the scan"}) + "\n")
     with pytest.raises(AuditorError, match="changed while it was read"):
-        decontaminate(str(folder), "gsm8k", out, corpus_text="text")
-    assert list(tmp_path.iterdir()) == []
+        decontaminate(str(moving), "gsm8k", outputs / "clean.jsonl", corpus_text="text", progress=append_once_scanned)
+    assert list(outputs.iterdir()) == []
+
+
+def test_jsonl_records_are_copied_byte_for_byte(real_data, tmp_path):
+    """Kept records keep their bytes: number forms (1e5, 2.50), escapes, key order, CRLF line
+    ends; blank lines are not records (the scan's numbering) and are not copied."""
+    test = read_jsonl(real_data / "gsm8k/test.jsonl")
+    lines = ['{"z": 1e5, "text": "caf\\u00e9 and numbers 2.50", "a": [1, 2]}',
+             json.dumps({"text": test[7]["question"]}),                           # dropped
+             "",
+             '  {"text": "a line with leading spaces and a CRLF end", "k": 0.10}\r',
+             "   ",
+             json.dumps({"text": "x " + test[8]["question"]}, ensure_ascii=False)]  # dropped
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_bytes(("\n".join(lines) + "\n").encode("utf-8"))
+    result = decontaminate(str(corpus), "gsm8k", tmp_path / "clean.jsonl")
+    assert result.dropped_rows.tolist() == [1, 3]         # rows count records, not lines
+    assert (tmp_path / "clean.jsonl").read_bytes() == (lines[0] + "\n" + lines[3] + "\n").encode("utf-8")
+    decontaminate(str(corpus), "gsm8k", tmp_path / "clean.json")
+    assert json.loads((tmp_path / "clean.json").read_text(encoding="utf-8")) == \
+        [json.loads(lines[0]), json.loads(lines[3])]
+
+
+def test_other_formats_are_written_as_read(corpus, tmp_path):
+    """A Parquet corpus (no lines to copy) is written as the auditor reads its records."""
+    _, rows, questions = corpus
+    flat = [{"id": r["id"], "text": r["text"]} for r in rows[:1200]]
+    pq.write_table(pa.Table.from_pylist(flat), tmp_path / "c.parquet", row_group_size=500)
+    result = decontaminate(str(tmp_path / "c.parquet"), "gsm8k", tmp_path / "clean.jsonl")
+    drops = expected_drops(flat, questions, result.contamination.n)
+    assert drops and result.dropped_rows.tolist() == drops
+    assert read_jsonl(tmp_path / "clean.jsonl") == [r for i, r in enumerate(flat) if i not in set(drops)]
