@@ -44,6 +44,10 @@ def test_quick_contamination_benchmark_finds_what_it_planted():
     assert sum("[581, 602, 632]" in line for line in rows) == 2, out
     streamed = [line for line in rows if line.endswith("of 164 |")]
     assert len(streamed) == 2 and all("| 164 of 164 |" in line for line in streamed), out
+    # --decontaminate drops the 164 planted prompts, and the copy holds every other line.
+    lines = [int(line.split("|")[2].replace(",", "")) for line in streamed]
+    copies = [line for line in rows if re.fullmatch(r"\| [\d.]+ MB \| [\d.]+ \| -?[\d.]+ \| [\d,]+ \| 164 \| [\d,]+ \|", line)]
+    assert [int(line.split("|")[6].replace(",", "")) for line in copies] == [n - 164 for n in lines], out
     assert "2,000 items matched" in out, out        # every item opens with the template the texts hold
     # Greek items planted in Greek text are found as the definition finds them, none by the definition.
     assert re.search(r"[1-9]\d* items matched, the same as the definition: True; runs sent to the definition: 0\.",
