@@ -75,7 +75,9 @@ def decontaminate(corpus, benchmark: str, out, *, manifest=None, corpus_config=N
         raise AuditorError("usage", f"Cannot write the decontaminated corpus as {out!r:.80}: it is written as the "
                            "records stream by, as JSON Lines or a JSON array.", "Name it .jsonl (or .json).")
     manifest = os.fspath(manifest) if manifest else f"{out}.dropped.json"
-    check_outputs([corpus], [("the decontaminated corpus", out), ("its manifest", manifest)])
+    from .contamination import BENCHMARKS
+    check_outputs([corpus, BENCHMARKS.get(benchmark, (source_text(benchmark),))[0]],
+                  [("the decontaminated corpus", out), ("its manifest", manifest)])
     say = progress or (lambda fraction, stage: None)
     matched: list = []
     result = scan_corpus(corpus, benchmark, corpus_config=corpus_config, corpus_split=corpus_split,

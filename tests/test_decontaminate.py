@@ -104,6 +104,12 @@ def test_refusals_leave_the_inputs_alone(corpus, run_cli, tmp_path):
     assert not (tmp_path / "c.jsonl").exists()
     with pytest.raises(AuditorError, match="not a list of texts"):
         decontaminate([r["text"] for r in rows], "gsm8k", tmp_path / "x.jsonl")
+    # Nor over the benchmark, through the library.
+    bench = tmp_path / "bench.jsonl"
+    write_jsonl(bench, [{"question": rows[0]["text"]}])
+    with pytest.raises(AuditorError, match="same file as the input"):
+        decontaminate(str(first), str(bench), bench)
+    assert read_jsonl(bench) == [{"question": rows[0]["text"]}]
 
 
 def test_a_corpus_that_changes_between_the_passes_leaves_no_copy(corpus, tmp_path):
