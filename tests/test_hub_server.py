@@ -423,3 +423,22 @@ def test_auditor_leak_between_hub_splits(hub, tmp_path):
     assert rc == 0
     assert summary["identical_text"]["records"] == len(EXPECTED["socratic", "test"])
     assert summary["identical_both"]["records"] == 0
+
+
+def test_auditor_decontaminates_a_hub_corpus(hub, tmp_path):
+    """A Hub corpus (the datasets client, no local lines to copy) written without the records that
+    share an n-gram with a benchmark holding three of its questions (and a question of its own)."""
+    train = EXPECTED["main", "train"]
+    bench = tmp_path / "bench.jsonl"
+    planted = [train[4]["question"], train[17]["question"], "Prefix words. " + train[33]["question"],
+               "A question of the benchmark's own that no training record holds at all, asked here."]
+    bench.write_text("".join(json.dumps({"question": q}) + "\n" for q in planted), encoding="utf-8")
+    out = tmp_path / "clean.jsonl"
+    rc, summary, _, _ = run_auditor(hub.endpoint, tmp_path, "contamination", "acme/gsm8k-jsonl", "--split", "train",
+                                    "--benchmark", str(bench), "--decontaminate", str(out))
+    assert rc == 0
+    made = summary["decontaminated"]
+    assert (made["records"], made["kept"], made["dropped"]) == (len(train), len(train) - 3, 3)
+    kept = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert kept == [r for i, r in enumerate(train) if i not in (4, 17, 33)]
+    assert json.loads(out.with_name("clean.jsonl.dropped.json").read_text())["dropped_rows"] == [4, 17, 33]
