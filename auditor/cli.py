@@ -190,7 +190,8 @@ def build_parser() -> argparse.ArgumentParser:
     cont.add_argument("--fail-on-overlap", action="store_true")
     cont.add_argument("--decontaminate", metavar="OUT",
                       help="also write the corpus without its records that share an n-gram with the benchmark "
-                           "(.jsonl or .json, records unchanged), and the dropped rows to OUT.dropped.json")
+                           "(.jsonl or .json, records unchanged; --engine ray: a folder, one JSONL file per "
+                           "shard), and the dropped rows to OUT.dropped.json")
     cont.add_argument("--manifest", metavar="FILE", help="--decontaminate's dropped rows here instead")
     _add_engine_options(cont, shards=True)
     _add_semantic_options(cont)
@@ -352,37 +353,45 @@ def cmd_leak(args) -> int:
 
 def cmd_contamination(args) -> int:
     from .contamination import BENCHMARKS, contamination
-    manifest = (args.manifest or f"{args.decontaminate}.dropped.json") if args.decontaminate else None
-    if args.manifest and not args.decontaminate:
+    on_ray = args.engine == "ray"
+    out = args.decontaminate.rstrip("/" + os.sep) or args.decontaminate if args.decontaminate else None
+    manifest = (args.manifest or f"{out}.dropped.json") if out else None
+    if args.manifest and not out:
         raise AuditorError("usage", "--manifest names --decontaminate's list of dropped rows.",
                            "Add --decontaminate OUT, or leave --manifest out.")
-    if args.decontaminate and (args.engine == "ray" or args.max_rows):
-        raise AuditorError("usage", "--decontaminate reads the whole corpus twice in this process: it does not "
-                           "take --engine ray or --max-rows.", "Leave those out, or run without --decontaminate.")
+    if out and args.max_rows:
+        raise AuditorError("usage", "--decontaminate copies the whole corpus: it does not take --max-rows.",
+                           "Leave --max-rows out, or run without --decontaminate.")
+    # On Ray, OUT is a folder of one file per shard (checked by ray_decontaminate itself).
     _check_outputs(args, [args.corpus, BENCHMARKS.get(args.benchmark, (args.benchmark,))[0]],
-                   [("--decontaminate", args.decontaminate), ("--manifest", manifest)])
+                   [("--decontaminate", None if on_ray else out), ("--manifest", manifest)])
     if args.semantic:
         from .semantic import load_model
         load_model(args.semantic_model)         # a missing model fails before the lexical pass runs
     copy = None
-    if args.decontaminate:
+    if out and not on_ray:
         from .decontaminate import decontaminate
-        copy = decontaminate(args.corpus, args.benchmark, args.decontaminate, manifest=manifest,
+        copy = decontaminate(args.corpus, args.benchmark, out, manifest=manifest,
                              corpus_config=args.config, corpus_split=args.split, corpus_text=args.text,
                              benchmark_config=args.benchmark_config, benchmark_split=args.benchmark_split,
                              benchmark_text=args.benchmark_text, ngram=args.ngram, progress=_progress(args.quiet))
         result = copy.contamination
-    elif args.engine == "ray":
+    elif on_ray:
         from .distributed.contamination import ray_contamination
         if args.config or args.max_rows:
             raise AuditorError("usage", "--engine ray reads every row of the corpus's shards: --config and "
                                "--max-rows do not apply.", "Point at the shards (a directory, glob or URI).")
         shard_dir = args.shard_dir or (os.path.join(args.out_dir, "shards") if args.out_dir else None)
-        result = ray_contamination(args.corpus, args.benchmark, corpus_split=args.split, corpus_text=args.text,
-                                   benchmark_config=args.benchmark_config, benchmark_split=args.benchmark_split,
-                                   benchmark_text=args.benchmark_text, ngram=args.ngram,
-                                   progress=_progress(args.quiet), address=args.ray_address, shard_dir=shard_dir,
-                                   quiet=args.quiet)
+        options = dict(corpus_split=args.split, corpus_text=args.text, benchmark_config=args.benchmark_config,
+                       benchmark_split=args.benchmark_split, benchmark_text=args.benchmark_text, ngram=args.ngram,
+                       progress=_progress(args.quiet), address=args.ray_address, shard_dir=shard_dir,
+                       quiet=args.quiet)
+        if out:
+            from .distributed.decontaminate import ray_decontaminate
+            copy = ray_decontaminate(args.corpus, args.benchmark, out, manifest=manifest, **options)
+            result = copy.contamination
+        else:
+            result = ray_contamination(args.corpus, args.benchmark, **options)
     else:
         result = contamination(args.corpus, args.benchmark, corpus_config=args.config, corpus_split=args.split,
                                corpus_text=args.text, benchmark_config=args.benchmark_config,

@@ -14,6 +14,9 @@ Two passes over the corpus, in memory bounded by its number of records, never by
    and key order stay as written); other sources are written as the auditor reads them
    (``clean.write_rows``). A corpus that holds another number of records on the second pass (it
    changed while it was read) is an error, never a copy with the wrong rows dropped.
+
+On Ray (``distributed.decontaminate``) the scan's tasks return each shard's matching rows and a
+copy task per shard writes that shard's file.
 """
 from __future__ import annotations
 
@@ -47,12 +50,12 @@ class DecontaminationResult:
 
     def summary(self) -> dict:
         """The copy's figures, for summary.json (the manifest lists every dropped row)."""
-        return {"out": os.path.basename(self.out), "manifest": os.path.basename(self.manifest),
+        return {"out": os.path.basename(self.out.rstrip(os.sep)), "manifest": os.path.basename(self.manifest),
                 "records": self.records, "kept": self.kept, "dropped": int(self.dropped_rows.size)}
 
     def markdown(self) -> str:
         from .report.common import md_cell
-        return (f"## Decontaminated copy\n\n`{md_cell(os.path.basename(self.out))}` holds {self.kept:,} of the "
+        return (f"## Decontaminated copy\n\n`{md_cell(os.path.basename(self.out.rstrip(os.sep)))}` holds {self.kept:,} of the "
                 f"corpus's {self.records:,} records, unchanged and in order: the {self.dropped_rows.size:,} records "
                 f"sharing a {self.contamination.n}-gram with any benchmark item were left out (their rows: "
                 f"`{md_cell(os.path.basename(self.manifest))}`). Paraphrases stay in: see the caveat above.\n")

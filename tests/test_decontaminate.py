@@ -93,7 +93,6 @@ def test_refusals_leave_the_inputs_alone(corpus, run_cli, tmp_path):
         (("--decontaminate", first), "input"),                       # over the corpus itself
         (("--decontaminate", folder / "new.jsonl"), "inside"),       # into the corpus's folder
         (("--decontaminate", tmp_path / "c.csv"), ".jsonl"),
-        (("--decontaminate", tmp_path / "c.jsonl", "--engine", "ray"), "--engine ray"),
         (("--decontaminate", tmp_path / "c.jsonl", "--max-rows", "10"), "--max-rows"),
         (("--manifest", tmp_path / "m.json"), "--decontaminate"),
     ]

@@ -339,3 +339,53 @@ def test_a_wrong_ray_address_is_a_clear_error_in_bounded_time(corpus, run_cli):
             proc.kill()
     finally:
         silent.close()
+
+
+# --------------------------------------------------------------------------- --decontaminate on Ray
+
+def read_lines(path) -> list:
+    with open(path, encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def test_ray_decontaminate_copies_each_shard_as_the_local_engine_copies_the_corpus(corpus, tmp_path):
+    """One JSONL file per shard (the empty shard an empty file), together the local engine's copy
+    of the whole folder, row for row; the manifest's rows are the local ones, and the planted rows
+    are among them. Resumed from a shard folder (the matching rows saved with each shard), the
+    copy is the same."""
+    from auditor.decontaminate import decontaminate
+    from auditor.distributed.decontaminate import ray_decontaminate
+    folder, texts, _ = corpus
+    local = decontaminate(str(folder), "gsm8k", tmp_path / "local.jsonl")
+    assert set(PLANTED.values()) <= set(local.dropped_rows.tolist())
+    for run_number in range(2):
+        out = tmp_path / f"ray-{run_number}"
+        made = ray_decontaminate(str(folder), "gsm8k", out, quiet=True, shard_dir=tmp_path / "shards")
+        assert made.contamination.engine["shards_resumed"] == (5 if run_number else 0)
+        assert sorted(p.name for p in out.iterdir()) == [f"part-{k}.jsonl" for k in range(5)]
+        copied = [r for k in range(5) for r in read_lines(out / f"part-{k}.jsonl")]
+        assert copied == read_lines(tmp_path / "local.jsonl")
+        assert made.dropped_rows.tolist() == local.dropped_rows.tolist()
+        manifest = json.loads((tmp_path / f"ray-{run_number}.dropped.json").read_text(encoding="utf-8"))
+        assert manifest["dropped_rows"] == local.dropped_rows.tolist()
+        assert [f["records"] for f in manifest["files"]] == [1200, 0, 1500, 350, len(texts) - 3050]
+        assert made.contamination.items == local.contamination.items
+
+
+def test_ray_decontaminate_refusals(corpus, tmp_path, run_cli):
+    folder, _, _ = corpus
+    address = ray.get_runtime_context().gcs_address
+    for out, said in [(folder / "copy", "inside"), ("s3://bucket/copy", "folder")]:
+        code, _, err = run_cli("contamination", folder, "--benchmark", "gsm8k", "--engine", "ray", "--ray-address",
+                               address, "--decontaminate", out, "--quiet", timeout=300)
+        assert code == 2 and said in err and "Traceback" not in err, err
+    # Two shards that would share a copy's name: refused before any copy is written.
+    twins = tmp_path / "twins"
+    twins.mkdir()
+    (twins / "a.jsonl").write_text(json.dumps({"text": "one record"}) + "\n", encoding="utf-8")
+    with gzip.open(twins / "a.jsonl.gz", "wt", encoding="utf-8") as handle:
+        handle.write(json.dumps({"text": "another record"}) + "\n")
+    from auditor.distributed.decontaminate import ray_decontaminate
+    with pytest.raises(AuditorError, match="would both be copied"):
+        ray_decontaminate(str(twins), "gsm8k", tmp_path / "twins-out", quiet=True)
+    assert not (tmp_path / "twins-out").exists() or not list((tmp_path / "twins-out").iterdir())

@@ -33,7 +33,8 @@ from ..errors import AuditorError
 from .runtime import RECORD_FORMATS, ray_session, read_dataset, run, split_shards
 
 BATCH_ROWS = 16384          # rows per scanned batch (Parquet; a JSONL block is at most 8 MiB): memory per task
-SHARD_FILE_VERSION = 3          # 2: a shard's matches reduced to a HitSet (bounded by the benchmark); 3: + texts with no word
+SHARD_FILE_VERSION = 4          # 2: a shard's matches reduced to a HitSet (bounded by the benchmark); 3: + texts with
+                                # no word; 4: + the rows that match (a decontaminated copy leaves them out)
 # Fault injection for the tests: a worker exits on its first batch while this marker file does not
 # exist (creating it), so Ray must retry the task; the driver is interrupted (KeyboardInterrupt,
 # as by Ctrl-C) after writing this many shard results.
@@ -44,7 +45,7 @@ COUNTS = ("records", "tokens", "no_words")
 
 
 def _new_result() -> dict:
-    return {**dict.fromkeys(COUNTS, 0), "hits": HitSet()}
+    return {**dict.fromkeys(COUNTS, 0), "hits": HitSet(), "matched": []}
 
 
 def ray_contamination(corpus, benchmark: str, *, corpus_split=None, corpus_text=None, benchmark_config=None,
@@ -53,6 +54,16 @@ def ray_contamination(corpus, benchmark: str, *, corpus_split=None, corpus_text=
     """Benchmark items sharing an n-gram with a sharded ``corpus`` (a file, directory, glob or URI;
     shards named as splits, like train-*.parquet and test-*.parquet, are chosen as locally:
     ``corpus_split``, else train)."""
+    return _scan(corpus, benchmark, corpus_split=corpus_split, corpus_text=corpus_text,
+                 benchmark_config=benchmark_config, benchmark_split=benchmark_split, benchmark_text=benchmark_text,
+                 ngram=ngram, token=token, progress=progress, address=address, num_cpus=num_cpus,
+                 shard_dir=shard_dir, quiet=quiet)
+
+
+def _scan(corpus, benchmark: str, *, corpus_split, corpus_text, benchmark_config, benchmark_split, benchmark_text,
+          ngram, token, progress, address, num_cpus, shard_dir, quiet, after=None) -> ContaminationResult:
+    """``ray_contamination``; ``after(filesystem, shards, join)`` runs in the Ray session once every
+    shard is joined (``ray_decontaminate``'s copy)."""
     from ..sources import source_text
     if ngram != "auto":
         choose_n([], ngram)
@@ -92,8 +103,10 @@ def ray_contamination(corpus, benchmark: str, *, corpus_split=None, corpus_text=
                 run(lambda: _reduce(results, todo, join, store, stop_after))
             seconds = time.perf_counter() - start
             cpus = ray.cluster_resources().get("CPU")
-    if join.joined < len(shards):
-        raise RuntimeError(f"only {join.joined} of {len(shards)} shards were joined")
+            if join.joined < len(shards):
+                raise RuntimeError(f"only {join.joined} of {len(shards)} shards were joined")
+            if after is not None:
+                after(filesystem, shards, join)
     scanned_bytes = sum(s.size for s in todo)
     engine = {"name": "ray", "shards": len(shards), "shards_resumed": len(shards) - len(todo),
               "seconds": round(seconds, 3),
@@ -118,6 +131,9 @@ class ShardJoin:
         self.shards, self.store = shards, store
         self.hits, self.totals, self.joined = HitSet(), dict.fromkeys(COUNTS, 0), 0
         self.waiting: dict[int, dict | None] = {}
+        # Per shard: its records and the rows (within it) that share an n-gram with an item.
+        self.records: dict[int, int] = {}
+        self.matched: dict[int, list] = {}
 
     def add(self, shard_index: int, result: dict | None) -> None:
         """A shard's result (None: saved in the store, read when its turn comes)."""
@@ -133,6 +149,7 @@ class ShardJoin:
             self.hits.extend(result["hits"], self.totals["records"])
             for name in COUNTS:
                 self.totals[name] += result[name]
+            self.records[shard.index], self.matched[shard.index] = result["records"], result["matched"]
             self.joined += 1
 
 
@@ -164,7 +181,7 @@ class _ScanFn:
         shard = batch.column("shard").to_numpy()
         row = batch.column("row").to_numpy()
         texts = batch.column("text")
-        out = {name: [] for name in ("shard", "first_row", *COUNTS, "hits")}
+        out = {name: [] for name in ("shard", "first_row", *COUNTS, "hits", "matched")}
         # A batch may span shards: split it where the shard changes (rows stay in order).
         cuts = np.flatnonzero(np.diff(shard)) + 1
         for lo, hi in zip(np.concatenate(([0], cuts)).tolist(), np.concatenate((cuts, [shard.size])).tolist()):
@@ -177,9 +194,10 @@ class _ScanFn:
             for name in COUNTS:
                 out[name].append(getattr(scanned, name))
             out["hits"].append(json.dumps(hits.to_json()))
+            out["matched"].append(json.dumps((np.flatnonzero(scanned.text_hit) + first).tolist()))
         return pa.table({**{name: pa.array(out[name], pa.int64())
                             for name in ("shard", "first_row", *COUNTS)},
-                         "hits": pa.array(out["hits"], pa.string())})
+                         "hits": pa.array(out["hits"], pa.string()), "matched": pa.array(out["matched"], pa.string())})
 
 
 _INDEX_CACHE: dict = {}
@@ -206,7 +224,7 @@ def _reduce(results, todo, join: ShardJoin, store, stop_after: int) -> None:
             finished += 1
 
     for batch in results.iter_batches(batch_format="pyarrow", batch_size=None):
-        columns = {c: batch.column(c).to_pylist() for c in ("shard", "first_row", *COUNTS, "hits")}
+        columns = {c: batch.column(c).to_pylist() for c in ("shard", "first_row", *COUNTS, "hits", "matched")}
         for at, (shard, first, hits) in enumerate(zip(columns["shard"], columns["first_row"], columns["hits"])):
             k = position[shard]
             finish_up_to(k)
@@ -217,6 +235,7 @@ def _reduce(results, todo, join: ShardJoin, store, stop_after: int) -> None:
             for name in COUNTS:
                 acc[name] += columns[name][at]
             acc["hits"].extend(HitSet.from_json(json.loads(hits)))     # rows within the shard, in order
+            acc["matched"] += json.loads(columns["matched"][at])
     finish_up_to(len(todo))
 
 
@@ -248,7 +267,8 @@ class ShardStore:
             data = json.loads(self.path(shard).read_text(encoding="utf-8"))
             if any(data.get(k) != v for k, v in shard.identity().items()):
                 return None                     # another file, or this one changed, since it was saved
-            return {**{name: int(data[name]) for name in COUNTS}, "hits": HitSet.from_json(data["hits"])}
+            return {**{name: int(data[name]) for name in COUNTS}, "hits": HitSet.from_json(data["hits"]),
+                    "matched": [int(r) for r in data["matched"]]}
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None                         # unreadable or not ours: the shard is scanned again
 
@@ -256,5 +276,5 @@ class ShardStore:
         from ..outputs import atomic_write
         with atomic_write(self.path(shard)) as handle:
             json.dump({**shard.identity(), **{name: result[name] for name in COUNTS},
-                       "hits": result["hits"].to_json()}, handle)
+                       "hits": result["hits"].to_json(), "matched": result["matched"]}, handle)
         self.saved.append(shard.index)

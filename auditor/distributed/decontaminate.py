@@ -1,0 +1,126 @@
+"""``auditor contamination --engine ray --decontaminate OUT``: the Ray scan of the corpus's shards
+(``distributed.contamination``, which also returns, per shard, the rows that share an n-gram with
+an item), then every shard copied by a read task of its own into the folder OUT, as one JSONL file
+per shard (its name, with ``.jsonl`` for its format and compression), without those rows.
+
+The copy tasks parse their shard with the local engine's readers (``runtime.map_shards``), so
+each kept record is the one the auditor reads, written as JSON; each file is written atomically
+and refused whole (no file) if the shard holds another number of records than it did when scanned.
+The driver holds only the matching rows, never a record. OUT must be a folder every node can write
+to (a shared filesystem on a cluster); the manifest beside it (OUT.dropped.json) lists the dropped
+rows, numbered over the corpus as the local engine numbers them, and each shard's file.
+"""
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+
+from ..decontaminate import MANIFEST_KIND, DecontaminationResult
+from ..errors import AuditorError
+
+
+def ray_decontaminate(corpus, benchmark: str, out_dir, *, manifest=None, corpus_split=None, corpus_text=None,
+                      benchmark_config=None, benchmark_split=None, benchmark_text=None, ngram="auto", token=None,
+                      progress=None, address=None, num_cpus=None, shard_dir=None,
+                      quiet=False) -> DecontaminationResult:
+    """Copy a sharded ``corpus`` into the folder ``out_dir`` without its records that share an
+    n-gram with ``benchmark`` (settings as ``ray_contamination``'s)."""
+    from ..contamination import BENCHMARKS
+    from ..outputs import check_out_dir, check_outputs, write_text
+    from ..sources import source_text
+    from .contamination import _scan
+    from .runtime import map_shards, run
+    out_dir = os.fspath(out_dir)
+    if "://" in out_dir:
+        raise AuditorError("usage", f"The decontaminated shards are written to a folder, not {out_dir!r:.80}.",
+                           "Give a folder every node of the cluster can write to (a shared filesystem).")
+    out_dir = check_out_dir(out_dir, "--decontaminate")
+    manifest = os.fspath(manifest) if manifest else f"{out_dir.rstrip(os.sep)}.dropped.json"
+    bench = BENCHMARKS.get(benchmark, (source_text(benchmark),))[0]
+    check_outputs([corpus.removeprefix("file://") if isinstance(corpus, str) else corpus, bench],
+                  [("--decontaminate", os.path.join(out_dir, "shard.jsonl")), ("--manifest", manifest)],
+                  make_dirs=[out_dir])
+    done: dict = {}             # what the copy saw: the shards, their join, records written per shard
+
+    def copy(filesystem, shards, join) -> None:
+        names = copy_names(shards)
+        for name in names.values():
+            check_outputs([], [("--decontaminate", os.path.join(out_dir, name))], make_dirs=[out_dir])
+        tasks = _CopyFn(out_dir, names, {s.index: (join.records[s.index], join.matched[s.index]) for s in shards})
+        ds = map_shards(filesystem, shards, tasks)
+        written = {}
+        for batch in run(lambda: list(ds.iter_batches(batch_format="pyarrow", batch_size=None))):
+            written.update(zip(batch.column("shard").to_pylist(), batch.column("written").to_pylist()))
+        done.update(shards=shards, join=join, written=written)
+
+    result = _scan(corpus, benchmark, corpus_split=corpus_split, corpus_text=corpus_text,
+                   benchmark_config=benchmark_config, benchmark_split=benchmark_split, benchmark_text=benchmark_text,
+                   ngram=ngram, token=token, progress=progress, address=address, num_cpus=num_cpus,
+                   shard_dir=shard_dir, quiet=quiet, after=copy)
+    shards, join, written = done["shards"], done["join"], done["written"]
+    names = copy_names(shards)
+    files, dropped, offset = [], [], 0
+    for s in shards:
+        rows = np.asarray(sorted(join.matched[s.index]), dtype=np.int64)
+        dropped.append(rows + offset)
+        files.append({"shard": s.name, "file": names[s.index], "records": join.records[s.index],
+                      "kept": written[s.index], "dropped_rows": rows.tolist()})
+        offset += join.records[s.index]
+    dropped_rows = np.concatenate(dropped) if dropped else np.zeros(0, dtype=np.int64)
+    doc = {"kind": MANIFEST_KIND, "version": 1, "corpus": result.corpus, "benchmark": result.benchmark,
+           "ngram": result.n, "records": result.corpus_records, "kept": result.corpus_records - int(dropped_rows.size),
+           "dropped": int(dropped_rows.size),
+           "note": "dropped_rows are 0-based corpus rows (shards in order) sharing at least one n-gram with a "
+                   "benchmark item; files lists each shard's copy and its dropped rows within the shard.",
+           "dropped_rows": dropped_rows.tolist(), "files": files}
+    write_text(manifest, json.dumps(doc, ensure_ascii=False, indent=1) + "\n", errors="backslashreplace")
+    return DecontaminationResult(contamination=result, dropped_rows=dropped_rows, out=out_dir, manifest=manifest)
+
+
+def copy_names(shards) -> dict:
+    """Each shard's copy, relative to the output folder: its name with ``.jsonl`` in place of its
+    format's suffix and compression (part-2.jsonl.gz and part-3.parquet: part-2.jsonl, part-3.jsonl)."""
+    from ..sources import codec_of
+    names = {}
+    for s in shards:
+        name = s.name[:len(s.name) - len(codec_of(s.name) or "")]
+        stem, dot, suffix = name.rpartition(".")
+        names[s.index] = f"{stem if dot else name}.jsonl"
+    seen: dict = {}
+    for s in shards:
+        other = seen.setdefault(names[s.index], s.name)
+        if other != s.name:
+            raise AuditorError("usage", f"Shards {other!r} and {s.name!r} would both be copied to {names[s.index]!r}.",
+                               "Rename one of them, or decontaminate them apart.")
+    return names
+
+
+class _CopyFn:
+    """The copy tasks' function (``runtime.map_shards``): one shard's records -> its file in the
+    output folder without the matching rows; one row out (shard, records written)."""
+
+    def __init__(self, out_dir: str, names: dict, plan: dict):
+        self.out_dir, self.names, self.plan = out_dir, names, plan
+
+    def __call__(self, shard, parts):
+        import pyarrow as pa
+        from ..outputs import atomic_write
+        records, matched = self.plan[shard.index]
+        drop = set(matched)
+        path = os.path.join(self.out_dir, self.names[shard.index])
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        row = written = 0
+        with atomic_write(path, errors="backslashreplace") as fh:
+            for part in parts:
+                for record in part:
+                    if row not in drop:
+                        fh.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+                        written += 1
+                    row += 1
+            if row != records:          # raised inside the write: the shard's file is not left behind
+                raise AuditorError("bad_format", f"Shard {shard.name!r} held {records:,} records when scanned and "
+                                   f"{row:,} when copied: it changed while it was read.",
+                                   "Run again once the corpus is no longer being written.")
+        yield pa.table({"shard": pa.array([shard.index], pa.int64()), "written": pa.array([written], pa.int64())})
