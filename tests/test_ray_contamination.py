@@ -370,6 +370,10 @@ def test_ray_decontaminate_copies_each_shard_as_the_local_engine_copies_the_corp
         assert manifest["dropped_rows"] == local.dropped_rows.tolist()
         assert [f["records"] for f in manifest["files"]] == [1200, 0, 1500, 350, len(texts) - 3050]
         assert made.contamination.items == local.contamination.items
+        # A JSONL shard's copy is its own lines, byte for byte, less the dropped ones.
+        dropped = set(made.dropped_rows.tolist())
+        source = (folder / "part-0.jsonl").read_bytes().splitlines(keepends=True)
+        assert (out / "part-0.jsonl").read_bytes() == b"".join(line for i, line in enumerate(source) if i not in dropped)
 
 
 def test_ray_decontaminate_refusals(corpus, tmp_path, run_cli):

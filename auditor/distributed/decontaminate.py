@@ -3,9 +3,11 @@
 an item), then every shard copied by a read task of its own into the folder OUT, as one JSONL file
 per shard (its name, with ``.jsonl`` for its format and compression), without those rows.
 
-The copy tasks parse their shard with the local engine's readers (``runtime.map_shards``), so
-each kept record is the one the auditor reads, written as JSON; each file is written atomically
-and refused whole (no file) if the shard holds another number of records than it did when scanned.
+A JSONL shard (plain or compressed) is copied line by line, each kept record's bytes as written, as
+the local engine copies local JSONL files; other shards are parsed by the local engine's readers
+(``runtime.map_shards``) and each kept record written as the auditor reads it. Each file is written
+atomically and refused whole (no file) if the shard holds another number of records than it did
+when scanned.
 The driver holds only the matching rows, never a record. OUT must be a folder every node can write
 to (a shared filesystem on a cluster); the manifest beside it (OUT.dropped.json) lists the dropped
 rows, numbered over the corpus as the local engine numbers them, and each shard's file.
@@ -48,7 +50,8 @@ def ray_decontaminate(corpus, benchmark: str, out_dir, *, manifest=None, corpus_
         names = copy_names(shards)
         for name in names.values():
             check_outputs([], [("--decontaminate", os.path.join(out_dir, name))], make_dirs=[out_dir])
-        tasks = _CopyFn(out_dir, names, {s.index: (join.records[s.index], join.matched[s.index]) for s in shards})
+        tasks = _CopyFn(filesystem, out_dir, names,
+                        {s.index: (join.records[s.index], join.matched[s.index]) for s in shards})
         ds = map_shards(filesystem, shards, tasks)
         written = {}
         for batch in run(lambda: list(ds.iter_batches(batch_format="pyarrow", batch_size=None))):
@@ -101,8 +104,8 @@ class _CopyFn:
     """The copy tasks' function (``runtime.map_shards``): one shard's records -> its file in the
     output folder without the matching rows; one row out (shard, records written)."""
 
-    def __init__(self, out_dir: str, names: dict, plan: dict):
-        self.out_dir, self.names, self.plan = out_dir, names, plan
+    def __init__(self, filesystem, out_dir: str, names: dict, plan: dict):
+        self.filesystem, self.out_dir, self.names, self.plan = filesystem, out_dir, names, plan
 
     def __call__(self, shard, parts):
         import pyarrow as pa
@@ -112,15 +115,32 @@ class _CopyFn:
         path = os.path.join(self.out_dir, self.names[shard.index])
         os.makedirs(os.path.dirname(path), exist_ok=True)
         row = written = 0
+        if shard.format == "jsonl":             # the lines themselves (``parts`` is left unread)
+            items = self._lines(shard)
+        else:
+            items = (json.dumps(record, ensure_ascii=False, default=str) for part in parts for record in part)
         with atomic_write(path, errors="backslashreplace") as fh:
-            for part in parts:
-                for record in part:
-                    if row not in drop:
-                        fh.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
-                        written += 1
-                    row += 1
+            for item in items:
+                if row not in drop:
+                    fh.write(item + "\n")
+                    written += 1
+                row += 1
             if row != records:          # raised inside the write: the shard's file is not left behind
                 raise AuditorError("bad_format", f"Shard {shard.name!r} held {records:,} records when scanned and "
                                    f"{row:,} when copied: it changed while it was read.",
                                    "Run again once the corpus is no longer being written.")
         yield pa.table({"shard": pa.array([shard.index], pa.int64()), "written": pa.array([written], pa.int64())})
+
+    def _lines(self, shard):
+        """A JSONL shard's record lines (not blank), through the local engine's checked stream."""
+        from .. import sources
+        from .runtime import open_shard, shard_error
+        with open_shard(self.filesystem, shard) as f:
+            stream = sources._Counted(f, sources.Budget(limited=False), shard.name, b"\n")
+            try:
+                for lines in sources._line_blocks(stream, shard.name, {}):
+                    yield from filter(str.strip, lines)
+            except AuditorError:
+                raise
+            except Exception as exc:        # noqa: BLE001 - a read failure is this shard's (as runtime's readers)
+                raise shard_error(shard, exc) from None
