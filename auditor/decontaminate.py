@@ -133,16 +133,23 @@ def _record_lines(files):
     """Each record's line (without its line end), in order: the lines the row reader reads as
     records (``sources.jsonl_rows``: every line that is not blank), through the same checked
     stream (UTF-8, line cap, decompression)."""
-    from .sources import READ_ERRORS, Budget, _line_blocks, _open_stream, _read_error
+    from .sources import READ_ERRORS, Budget, _open_stream, _read_error
     for path in files:
         stream = _open_stream(path, Budget(limited=False), b"\n")
         try:
-            for lines in _line_blocks(stream, path.name, {}):
-                yield from filter(str.strip, lines)
+            yield from stream_record_lines(stream, path.name)
         except READ_ERRORS as exc:
             raise _read_error(exc, path) from None
         finally:
             stream.close()
+
+
+def stream_record_lines(stream, name: str):
+    """The record lines of a checked JSONL stream (``sources._Counted``): every line not blank,
+    without its line end, as ``sources.jsonl_rows`` counts records."""
+    from .sources import _line_blocks
+    for lines in _line_blocks(stream, name, {}):
+        yield from filter(str.strip, lines)
 
 
 def _write_lines(lines, out: str, as_array: bool) -> None:

@@ -134,12 +134,12 @@ class _CopyFn:
     def _lines(self, shard):
         """A JSONL shard's record lines (not blank), through the local engine's checked stream."""
         from .. import sources
+        from ..decontaminate import stream_record_lines
         from .runtime import open_shard, shard_error
         with open_shard(self.filesystem, shard) as f:
             stream = sources._Counted(f, sources.Budget(limited=False), shard.name, b"\n")
             try:
-                for lines in sources._line_blocks(stream, shard.name, {}):
-                    yield from filter(str.strip, lines)
+                yield from stream_record_lines(stream, shard.name)
             except AuditorError:
                 raise
             except Exception as exc:        # noqa: BLE001 - a read failure is this shard's (as runtime's readers)
