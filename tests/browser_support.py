@@ -97,9 +97,19 @@ def run_with_token(pg, token: str, records: str, name: str) -> str:
 
 
 def wait_audited(pg, records: str, name: str = ""):
-    """Until the status line says "Audited NAME ...: RECORDS records" (so "3" never matches "7,473")."""
-    pattern = re.compile(rf"Audited {re.escape(name)}.*: {re.escape(records)} records")
+    """Until the status line says "Audited NAME ...: RECORDS records" (so "3" never matches "7,473";
+    "1 record" for one)."""
+    pattern = re.compile(rf"Audited {re.escape(name)}.*: {re.escape(records)} records?\b")
     expect(status(pg)).to_contain_text(pattern, timeout=TIMEOUT)
+
+
+def upload_and_run(pg, path: Path, records: int):
+    """Upload ``path`` as dataset A and run the audit, until it says it audited ``records``."""
+    pg.locator("#upload input[type=file]").set_input_files(str(path))
+    expect(dataset_box(pg)).to_have_value(f"upload:{path.name}")
+    expect(status(pg)).to_contain_text("Fields of")
+    pg.locator("#run").click()
+    wait_audited(pg, f"{records:,}", path.name)
 
 
 def open_app(pg, app_url: str):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -364,6 +365,33 @@ def test_contamination_evidence_marks_the_shared_span_as_escaped_text(tmp_path):
     assert any(" ".join(test[7]["question"].split()[:6]) in m for m in marks)
     rows_csv = list(csv.DictReader(open(got["dl_contam"]["value"], encoding="utf-8", newline="")))
     assert rows_csv[0]["benchmark_text"] == test[7]["question"] and rows_csv[0]["corpus_text"] == hostile
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_a_without_its_contaminated_records_is_offered_in_its_own_format(tmp_path, fmt):
+    """The Space's "A without contaminated records": A's rows less those sharing an n-gram with
+    the benchmark (by the n-gram reference), in A's format, each kept row as read."""
+    from test_real_data_sweep import contamination_reference
+    train, test = real_data.rows("gsm8k/train.jsonl"), real_data.rows("gsm8k/test.jsonl")
+    rows = [{"question": r["question"], "answer": r["answer"][:40]} for r in train[:400]]
+    for at, item in ((3, 11), (150, 12), (399, 13)):
+        rows[at]["question"] = "Copied: " + test[item]["question"]
+    path = tmp_path / f"a.{fmt}"
+    if fmt == "jsonl":
+        write_jsonl(path, rows)
+    else:
+        pd.DataFrame(rows).to_csv(path, index=False)
+    st = run(f"upload:a.{fmt}", upload=str(path))["state"]
+    got = handlers.leak_check(st, "", "", "", "", None, False, "gsm8k", "")
+    n = int(re.search(r"sharing a (\d+)-gram", got["contam_md"])[1])
+    found = contamination_reference([r["question"] for r in rows], [r["question"] for r in test], n)
+    dropped = set().union(*(set(r) for r, _, _ in found.values()))
+    assert {3, 150, 399} <= dropped
+    copy = got["dl_decontam"]["value"]
+    assert copy.endswith(f".decontaminated.{fmt}")
+    import auditor
+    assert auditor.load(copy).rows == [r for i, r in enumerate(auditor.load(str(path)).rows) if i not in dropped]
+    assert f"{len(rows) - len(dropped):,} of {len(rows):,} records" in got["contam_md"]
 
 
 def test_download_folders_stay_within_their_byte_budget(tmp_path, monkeypatch):

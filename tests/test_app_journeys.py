@@ -220,4 +220,6 @@ def test_contamination_evidence_highlights_the_shared_span_as_text(page, app_url
         "A's fields searched: question, answer (each record's joined as one text)", timeout=TIMEOUT)
     rows_csv = list(csv.DictReader(open(download(page, "dl-contam"), encoding="utf-8", newline="")))
     assert [(r["benchmark_row"], r["corpus_row"]) for r in rows_csv] == [("11", "3"), ("12", "5")]
+    # And A without those two records, to train on.
+    assert read_jsonl(download(page, "dl-decontam")) == [r for i, r in enumerate(rows) if i not in (3, 5)]
     assert_inert(page)

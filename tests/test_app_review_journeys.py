@@ -17,7 +17,7 @@ from playwright.sync_api import expect
 import ground_truth
 import real_data
 from browser_support import (TIMEOUT, TRAP, XSS, dataset_box, download, new_page, open_app, open_tab, read_jsonl,
-                             share_box, status, wait_audited, write_jsonl)
+                             share_box, status, upload_and_run, wait_audited, write_jsonl)
 
 pytest_plugins = ["app_server", "browser_support"]
 pytestmark = pytest.mark.browser
@@ -55,17 +55,9 @@ def leak_journey(pg, app_url, folder: Path, name: str, a_rows, b_rows) -> int:
     a = write_jsonl(folder / f"{name}_train.jsonl", a_rows)
     b = write_jsonl(folder / f"{name}_test.jsonl", b_rows)
     open_app(pg, app_url)
-    upload_a(pg, a, len(a_rows))
+    upload_and_run(pg, a, len(a_rows))
     check_b(pg, b)
     return len(b_rows)
-
-
-def upload_a(pg, path: Path, records: int):
-    pg.locator("#upload input[type=file]").set_input_files(str(path))
-    expect(dataset_box(pg)).to_have_value(f"upload:{path.name}")
-    expect(status(pg)).to_contain_text("Fields of")
-    pg.locator("#run").click()
-    wait_audited(pg, f"{records:,}", path.name)
 
 
 def check_b(pg, path: Path):
@@ -232,7 +224,7 @@ def test_a_numeric_or_object_field_searched_is_a_clear_message(page, app_url, tm
     rows[4]["output"] = "Copied: " + test[3]["question"]
     path = write_jsonl(tmp_path / "instruct.jsonl", rows)
     open_app(page, app_url)
-    upload_a(page, path, len(rows))
+    upload_and_run(page, path, len(rows))
     open_tab(page, "Leakage")
     assert {"instruction", "output", "score", "meta"} <= set(field_choices(page))
     assert "question" not in field_choices(page)
@@ -324,7 +316,7 @@ def test_a_system_prompt_shared_by_every_conversation_does_not_make_them_duplica
     expected_pairs = ref.pair_count(THRESHOLD)
     path = write_jsonl(tmp_path / "chat_system.jsonl", rows)
     open_app(page, app_url)
-    upload_a(page, path, len(rows))
+    upload_and_run(page, path, len(rows))
     open_tab(page, "Threshold curve")
     counts = page.locator("#counts")
     expect(counts).to_contain_text(f"At Jaccard ≥ {THRESHOLD:g}:")

@@ -17,7 +17,7 @@ import pandas as pd
 
 import auditor
 from auditor import AuditorError
-from auditor.contamination import BENCHMARKS, contamination
+from auditor.contamination import BENCHMARKS, scan_corpus
 from auditor.hub import describe
 from auditor.leakage import leak
 from auditor.clean import write_rows
@@ -35,7 +35,7 @@ CLUSTER_ROWS = 500             # clusters listed (largest first)
 EXPIRED = "This audit has expired from the cache: press **Run audit** again."
 # The query keys a share link carries, and the longest value one of them may hold (a link the page
 # made stays far below: ids are at most 96 characters, marks at most SHARED_MARKS pairs).
-LINK_KEYS = ("dataset", "config", "split", "text", "answer", "group", "labels", "threshold", "max_rows", "nd")
+LINK_KEYS = ("dataset", "config", "split", "text", "answer", "group", "labels", "threshold", "max_rows", "nd", "tab")
 LINK_VALUE_CAP = 1000
 
 
@@ -79,7 +79,7 @@ def cleared_results() -> dict:
 def cleared_leak() -> dict:
     return {"leak_status": "", "leak_md": "", "leak_df": table(pd.DataFrame()), "leak_evidence": "",
             "contam_md": "", "contam_evidence": "", "dl_evidence": disabled(), "dl_clean": disabled(),
-            "dl_contam": disabled()}
+            "dl_contam": disabled(), "dl_decontam": disabled()}
 
 
 def threshold_views(result, st: dict) -> dict:
@@ -93,7 +93,7 @@ def threshold_views(result, st: dict) -> dict:
     return {"threshold": t, "curve_threshold": t,
             "cards": views.stat_cards(result, near), "overview": views.overview_markdown(result, t),
             "counts": views.counts_markdown(near), "curve_plot": views.curve_figure(result, t),
-            "share": state.share_url(st["base"], st["request"], st["source"], t, marks),
+            "share": state.share_url(st["base"], st["request"], st["source"], t, marks, st.get("tab")),
             "dl_summary": enabled(summary_path), "dl_report": enabled(report_path), "dl_pairs": enabled(pairs_path),
             "dl_info": views.pairs_csv_note(in_csv, pairs.a.size, state.PAIRS_CSV_BYTES),
             "clusters_info": views.clusters_caption(t, clusters, st.get("keep", "first"), len(marks)),
@@ -108,14 +108,15 @@ def ranked(result, threshold: float, keep: str, marks) -> tuple:
     return ranked_clusters(result, threshold=threshold, keep=keep, not_duplicates=marks)
 
 
-def audited(result, src, key, req, seconds, cached, base, marks=()) -> dict:
-    """All the parts of a fresh audit (status, form, results, the leakage tab's defaults)."""
+def audited(result, src, key, req, seconds, cached, base, marks=(), tab=None) -> dict:
+    """All the parts of a fresh audit (status, form, results, the leakage tab's defaults); ``tab``:
+    the result tab open, which the share link names."""
     table_ = result.table
     fields = available_fields(table_.rows)
     roles = result.roles
     t = req.threshold
     st = {"key": key, "request": req, "source": src, "base": base, "threshold": t, "marks": list(marks),
-          "keep": "first", "cursor": 0, "filters": dict(NO_FILTERS)}
+          "keep": "first", "cursor": 0, "filters": dict(NO_FILTERS), "tab": tab if tab in state.TABS else None}
     conc_fig, conc_md, conc_table = views.concentration_view(result)
     other_splits = [s for s in table_.splits if s != table_.split]
     return {
@@ -144,8 +145,9 @@ def audited(result, src, key, req, seconds, cached, base, marks=()) -> dict:
 
 
 def run(dataset, config, split, text, answer, group, labels, threshold, max_rows, upload, token, fields_for,
-        base, progress=None, collapse=True) -> dict:
-    """Run audit: the form -> every result part (or an error that clears them)."""
+        base, progress=None, collapse=True, tab=None) -> dict:
+    """Run audit: the form -> every result part (or an error that clears them); ``tab``: the result
+    tab open (the share link keeps naming it)."""
     try:
         if (dataset or "").strip() != (fields_for or "").strip():
             # Fields left from another dataset: let the library choose and guess afresh.
@@ -153,7 +155,7 @@ def run(dataset, config, split, text, answer, group, labels, threshold, max_rows
             labels = []
         req = state.make_request(dataset, config, split, text, answer, group, labels, threshold, max_rows)
         result, src, key, seconds, cached = state.run_audit(req, upload, token, progress)
-        out = audited(result, src, key, req, seconds, cached, base)
+        out = audited(result, src, key, req, seconds, cached, base, tab=tab)
         if collapse:
             out["form"] = gr.update(open=False, label=views.form_label(src, result.table, req.threshold))
         return out
@@ -199,14 +201,35 @@ def page_load(params: dict, base, progress=None) -> dict:
                                  values.get("answer"), values.get("group"), values["labels"], values["threshold"],
                                  values.get("max_rows"))
         result, src, key, seconds, cached = state.run_audit(req, None, None, progress)
-        marks = tuple((a, b) for a, b in state.parse_marks(params.get("nd"))
-                      if b < result.records) if linked else ()
-        out = {**filled, **audited(result, src, key, req, seconds, cached, base, marks)}
+        marks = linked_marks(result, params.get("nd")) if linked else ()
+        tab = params.get("tab") if linked and params.get("tab") in state.TABS else None
+        out = {**filled, **audited(result, src, key, req, seconds, cached, base, marks, tab)}
         if linked:
             out["form"] = gr.update(open=False, label=views.form_label(src, result.table, req.threshold))
+        if tab:
+            out["tabs"] = gr.update(selected=tab)
         return out
     except Exception as exc:  # noqa: BLE001
         return {**filled, **cleared_results(), **error(views.error_text(exc))}
+
+
+def linked_marks(result, nd) -> tuple:
+    """A link's "not a duplicate" marks that are pairs of this audit (Jaccard >= MIN_THRESHOLD): a
+    mark on two unrelated records was counted as a reviewed pair in the captions and the manifest."""
+    from auditor.dedup import pair_jaccard
+    marks = [(a, b) for a, b in state.parse_marks(nd) if b < result.records]
+    scores = pair_jaccard(result, [a for a, _ in marks], [b for _, b in marks])
+    return tuple(m for m, j in zip(marks, scores) if j is not None and j >= MIN_THRESHOLD - 1e-9)
+
+
+def tab_chosen(st, tab: str) -> dict:
+    """A result tab opened: the share link (and so the address bar) names it."""
+    if not st or tab not in state.TABS or st.get("tab") == tab:
+        return {}
+    st = {**st, "tab": tab}
+    marks = tuple(map(tuple, st.get("marks") or ()))
+    return {"state": st,
+            "share": state.share_url(st["base"], st["request"], st["source"], st["threshold"], marks, tab)}
 
 
 def rethreshold(st, t) -> dict:
@@ -589,13 +612,24 @@ def contamination_views(result, bench: str, token, progress=None, fields=()) -> 
     names = text_fields(spec)
     corpus = (list(result.fields.text) if spec == result.roles.text
               else [joined_text(row, names, i) for i, row in enumerate(result.table.rows)])
-    cr = contamination(corpus, bench, token=token, progress=progress)
+    matched: list = []
+    cr = scan_corpus(corpus, bench, token=token, progress=progress, matched_rows=matched)
     rows = contamination_evidence(cr, benchmark_texts(bench, token), corpus)
     folder = state.new_folder("contam-" + secrets.token_hex(8))
     write_text(folder / "contamination_evidence.csv", evidence_csv(rows))
-    return {"contam_md": views.contamination_markdown(cr.summary(), bench, names),
+    # A without the records that share an n-gram with the benchmark (what `--decontaminate` writes),
+    # in A's own format, each kept record as read.
+    from auditor.dedup import input_format
+    dropped = set(np.concatenate(matched).tolist()) if matched else set()
+    fmt = input_format(result.table)
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(str(result.table.source)).stem.replace("example:", ""))[:60] or "data"
+    copy = folder / f"{stem}.decontaminated.{fmt}"
+    write_rows([r for i, r in enumerate(result.table.rows) if i not in dropped], copy, fmt=fmt)   # CSV: two passes
+    note = (f"\n\n**A without them** (download): {len(result.table.rows) - len(dropped):,} of "
+            f"{len(result.table.rows):,} records, the {len(dropped):,} sharing a {cr.n}-gram with {bench} left out.")
+    return {"contam_md": views.contamination_markdown(cr.summary(), bench, names) + note,
             "contam_evidence": views.contamination_evidence_html(rows),
-            "dl_contam": enabled(folder / "contamination_evidence.csv")}
+            "dl_contam": enabled(folder / "contamination_evidence.csv"), "dl_decontam": enabled(copy)}
 
 
 # --------------------------------------------------------------------------- paraphrases (semantic)

@@ -63,18 +63,22 @@ mark.span {background: #fde68a; color: #451a03; border-radius: 3px; padding: 0 1
                                   white-space: nowrap !important;}
 """
 
-# j / k (or the arrow keys): next / previous pair; n: mark it "not a duplicate". Only while the
-# pairs tab is shown and no text box has the focus.
+# j / k (or the left / right arrow keys): next / previous pair; n: mark it "not a duplicate". Only
+# while the pairs tab is shown and no text box has the focus. Up / down still scroll the page; in
+# the pairs table, where the arrows move between cells, up / down move to the next / previous pair
+# with the row (left / right stay the table's).
 HEAD = """
 <script>
 document.addEventListener('keydown', (e) => {
-  if (e.ctrlKey || e.metaKey || e.altKey) return;
+  if (e.ctrlKey || e.metaKey || e.altKey || e.shiftKey) return;
   const t = e.target;
   if (t && (t.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName))) return;
   const panel = document.getElementById('pairs-panel');
   if (!panel || panel.offsetParent === null) return;
-  const ids = {j: 'pair-next', ArrowRight: 'pair-next', ArrowDown: 'pair-next',
-               k: 'pair-prev', ArrowLeft: 'pair-prev', ArrowUp: 'pair-prev', n: 'pair-mark'};
+  const inTable = t && t.closest && t.closest('#pairs-table');
+  const ids = {j: 'pair-next', k: 'pair-prev', n: 'pair-mark'};
+  Object.assign(ids, inTable ? {ArrowDown: 'pair-next', ArrowUp: 'pair-prev'}
+                             : {ArrowRight: 'pair-next', ArrowLeft: 'pair-prev'});
   const button = document.getElementById(ids[e.key]);
   if (button) { e.preventDefault(); button.click(); }
 });
@@ -113,7 +117,8 @@ def build() -> gr.Blocks:
                 P["threshold"] = gr.Slider(MIN_THRESHOLD, 1.0, value=DEFAULTS["threshold"], step=0.05,
                                            label="Near-duplicate threshold (Jaccard)",
                                            info="pairs whose word 3-gram sets overlap at least this much; drives "
-                                                "every view", scale=3, min_width=220, elem_id="threshold")
+                                                "every view", scale=3, min_width=220, elem_id="threshold",
+                                           buttons=[])   # (its reset fires no event: the views stayed put)
                 P["token"] = gr.Textbox(label="HF token", type="password", scale=2, info="gated sets only",
                                         placeholder="used for this request only, never stored", elem_id="token",
                                         min_width=160)
@@ -151,7 +156,7 @@ def build() -> gr.Blocks:
         # textbox's input event, so a run compares instead of trusting the fields.
         P["fields_for"] = gr.State(DEFAULTS["dataset"])
 
-        with gr.Tabs(elem_id="tabs"):
+        with gr.Tabs(elem_id="tabs") as P["tabs"]:
             with gr.Tab("Overview", id="overview"):
                 P["cards"] = gr.HTML("", elem_id="cards")
                 P["overview"] = gr.Markdown("", elem_id="overview", latex_delimiters=[])
@@ -160,7 +165,7 @@ def build() -> gr.Blocks:
                             "marks where templates or shared stems start to merge. This slider and the one at the "
                             "top are the same threshold: every tab, the share link and the downloads follow it.")
                 P["curve_threshold"] = gr.Slider(MIN_THRESHOLD, 1.0, value=DEFAULTS["threshold"], step=0.05,
-                                                 label="Inspect threshold", elem_id="curve-threshold")
+                                                 label="Inspect threshold", elem_id="curve-threshold", buttons=[])
                 P["counts"] = gr.Markdown("", elem_id="counts", latex_delimiters=[])
                 P["curve_plot"] = gr.Plot(show_label=False, elem_id="curve-plot")
                 P["curve_df"] = gr.Dataframe(label="Curve", interactive=False, elem_id="curve-table")
@@ -258,6 +263,8 @@ def build() -> gr.Blocks:
                                                       elem_id="dl-clean")
                     P["dl_contam"] = gr.DownloadButton("Contamination evidence CSV", value=None, interactive=False,
                                                        elem_id="dl-contam")
+                    P["dl_decontam"] = gr.DownloadButton("A without contaminated records", value=None,
+                                                         interactive=False, elem_id="dl-decontam")
                 P["leak_evidence"] = gr.HTML("", elem_id="leak-evidence")
                 P["leak_df"] = gr.Dataframe(interactive=False, wrap=True, max_height=360, elem_id="leak-table",
                                             visible=False)
@@ -302,6 +309,7 @@ def paraphrases_view(P: dict) -> None:
                                               min_width=180)
                 P["para_threshold"] = gr.Slider(0.0, 1.0, value=SEMANTIC_THRESHOLD, step=0.01,
                                                 label="Semantic threshold (cosine)", elem_id="para-threshold",
+                                                buttons=[],
                                                 info=f"default {SEMANTIC_THRESHOLD:g}: calibrated on unrelated "
                                                      "texts; re-filters without embedding again", scale=3,
                                                 min_width=220)
@@ -324,9 +332,9 @@ def wire(demo: gr.Blocks, P: dict) -> None:
                     "dl_manifest", "dl_review", "conc_text", "conc_plot", "conc_df", "dl_summary", "dl_report",
                     "dl_pairs", "dl_info", "config", "split", "text", "answer", "group", "labels", "leak_dataset",
                     "leak_config", "leak_split", "contam_fields", "leak_status", "leak_md", "leak_df", "leak_evidence",
-                    "contam_md", "contam_evidence", "dl_evidence", "dl_clean", "dl_contam", "para_status", "para_md",
-                    "para_plot", "para_evidence", "dl_para", "para_state"]
-    load_names = result_names + ["dataset", "max_rows"]
+                    "contam_md", "contam_evidence", "dl_evidence", "dl_clean", "dl_contam", "dl_decontam",
+                    "para_status", "para_md", "para_plot", "para_evidence", "dl_para", "para_state"]
+    load_names = result_names + ["dataset", "max_rows", "tabs"]
     fields_names = ["status", "form", "config", "split", "text", "answer", "group", "labels", "fields_for"]
     pick_names = ["dataset", "config", "split", "text", "answer", "group", "labels"]
     threshold_names = ["status", "state", "threshold", "curve_threshold", "cards", "overview", "counts", "curve_plot",
@@ -337,7 +345,7 @@ def wire(demo: gr.Blocks, P: dict) -> None:
     pairs_names = ["status", "state", "pairs_info", "pair_view"]
     para_names = ["para_status", "para_md", "para_plot", "para_evidence", "dl_para", "para_state"]
     leak_names = ["leak_status", "leak_md", "leak_df", "leak_evidence", "contam_md", "contam_evidence",
-                  "dl_evidence", "dl_clean", "dl_contam"]
+                  "dl_evidence", "dl_clean", "dl_contam", "dl_decontam"]
 
     def outs(names):
         return [P[n] for n in names]
@@ -346,9 +354,9 @@ def wire(demo: gr.Blocks, P: dict) -> None:
         return lambda fraction, stage: progress(max(0.0, min(1.0, float(fraction))), desc=str(stage))
 
     def on_run(dataset, config, split, text, answer, group, labels, threshold, max_rows, upload, token, fields_for,
-               request: gr.Request, progress=gr.Progress()):
+               st, request: gr.Request, progress=gr.Progress()):
         view = handlers.run(dataset, config, split, text, answer, group, labels, threshold, max_rows, upload, token,
-                            fields_for, base_url(request), progress_of(progress))
+                            fields_for, base_url(request), progress_of(progress), tab=(st or {}).get("tab"))
         return pack(P, result_names, view)
 
     def on_load(request: gr.Request, progress=gr.Progress()):
@@ -384,10 +392,13 @@ def wire(demo: gr.Blocks, P: dict) -> None:
         return pack(P, para_names, view)
 
     private = dict(api_visibility="private")
-    P["run"].click(on_run, outs(form_names) + [P["upload"], P["token"], P["fields_for"]], outs(result_names),
-                   concurrency_id="audit", show_progress_on=P["status"], **private)
+    P["run"].click(on_run, outs(form_names) + [P["upload"], P["token"], P["fields_for"], P["state"]],
+                   outs(result_names), concurrency_id="audit", show_progress_on=P["status"], **private)
     demo.load(on_load, None, outs(load_names), concurrency_id="audit", show_progress_on=P["status"], **private)
     P["share"].change(None, P["share"], None, js=FOLLOW_URL, **private)
+    for tab in P["tabs"].children:   # the share link names the result tab open
+        tab.select(lambda st, tab_id=tab.id: pack(P, ["state", "share"], handlers.tab_chosen(st, tab_id)),
+                   P["state"], outs(["state", "share"]), **private)
     fields_inputs = [P["dataset"], P["config"], P["upload"], P["token"]]
     P["load_fields"].click(on_fields, fields_inputs, outs(fields_names), show_progress_on=P["status"], **private)
     P["dataset"].submit(on_fields, fields_inputs, outs(fields_names), show_progress_on=P["status"], **private)
@@ -406,7 +417,11 @@ def wire(demo: gr.Blocks, P: dict) -> None:
         # Each slider sets the other (and every view), never itself while it is being dragged.
         names = [n for n in threshold_names if n != name]
         P[name].input(lambda st, t, names=names: pack(P, names, handlers.rethreshold(st, t)), [P["state"], P[name]],
-                      outs(names), trigger_mode="always_last", show_progress_on=P["counts"], **private)
+                      outs(names), trigger_mode="always_last", show_progress_on=P["counts"], **private).failure(
+            # A value Gradio refuses (7, -1, blank) never reaches the handler: both sliders go back to
+            # the threshold every view shows, rather than leave "7" over figures at 0.7.
+            lambda st: (gr.skip(),) * 2 if not st else (st["threshold"],) * 2, P["state"],
+            [P["threshold"], P["curve_threshold"]], **private)
     filters = [P["state"], P["jmin"], P["jmax"], P["hide_exact"], P["search"]]
     for name, action in (("prev", "prev"), ("next", "next"), ("prev_page", "prev_page"),
                          ("next_page", "next_page"), ("mark", "mark")):
@@ -434,5 +449,6 @@ def wire(demo: gr.Blocks, P: dict) -> None:
                         outs(para_names), concurrency_id="audit", show_progress_on=P["para_status"], **private)
     P["para_threshold"].input(lambda pst, t: pack(P, para_names, handlers.paraphrase_threshold(pst, t)),
                               [P["para_state"], P["para_threshold"]], outs(para_names), trigger_mode="always_last",
-                              show_progress_on=P["para_md"], **private)
+                              show_progress_on=P["para_md"], **private).failure(
+        lambda pst: pst["threshold"] if pst else gr.skip(), P["para_state"], P["para_threshold"], **private)
     P["leak_upload"].upload(lambda p: ("" if p else gr.skip()), P["leak_upload"], P["leak_dataset"], **private)

@@ -49,6 +49,8 @@ DEFAULTS = {"dataset": "example:gsm8k", "config": "main", "split": "train", "tex
             "answer": "answer", "group": "", "labels": [], "threshold": DEFAULT_THRESHOLD}
 MAX_HUB_ID = 200               # "namespace/name": the Hub allows at most 96 characters each
 SHARED_MARKS = 20              # "not a duplicate" marks carried by a share link, at most
+# The result tabs' ids (ui/layout.py), the first shown by default; a share link names the one open.
+TABS = ("overview", "curve", "pairs", "clusters", "concentration", "leakage", "downloads")
 FILES_DIR = Path(tempfile.mkdtemp(prefix="auditor-app-"))   # download files; removed at exit
 KEEP_FOLDERS = 256
 # ... and within this many bytes on disk, so visitors cannot fill the disk with downloads (Gradio's
@@ -287,9 +289,7 @@ def run_audit(req: Request, upload=None, token=None, progress=None):
         key = key + (("private", secrets.token_hex(8)),)
     hit = CACHE.get(key)
     if hit is not None:
-        if hit.settings.threshold != req.threshold:
-            hit = replace(hit, settings=replace(hit.settings, threshold=req.threshold))
-        return hit, src, key, 0.0, True
+        return at_threshold(hit, req.threshold), src, key, 0.0, True
     started = time.perf_counter()
     result = auditor.scan(src.value, config=req.config if src.kind != "upload" else None,
                           split=req.split if src.kind != "upload" else None,
@@ -298,6 +298,15 @@ def run_audit(req: Request, upload=None, token=None, progress=None):
                           token=token, progress=progress, kind=src.library_kind)
     CACHE.put(key, result)
     return result, src, key, time.perf_counter() - started, False
+
+
+def at_threshold(result, threshold: float):
+    """The result as audited at ``threshold``: the search reached down to MIN_THRESHOLD whatever the
+    threshold, so only the setting differs, and summary.json / REPORT.md must state the threshold
+    their figures are at (as a fresh audit at it would)."""
+    if result.settings.threshold == threshold:
+        return result
+    return replace(result, settings=replace(result.settings, threshold=threshold))
 
 
 # --------------------------------------------------------------------------- marks and share links
@@ -317,14 +326,17 @@ def format_marks(marks) -> str:
     return ",".join(f"{a}-{b}" for a, b in sorted(marks))
 
 
-def share_url(base: str, req: Request, src: Source | None, threshold: float | None = None, marks=()) -> str:
+def share_url(base: str, req: Request, src: Source | None, threshold: float | None = None, marks=(),
+              tab: str | None = None) -> str:
+    """The link that opens this audit; ``tab``: the result tab shown (one of TABS; the overview is the default)."""
     if src is not None and src.kind == "upload":
         return "Uploaded files cannot be shared by link: publish the file (e.g. on the Hub) and audit it by id."
     params = {"dataset": req.dataset, "config": req.config, "split": req.split, "text": req.text,
               "answer": req.answer, "group": req.group, "labels": ",".join(req.labels) or None,
               "threshold": f"{threshold if threshold is not None else req.threshold:g}",
               "max_rows": req.max_rows,
-              "nd": format_marks(marks) if 0 < len(marks) <= SHARED_MARKS else None}
+              "nd": format_marks(marks) if 0 < len(marks) <= SHARED_MARKS else None,
+              "tab": tab if tab in TABS and tab != TABS[0] else None}
     query = urlencode({k: v for k, v in params.items() if v not in (None, "")})
     return f"{base.rstrip('/')}/?{query}"
 
@@ -483,6 +495,7 @@ def write_downloads(result, key, threshold: float, pairs: PairList, cluster_of: 
     summary, count = folder / "summary.json", folder / "pairs.count"
     if not summary.exists():
         # Each file atomic, summary.json last: a folder with a summary.json is complete.
+        result = at_threshold(result, threshold)
         write_text(folder / "REPORT.md", result.markdown(threshold))
         write_text(count, str(write_pairs_csv(folder / "pairs.csv", result, pairs, cluster_of, marks)))
         write_text(summary, to_json(result.summary(threshold)))

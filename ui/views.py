@@ -113,11 +113,19 @@ def records_frame(items: list, columns: tuple = (), limit: int = 500) -> pd.Data
 
 # --------------------------------------------------------------------------- overview
 
+NORMALIZER_IGNORES = {"default": "case and spacing ignored", "exact": "",
+                      "code": "comments and spacing ignored"}
+
+
 def stat_cards(result, near) -> str:
     n = result.records
     text_dup = result.exact.get("text")
+    # The text's normaliser says which texts count as the same: under "default", "How many ships?"
+    # and "how many  ships?" are one text (pandas' duplicated() counts them apart).
+    ignored = NORMALIZER_IGNORES.get(text_dup.normalizer, f"normaliser {text_dup.normalizer}") if text_dup else ""
     cards = [("records", f"{n:,}"),
-             ("exact-duplicate texts", f"{text_dup.redundant:,}" if text_dup else "–"),
+             (f"exact-duplicate texts ({ignored})" if ignored else "exact-duplicate texts",
+              f"{text_dup.redundant:,}" if text_dup else "–"),
              (f"near-duplicate pairs at ≥ {near.threshold:g}", f"{near.pairs:,}"),
              ("near-duplicate clusters", f"{near.clusters:,}"),
              ("records in clusters", f"{near.records_in_clusters:,} ({pct(near.records_in_clusters, n)})")]
@@ -192,7 +200,7 @@ def overview_markdown(result, threshold: float) -> str:
 def audited_message(src, table, records: int, seconds: float, cached: bool) -> str:
     how = "from the cache" if cached else f"in {seconds:.1f} s"
     where = " / ".join(md(x) for x in (table.config, table.split) if x)
-    msg = f"Audited **{md(src.name)}**{' (' + where + ')' if where else ''}: {records:,} records, {how}."
+    msg = f"Audited **{md(src.name)}**{' (' + where + ')' if where else ''}: {plural(records, 'record')}, {how}."
     if table.truncated:
         msg += f"  \n**Row cap:** only the first {table.row_cap:,} rows were read; the dataset has more."
     return msg
