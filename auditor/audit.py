@@ -77,6 +77,9 @@ class ScanResult:
     fields: Fields = field(repr=False)
     evaluated_key: np.ndarray = field(repr=False)
     timings: dict = field(default_factory=dict)
+    # Per evaluated field (text, answer, group, label:NAME): an id per record, equal for values equal
+    # under the default normaliser (missing its own value); dedup names a dropped row's differences by them.
+    evaluated_keys: dict = field(default_factory=dict, repr=False)
     engine: dict | None = None           # {"name": "ray", "seconds": ...} when the search ran on Ray
 
     @property
@@ -144,7 +147,7 @@ def scan(source: str | Table, *, config: str | None = None, split: str | None = 
         schema = check_schema(table.rows)
         degenerate = check_degenerate({"text": fields.text, "answer": fields.answer, "group": fields.group})
         answer_normalizer = choose_answer_normalizer(fields.answer, settings.answer_normalizer, settings.normalizer)
-        exact, by_normalizer, evaluated_key, text_default = _exact_duplicates(
+        exact, by_normalizer, evaluated_keys, text_default = _exact_duplicates(
             fields, records, settings.normalizer, answer_normalizer)
         del records          # one JSON string per record: free it before the memory-heavy steps
 
@@ -166,7 +169,8 @@ def scan(source: str | Table, *, config: str | None = None, split: str | None = 
     return ScanResult(table=table, roles=side.roles, settings=settings, fingerprint=side.fingerprint,
                       answer_normalizer=answer_normalizer, schema=schema, degenerate=degenerate, exact=exact,
                       exact_by_normalizer=by_normalizer, pairs=pairs, curve=points, concentration=conc,
-                      label_conflicts=conflicts, fields=fields, evaluated_key=evaluated_key, timings=run.timings,
+                      label_conflicts=conflicts, fields=fields, evaluated_key=_combined(evaluated_keys),
+                      evaluated_keys=evaluated_keys, timings=run.timings,
                       engine={"name": "ray", "seconds": run.timings["near_duplicates"]} if engine == "ray" else None)
 
 
@@ -206,10 +210,15 @@ def _exact_duplicates(fields: Fields, records: list, text_normalizer: str, answe
     # Evaluated fields under the default normaliser; a missing value is its own value here.
     evaluated_fields = [("text", fields.text), ("answer", fields.answer), ("group", fields.group),
                         *((f"label:{k}", v) for k, v in fields.labels.items())]
-    parts = [key_ids(_with_missing(norm(name, values, "default")))
-             for name, values in evaluated_fields if values is not None]
-    evaluated = combine(*parts) if len(parts) > 1 else parts[0]
+    evaluated = {name: key_ids(_with_missing(norm(name, values, "default"))).astype(np.int32)
+                 for name, values in evaluated_fields if values is not None}
     return exact, by_normalizer, evaluated, keys("text", fields.text, "default")
+
+
+def _combined(evaluated_keys: dict) -> np.ndarray:
+    """One id per record, equal for records equal in every evaluated field."""
+    parts = [k.astype(np.int64) for k in evaluated_keys.values()]
+    return combine(*parts) if len(parts) > 1 else parts[0]
 
 
 def _with_missing(values: list) -> list:

@@ -17,9 +17,10 @@ from .settings import NearSettings
 @dataclass(frozen=True)
 class CleanResult:
     kept: list           # original rows of TEST
-    dropped: list        # [{row, reason, against, matches}]
+    dropped: list        # [{row, reason, against, matches}] (+ differs: internal duplicates)
     source: str
     records: int
+    notices: tuple = ()
 
     def summary(self) -> dict:
         from .report import clean as report
@@ -58,17 +59,28 @@ def clean(test, against: list, *, near: bool = False, dedup: bool = False, thres
                     leak(other, side, max_rows=max_rows, token=token, settings=settings)) for other in against)
         for result in results:
             _drop_leaks(result, reasons, near)
+    notices: tuple = ()
     if dedup:
         first: dict[str, int] = {}
+        # An internal duplicate with another answer is a conflicting label, not a copy: it is dropped
+        # (the text is what leaks), but named (differs) and counted, as auditor.dedup does.
+        answers = side.normalized("answer", "default")
+        conflicts = 0
         for i, key in enumerate(side.normalized("text")):
             if key is None:
                 continue
             if key in first and i not in reasons:
-                reasons[i] = {"row": i, "reason": "internal_duplicate", "against": None, "matches": [first[key]]}
+                differs = [] if answers is None or answers[i] == answers[first[key]] else ["answer"]
+                reasons[i] = {"row": i, "reason": "internal_duplicate", "against": None, "matches": [first[key]],
+                              "differs": differs}
+                conflicts += bool(differs) and answers[i] is not None
             first.setdefault(key, i)
+        if conflicts:
+            notices = (f"{conflicts:,} internal duplicate(s) dropped hold another answer than the row kept "
+                       "(their 'differs' names it): review them, the kept answer is the first row's.",)
     kept = [row for i, row in enumerate(side.table.rows) if i not in reasons]
     return CleanResult(kept=kept, dropped=[reasons[i] for i in sorted(reasons)], source=side.table.source,
-                       records=len(side.table.rows))
+                       records=len(side.table.rows), notices=notices)
 
 
 def drop_reason(match: dict, near: bool) -> tuple[str, list] | None:

@@ -440,7 +440,7 @@ def cmd_clean(args) -> int:
     result = clean(args.test, args.against, near=args.near, dedup=args.dedup, threshold=args.threshold,
                    config=args.config, split=args.split, text=args.text, answer=args.answer, engine=args.engine,
                    ray_address=args.ray_address, shard_dir=args.shard_dir, quiet=args.quiet)
-    for notice in write_rows(result.kept, args.out):
+    for notice in [*result.notices, *write_rows(result.kept, args.out)]:
         print(f"note: {notice}", file=sys.stderr)
     write_text(report_path, to_json(result.summary()))
     if not args.quiet:

@@ -293,7 +293,7 @@ def dedup(result, threshold=None, keep: str = "first", not_duplicates=()) -> "De
     against = kept_of[drop]
     jac = pair_jaccard(result, drop, against)
     same = result.evaluated_key[drop] == result.evaluated_key[against]
-    differs = differing_fields(result.fields, drop, against)
+    differs = differing_fields(result.evaluated_keys, drop, against)
     ids = result.fields.ids
     dropped = tuple({"row": int(r), "id": None if ids is None else ids[r], "cluster": int(c), "kept_row": int(k),
                      "reason": "identical" if s else "near_duplicate", "jaccard": j, "differs": list(d)}
@@ -302,40 +302,58 @@ def dedup(result, threshold=None, keep: str = "first", not_duplicates=()) -> "De
     return DedupResult(threshold=g.threshold, keep=keep, records=result.records, clusters=int(g.sizes.size),
                        records_in_clusters=int(g.sizes.sum()), kept_rows=tuple(kept_rows.tolist()),
                        dropped=dropped, not_duplicates=g.marks, exact=g.exact,
-                       notices=g.notices + _conflict_notices(differs, keep),
+                       notices=g.notices + conflict_notices(result.fields, drop, differs, keep),
                        source=result.table.source, fingerprint=result.fingerprint)
 
 
-def differing_fields(fields, rows: np.ndarray, kept: np.ndarray) -> list[tuple]:
+def differing_fields(evaluated_keys: dict, rows: np.ndarray, kept: np.ndarray) -> list[tuple]:
     """Per dropped row, the evaluated fields (text, answer, group, label:NAME) whose value differs,
-    under the default normaliser, from the record kept in its place. A near duplicate with
-    another answer is a conflicting label or a stem reused for another question: dropping it is
-    a choice the curator should see, not a silent one."""
-    evaluated = [("text", fields.text), ("answer", fields.answer), ("group", fields.group),
-                 *((f"label:{k}", v) for k, v in fields.labels.items())]
-    differs: list[list] = [[] for _ in range(rows.size)]
-    for name, values in evaluated:
-        if values is None:
-            continue
-        mine = normalized([values[i] for i in rows.tolist()], "default")
-        theirs = normalized([values[i] for i in kept.tolist()], "default")
-        for k in np.flatnonzero([a != b for a, b in zip(mine, theirs)]).tolist():
-            differs[k].append(name)
-    return [tuple(d) for d in differs]
+    under the default normaliser, from the record kept in its place (``ScanResult.evaluated_keys``:
+    the scan's ids, so nothing is normalised again). A near duplicate with another answer is a
+    conflicting label or a stem reused for another question: dropping it is a choice the curator
+    should see, not a silent one."""
+    names = list(evaluated_keys)
+    if not rows.size or not names:
+        return [()] * rows.size
+    # The fields that differ as bits (62 fields a word), then one tuple per distinct combination,
+    # not one per row (100,000 dropped rows: 20 ms, not 300).
+    code = np.zeros((rows.size, (len(names) + 61) // 62), np.int64)
+    for f, keys in enumerate(evaluated_keys.values()):
+        code[:, f // 62] |= (keys[rows] != keys[kept]).astype(np.int64) << (f % 62)
+    combos, which = (np.unique(code[:, 0], return_inverse=True) if code.shape[1] == 1 else
+                     np.unique(code, axis=0, return_inverse=True))
+    named = [tuple(n for f, n in enumerate(names) if np.atleast_1d(combo)[f // 62] >> (f % 62) & 1)
+             for combo in combos]
+    return [named[i] for i in which.reshape(-1).tolist()]
 
 
-def _conflict_notices(differs: list, keep: str) -> tuple:
+def conflict_notices(fields, rows: np.ndarray, differs: list, keep: str) -> tuple:
+    """A note counting the dropped rows that hold an answer, group or label other than the kept
+    record's. A dropped row with no value there (missing, null or blank) disagrees with nothing
+    and is not counted, though 'differs' names the field."""
+    held = {"answer": fields.answer, "group": fields.group, **{f"label:{k}": v for k, v in fields.labels.items()}}
     counts: dict[str, int] = {}
-    for d in differs:
-        for name in d:
-            if name != "text":
-                counts[name] = counts.get(name, 0) + 1
+    conflicting = 0
+    for r, d in zip(rows.tolist(), differs):
+        names = [name for name in d if name != "text" and _held(held[name][r])]
+        for name in names:
+            counts[name] = counts.get(name, 0) + 1
+        conflicting += bool(names)
     if not counts:
         return ()
     listed = ", ".join(f"{name} ({n:,})" for name, n in counts.items())
-    return (f"{sum(1 for d in differs if set(d) - {'text'}):,} dropped row(s) differ from the record kept in their "
-            f"place in {listed}: the kept value was chosen by the rule '{keep}', not by agreement. Review them "
-            "(the manifest's 'differs'), or keep most_common_answer.",)
+    if keep == "most_common_answer":
+        why = ("the answer kept is the most common in its cluster, the other fields are those of the record "
+               "holding it. Review them (the manifest's 'differs').")
+    else:
+        why = (f"the kept value was chosen by the rule '{keep}', not by agreement. Review them (the manifest's "
+               "'differs')" + (", or keep most_common_answer." if "answer" in counts else "."))
+    return (f"{conflicting:,} dropped row(s) differ from the record kept in their place in {listed}: "
+            f"{why}",)
+
+
+def _held(value) -> bool:
+    return value is not None and bool(value.strip())
 
 
 def pair_jaccard(result, rows_a, rows_b) -> list:

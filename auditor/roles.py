@@ -90,7 +90,15 @@ def resolve_roles(rows: list[dict], text=None, answer=None, group=None, labels=N
             choice = next((name for name in GUESSES[role]
                            if name in fields and name not in taken and _readable(rows, name)), None)
             if role == "text" and choice is None:
-                choice = _chat_field(rows, fields, taken) or _longest_string_field(rows, fields, taken)
+                choice = _text_fallback(rows, fields, taken)
+            if role == "answer" and choice is None:
+                # The text's object holds the answer too (the Hub API's row.answer); an answer
+                # object holds its text (SQuAD's answers: {"text": [...], "answer_start": [...]}).
+                parent = given["text"].split(".")[0] if "text" in guessed and given["text"].count(".") == 1 else None
+                nested = [f"{parent}.{name}" for name in GUESSES["answer"]] if parent else []
+                nested += [f"{name}.text" for name in GUESSES["answer"]]
+                choice = next((path for path in nested if path in fields and path not in taken
+                               and _readable(rows, path)), None)
             if choice is not None:
                 given[role] = choice
                 taken.add(choice)
@@ -140,7 +148,10 @@ def resolve_text_spec(rows: list[dict], spec=None) -> str:
 def _check_not_numbers(rows: list[dict], name: str, sample: int = 1000) -> None:
     """A corpus text field must hold text: numbers alone (a score, an index) can hold no benchmark
     passage, and searching them would report a clean corpus."""
-    values = [v for v in (lookup(r, name) for r in rows[:sample]) if v is not MISSING and v is not None]
+    looked = [lookup(r, name) for r in rows[:sample]]
+    for i, value in enumerate(looked):      # objects (conversations[from=human]) refused before any worker reads
+        as_text(value, name, i)
+    values = [v for v in looked if v is not MISSING and v is not None]
     if values and all(isinstance(v, (bool, int, float)) for v in values):
         raise AuditorError("usage", f"The field {name!r} holds numbers, not text: no benchmark passage can be "
                            "found in it.", "Name the text fields (e.g. instruction,input,output).")
@@ -194,28 +205,49 @@ def _turn_paths(key: str, turns: list) -> list[str]:
         speaker = next((k for k in SPEAKER_KEYS if isinstance(turn.get(k), str)), None)
         text = next((k for k in CHAT_TEXT_KEYS if k in turn), None)
         who = turn.get(speaker) if speaker else None
-        if who and text and not set("[].=") & set(who) and not set("[].=") & set(key):
+        if who and text and not set("[].=,") & set(who) and not set("[].=,") & set(key):
             paths.append(f"{key}[{speaker}={who}].{text}" + (".text" if _text_parts(turn[text]) else ""))
     return paths
 
 
 def _selector_hint(rows, path: str, sample: int = 1000) -> str | None:
-    """For a path that selects (``messages[role=usr].content``): the values its keys hold."""
-    selected = [(k, i) for i, (_, selectors) in enumerate(path_parts(path)) for k, _ in selectors]
-    if not selected or path in rows[0]:
-        return None
-    key, at = selected[0]
+    """For a path whose selector matches nothing (``messages[role=usr].content``): the values its
+    keys hold. None when every selection matches somewhere (then the name after it is wrong)."""
     parts = path_parts(path)
-    prefix = ".".join(n for n, _ in parts[:at + 1])
-    chosen = "".join(f"[{k}={v}]" for k, v in parts[at][1])
-    held: dict[str, None] = {}
-    for row in rows[:sample]:
-        items = lookup(row, prefix)
-        for item in items if isinstance(items, list) else [items]:
-            if isinstance(item, dict) and _as_key(item.get(key)) is not None:
-                held[_as_key(item[key])] = None
-    shown = ", ".join(list(held)[:12]) or "(none)"
-    return f"No object under {prefix!r} matches {chosen}. Its {key!r} values: {shown}."
+    if path in rows[0]:
+        return None
+    for at, (_, selectors) in enumerate(parts):
+        if not selectors:
+            continue
+        prefix = ".".join(_part_text(n, sel) for n, sel in parts[:at]) + ("." if at else "") + parts[at][0]
+        if any(lookup(row, f"{prefix}{_part_text('', selectors)}") is not MISSING for row in rows[:sample]):
+            continue
+        if not any(lookup(row, prefix) is not MISSING for row in rows[:sample]):
+            return None             # nothing to select from: the fields there are the hint
+        held: dict[str, None] = {}
+        key = next((k for k, _ in selectors
+                    if not any(lookup(row, f"{prefix}[{k}={v}]") is not MISSING for row in rows[:sample]
+                               for kk, v in selectors if kk == k)), selectors[0][0])
+        for row in rows[:sample]:
+            items = lookup(row, prefix)
+            for item in _flat(items):
+                if isinstance(item, dict) and _as_key(item.get(key)) is not None:
+                    held[_as_key(item[key])] = None
+        shown = ", ".join(list(held)[:12]) or "(none)"
+        return f"No object under {prefix!r} matches {_part_text('', selectors)}. Its {key!r} values: {shown}."
+    return None
+
+
+def _part_text(name: str, selectors: tuple) -> str:
+    return name + "".join(f"[{k}={v}]" for k, v in selectors)
+
+
+def _flat(items):
+    if isinstance(items, list):
+        for item in items:
+            yield from _flat(item)
+    elif items is not MISSING:
+        yield items
 
 
 def _present(rows, path, sample: int = 100_000) -> bool:
@@ -272,6 +304,31 @@ def _text_parts(value) -> bool:
     """A turn's content as a list of parts, some holding text ([{"type": "text", "text": ...}])."""
     return (isinstance(value, list) and bool(value) and all(isinstance(p, dict) for p in value)
             and any(isinstance(p.get("text"), str) for p in value))
+
+
+def _text_fallback(rows, fields, taken) -> str | None:
+    """The text when no field has a text name: a conversation's turns; a text-named field of an
+    object named as text (ARC's question.stem); the longest string field that is not named as an
+    id or answer; a text-named field of any object (q.stem, the Hub API's row.question); else the
+    longest string. (The longest string alone made ARC's "Mercury_7175875" ids the text: an audit
+    of ids, every record distinct.)"""
+    named = set(GUESSES["id"]) | set(GUESSES["answer"])
+    return (_chat_field(rows, fields, taken) or _nested_text(rows, fields, taken, set(GUESSES["text"]))
+            or _longest_string_field(rows, fields, taken | named) or _nested_text(rows, fields, taken)
+            or _longest_string_field(rows, fields, taken | set(GUESSES["id"])))
+
+
+def _nested_text(rows, fields, taken, parents: set | None = None, sample: int = 200) -> str | None:
+    """A text-named field (or "stem") of an object-valued field (of one named in ``parents``)."""
+    for child in (*GUESSES["text"], "stem"):
+        for path in fields:
+            parent, _, name = path.partition(".")
+            if name != child or path in taken or (parents is not None and parent not in parents):
+                continue
+            if sum(isinstance(row.get(parent), dict) for row in rows[:sample]) >= 0.9 * len(rows[:sample]) \
+                    and _readable(rows, path):
+                return path
+    return None
 
 
 def _longest_string_field(rows, fields, taken) -> str | None:
@@ -345,8 +402,9 @@ def _select(value, selectors: tuple):
         return isinstance(item, dict) and all(_as_key(item.get(k)) == v for k, v in selectors)
     if isinstance(value, dict):
         return value if chosen(value) else MISSING
-    if isinstance(value, list):
-        kept = [item for item in value if chosen(item)]
+    if isinstance(value, list):         # lists within it (a batch of conversations) as _pluck reads them
+        kept = [item for item in (_select(v, selectors) if isinstance(v, list) else v for v in value)
+                if item is not MISSING and (isinstance(item, list) or chosen(item))]
         return kept if kept else MISSING
     return MISSING
 
@@ -363,8 +421,17 @@ def _pluck(items: list, key: str, keep_system: bool = False) -> list:
     out unless selected by name (``messages[role=system].content``): one system prompt repeated
     in every record made unrelated conversations near duplicates (200 MBPP tasks behind a 45-word
     prompt: one cluster of 186), and it is not the data."""
-    return [v.get(key) if isinstance(v, dict) else _pluck(v, key, keep_system) for v in items
-            if isinstance(v, list) or (isinstance(v, dict) and (keep_system or not _system_turn(v)))]
+    # Objects without the key are skipped, and a list where none has it has no such field (MISSING):
+    # a misspelt turn key (conversations[from=gpt].content for .value) read every text as blank.
+    out = []
+    for v in items:
+        if isinstance(v, list):
+            inner = _pluck(v, key, keep_system)
+            if inner is not MISSING:
+                out.append(inner)
+        elif isinstance(v, dict) and key in v and (keep_system or not _system_turn(v)):
+            out.append(v[key])
+    return out if out else MISSING
 
 
 def _system_turn(turn: dict) -> bool:
@@ -380,8 +447,15 @@ def as_text(value, field: str, row: int) -> str | None:
         return value
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value) if isinstance(value, float) else str(value)
+    if isinstance(value, float):
+        # NaN is pandas' missing value (to_dict + json.dumps writes NaN): missing, not the text
+        # "nan" that made every missing answer one duplicate group and a leak. A whole float is
+        # the int a writer widened (an int column with a gap): 18.0 is 18, as in JSON.
+        if value != value:
+            return None
+        return str(int(value)) if value.is_integer() and abs(value) < 2 ** 53 else repr(value)
+    if isinstance(value, int):
+        return str(value)
     if isinstance(value, (list, tuple)):
         parts = [as_text(v, field, row) for v in value]
         return " ".join(p for p in parts if p)

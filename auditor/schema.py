@@ -10,7 +10,7 @@ SAMPLE_ROWS = 5      # rows listed per issue
 
 
 def type_name(value) -> str:
-    if value is None:
+    if value is None or value != value:       # NaN: pandas' missing value, read as missing (roles.as_text)
         return "null"
     if isinstance(value, bool):
         return "boolean"

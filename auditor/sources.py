@@ -228,17 +228,42 @@ def split_of(relative: PurePosixPath) -> str:
     return name.lower() if name.lower() in SPLIT_KEYS else name
 
 
+# What the ``datasets`` library writes beside the data (a Hub repo's dataset_infos.json, a
+# save_to_disk folder's state.json): read as data, each was one more record (a folder of
+# data.jsonl and dataset_infos.json audited 301 records) or, alone, the whole "dataset".
+DATASETS_METADATA = frozenset({"dataset_info.json", "dataset_infos.json", "dataset_dict.json", "state.json"})
+
+
+def is_datasets_metadata(name: str) -> bool:
+    """Whether a file in a folder or glob is ``datasets``' metadata, not data (skipped there; a
+    file given by name is still read)."""
+    return name.lower() in DATASETS_METADATA
+
+
+def _refuse_saved_dataset(folder: str, files: list[Path]) -> None:
+    """A folder written by ``datasets``' save_to_disk keeps its records in Arrow files, which are
+    not read: without this its state.json and dataset_info.json were audited as two records."""
+    names = {p.name.lower() for p in files}
+    if ("state.json" in names or "dataset_dict.json" in names) and any(n.endswith(".arrow") for n in names):
+        raise AuditorError("bad_format", f"{display_name(folder)!r} is a folder saved by the datasets library "
+                           "(save_to_disk): its records are in .arrow files, which are not read here.",
+                           "Load it with datasets.load_from_disk(FOLDER) and write each split with "
+                           ".to_parquet('train.parquet') or .to_json('train.jsonl'), or audit the Hub id it "
+                           "came from.")
+
+
 def expand_local(source: str) -> list[Path]:
     expanded = os.path.expanduser(source)
     if os.path.isdir(expanded):
         # Hidden files and folders (.git, .ipynb_checkpoints, .cache) are not the dataset: skipped.
-        found = sorted(p for p in Path(expanded).rglob("*")
-                       if p.is_file() and format_of(p)
-                       and not any(part.startswith(".") for part in p.relative_to(expanded).parts))
+        visible = [p for p in Path(expanded).rglob("*")
+                   if p.is_file() and not any(part.startswith(".") for part in p.relative_to(expanded).parts)]
+        _refuse_saved_dataset(source, visible)
+        found = sorted(p for p in visible if format_of(p) and not is_datasets_metadata(p.name))
         if not found:
             raise AuditorError("not_found", f"Directory {display_name(source)!r} holds no JSONL, JSON, CSV or "
                                "Parquet files.", "Point at a file, or a directory of data files (hidden files and "
-                               "folders are skipped).")
+                               "folders, and the datasets library's dataset_info.json and state.json, are skipped).")
         return found
     if os.path.isfile(expanded):
         if format_of(Path(expanded)) is None:
@@ -247,7 +272,7 @@ def expand_local(source: str) -> list[Path]:
         return [Path(expanded)]
     if any(c in source for c in "*?["):
         found = sorted(Path(p) for p in glob.glob(expanded, recursive=True)
-                       if os.path.isfile(p) and format_of(Path(p)))
+                       if os.path.isfile(p) and format_of(Path(p)) and not is_datasets_metadata(Path(p).name))
         if not found:
             raise AuditorError("not_found", f"The pattern {source!r} matches no data files.",
                                "Check the pattern; supported: .jsonl .json .csv .tsv .parquet (optionally .gz, "
@@ -588,7 +613,7 @@ def _jsonl_batches(stream: _Counted, name: str, want: int | None = None):
     without per-line Python; a bad line is then found again line by line, to name it (unless the
     ``want`` rows the caller needs come before it)."""
     state: dict = {}
-    loads, done, kept = json.loads, 0, 0
+    loads, done, kept, held = json.loads, 0, 0, None
     try:
         for lines in _line_blocks(stream, name, state):
             try:
@@ -600,8 +625,19 @@ def _jsonl_batches(stream: _Counted, name: str, want: int | None = None):
                 rows = list(itertools.islice(jsonl_rows(lines, name, done + 1),
                                              None if want is None else want + 1 - kept))
             done += len(lines)
+            if held is not None:
+                yield held
+                held = None
+            elif kept == 0 and len(rows) == 1 and _wraps_records(rows[0]):
+                held = rows                 # yielded if another record follows, refused if none does
+                kept = 1
+                continue
             kept += len(rows)
             yield rows
+        if held is not None:
+            key = next(k for k, v in held[0].items() if isinstance(v, list))
+            raise AuditorError("bad_format", f"{name}: its one line is an object whose {key!r} holds "
+                               f"{len(held[0][key]):,} records: one JSON document, not JSON Lines.", _ONE_DOCUMENT)
     except AuditorError as exc:
         if state.get("open") and exc.message.startswith(f"{name}, line {state['open']}: not valid JSON") \
                 and "carriage return" not in exc.hint:
@@ -624,14 +660,37 @@ def jsonl_rows(lines, name: str, start: int = 1):
             if re.search(r"[}\]]\s*\r\s*[{\[]", line):
                 hint = ("Its records are separated by a lone carriage return (\\r, old Mac line ends): convert "
                         "the line ends to \\n (e.g. tr '\\r' '\\n').")
+            elif lineno == 1 and line.strip() in ("[", "{"):
+                hint = _ONE_DOCUMENT
+            elif line.lstrip(" \t\r").startswith("\ufeff"):
+                hint = ("That line starts with a byte-order mark (U+FEFF): files saved with one were joined "
+                        "together (cat a.jsonl b.jsonl)? Remove the marks, e.g. sed 's/^\\xEF\\xBB\\xBF//'.")
             raise AuditorError("bad_format", f"{name}, line {lineno}: not valid JSON ({exc.args[0].split(':')[0]}): "
                                f"{snippet!r}", hint) from None
         except RecursionError:
             raise _too_deep(f"{name}, line {lineno}") from None
         if not isinstance(row, dict):
             raise AuditorError("bad_format", f"{name}, line {lineno}: a JSON {type(row).__name__}, not an object.",
+                               _ONE_DOCUMENT if lineno == 1 and isinstance(row, list) else
                                "Every line of a JSONL file must be a JSON object like {\"text\": ...}.")
         yield row
+
+
+_CONTAINERS = frozenset({"data", "rows", "records", "examples", "instances", "items", "samples"})   # and SPLIT_KEYS
+
+
+def _wraps_records(row: dict) -> bool:
+    """Whether a record is a document's wrapper of records ({"version": ..., "data": [{...}, ...]},
+    SQuAD's layout): in a file of one line, it is a JSON document named .jsonl, and one record."""
+    lists = [k for k, v in row.items() if isinstance(v, (list, dict))]
+    value = row[lists[0]] if len(lists) == 1 else None
+    return (str(lists[0]).lower() in _CONTAINERS | SPLIT_KEYS and isinstance(value, list) and len(value) > 1
+            and all(isinstance(x, dict) for x in value)) if value is not None else False
+
+
+# A JSON document named .jsonl (json.dump of a list, pretty-printed or not): its first line is "[".
+_ONE_DOCUMENT = ("The file looks like one JSON document (a list of records, or an object over several lines), "
+                 "not JSON Lines (one object per line): name it .json.")
 
 
 def _too_deep(where: str) -> AuditorError:
@@ -662,6 +721,11 @@ class _JsonText:
         self.read += len(data)
         self.buf += text
         self.eof = not data
+
+
+def _trailing_comma(name: str, where: str) -> AuditorError:
+    return AuditorError("bad_format", f"{name}, {where}: a comma before the closing bracket (a trailing comma, "
+                        "which JSON does not allow).", "Remove that comma.")
 
 
 def _not_utf8(name: str, byte: int) -> AuditorError:
@@ -732,6 +796,8 @@ def _json_items(text: _JsonText, name: str):
                                f"{buf[pos:pos + 20]!r} instead of ',' or ']'.", "Check the file is valid JSON.")
         if expect == "first" and buf[pos] == "]":
             return
+        if expect == "item" and buf[pos] == "]":
+            raise _trailing_comma(name, f"after item {index - 1}")
         try:
             row, end = raw_decode(buf, pos)
             complete = end < len(buf) or text.eof
@@ -807,12 +873,17 @@ def _parse_json(text: str, name: str, max_rows) -> tuple[list[dict], bool]:
         if "Extra data" in str(exc):  # several objects, one per line: it is really JSONL
             return _parse_jsonl(text, name, max_rows)
         body = text.rstrip()
+        if text[exc.pos:exc.pos + 1] in ("]", "}") and text[:exc.pos].rstrip().endswith(","):
+            raise _trailing_comma(name, f"line {exc.lineno}")
         cut = exc.pos >= len(body) or exc.msg.startswith("Unterminated") or not body.endswith(("]", "}"))
         raise AuditorError("bad_format", f"{name}: not valid JSON ({exc})" +
                            (": it does not end with ']' or '}', so it looks cut short." if cut else "."),
                            "Check the file is complete and valid JSON.") from None
     except RecursionError:
         raise _too_deep(name) from None
+    frame = _pandas_frame(data, name)
+    if frame is not None:
+        data = frame
     if isinstance(data, dict):
         lists = {k: v for k, v in data.items() if isinstance(v, list)}
         records = [k for k, v in lists.items() if v and all(isinstance(x, dict) for x in v)]
@@ -851,6 +922,35 @@ def _parse_json(text: str, name: str, max_rows) -> tuple[list[dict], bool]:
     return (data[:max_rows] if truncated else data), truncated
 
 
+_INDEX_LABEL = re.compile(r"-?\d+")
+
+
+def _pandas_frame(data, name: str) -> list | None:
+    """The records of a DataFrame saved by pandas' ``to_json`` in its "columns" (the default:
+    {"question": {"0": ..., "1": ...}}), "index" ({"0": {"question": ...}}) or "split"
+    ({"columns": [...], "data": [[...]]}) layout, or None for any other JSON. (Read as one
+    record, "columns" held every question in one text, and "index" was a record of records.)"""
+    if not isinstance(data, dict) or not data:
+        return None
+    keys = list(data)
+    if {"columns", "data"} <= set(keys) <= {"columns", "index", "data"}:
+        columns, values = data["columns"], data["data"]
+        if isinstance(columns, list) and isinstance(values, list) and all(
+                isinstance(c, (str, int, float)) for c in columns) and all(
+                isinstance(v, list) and len(v) == len(columns) for v in values):
+            header = _unique_columns([str(c) for c in columns], name, None)
+            return [dict(zip(header, v)) for v in values]
+        return None
+    if not all(isinstance(v, dict) for v in data.values()):
+        return None
+    if all(_INDEX_LABEL.fullmatch(k) for k in keys):                     # orient="index"
+        return list(data.values())
+    labels = list(next(iter(data.values())))
+    if labels and all(_INDEX_LABEL.fullmatch(k) for k in labels) and all(list(v) == labels for v in data.values()):
+        return [{column: values[label] for column, values in data.items()} for label in labels]   # "columns"
+    return None
+
+
 def _csv_batches(stream: _Counted, name: str, delimiter: str, budget: Budget, notices: list | None,
                  size: int = 4096):
     # Values stay strings: no type inference, so "007" stays "007". strict: a quote left open is
@@ -859,16 +959,26 @@ def _csv_batches(stream: _Counted, name: str, delimiter: str, budget: Budget, no
     lines = itertools.chain.from_iterable(_line_blocks(stream, name, {}, csv_ends=True))
     # Blank lines before the header are counted, not kept (memory), and line numbers in messages
     # are the file's (``skipped`` added). A header of one blank name ("") is a header, not a blank line.
-    skipped, first = 0, None
+    skipped, first, excel = 0, None, None
     for line in lines:
         if line.strip():
+            # Excel's "sep=;" line names the delimiter and is not the header (read as one, the
+            # header became a record and the columns "sep=" and "Unnamed: 1").
+            if excel is None and (excel := _EXCEL_SEP.fullmatch(line)):
+                skipped += 1
+                continue
             first = line
             break
         skipped += 1
     if first is None:
         return
     following = next(lines, None)                          # the first record's line, for the delimiter
-    delimiter = _delimiter(first, following, delimiter, name, notices)
+    if excel:
+        delimiter = excel.group(1)
+        if notices is not None:
+            notices.append(f"{name}: its first line, {excel.group(0).strip()!r}, names the delimiter (Excel)")
+    else:
+        delimiter = _delimiter(first, following, delimiter, name, notices)
     reader = csv.reader(itertools.chain([first], [] if following is None else [following], lines),
                         delimiter=delimiter, strict=True)
     last = 0                                               # the line the previous record ended on
@@ -878,12 +988,19 @@ def _csv_batches(stream: _Counted, name: str, delimiter: str, budget: Budget, no
             raise AuditorError("bad_format", f"{name}: the first line is a JSON object, not a header: the file "
                                "looks like JSON Lines named as CSV/TSV.",
                                "Name it .jsonl (one JSON object per line) or .json, or check it is the right file.")
+        written = header                                   # as in the file, to know it when it repeats
         header = _unique_columns(header, name, notices)
         width = len(header)
         last = reader.line_num
         rows: list = []
+        repeats: list = []                                 # lines that repeat the header
         for row in reader:
             if not row or (len(row) == 1 and not row[0].strip()):
+                last = reader.line_num
+                continue
+            if width > 1 and (row == written or (row[0][:1] == "\ufeff" and [row[0][1:], *row[1:]] == written)):
+                # CSV files joined with cat: each one's header (and byte-order mark) is not a record
+                repeats.append(reader.line_num + skipped)
                 last = reader.line_num
                 continue
             if len(row) != width:
@@ -899,6 +1016,9 @@ def _csv_batches(stream: _Counted, name: str, delimiter: str, budget: Budget, no
             if len(rows) >= size:
                 yield rows
                 rows = []
+        if repeats and notices is not None:
+            notices.append(f"{name}: {len(repeats):,} line(s) repeat the header (files joined together?), not read "
+                           f"as records: line {', '.join(map(str, repeats[:5]))}{' ...' if len(repeats) > 5 else ''}")
         yield rows
     except csv.Error as exc:
         if "unexpected end of data" in str(exc):
@@ -907,8 +1027,14 @@ def _csv_batches(stream: _Counted, name: str, delimiter: str, budget: Budget, no
                                "complete.") from None
         if "field larger than field limit" in str(exc):
             raise budget.long_line(name, last + 1 + skipped, "value") from None
+        hint = "Check quoting on that line."
+        if delimiter == "\t" and "expected after '\"'" in str(exc):
+            # GLUE and many lab TSVs are written without quoting: a text that starts with a quote
+            hint += (" Tab-separated files are often written without quoting, where a value that starts with "
+                     "a quote is still plain text: convert it, e.g. pandas.read_csv(FILE, sep='\\t', quoting=3)"
+                     ".to_json('data.jsonl', orient='records', lines=True).")
         raise AuditorError("bad_format", f"{name}, line {reader.line_num + skipped}: unreadable CSV ({exc}).",
-                           "Check quoting on that line.") from None
+                           hint) from None
 
 
 def _json_line(header: list, delimiter: str) -> bool:
@@ -924,6 +1050,7 @@ def _json_line(header: list, delimiter: str) -> bool:
 
 
 _NAMES = {",": "comma", ";": "semicolon", "\t": "tab"}
+_EXCEL_SEP = re.compile(r"sep=([^\r\n\"])\r?\n?")
 
 
 def _delimiter(first_line: str, next_line: str | None, expected: str, name: str, notices: list | None) -> str:

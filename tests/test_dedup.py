@@ -108,7 +108,7 @@ def test_keep_rules_match_brute_force_components(spider, threshold):
     # which the curator is told (the count by field), not left to find.
     conflicting = Counter(name for x in d.dropped for name in x["differs"] if name != "text")
     assert conflicting["answer"] and conflicting["group"]
-    notice = next(n for n in d.notices if "not by agreement" in n)
+    notice = next(n for n in d.notices if "dropped row(s) differ from the record kept" in n)
     assert f"answer ({conflicting['answer']:,})" in notice and f"group ({conflicting['group']:,})" in notice
     summary = json.loads(json.dumps(d.summary()))
     assert summary["kept"] == len(d.kept_rows) and summary["dropped"] == len(d.dropped)

@@ -112,7 +112,7 @@ def test_jsonl_types_are_kept_and_numbers_become_text(tmp_path):
     assert auditor.load(str(path)).rows[0] == {"text": "a b c", "n": 7, "x": 0.25}
     result = auditor.scan(str(path), text="text", answer="n", group="x")
     assert result.fields.answer == ["7", "8"]
-    assert result.fields.group == ["0.25", "1.0"]
+    assert result.fields.group == ["0.25", "1"]      # a whole float is its int (pandas widens ints to floats)
 
 
 def test_utf8_bom_is_accepted(tmp_path):

@@ -39,7 +39,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import AuditorError
-from ..sources import COMPRESSED
+from ..sources import COMPRESSED, is_datasets_metadata
 
 ROLE_SAMPLE = 1000          # rows the text field is resolved from when none is named, as the local engine does
 _FORMATS = ((".jsonl", "jsonl"), (".ndjson", "jsonl"), (".json", "json"), (".parquet", "parquet"), (".pq", "parquet"))
@@ -349,8 +349,10 @@ def list_shards(source: str, formats: tuple = _FORMATS) -> tuple[object, list[Sh
         inside = info.path[len(folder):] if folder and info.path.startswith(folder) else ""
         return info.base_name.startswith(".") or (not explicit and any(p.startswith(".") for p in inside.split("/")[:-1]))
 
+    # (the datasets library's dataset_info.json and state.json are metadata, skipped as locally)
     files = sorted((i for i in infos if i.type == pafs.FileType.File and shard_format(i.base_name, formats)
-                    and not hidden(i)), key=lambda i: i.path if is_uri else Path(i.path))
+                    and not hidden(i) and not ((pattern or folder) and is_datasets_metadata(i.base_name))),
+                   key=lambda i: i.path if is_uri else Path(i.path))
     if not files:
         kinds = "JSONL, JSON, CSV, TSV or Parquet" if "csv" in {f for _, f in formats} else "JSONL, JSON or Parquet"
         if not pattern and not folder and len(infos) == 1 and infos[0].type == pafs.FileType.File:
@@ -445,10 +447,10 @@ def _tables(f, shard: Shard, text_field: str, batch_rows: int):
     (``record_batches``), so the texts, and the errors, are theirs."""
     from .. import sources
     from ..wordtokens import as_string_array      # the local scan's texts: nulls as "", lone surrogates kept
-    if shard.format == "jsonl" and "." not in text_field:
+    if shard.format == "jsonl" and "." not in text_field and "[" not in text_field:
         # The local engine's reader (auditor.textstream), through the local engine's checked stream
         # (UTF-16 marks, NUL bytes, gzip magic refused as locally): the same texts or the same error.
-        # A dotted field (a nested path) is read record by record below, as locally.
+        # A dotted or selecting field (a nested path, messages[role=user]) is read record by record below, as locally.
         from ..textstream import text_blocks
         stream = sources._Counted(f, sources.Budget(limited=False), shard.name, b"\n")
         row = 0

@@ -12,4 +12,5 @@ def summary(result) -> dict:
         reasons[kind] = reasons.get(kind, 0) + 1
     reasons = dict(sorted(reasons.items()))
     return {"kind": "clean", "source": result.source, "records": result.records, "kept": len(result.kept),
-            "dropped": len(result.dropped), "by_reason": reasons, "dropped_rows": result.dropped}
+            "dropped": len(result.dropped), "by_reason": reasons, "notices": list(result.notices),
+            "dropped_rows": result.dropped}
