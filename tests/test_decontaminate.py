@@ -159,3 +159,42 @@ def test_other_formats_are_written_as_read(corpus, tmp_path):
     drops = expected_drops(flat, questions, result.contamination.n)
     assert drops and result.dropped_rows.tolist() == drops
     assert read_jsonl(tmp_path / "clean.jsonl") == [r for i, r in enumerate(flat) if i not in set(drops)]
+
+
+def test_a_corpus_cut_short_between_the_passes_is_a_clear_error(corpus, tmp_path):
+    """A compressed part truncated after the scan (a copy still being written): the second pass
+    meets the broken stream and says which file, and leaves no copy."""
+    folder, _, _ = corpus
+    moving = tmp_path / "moving"
+    shutil.copytree(folder, moving)
+    outputs = tmp_path / "out"
+    outputs.mkdir()
+    gz = moving / "part-1.jsonl.gz"
+
+    def truncate_once_scanned(fraction, stage):
+        if stage == "scanned":
+            data = gz.read_bytes()
+            gz.write_bytes(data[:len(data) // 2])
+    with pytest.raises(AuditorError, match="part-1.jsonl.gz"):
+        decontaminate(str(moving), "gsm8k", outputs / "clean.jsonl", corpus_text="text",
+                      progress=truncate_once_scanned)
+    assert list(outputs.iterdir()) == []
+
+
+def test_the_ray_copy_task_names_a_shard_it_cannot_read(tmp_path):
+    """The copy task's own reader (a JSONL shard's lines), called as Ray calls it: a shard that
+    no longer decompresses is an error naming the shard, and its file is not written."""
+    pytest.importorskip("ray")
+    from auditor.distributed.decontaminate import _CopyFn
+    from auditor.distributed.runtime import list_shards
+    shard_file = tmp_path / "in" / "part-0.jsonl.gz"
+    shard_file.parent.mkdir()
+    with gzip.open(shard_file, "wt", encoding="utf-8") as fh:
+        fh.writelines(json.dumps({"text": f"record {i} " * 50}) + "\n" for i in range(2000))
+    data = shard_file.read_bytes()
+    shard_file.write_bytes(data[:len(data) // 2])
+    filesystem, (shard,) = list_shards(str(shard_file.parent))
+    copy = _CopyFn(filesystem, str(tmp_path / "out"), {shard.index: "part-0.jsonl"}, {shard.index: (2000, [])})
+    with pytest.raises(AuditorError, match="part-0.jsonl.gz"):
+        list(copy(shard, None))
+    assert not (tmp_path / "out" / "part-0.jsonl").exists()
