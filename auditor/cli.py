@@ -365,6 +365,9 @@ def cmd_contamination(args) -> int:
     # On Ray, OUT is a folder of one file per shard (checked by ray_decontaminate itself).
     _check_outputs(args, [args.corpus, BENCHMARKS.get(args.benchmark, (args.benchmark,))[0]],
                    [("--decontaminate", None if on_ray else out), ("--manifest", manifest)])
+    if on_ray and out:
+        from .distributed.decontaminate import refuse_outputs_inside
+        refuse_outputs_inside(out, [("--out-dir", args.out_dir), ("--json", args.json_path)])
     if args.semantic:
         from .semantic import load_model
         load_model(args.semantic_model)         # a missing model fails before the lexical pass runs

@@ -58,7 +58,16 @@ class DecontaminationResult:
         return (f"## Decontaminated copy\n\n`{md_cell(os.path.basename(self.out.rstrip(os.sep)))}` holds {self.kept:,} of the "
                 f"corpus's {self.records:,} records, unchanged and in order: the {self.dropped_rows.size:,} records "
                 f"sharing a {self.contamination.n}-gram with any benchmark item were left out (their rows: "
-                f"`{md_cell(os.path.basename(self.manifest))}`). Paraphrases stay in: see the caveat above.\n")
+                f"`{md_cell(os.path.basename(self.manifest))}`). Paraphrases stay in: see the caveat above.\n"
+                + self._too_short_note())
+
+    def _too_short_note(self) -> str:
+        # Items shorter than n are never looked for: records holding them whole stay in the copy.
+        short, n = len(self.contamination.too_short), self.contamination.n
+        if not short:
+            return ""
+        return (f"\n{short:,} benchmark item(s) shorter than {n} tokens were not looked for: records holding them "
+                "stay in the copy (a smaller --ngram checks them).\n")
 
 
 def decontaminate(corpus, benchmark: str, out, *, manifest=None, corpus_config=None, corpus_split=None,

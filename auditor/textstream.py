@@ -121,6 +121,8 @@ def _arrow_texts(b: np.ndarray, ends: np.ndarray, parse) -> pa.Array | None:
     records = int(ends.size - blank)
     if records == 0:
         return pa.array([], pa.string())
+    if not _one_object_per_line(b, starts, ends):
+        return None
     try:
         table = pajson.read_json(pa.BufferReader(pa.py_buffer(b)), parse_options=parse,
                                  read_options=pajson.ReadOptions(use_threads=False, block_size=b.size + 1))
@@ -138,6 +140,22 @@ def _arrow_texts(b: np.ndarray, ends: np.ndarray, parse) -> pa.Array | None:
     except pa.ArrowInvalid:
         return None
     return columns[0] if len(columns) == 1 else joined_column(columns)
+
+
+def _one_object_per_line(b: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> bool:
+    """Whether every line that is not blank starts with "{" and ends with "}" (JSON whitespace
+    aside). Arrow reads objects across line ends and two on one line, so its row count can equal
+    the lines' while its rows are not the lines' ('{..}{..}' on one line and an object cut over
+    two further on): the row numbers, and the lines --decontaminate drops, would then be wrong.
+    With both ends braces, no object can span lines, so as many rows as lines is one per line."""
+    first, last = b[np.minimum(starts, b.size - 1)], b[np.maximum(ends - 1, 0)]
+    last = np.where((last == 13) & (ends - 2 >= starts), b[np.maximum(ends - 2, 0)], last)     # CRLF
+    odd = (starts < ends) & ((first != ord("{")) | (last != ord("}")))
+    for lo, hi in zip(starts[odd].tolist(), ends[odd].tolist()):    # leading or trailing whitespace (CRLF)
+        line = bytes(b[lo:hi]).strip(b" \t\r\n")
+        if line and not (line.startswith(b"{") and line.endswith(b"}")):
+            return False
+    return True
 
 
 def joined_column(columns: list) -> pa.Array:

@@ -390,6 +390,10 @@ def test_ray_decontaminate_refusals(corpus, tmp_path, run_cli):
     with gzip.open(twins / "a.jsonl.gz", "wt", encoding="utf-8") as handle:
         handle.write(json.dumps({"text": "another record"}) + "\n")
     from auditor.distributed.decontaminate import ray_decontaminate
+    # The library call, its manifest elsewhere: the error names the folder as given, not a file in it.
+    with pytest.raises(AuditorError, match="inside the input folder") as refused:
+        ray_decontaminate(str(folder), "gsm8k", folder / "copy", manifest=tmp_path / "m.json", quiet=True)
+    assert "(a folder of copies)" in refused.value.message and "shard.jsonl" not in refused.value.message
     with pytest.raises(AuditorError, match="would both be copied"):
         ray_decontaminate(str(twins), "gsm8k", tmp_path / "twins-out", quiet=True)
     assert not (tmp_path / "twins-out").exists() or not list((tmp_path / "twins-out").iterdir())

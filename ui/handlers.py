@@ -627,6 +627,10 @@ def contamination_views(result, bench: str, token, progress=None, fields=()) -> 
     write_rows([r for i, r in enumerate(result.table.rows) if i not in dropped], copy, fmt=fmt)   # CSV: two passes
     note = (f"\n\n**A without them** (download): {len(result.table.rows) - len(dropped):,} of "
             f"{len(result.table.rows):,} records, the {len(dropped):,} sharing a {cr.n}-gram with {bench} left out.")
+    if result.table.truncated:      # a cut A: the download must not pass for the whole dataset
+        note += (f" A was read only up to its first {len(result.table.rows):,} records (the row cap): the records "
+                 f"after them are not in the download; `auditor contamination A --benchmark {bench} "
+                 "--decontaminate OUT` copies all of A.")
     return {"contam_md": views.contamination_markdown(cr.summary(), bench, names) + note,
             "contam_evidence": views.contamination_evidence_html(rows),
             "dl_contam": enabled(folder / "contamination_evidence.csv"), "dl_decontam": enabled(copy)}

@@ -41,9 +41,15 @@ def ray_decontaminate(corpus, benchmark: str, out_dir, *, manifest=None, corpus_
     out_dir = check_out_dir(out_dir, "--decontaminate")
     manifest = os.fspath(manifest) if manifest else f"{out_dir.rstrip(os.sep)}.dropped.json"
     bench = BENCHMARKS.get(benchmark, (source_text(benchmark),))[0]
-    check_outputs([corpus.removeprefix("file://") if isinstance(corpus, str) else corpus, bench],
-                  [("--decontaminate", os.path.join(out_dir, "shard.jsonl")), ("--manifest", manifest)],
-                  make_dirs=[out_dir])
+    probe = os.path.join(out_dir, "shard.jsonl")        # a file in OUT stands for every copy
+    try:
+        check_outputs([corpus.removeprefix("file://") if isinstance(corpus, str) else corpus, bench],
+                      [("--decontaminate", probe), ("--manifest", manifest)], make_dirs=[out_dir])
+    except AuditorError as exc:         # named as given: the folder, not a file the user never wrote
+        raise AuditorError(exc.code, exc.message.replace(repr(probe), f"{out_dir!r} (a folder of copies)"),
+                           exc.hint) from None
+    refuse_outputs_inside(out_dir, [("--manifest", manifest), ("--shard-dir", shard_dir)])
+    _refuse_other_data(out_dir, corpus, corpus_split)
     done: dict = {}             # what the copy saw: the shards, their join, records written per shard
 
     def copy(filesystem, shards, join) -> None:
@@ -80,6 +86,41 @@ def ray_decontaminate(corpus, benchmark: str, out_dir, *, manifest=None, corpus_
            "dropped_rows": dropped_rows.tolist(), "files": files}
     write_text(manifest, json.dumps(doc, ensure_ascii=False, indent=1) + "\n", errors="backslashreplace")
     return DecontaminationResult(contamination=result, dropped_rows=dropped_rows, out=out_dir, manifest=manifest)
+
+
+def refuse_outputs_inside(out_dir: str, outputs) -> None:
+    """Other outputs ((label, path) pairs: the manifest, reports, saved shard results) inside the
+    folder of copies would be read with them as the decontaminated corpus: refused."""
+    folder = os.path.realpath(os.path.expanduser(out_dir))
+    for label, path in outputs:
+        if path and path != "-" and os.path.commonpath(
+                [folder, os.path.realpath(os.path.expanduser(os.fspath(path)))]) == folder:
+            raise AuditorError("output_path", f"{label} {os.fspath(path)!r} is inside the --decontaminate folder "
+                               f"{out_dir!r}: its files would be read as copies of the corpus.",
+                               "Give --decontaminate a folder of its own (the manifest goes beside it: "
+                               "OUT.dropped.json).")
+
+
+def _refuse_other_data(out_dir: str, corpus, split) -> None:
+    """An OUT folder that already holds data files this copy will not replace (a former run's
+    shard, contaminated records and all) is refused: read as the decontaminated corpus, they would
+    come back with the copies while the report counts only these. Hidden files are no data (as
+    the readers skip them)."""
+    from .contamination import _source_text_or_uri
+    from .runtime import RECORD_FORMATS, shard_format, split_shards
+    # Listed before the scan, also so that two shards with one copy's name fail before it.
+    names = copy_names(split_shards(_source_text_or_uri(corpus), split, RECORD_FORMATS)[1])
+    held = []
+    for root, dirs, files in os.walk(out_dir):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        held += [os.path.relpath(os.path.join(root, f), out_dir).replace(os.sep, "/") for f in files
+                 if not f.startswith(".") and shard_format(f, RECORD_FORMATS)]
+    other = sorted(set(held) - set(names.values()))
+    if other:
+        more = f" and {len(other) - 1:,} more" if len(other) > 1 else ""
+        raise AuditorError("output_path", f"--decontaminate {out_dir!r} already holds {other[0]!r}{more}, which no "
+                           "shard of this corpus is copied to: it would be read with the copies as the "
+                           "decontaminated corpus.", "Give a new or empty folder, or remove those files.")
 
 
 def copy_names(shards) -> dict:
