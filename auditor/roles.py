@@ -214,8 +214,6 @@ def _selector_hint(rows, path: str, sample: int = 1000) -> str | None:
     """For a path whose selector matches nothing (``messages[role=usr].content``): the values its
     keys hold. None when every selection matches somewhere (then the name after it is wrong)."""
     parts = path_parts(path)
-    if path in rows[0]:
-        return None
     for at, (_, selectors) in enumerate(parts):
         if not selectors:
             continue

@@ -358,6 +358,9 @@ def test_ray_decontaminate_copies_each_shard_as_the_local_engine_copies_the_corp
     folder, texts, _ = corpus
     local = decontaminate(str(folder), "gsm8k", tmp_path / "local.jsonl")
     assert set(PLANTED.values()) <= set(local.dropped_rows.tolist())
+    # A plain scan's saved shards (no rows listed: they would grow with the contaminated records)
+    # are not taken for a copy's.
+    ray_contamination(str(folder), "gsm8k", quiet=True, shard_dir=tmp_path / "shards")
     for run_number in range(2):
         out = tmp_path / f"ray-{run_number}"
         made = ray_decontaminate(str(folder), "gsm8k", out, quiet=True, shard_dir=tmp_path / "shards")

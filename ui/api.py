@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import html
 import json
-import re
-from pathlib import Path
 
 import gradio as gr
 
@@ -92,7 +90,7 @@ def dedup_file(dataset: str = "", config: str = "", split: str = "", file=None, 
         result, src, key, _, _ = state.run_audit(req, file)
         d = dedup(result, threshold=req.threshold, keep=(keep or "first").strip())
         fmt = input_format(result.table)
-        stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(src.name).stem.replace("example:", ""))[:60] or "data"
+        stem = state.download_stem(src.name)
         folder = state.folder_for("api-dedup", key, req.threshold, d.keep)
         path, manifest = folder / f"{stem}.dedup.{fmt}", folder / f"{stem}.dedup.manifest.json"
         if not manifest.exists():

@@ -493,7 +493,7 @@ def build_dedup(st, upload) -> dict:
         marks = tuple(map(tuple, st.get("marks") or ()))
         d = dedup(result, threshold=st["threshold"], keep=st.get("keep", "first"), not_duplicates=marks)
         fmt = input_format(result.table)
-        stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(st["source"].name).stem.replace("example:", ""))[:60] or "data"
+        stem = state.download_stem(st["source"].name)
         folder = state.folder_for("dedup", st["key"], st["threshold"], st.get("keep"), marks)
         path, manifest = folder / f"{stem}.dedup.{fmt}", folder / f"{stem}.dedup.manifest.json"
         if not manifest.exists():
@@ -622,7 +622,7 @@ def contamination_views(result, bench: str, token, progress=None, fields=()) -> 
     from auditor.dedup import input_format
     dropped = set(np.concatenate(matched).tolist()) if matched else set()
     fmt = input_format(result.table)
-    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(str(result.table.source)).stem.replace("example:", ""))[:60] or "data"
+    stem = state.download_stem(result.table.source)
     copy = folder / f"{stem}.decontaminated.{fmt}"
     write_rows([r for i, r in enumerate(result.table.rows) if i not in dropped], copy, fmt=fmt)   # CSV: two passes
     note = (f"\n\n**A without them** (download): {len(result.table.rows) - len(dropped):,} of "

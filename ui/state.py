@@ -11,6 +11,7 @@ import csv
 import hashlib
 import json
 import math
+import re
 import secrets
 import shutil
 import sys
@@ -408,6 +409,11 @@ def pair_list(result, key, threshold: float) -> PairList:
 
 
 # --------------------------------------------------------------------------- download files
+
+def download_stem(source) -> str:
+    """A download's file name from its source's (an upload, a path, example:NAME): safe characters only."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(str(source)).stem.replace("example:", ""))[:60] or "data"
+
 
 def new_folder(name: str) -> Path:
     """A folder for download files. The oldest folders go first while there are more than

@@ -82,7 +82,10 @@ def _scan(corpus, benchmark: str, *, corpus_split, corpus_text, benchmark_config
             filesystem, shards, split, notices = split_shards(corpus, corpus_split, RECORD_FORMATS)  # CSV/TSV too
             from .runtime import resolve_text_field
             field = resolve_text_field(filesystem, shards, corpus_text, corpus)
-            key = _run_key(bench_info, index.n, field)
+            # The matching rows themselves travel and are kept only for a copy (they grow with the
+            # contaminated records, the rest with the benchmark); a saved result says which it holds.
+            rows = after is not None
+            key = _run_key(bench_info, index.n, field, rows)
             store = ShardStore(shard_dir, key) if shard_dir else None
             join = ShardJoin(shards, store)
             # A saved shard is checked now and read again when its turn in the join comes.
@@ -98,7 +101,7 @@ def _scan(corpus, benchmark: str, *, corpus_split, corpus_text, benchmark_config
                 # The scan runs inside the read tasks (plain tasks, no actor pool; Ray's default
                 # retries when a worker dies): texts never cross the object store, only matches do.
                 results = read_dataset(corpus, field, global_rows=False, shards=(filesystem, todo),
-                                       batch_rows=BATCH_ROWS, map_fn=_ScanFn(index_ref, fail_once))
+                                       batch_rows=BATCH_ROWS, map_fn=_ScanFn(index_ref, fail_once, rows))
                 stop_after = int(os.environ.get(STOP_AFTER_ENV) or 0)
                 run(lambda: _reduce(results, todo, join, store, stop_after))
             seconds = time.perf_counter() - start
@@ -131,7 +134,7 @@ class ShardJoin:
         self.shards, self.store = shards, store
         self.hits, self.totals, self.joined = HitSet(), dict.fromkeys(COUNTS, 0), 0
         self.waiting: dict[int, dict | None] = {}
-        # Per shard: its records and the rows (within it) that share an n-gram with an item.
+        # Per shard: its records and (for a copy) the rows within it that share an n-gram with an item.
         self.records: dict[int, int] = {}
         self.matched: dict[int, list] = {}
 
@@ -166,8 +169,8 @@ class _ScanFn:
     """The map function: one batch of (text, shard, row) -> per shard: records, tokens, texts
     with no word, and its matches reduced (``HitSet`` as JSON)."""
 
-    def __init__(self, index_ref, fail_once: str | None):
-        self.index_ref, self.fail_once = index_ref, fail_once
+    def __init__(self, index_ref, fail_once: str | None, rows: bool = False):
+        self.index_ref, self.fail_once, self.rows = index_ref, fail_once, rows
 
     def __call__(self, batch: pa.Table) -> pa.Table:
         import ray
@@ -194,7 +197,7 @@ class _ScanFn:
             for name in COUNTS:
                 out[name].append(getattr(scanned, name))
             out["hits"].append(json.dumps(hits.to_json()))
-            out["matched"].append(json.dumps((np.flatnonzero(scanned.text_hit) + first).tolist()))
+            out["matched"].append(json.dumps((np.flatnonzero(scanned.text_hit) + first).tolist() if self.rows else []))
         return pa.table({**{name: pa.array(out[name], pa.int64())
                             for name in ("shard", "first_row", *COUNTS)},
                          "hits": pa.array(out["hits"], pa.string()), "matched": pa.array(out["matched"], pa.string())})
@@ -239,11 +242,13 @@ def _reduce(results, todo, join: ShardJoin, store, stop_after: int) -> None:
     finish_up_to(len(todo))
 
 
-def _run_key(bench_info: dict, n: int, field: str) -> str:
-    """What a saved shard result depends on besides the shard itself."""
+def _run_key(bench_info: dict, n: int, field: str, rows: bool = False) -> str:
+    """What a saved shard result depends on besides the shard itself (``rows``: it lists the
+    matching rows, for a copy)."""
     from ..contamination import TOKENIZER
     blob = json.dumps({"benchmark": bench_info.get("fingerprint"), "records": bench_info.get("records"), "n": n,
-                       "text": field, "tokenizer": TOKENIZER, "version": SHARD_FILE_VERSION}, sort_keys=True)
+                       "text": field, "tokenizer": TOKENIZER, "version": SHARD_FILE_VERSION, "rows": rows},
+                      sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
