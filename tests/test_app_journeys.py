@@ -128,9 +128,18 @@ def test_pairs_review_with_the_keyboard_marks_and_one_threshold(page, app_url):
     # One threshold: the curve slider moves the top slider, the link and the address bar.
     open_tab(page, "Threshold curve")
     box = page.locator("#curve-threshold input[type=number]")
-    box.fill("0.6")
-    box.press("Enter")
-    expect(page.locator("#counts")).to_contain_text(f"At Jaccard ≥ 0.6: {ref.pair_count(0.6)} near-duplicate")
+    counts = page.locator("#counts")
+    # Typed again if the page put the box back: on a loaded machine the refused blank of fill()'s
+    # clearing can answer after the 0.6 (a known race, named in the team's notes).
+    for _ in range(3):
+        box.fill("0.6")
+        box.press("Enter")
+        try:
+            expect(counts).to_contain_text("At Jaccard ≥ 0.6", timeout=10_000)
+            break
+        except AssertionError:
+            continue
+    expect(counts).to_contain_text(f"At Jaccard ≥ 0.6: {ref.pair_count(0.6)} near-duplicate")
     expect(page.locator("#threshold input[type=number]")).to_have_value("0.6")
     page.wait_for_function("location.search.includes('threshold=0.6')")
     open_tab(page, "Overview")
