@@ -93,6 +93,17 @@ FOLLOW_URL = """(url) => {
 }"""
 
 
+def reset_refused_threshold(name: str) -> str:
+    """Browser code for the failure of a threshold slider's event: (threshold, curve_threshold) as
+    they were, unless the slider ``name`` still holds a value out of range (then both show the other's)."""
+    typed, other = ("t", "c") if name == "threshold" else ("c", "t")
+    return f"""(t, c) => {{
+  const v = (typeof {typed} === 'number') ? {typed} : parseFloat({typed});
+  if (Number.isFinite(v) && v >= {MIN_THRESHOLD} && v <= 1) return [t, c];
+  return [{other}, {other}];
+}}"""
+
+
 def pack(parts: dict, names: list, view: dict) -> tuple:
     return tuple(view[n] if n in view else gr.skip() for n in names)
 
@@ -418,10 +429,12 @@ def wire(demo: gr.Blocks, P: dict) -> None:
         names = [n for n in threshold_names if n != name]
         P[name].input(lambda st, t, names=names: pack(P, names, handlers.rethreshold(st, t)), [P["state"], P[name]],
                       outs(names), trigger_mode="always_last", show_progress_on=P["counts"], **private).failure(
-            # A value Gradio refuses (7, -1, blank) never reaches the handler: both sliders go back to
-            # the threshold every view shows, rather than leave "7" over figures at 0.7.
-            lambda st: (gr.skip(),) * 2 if not st else (st["threshold"],) * 2, P["state"],
-            [P["threshold"], P["curve_threshold"]], **private)
+            # A value Gradio refuses (7, -1, blank) never reaches the handler: the box goes back to the
+            # threshold every view shows (the other slider's), rather than leave "7" over figures at
+            # 0.7. In the browser, and only while the box still holds a refused value: fill()'s blank
+            # is refused too, and a reset answering after the 0.6 typed next would undo the 0.6.
+            None, [P["threshold"], P["curve_threshold"]], [P["threshold"], P["curve_threshold"]],
+            js=reset_refused_threshold(name), **private)
     filters = [P["state"], P["jmin"], P["jmax"], P["hide_exact"], P["search"]]
     for name, action in (("prev", "prev"), ("next", "next"), ("prev_page", "prev_page"),
                          ("next_page", "next_page"), ("mark", "mark")):
