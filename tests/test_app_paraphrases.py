@@ -221,6 +221,12 @@ def test_paraphrases_journey_in_a_browser(browser, app_url, tmp_path, sets):
         expect(summary).to_contain_text("at cosine ≥ 0.9")
         second = int(re.search(r"(\d+) of 60 benchmark items", summary.inner_text()).group(1))
         assert second < int(first.group(1))
+        # A value out of range is refused, and the box goes back to the threshold the views show.
+        box.fill("7")
+        box.press("Enter")
+        expect(pg.locator(".toast-body").last).to_contain_text("Value 7 is")
+        expect(box).to_have_value("0.9")
+        expect(summary).to_contain_text("at cosine ≥ 0.9")
         time.sleep(0.3)
         assert pg.evaluate("window.__xss_hits.slice()") == []
     finally:

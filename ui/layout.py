@@ -463,5 +463,10 @@ def wire(demo: gr.Blocks, P: dict) -> None:
     P["para_threshold"].input(lambda pst, t: pack(P, para_names, handlers.paraphrase_threshold(pst, t)),
                               [P["para_state"], P["para_threshold"]], outs(para_names), trigger_mode="always_last",
                               show_progress_on=P["para_md"], **private).failure(
-        lambda pst: pst["threshold"] if pst else gr.skip(), P["para_state"], P["para_threshold"], **private)
+        # As the threshold sliders: put back only while the box still holds the refused value. The
+        # browser's check reaches the server as 1 (the box holds a valid value now) or 0.
+        lambda pst, valid_now: gr.skip() if valid_now or not pst else pst["threshold"],
+        [P["para_state"], P["para_threshold"]], P["para_threshold"],
+        js="(pst, t) => { const v = (typeof t === 'number') ? t : parseFloat(t); "
+           "return [pst, (Number.isFinite(v) && v >= 0 && v <= 1) ? 1 : 0]; }", **private)
     P["leak_upload"].upload(lambda p: ("" if p else gr.skip()), P["leak_upload"], P["leak_dataset"], **private)
