@@ -91,6 +91,7 @@ def decontaminate(corpus, benchmark: str, out, *, manifest=None, corpus_config=N
     check_outputs([corpus, BENCHMARKS.get(benchmark, (source_text(benchmark),))[0]],
                   [("the decontaminated corpus", out), ("its manifest", manifest)])
     say = progress or (lambda fraction, stage: None)
+    stamps = _local_stamps(corpus, corpus_split)
     matched: list = []
     result = scan_corpus(corpus, benchmark, corpus_config=corpus_config, corpus_split=corpus_split,
                          corpus_text=corpus_text, benchmark_config=benchmark_config, benchmark_split=benchmark_split,
@@ -108,10 +109,16 @@ def decontaminate(corpus, benchmark: str, out, *, manifest=None, corpus_config=N
                 at += 1
                 continue
             yield record
-        if row != result.corpus_records:      # raised inside the write: no copy is left behind
+        # Raised inside the write: no copy is left behind.
+        if row != result.corpus_records:
             raise AuditorError("bad_format", f"{result.corpus['source']} held {result.corpus_records:,} records "
                                f"when scanned and {row:,} when read again: it changed while it was read.",
                                "Run again once the corpus is no longer being written.")
+        changed = [path for path, stamp in stamps if _stamp(path) != stamp]
+        if changed:
+            raise AuditorError("bad_format", f"{changed[0]} changed while it was read (its size or change time is "
+                               "not what it was when the scan began): the rows found may not be the rows "
+                               "written.", "Run again once the corpus is no longer being written.")
     if files is not None:
         notices = []
         _write_lines(kept(_record_lines(files)), out, as_array)
@@ -127,6 +134,21 @@ def decontaminate(corpus, benchmark: str, out, *, manifest=None, corpus_config=N
     write_text(manifest, json.dumps(doc, ensure_ascii=False, indent=1) + "\n", errors="backslashreplace")
     say(1.0, "done")
     return DecontaminationResult(contamination=result, dropped_rows=dropped, out=out, manifest=manifest)
+
+
+def _local_stamps(corpus: str, split) -> list:
+    """(path, stamp) of each local file of the corpus, to tell a file rewritten between the two
+    passes with as many records (a copy of one version with the rows found in the other)."""
+    from .sources import local_files, looks_local
+    if corpus.startswith("example:") or not looks_local(corpus):
+        return []      # a Hub dataset is read from its cache, which is written once
+    return [(os.fspath(path), _stamp(path)) for path in local_files(corpus, split)[0]]
+
+
+def _stamp(path) -> tuple:
+    # The change time too: `touch -r` can put a modification time back, never a change time.
+    st = os.stat(path)
+    return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
 def _jsonl_files(corpus: str, split):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import shutil
 
 import pyarrow as pa
@@ -127,6 +128,28 @@ def test_a_corpus_that_changes_between_the_passes_leaves_no_copy(corpus, tmp_pat
                 fh.write(json.dumps({"id": -1, "text": "a record written after the scan"}) + "\n")
     with pytest.raises(AuditorError, match="changed while it was read"):
         decontaminate(str(moving), "gsm8k", outputs / "clean.jsonl", corpus_text="text", progress=append_once_scanned)
+    assert list(outputs.iterdir()) == []
+
+
+def test_a_record_rewritten_between_the_passes_leaves_no_copy(corpus, tmp_path):
+    """As many records, the same size and the modification time put back (as `touch -r` does):
+    the rows found are still not the rows a copy would hold, so no copy is written."""
+    folder, _, _ = corpus
+    moving = tmp_path / "moving"
+    shutil.copytree(folder, moving)
+    part = moving / "part-0.jsonl"
+    outputs = tmp_path / "out"
+    outputs.mkdir()
+
+    def rewrite_once_scanned(fraction, stage):
+        if stage == "scanned":
+            before = part.stat()
+            data = part.read_bytes()
+            part.write_bytes(data[:10] + (b"X" if data[10:11] != b"X" else b"Y") + data[11:])
+            os.utime(part, ns=(before.st_atime_ns, before.st_mtime_ns))
+            assert part.stat().st_size == before.st_size and part.stat().st_mtime_ns == before.st_mtime_ns
+    with pytest.raises(AuditorError, match="part-0.jsonl changed while it was read"):
+        decontaminate(str(moving), "gsm8k", outputs / "clean.jsonl", corpus_text="text", progress=rewrite_once_scanned)
     assert list(outputs.iterdir()) == []
 
 
