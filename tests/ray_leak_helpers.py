@@ -11,7 +11,7 @@ import pytest
 def local_ray():
     """Imported into a test module, a local Ray with 2 CPUs for that module's tests."""
     import ray
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()
 

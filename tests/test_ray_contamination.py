@@ -26,7 +26,7 @@ PLANTED = {0: 3, 5: 1200, 17: 2701, 42: 2950}     # GSM8K test row -> the corpus
 
 @pytest.fixture(scope="module", autouse=True)
 def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()
 

@@ -101,7 +101,7 @@ def gcs(corpus, tmp_path_factory):
             for path in folder.iterdir():
                 with bucket.open_output_stream(f"{BUCKET}/corpus/{path.name}") as out:
                     out.write(path.read_bytes())
-            ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+            ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
             try:
                 yield endpoint
             finally:

@@ -69,7 +69,7 @@ def stores(corpus, tmp_path_factory):
                                           secret_key="testing", region="us-east-1", allow_bucket_creation=True))
         for path in folder.iterdir():
             bucket.put(f"corpus/{path.name}", path.read_bytes())
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
         try:
             yield {"bucket": bucket, "endpoint": f"{host}:{port}", "hub": hub}
         finally:

@@ -35,7 +35,7 @@ ARROW_CODECS = {".zst": "zstd", ".lz4": "lz4", ".br": "brotli"}
 
 @pytest.fixture(scope="module", autouse=True)
 def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()
 
