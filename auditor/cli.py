@@ -190,8 +190,8 @@ def build_parser() -> argparse.ArgumentParser:
     cont.add_argument("--fail-on-overlap", action="store_true")
     cont.add_argument("--decontaminate", metavar="OUT",
                       help="also write the corpus without its records that share an n-gram with the benchmark "
-                           "(.jsonl or .json, records unchanged; --engine ray: a folder, one JSONL file per "
-                           "shard), and the dropped rows to OUT.dropped.json")
+                           "(.jsonl or .json, records unchanged; --engine ray: a folder, or an object store's "
+                           "(s3://...), one JSONL file per shard), and the dropped rows to OUT.dropped.json")
     cont.add_argument("--manifest", metavar="FILE", help="--decontaminate's dropped rows here instead")
     _add_engine_options(cont, shards=True)
     _add_semantic_options(cont)
@@ -355,7 +355,14 @@ def cmd_contamination(args) -> int:
     from .contamination import BENCHMARKS, contamination
     on_ray = args.engine == "ray"
     out = args.decontaminate.rstrip("/" + os.sep) or args.decontaminate if args.decontaminate else None
-    manifest = (args.manifest or f"{out}.dropped.json") if out else None
+    from .sources import _URL
+    remote = bool(out and _URL.match(out) and not out.startswith("file://"))
+    if remote and not on_ray:
+        raise AuditorError("usage", "The local engine writes the decontaminated corpus to a local file, not "
+                           f"to a {out.partition('://')[0]}:// URI.", "Give a local .jsonl path, or add --engine ray to "
+                           "write one copy per shard into a folder of the object store.")
+    # A remote OUT's manifest goes beside it, on the same store (named by ray_decontaminate).
+    manifest = (args.manifest or (None if remote else f"{out}.dropped.json")) if out else None
     if args.manifest and not out:
         raise AuditorError("usage", "--manifest names --decontaminate's list of dropped rows.",
                            "Add --decontaminate OUT, or leave --manifest out.")
@@ -365,7 +372,7 @@ def cmd_contamination(args) -> int:
     # On Ray, OUT is a folder of one file per shard (checked by ray_decontaminate itself).
     _check_outputs(args, [args.corpus, BENCHMARKS.get(args.benchmark, (args.benchmark,))[0]],
                    [("--decontaminate", None if on_ray else out), ("--manifest", manifest)])
-    if on_ray and out:
+    if on_ray and out and not remote:
         from .distributed.decontaminate import refuse_outputs_inside
         refuse_outputs_inside(out, [("--out-dir", args.out_dir), ("--json", args.json_path)])
     if args.semantic:

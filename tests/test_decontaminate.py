@@ -208,7 +208,7 @@ def test_the_ray_copy_task_names_a_shard_it_cannot_read(tmp_path):
     """The copy task's own reader (a JSONL shard's lines), called as Ray calls it: a shard that
     no longer decompresses is an error naming the shard, and its file is not written."""
     pytest.importorskip("ray")
-    from auditor.distributed.decontaminate import _CopyFn
+    from auditor.distributed.decontaminate import OutFolder, _CopyFn
     from auditor.distributed.runtime import list_shards
     shard_file = tmp_path / "in" / "part-0.jsonl.gz"
     shard_file.parent.mkdir()
@@ -217,7 +217,7 @@ def test_the_ray_copy_task_names_a_shard_it_cannot_read(tmp_path):
     data = shard_file.read_bytes()
     shard_file.write_bytes(data[:len(data) // 2])
     filesystem, (shard,) = list_shards(str(shard_file.parent))
-    copy = _CopyFn(filesystem, str(tmp_path / "out"), {shard.index: "part-0.jsonl"}, {shard.index: (2000, [])})
+    copy = _CopyFn(filesystem, OutFolder(str(tmp_path / "out")), {shard.index: "part-0.jsonl"}, {shard.index: (2000, [])})
     with pytest.raises(AuditorError, match="part-0.jsonl.gz"):
         list(copy(shard, None))
     assert not (tmp_path / "out" / "part-0.jsonl").exists()

@@ -382,7 +382,9 @@ def test_ray_decontaminate_copies_each_shard_as_the_local_engine_copies_the_corp
 def test_ray_decontaminate_refusals(corpus, tmp_path, run_cli):
     folder, _, _ = corpus
     address = ray.get_runtime_context().gcs_address
-    for out, said in [(folder / "copy", "inside"), ("s3://bucket/copy", "folder")]:
+    # (a store that cannot be reached, here with no network, is named: tests/test_ray_object_store.py
+    # writes copies to one)
+    for out, said in [(folder / "copy", "inside"), ("s3://bucket/copy", "'s3://bucket/copy'")]:
         code, _, err = run_cli("contamination", folder, "--benchmark", "gsm8k", "--engine", "ray", "--ray-address",
                                address, "--decontaminate", out, "--quiet", timeout=300)
         assert code == 2 and said in err and "Traceback" not in err, err

@@ -234,3 +234,89 @@ def test_a_hub_dataset_folder_and_glob_equal_local(stores, corpus, monkeypatch):
             assert caught.value.code == "not_found" and f"Cannot list {source!r}" in caught.value.message
     finally:
         HfFileSystem.clear_instance_cache()
+
+
+# --------------------------------------------------------------------------- --decontaminate to S3
+
+def s3_text(bucket: Bucket, key: str) -> str:
+    with bucket.s3.open_input_stream(f"{BUCKET}/{key}", compression=None) as f:
+        return f.read().decode("utf-8")
+
+
+def s3_keys(bucket: Bucket, prefix: str) -> list:
+    infos = bucket.s3.get_file_info(pafs.FileSelector(f"{BUCKET}/{prefix}", recursive=True, allow_not_found=True))
+    return sorted(i.path[len(BUCKET) + 1:] for i in infos if i.type == pafs.FileType.File)
+
+
+def test_decontaminated_copies_written_to_s3_are_the_local_engines_copy(stores, corpus, tmp_path, run_cli):
+    """OUT on the object store: one copy per shard, together the local engine's copy of the local
+    folder row for row, the manifest beside OUT with the local dropped rows, no temporary key left;
+    run again over its own copies, the same."""
+    from auditor.decontaminate import decontaminate
+    from auditor.distributed.decontaminate import ray_decontaminate
+    folder, _ = corpus
+    bucket = stores["bucket"]
+    local = decontaminate(str(folder), "gsm8k", tmp_path / "local.jsonl")
+    assert set(PLANTED.values()) <= set(local.dropped_rows.tolist())
+    expected = [json.loads(line) for line in (tmp_path / "local.jsonl").read_text(encoding="utf-8").splitlines()]
+    copies = [f"clean/part-{k}.jsonl" for k in range(4)]
+    for _ in range(2):
+        made = ray_decontaminate(f"s3://{BUCKET}/corpus/", "gsm8k", f"s3://{BUCKET}/clean/", quiet=True)
+        assert s3_keys(bucket, "clean") == copies
+        assert [json.loads(line) for key in copies for line in s3_text(bucket, key).splitlines()] == expected
+        manifest = json.loads(s3_text(bucket, "clean.dropped.json"))
+        assert manifest["dropped_rows"] == local.dropped_rows.tolist() == made.dropped_rows.tolist()
+        assert (made.out, made.manifest) == (f"s3://{BUCKET}/clean", f"s3://{BUCKET}/clean.dropped.json")
+    # A JSONL shard's copy is its own lines, byte for byte, less the dropped ones.
+    dropped = set(local.dropped_rows.tolist())
+    source = (folder / "part-0.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    assert s3_text(bucket, "clean/part-0.jsonl") == "".join(l for i, l in enumerate(source) if i not in dropped)
+    # From the store to a local folder: the copies are named below the corpus's folder, not by key.
+    ray_decontaminate(f"s3://{BUCKET}/corpus/", "gsm8k", tmp_path / "here", quiet=True)
+    assert sorted(p.name for p in (tmp_path / "here").iterdir()) == [c.split("/")[1] for c in copies]
+    assert [(tmp_path / "here" / c.split("/")[1]).read_text(encoding="utf-8") for c in copies] == \
+        [s3_text(bucket, c) for c in copies]
+    # The CLI: the same copies, the summary names OUT without the store's options.
+    address = ray.get_runtime_context().gcs_address
+    code, out, err = run_cli("contamination", f"s3://{BUCKET}/corpus/", "--benchmark", "gsm8k", "--engine", "ray",
+                             "--ray-address", address, "--decontaminate", f"s3://{BUCKET}/cli-clean", "--json", "-",
+                             "--quiet", timeout=300)
+    assert code == 0, err
+    assert json.loads(out)["decontaminated"] == {"out": "cli-clean", "manifest": "cli-clean.dropped.json",
+                                                 "records": local.records, "kept": local.kept,
+                                                 "dropped": len(dropped)}
+    assert [s3_text(bucket, f"cli-{key}") for key in copies] == [s3_text(bucket, key) for key in copies]
+
+
+def test_s3_decontaminate_refusals(stores, corpus, tmp_path, run_cli):
+    """No copy over or inside the corpus's folder, none into a folder holding other data, and the
+    local engine (which writes one local file) does not take a URI; nothing is written."""
+    from auditor.distributed.decontaminate import ray_decontaminate
+    bucket = stores["bucket"]
+    before = s3_keys(bucket, "")
+    for out, said in ((f"s3://{BUCKET}/corpus", "share a folder"), (f"s3://{BUCKET}/corpus/clean/", "share a folder"),
+                      (f"s3://{BUCKET}/", "is a whole bucket")):
+        with pytest.raises(AuditorError, match=said):
+            ray_decontaminate(f"s3://{BUCKET}/corpus/", "gsm8k", out, quiet=True)
+    bucket.put("stale/old-run.jsonl", b'{"text": "a record of another run"}\n')
+    with pytest.raises(AuditorError, match="already holds 'old-run.jsonl'"):
+        ray_decontaminate(f"s3://{BUCKET}/corpus/", "gsm8k", f"s3://{BUCKET}/stale", quiet=True)
+    assert s3_keys(bucket, "") == sorted(before + ["stale/old-run.jsonl"])
+    code, _, err = run_cli("contamination", str(corpus[0]), "--benchmark", "gsm8k",
+                           "--decontaminate", f"s3://{BUCKET}/local-engine.jsonl", "--quiet", timeout=120)
+    assert code == 2 and "--engine ray" in err and "Traceback" not in err, err
+
+
+def test_a_failed_s3_copy_leaves_neither_the_copy_nor_its_temporary_key(stores):
+    from auditor.distributed.decontaminate import OutFolder
+    bucket = stores["bucket"]
+    folder = OutFolder(f"s3://{BUCKET}/half")
+    with pytest.raises(RuntimeError, match="stopped"):
+        with folder.open_copy("part-0.jsonl") as fh:
+            fh.write("x" * (3 << 20))        # past one piece: bytes reached the store
+            raise RuntimeError("stopped")
+    assert s3_keys(bucket, "half") == []
+    with folder.open_copy("part-0.jsonl") as fh:
+        fh.write('{"text": "whole"}\n')
+    assert s3_keys(bucket, "half") == ["half/part-0.jsonl"]
+    assert s3_text(bucket, "half/part-0.jsonl") == '{"text": "whole"}\n'

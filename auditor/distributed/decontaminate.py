@@ -8,14 +8,19 @@ the local engine copies local JSONL files; other shards are parsed by the local 
 (``runtime.map_shards``) and each kept record written as the auditor reads it. Each file is written
 atomically and refused whole (no file) if the shard holds another number of records than it did
 when scanned.
-The driver holds only the matching rows, never a record. OUT must be a folder every node can write
-to (a shared filesystem on a cluster); the manifest beside it (OUT.dropped.json) lists the dropped
-rows, numbered over the corpus as the local engine numbers them, and each shard's file.
+The driver holds only the matching rows, never a record. OUT is a folder every node can write to:
+a shared filesystem on a cluster, or a folder of an object store (s3://, gs://, any URI pyarrow or
+fsspec writes), where each copy is written under a hidden temporary name and then moved to its own,
+so a reader never meets a part-written copy there either. The manifest beside it (OUT.dropped.json,
+on the same store) lists the dropped rows, numbered over the corpus as the local engine numbers
+them, and each shard's file.
 """
 from __future__ import annotations
 
 import json
 import os
+import secrets
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -29,34 +34,41 @@ def ray_decontaminate(corpus, benchmark: str, out_dir, *, manifest=None, corpus_
                       quiet=False) -> DecontaminationResult:
     """Copy a sharded ``corpus`` into the folder ``out_dir`` without its records that share an
     n-gram with ``benchmark`` (settings as ``ray_contamination``'s)."""
-    from ..contamination import BENCHMARKS
     from ..outputs import check_out_dir, check_outputs, write_text
-    from ..sources import source_text
     from .contamination import _scan
     from .runtime import map_shards, run
     out_dir = os.fspath(out_dir)
-    if "://" in out_dir:
-        raise AuditorError("usage", f"The decontaminated shards are written to a folder, not {out_dir!r:.80}.",
-                           "Give a folder every node of the cluster can write to (a shared filesystem).")
-    out_dir = check_out_dir(out_dir, "--decontaminate")
-    manifest = os.fspath(manifest) if manifest else f"{out_dir.rstrip(os.sep)}.dropped.json"
-    bench = BENCHMARKS.get(benchmark, (source_text(benchmark),))[0]
-    probe = os.path.join(out_dir, "shard.jsonl")        # a file in OUT stands for every copy
-    try:
-        check_outputs([corpus.removeprefix("file://") if isinstance(corpus, str) else corpus, bench],
-                      [("--decontaminate", probe), ("--manifest", manifest)], make_dirs=[out_dir])
-    except AuditorError as exc:         # named as given: the folder, not a file the user never wrote
-        raise AuditorError(exc.code, exc.message.replace(repr(probe), f"{out_dir!r} (a folder of copies)"),
-                           exc.hint) from None
-    refuse_outputs_inside(out_dir, [("--manifest", manifest), ("--shard-dir", shard_dir)])
-    _refuse_other_data(out_dir, corpus, corpus_split)
+    folder = OutFolder(out_dir)
+    if manifest is not None and is_remote(os.fspath(manifest)):
+        raise AuditorError("usage", f"--manifest {OutFolder(os.fspath(manifest)).shown!r} is a URI: the manifest is "
+                           "written beside OUT, or to a local file.", "Leave --manifest out, or give a local path.")
+    if folder.remote:
+        _refuse_folder_over_input(folder, corpus)
+        if manifest is not None:
+            check_outputs([corpus.removeprefix("file://") if isinstance(corpus, str) else corpus,
+                           bench_source(benchmark)], [("--manifest", os.fspath(manifest))])
+    else:
+        out_dir = check_out_dir(out_dir, "--decontaminate")
+        folder = OutFolder(out_dir)
+        manifest = os.fspath(manifest) if manifest else f"{out_dir.rstrip(os.sep)}.dropped.json"
+        bench = bench_source(benchmark)
+        probe = os.path.join(out_dir, "shard.jsonl")        # a file in OUT stands for every copy
+        try:
+            check_outputs([corpus.removeprefix("file://") if isinstance(corpus, str) else corpus, bench],
+                          [("--decontaminate", probe), ("--manifest", manifest)], make_dirs=[out_dir])
+        except AuditorError as exc:         # named as given: the folder, not a file the user never wrote
+            raise AuditorError(exc.code, exc.message.replace(repr(probe), f"{out_dir!r} (a folder of copies)"),
+                               exc.hint) from None
+        refuse_outputs_inside(out_dir, [("--manifest", manifest), ("--shard-dir", shard_dir)])
+    _refuse_other_data(folder, corpus, corpus_split)
     done: dict = {}             # what the copy saw: the shards, their join, records written per shard
 
     def copy(filesystem, shards, join) -> None:
         names = copy_names(shards)
-        for name in names.values():
-            check_outputs([], [("--decontaminate", os.path.join(out_dir, name))], make_dirs=[out_dir])
-        tasks = _CopyFn(filesystem, out_dir, names,
+        if not folder.remote:
+            for name in names.values():
+                check_outputs([], [("--decontaminate", os.path.join(out_dir, name))], make_dirs=[out_dir])
+        tasks = _CopyFn(filesystem, folder, names,
                         {s.index: (join.records[s.index], join.matched[s.index]) for s in shards})
         ds = map_shards(filesystem, shards, tasks)
         written = {}
@@ -84,8 +96,159 @@ def ray_decontaminate(corpus, benchmark: str, out_dir, *, manifest=None, corpus_
            "note": "dropped_rows are 0-based corpus rows (shards in order) sharing at least one n-gram with a "
                    "benchmark item; files lists each shard's copy and its dropped rows within the shard.",
            "dropped_rows": dropped_rows.tolist(), "files": files}
-    write_text(manifest, json.dumps(doc, ensure_ascii=False, indent=1) + "\n", errors="backslashreplace")
-    return DecontaminationResult(contamination=result, dropped_rows=dropped_rows, out=out_dir, manifest=manifest)
+    text = json.dumps(doc, ensure_ascii=False, indent=1) + "\n"
+    if manifest is None:        # a remote OUT's: beside it, on the same store
+        with folder.open_sibling(folder.name + ".dropped.json") as fh:
+            fh.write(text)
+        manifest = folder.shown.rstrip("/") + ".dropped.json"
+    else:
+        write_text(manifest, text, errors="backslashreplace")
+    return DecontaminationResult(contamination=result, dropped_rows=dropped_rows, out=folder.shown, manifest=manifest)
+
+
+def bench_source(benchmark: str) -> str:
+    from ..contamination import BENCHMARKS
+    from ..sources import source_text
+    return BENCHMARKS.get(benchmark, (source_text(benchmark),))[0]
+
+
+def is_remote(path: str) -> bool:
+    """A URI of another filesystem than the local one (s3://, gs://, ...; not file://)."""
+    from .runtime import _URI
+    return bool(_URI.match(path)) and not path.startswith("file://")
+
+
+class OutFolder:
+    """Where the copies go: a local folder (each file written atomically, ``outputs.atomic_write``),
+    or a folder of an object store, where a copy is written under a hidden temporary name (one the
+    readers skip) and then moved to its own: an object store has no rename, but a move there is a
+    server-side copy, so the name holds a whole copy or nothing. Sent to the copy tasks whole."""
+
+    def __init__(self, out_dir: str):
+        from .runtime import _filesystem, shown_uri
+        self.remote = is_remote(out_dir)
+        self.shown = shown_uri(out_dir)
+        if self.remote and any(c in self.shown for c in "*?["):
+            raise AuditorError("usage", f"--decontaminate {self.shown!r} is a pattern: the copies go to one folder.",
+                               "Give the folder's URI, without * ? or [.")
+        self.filesystem, self.path, _ = _filesystem(out_dir) if self.remote else (None, out_dir, False)
+        if self.remote:
+            self.shown, self.path = self.shown.rstrip("/"), self.path.rstrip("/")
+            if "/" not in self.path:        # the manifest goes beside the folder: not beside a bucket
+                raise AuditorError("usage", f"--decontaminate {self.shown!r} is a whole bucket.",
+                                   f"Give a folder inside it, e.g. {self.shown}/decontaminated/.")
+        self.name = self.path.rstrip("/" + os.sep).rpartition("/" if self.remote else os.sep)[2]
+
+    def data_files(self, is_data) -> list:
+        """The files below the folder that ``is_data(name)`` takes for data, relative and "/"-separated;
+        hidden files and folders are skipped, as the readers skip them."""
+        if not self.remote:
+            held = []
+            for root, dirs, files in os.walk(self.path):
+                dirs[:] = [d for d in dirs if not d.startswith(".")]
+                held += [os.path.relpath(os.path.join(root, f), self.path).replace(os.sep, "/") for f in files
+                         if not f.startswith(".") and is_data(f)]
+            return held
+        from pyarrow import fs as pafs
+        try:
+            info = self.filesystem.get_file_info(self.path)
+            if info.type == pafs.FileType.File:
+                raise AuditorError("output_path", f"--decontaminate {self.shown!r} is a file, not a folder.",
+                                   "Give a folder (it is created when missing).")
+            infos = self.filesystem.get_file_info(pafs.FileSelector(self.path, recursive=True, allow_not_found=True))
+        except AuditorError:
+            raise
+        except Exception as exc:        # noqa: BLE001 - a store raises its own client's errors
+            raise AuditorError("not_found", f"Cannot list {self.shown!r}: {type(exc).__name__}: {exc}",
+                               "Check the URI, the network and the credentials.") from None
+        relative = [i.path[len(self.path) + 1:] for i in infos if i.type == pafs.FileType.File]
+        return [r for r in relative if not any(part.startswith(".") for part in r.split("/"))
+                and is_data(r.rpartition("/")[2])]
+
+    @contextmanager
+    def open_copy(self, name: str):
+        """A text file for the copy ``name`` (relative to the folder), written whole or not at all."""
+        from ..outputs import atomic_write
+        if not self.remote:
+            path = os.path.join(self.path, name)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with atomic_write(path, errors="backslashreplace") as fh:
+                yield fh
+            return
+        with self._remote_text(f"{self.path}/{name}") as fh:
+            yield fh
+
+    @contextmanager
+    def open_sibling(self, name: str):
+        """A text file beside the folder (its manifest), on the same store."""
+        parent = self.path.rpartition("/")[0]
+        with self._remote_text(f"{parent}/{name}" if parent else name) as fh:
+            yield fh
+
+    @contextmanager
+    def _remote_text(self, final: str):
+        parent, _, base = final.rpartition("/")
+        temporary = f"{parent}/.{base}.{secrets.token_hex(4)}.tmp" if parent else f".{base}.{secrets.token_hex(4)}.tmp"
+        raw = self._store(final, self.filesystem.open_output_stream, temporary, compression=None)
+        moved = False
+        try:
+            writer = _Utf8Writer(lambda data: self._store(final, raw.write, data))
+            yield writer
+            writer.flush()
+            self._store(final, raw.close)
+            self._store(final, self.filesystem.move, temporary, final)
+            moved = True
+        finally:
+            if not moved:       # the caller's error, or the store's, goes on; the temporary goes
+                for undo in (raw.close, lambda: self.filesystem.delete_file(temporary)):
+                    try:
+                        undo()
+                    except Exception:   # noqa: BLE001 - nothing to close, or the store is gone: the name stays hidden
+                        pass
+
+    def _store(self, final: str, operation, *args, **kwargs):
+        """``operation`` on the store; its client's error becomes one that names the copy."""
+        try:
+            return operation(*args, **kwargs)
+        except Exception as exc:        # noqa: BLE001 - a store raises its own client's errors
+            shown = f"{self.shown.partition('://')[0]}://{final}"
+            raise AuditorError("output_path", f"Cannot write {shown!r}: {type(exc).__name__}: {exc}",
+                               "Check the URI, the network and the credentials, and that the store "
+                               "accepts writes there.") from None
+
+
+class _Utf8Writer:
+    """``write(str)`` into ``send(bytes)``, in pieces of about 1 MiB (an object store's stream takes
+    bytes, and one call per line would be one call per record)."""
+
+    def __init__(self, send):
+        self.send, self.parts, self.size = send, [], 0
+
+    def write(self, text: str) -> None:
+        self.parts.append(text)
+        self.size += len(text)
+        if self.size >= 1 << 20:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.parts:
+            self.send("".join(self.parts).encode("utf-8", "backslashreplace"))
+            self.parts, self.size = [], 0
+
+
+def _refuse_folder_over_input(folder: OutFolder, corpus) -> None:
+    """A remote OUT that holds the corpus, or lies inside its folder, is refused: the copies would
+    replace shards, or be read as shards next time."""
+    from .contamination import _source_text_or_uri
+    from .runtime import _filesystem, _split_glob
+    corpus = _source_text_or_uri(corpus)
+    if not is_remote(corpus) or corpus.partition("://")[0] != folder.shown.partition("://")[0]:
+        return
+    base = _filesystem(_split_glob(corpus)[0])[1].rstrip("/")
+    if any(a == b or a.startswith(b + "/") for a, b in ((folder.path, base), (base, folder.path))):
+        raise AuditorError("output_path", f"--decontaminate {folder.shown!r} and the corpus share a folder: the "
+                           "copies would be read as its shards, or replace them.",
+                           "Write the copies to a folder of their own, outside the corpus's.")
 
 
 def refuse_outputs_inside(out_dir: str, outputs) -> None:
@@ -101,7 +264,7 @@ def refuse_outputs_inside(out_dir: str, outputs) -> None:
                                "OUT.dropped.json).")
 
 
-def _refuse_other_data(out_dir: str, corpus, split) -> None:
+def _refuse_other_data(folder: OutFolder, corpus, split) -> None:
     """An OUT folder that already holds data files this copy will not replace (a former run's
     shard, contaminated records and all) is refused: read as the decontaminated corpus, they would
     come back with the copies while the report counts only these. Hidden files are no data (as
@@ -110,15 +273,11 @@ def _refuse_other_data(out_dir: str, corpus, split) -> None:
     from .runtime import RECORD_FORMATS, shard_format, split_shards
     # Listed before the scan, also so that two shards with one copy's name fail before it.
     names = copy_names(split_shards(_source_text_or_uri(corpus), split, RECORD_FORMATS)[1])
-    held = []
-    for root, dirs, files in os.walk(out_dir):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        held += [os.path.relpath(os.path.join(root, f), out_dir).replace(os.sep, "/") for f in files
-                 if not f.startswith(".") and shard_format(f, RECORD_FORMATS)]
+    held = folder.data_files(lambda name: shard_format(name, RECORD_FORMATS))
     other = sorted(set(held) - set(names.values()))
     if other:
         more = f" and {len(other) - 1:,} more" if len(other) > 1 else ""
-        raise AuditorError("output_path", f"--decontaminate {out_dir!r} already holds {other[0]!r}{more}, which no "
+        raise AuditorError("output_path", f"--decontaminate {folder.shown!r} already holds {other[0]!r}{more}, which no "
                            "shard of this corpus is copied to: it would be read with the copies as the "
                            "decontaminated corpus.", "Give a new or empty folder, or remove those files.")
 
@@ -126,10 +285,16 @@ def _refuse_other_data(out_dir: str, corpus, split) -> None:
 def copy_names(shards) -> dict:
     """Each shard's copy, relative to the output folder: its name with ``.jsonl`` in place of its
     format's suffix and compression (part-2.jsonl.gz and part-3.parquet: part-2.jsonl, part-3.jsonl)."""
+    import posixpath
     from ..sources import codec_of
+    # A URI's shards are named by their whole key (bucket/folder/part-0.jsonl): their copies, by
+    # the key below the folder they share, as a local folder's are.
+    remote = [s.path for s in shards if "://" in s.location]
+    common = (posixpath.commonpath(remote) if len(remote) > 1 else posixpath.dirname(remote[0])) if remote else ""
     names = {}
     for s in shards:
-        name = s.name[:len(s.name) - len(codec_of(s.name) or "")]
+        shown = posixpath.relpath(s.path, common) if common else s.name
+        name = shown[:len(shown) - len(codec_of(shown) or "")]
         stem, dot, suffix = name.rpartition(".")
         names[s.index] = f"{stem if dot else name}.jsonl"
     seen: dict = {}
@@ -145,22 +310,19 @@ class _CopyFn:
     """The copy tasks' function (``runtime.map_shards``): one shard's records -> its file in the
     output folder without the matching rows; one row out (shard, records written)."""
 
-    def __init__(self, filesystem, out_dir: str, names: dict, plan: dict):
-        self.filesystem, self.out_dir, self.names, self.plan = filesystem, out_dir, names, plan
+    def __init__(self, filesystem, folder: OutFolder, names: dict, plan: dict):
+        self.filesystem, self.folder, self.names, self.plan = filesystem, folder, names, plan
 
     def __call__(self, shard, parts):
         import pyarrow as pa
-        from ..outputs import atomic_write
         records, matched = self.plan[shard.index]
         drop = set(matched)
-        path = os.path.join(self.out_dir, self.names[shard.index])
-        os.makedirs(os.path.dirname(path), exist_ok=True)
         row = written = 0
         if shard.format == "jsonl":             # the lines themselves (``parts`` is left unread)
             items = self._lines(shard)
         else:
             items = (json.dumps(record, ensure_ascii=False, default=str) for part in parts for record in part)
-        with atomic_write(path, errors="backslashreplace") as fh:
+        with self.folder.open_copy(self.names[shard.index]) as fh:
             for item in items:
                 if row not in drop:
                     fh.write(item + "\n")
