@@ -90,8 +90,10 @@ def source_text(source) -> str:
             source = os.fsdecode(source)
     if not isinstance(source, str) or not source.strip():
         what = "" if source is None or isinstance(source, str) else f" (got {type(source).__name__} {source!r:.40})"
+        rows = " Rows in memory (a list of dicts, a DataFrame's to_dict(\"records\")): pass " \
+            "auditor.Table(rows=ROWS, source=\"NAME\")." if what else ""
         raise AuditorError("usage", f"No dataset given{what}.",
-                           "Pass a Hugging Face dataset id, a local file path, or example:gsm8k.")
+                           "Pass a Hugging Face dataset id, a local file path, or example:gsm8k." + rows)
     url = _URL.match(source.strip())
     if url:
         hub = re.search(r"/datasets/([\w.-]+/[\w.-]+)", source)
@@ -951,6 +953,10 @@ def _pandas_frame(data, name: str) -> list | None:
     return None
 
 
+CONTINUED_LINES = 1000      # lines of the first record read to judge the delimiter (a quoted value's newlines)
+CONTINUED_CHARS = 1 << 20   # and characters
+
+
 def _csv_batches(stream: _Counted, name: str, delimiter: str, budget: Budget, notices: list | None,
                  size: int = 4096):
     # Values stay strings: no type inference, so "007" stays "007". strict: a quote left open is
@@ -973,13 +979,24 @@ def _csv_batches(stream: _Counted, name: str, delimiter: str, budget: Budget, no
     if first is None:
         return
     following = next(lines, None)                          # the first record's line, for the delimiter
+    continued: list = []
+    if following is not None:
+        # A quoted value holding a newline (Alpaca's input, code) continues the first record on the
+        # next lines: the delimiter is judged on the whole record (its first line alone, a quote
+        # left open, held fewer values than the header: a semicolon file was read as one column).
+        record = following
+        while record.count('"') % 2 and len(continued) < CONTINUED_LINES and len(record) < CONTINUED_CHARS \
+                and (more := next(lines, None)) is not None:
+            continued.append(more)
+            record += more
     if excel:
         delimiter = excel.group(1)
         if notices is not None:
             notices.append(f"{name}: its first line, {excel.group(0).strip()!r}, names the delimiter (Excel)")
     else:
-        delimiter = _delimiter(first, following, delimiter, name, notices)
-    reader = csv.reader(itertools.chain([first], [] if following is None else [following], lines),
+        delimiter = _delimiter(first, following, delimiter, name, notices,
+                               following + "".join(continued) if continued else None)
+    reader = csv.reader(itertools.chain([first], [] if following is None else [following], continued, lines),
                         delimiter=delimiter, strict=True)
     last = 0                                               # the line the previous record ended on
     try:
@@ -1053,7 +1070,8 @@ _NAMES = {",": "comma", ";": "semicolon", "\t": "tab"}
 _EXCEL_SEP = re.compile(r"sep=([^\r\n\"])\r?\n?")
 
 
-def _delimiter(first_line: str, next_line: str | None, expected: str, name: str, notices: list | None) -> str:
+def _delimiter(first_line: str, next_line: str | None, expected: str, name: str, notices: list | None,
+               record: str | None = None) -> str:
     """The delimiter of a CSV/TSV file: the one its extension says, unless its header line holds
     none of it but another (a semicolon-separated .csv saved by a European Excel, a tab-separated
     .csv) and the first record's line splits by that one into as many values: then that one, with a
@@ -1066,9 +1084,16 @@ def _delimiter(first_line: str, next_line: str | None, expected: str, name: str,
     if not counts[other]:
         return expected
     if next_line is not None and next_line.strip():
-        # (not strict, one physical line each, NUL bytes refused before: csv.reader cannot fail here)
-        widths = [len(next(csv.reader([text], delimiter=other), [])) for text in (first_line, next_line)]
-        if widths[0] != widths[1]:
+        # (not strict, NUL bytes refused before; the record may span lines, its quoted newlines kept:
+        # a newline outside quotes, after a stray quote, fails and keeps the extension's delimiter)
+        def width(text):
+            try:
+                return len(next(csv.reader([text], delimiter=other), []))
+            except csv.Error:
+                return -1
+        header = width(first_line)
+        # ``record``: the first record's lines while a quote was left open (a quoted newline)
+        if header not in (width(next_line), *(() if record is None else (width(record),))):
             return expected
     if notices is not None:
         notices.append(f"{name}: the header has no {_NAMES[expected]} but {_NAMES[other]}s: read as "

@@ -31,11 +31,18 @@ class Table:
         return list(seen)
 
 
+# An evaluation side without a test split: its held-out split by one of these names, before train.
+EVALUATION_FALLBACKS = ("validation", "valid", "dev", "val")
+
+
 def choose_split(split, available: list[str], what: str, default: str = "train") -> tuple[str, str | None]:
     """The split to read; a default (``default`` when there is one, else train, else the first:
-    a benchmark's default is its test split) is announced so a report never hides it."""
+    a benchmark's default is its test split, or without one its validation split) is announced so
+    a report never hides it. (Spider and many Hub sets hold train and validation only: falling back
+    to train made leak compare train with itself, every record a "leak".)"""
     if split is None:
-        chosen = next((s for s in (default, "train") if s in available), available[0])
+        preferred = (default, *EVALUATION_FALLBACKS) if default == "test" else (default,)
+        chosen = next((s for s in (*preferred, "train") if s in available), available[0])
         note = (f"split not given: using '{chosen}' (available: {', '.join(available)})"
                 if len(available) > 1 else None)
         return chosen, note

@@ -5,6 +5,9 @@ from __future__ import annotations
 from .common import NO_WORDS, PARAPHRASE_CAVEAT, SCHEMA_VERSION, md_cell, unusable_note
 
 
+LISTED = 50         # contaminated items in REPORT.md's table (summary.json has them all)
+
+
 def summary(result) -> dict:
     from ..contamination import TOKENIZER
     n_b = result.benchmark["records"]
@@ -30,7 +33,7 @@ def markdown(result) -> str:
     d = summary(result)
     b, c = d["benchmark"], d["corpus"]
     lines = [f"# Contamination: {md_cell(b['name'])} in {md_cell(c['source'])}", "",
-             f"{d['contaminated']['records']} of {b['records']:,} benchmark items "
+             f"{d['contaminated']['records']:,} of {b['records']:,} benchmark items "
              f"({100 * d['contaminated']['fraction']:.2f}%) share at least one {result.n}-gram with the corpus "
              f"({c['records']:,} records, {c['tokens']:,} tokens). Tokens: {TOKENIZER}.", ""]
     if c.get("text") and b.get("text"):
@@ -51,9 +54,14 @@ def markdown(result) -> str:
                   "not clean.", ""]
     if result.items:
         lines += ["| benchmark row | corpus rows | matched n-grams | longest span (tokens) |", "|---|---|---|---|"]
-        for it in result.items[:50]:
-            rows = ", ".join(map(str, it["corpus_rows"][:5])) + (" …" if len(it["corpus_rows"]) > 5 else "")
+        for it in result.items[:LISTED]:
+            matches = it.get("corpus_matches", len(it["corpus_rows"]))
+            rows = ", ".join(map(str, it["corpus_rows"][:5])) + (f" … ({matches:,} rows)" if matches > 5 else "")
             lines.append(f"| {it['benchmark_row']} | {rows} | {it['matched_ngrams']} of {it['item_ngrams']} | "
                          f"{it['longest_span']} |")
+        if len(result.items) > LISTED:
+            # The table is a sample: say so, or a reader takes the 50 rows for every contaminated item.
+            lines += ["", f"The first {LISTED} of the {len(result.items):,} contaminated items are listed; "
+                      "summary.json lists every one."]
     lines += ["", "---", PARAPHRASE_CAVEAT + " A clean n-gram result is not proof of no contamination.", ""]
     return "\n".join(lines)
