@@ -268,6 +268,14 @@ def _check_outputs(args, inputs: list, outputs: list = (), out_dir_files=("REPOR
     if json_path and json_path != "-":
         outputs.append(("--json", json_path))
     check_outputs(inputs, outputs, make_dirs=[out_dir] if out_dir else [])
+    if out_dir:
+        # Made now that it is known good: an output named inside it (--evidence, --decontaminate) may
+        # be written before the reports are.
+        from .outputs import write_error
+        try:
+            os.makedirs(os.path.expanduser(out_dir), exist_ok=True)
+        except OSError as exc:
+            raise write_error(out_dir, exc) from None
 
 
 def _emit(args, summary: dict, markdown: str, extra: dict | None = None) -> None:

@@ -463,6 +463,18 @@ def test_cli_out_dir(real_data, run_cli, tmp_path):
     assert str(real_data) not in report
 
 
+def test_an_output_named_inside_a_new_out_dir_is_written(real_data, run_cli, tmp_path):
+    """--evidence inside an --out-dir that does not exist yet: the folder is made before the first
+    write (the evidence was written before the reports, and failed on the missing folder)."""
+    out_dir = tmp_path / "new" / "report"
+    rc, _, err = run_cli("leak", real_data / "gsm8k" / "train.jsonl", real_data / "gsm8k" / "test.jsonl",
+                         "--out-dir", out_dir, "--evidence", out_dir / "leaks.csv", "--quiet")
+    assert rc == 0, err
+    assert (out_dir / "leaks.csv").read_bytes() == (out_dir / "evidence.csv").read_bytes()
+    assert (out_dir / "leaks.csv").read_text(encoding="utf-8").startswith("b_row,a_row,")
+    assert (out_dir / "summary.json").exists() and (out_dir / "REPORT.md").exists()
+
+
 def test_cli_markdown_to_stdout_by_default(real_data, run_cli):
     rc, out, err = run_cli("scan", real_data / "humaneval" / "HumanEval.jsonl", "--quiet")
     assert rc == 0, err
