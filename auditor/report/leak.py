@@ -107,7 +107,7 @@ def markdown(result) -> str:
         lines.append(f"| {label} | {d[key]['records']:,} | {100 * d[key]['fraction']:.2f}% |")
     groups = d["shared_groups"]
     if result.b.roles.group:
-        lines.append(f"| shared group values | {groups['count']} | |")
+        lines.append(f"| shared group values | {groups['count']:,} | |")
     lines += ["", "**Reading it.** An identical question alone may be a reused stem asked of different data; "
               "an identical answer alone may be a common short answer. *Identical both* is the figure that "
               "means a model could score by memory. Answers are compared whole, after normalisation "

@@ -28,7 +28,7 @@ def markdown(result) -> str:
                   "|---" * (len(cols) + 1) + "|"]
         for row, cells in m.items():
             lines.append(f"| {md_cell(row)} | " + " | ".join(
-                f"{c['count']} ({100 * c['fraction']:.1f}%)" for c in cells.values()) + " |")
+                f"{c['count']:,} ({100 * c['fraction']:.1f}%)" for c in cells.values()) + " |")
         lines.append("")
     if result.comparison:
         keys = list(result.comparison[0])

@@ -149,18 +149,18 @@ def markdown(result, threshold: float | None = None) -> str:
     conc = d["concentration"]
     if conc:
         lines += ["", f"## Concentration ({md_cell(conc['field'])})", "",
-                  f"{conc['groups']} groups, {conc['mean_per_group']:.1f} records per group on average; the largest, "
+                  f"{conc['groups']:,} groups, {conc['mean_per_group']:.1f} records per group on average; the largest, "
                   f"{md_cell(conc['largest']['value'])}, holds {100 * conc['largest']['share']:.1f}%. "
                   f"Herfindahl index {conc['hhi']:.4f}.", "", "| group | records | share |", "|---|---|---|"]
         for t in conc["top"]:
-            lines.append(f"| {md_cell(t['value'])} | {t['records']} | {100 * t['share']:.1f}% |")
+            lines.append(f"| {md_cell(t['value'])} | {t['records']:,} | {100 * t['share']:.1f}% |")
     if d["schema"]["issues"]:
         lines += ["", "## Schema issues", "", "| field | issue | records | expected | found | rows |",
                   "|---|---|---|---|---|---|"]
         issues = d["schema"]["issues"]
         for i in issues[:SCHEMA_ISSUES_SHOWN]:
             found = ", ".join(f"{k}: {v}" for k, v in i["found"].items()) or "absent"
-            lines.append(f"| {md_cell(i['field'])} | {i['kind']} | {i['records']} | {i['expected']} | {found} | "
+            lines.append(f"| {md_cell(i['field'])} | {i['kind']} | {i['records']:,} | {i['expected']} | {found} | "
                          f"{', '.join(map(str, i['rows_sample']))} |")
         if len(issues) > SCHEMA_ISSUES_SHOWN:      # a file of many one-off fields: the table stays readable
             lines += ["", f"... and {len(issues) - SCHEMA_ISSUES_SHOWN:,} more schema issues, listed in "
@@ -168,6 +168,6 @@ def markdown(result, threshold: float | None = None) -> str:
     if d["label_conflicts"]:
         lc = d["label_conflicts"]
         lines += ["", "## Label conflicts", "",
-                  f"{lc['groups']} texts carry different labels ({lc['records']} records)."]
+                  f"{lc['groups']:,} texts carry different labels ({lc['records']:,} records)."]
     lines += ["", "---", PARAPHRASE_CAVEAT, ""]
     return "\n".join(lines)
