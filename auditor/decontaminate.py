@@ -102,29 +102,14 @@ def decontaminate(corpus, benchmark: str, out, *, manifest=None, corpus_config=N
     as_array = out.lower().endswith(".json")
     files = _jsonl_files(corpus, corpus_split)
 
-    def kept(records):
-        at = row = 0            # the next dropped row (ascending); rows read
-        for row, record in enumerate(records, 1):
-            if at < dropped.size and dropped[at] == row - 1:
-                at += 1
-                continue
-            yield record
-        # Raised inside the write: no copy is left behind.
-        if row != result.corpus_records:
-            raise AuditorError("bad_format", f"{result.corpus['source']} held {result.corpus_records:,} records "
-                               f"when scanned and {row:,} when read again: it changed while it was read.",
-                               "Run again once the corpus is no longer being written.")
-        changed = [path for path, stamp in stamps if _stamp(path) != stamp]
-        if changed:
-            raise AuditorError("bad_format", f"{changed[0]} changed while it was read (its size or change time is "
-                               "not what it was when the scan began): the rows found may not be the rows "
-                               "written.", "Run again once the corpus is no longer being written.")
     if files is not None:
         notices = []
-        _write_lines(kept(_record_lines(files)), out, as_array)
+        copy_jsonl_lines(files, dropped, result.corpus_records, out, as_array=as_array,
+                         source=result.corpus["source"], stamps=stamps)
     else:
         _, records = peek_records(corpus, corpus_config, corpus_split, token=token)
-        notices = write_rows(kept(records), out, fmt="json" if as_array else "jsonl")
+        notices = write_rows(_kept(records, dropped, result.corpus_records, result.corpus["source"], stamps), out,
+                             fmt="json" if as_array else "jsonl")
     doc = {"kind": MANIFEST_KIND, "version": 1, "corpus": result.corpus, "benchmark": result.benchmark,
            "ngram": result.n, "records": result.corpus_records, "kept": result.corpus_records - int(dropped.size),
            "dropped": int(dropped.size), "notices": list(notices),
@@ -134,6 +119,35 @@ def decontaminate(corpus, benchmark: str, out, *, manifest=None, corpus_config=N
     write_text(manifest, json.dumps(doc, ensure_ascii=False, indent=1) + "\n", errors="backslashreplace")
     say(1.0, "done")
     return DecontaminationResult(contamination=result, dropped_rows=dropped, out=out, manifest=manifest)
+
+
+def copy_jsonl_lines(files, dropped_rows: np.ndarray, records: int, out, *, as_array: bool = False,
+                     source: str = "the corpus", stamps=()) -> None:
+    """Write the record lines of the local JSONL ``files`` (plain or compressed) to ``out``, less the
+    ascending 0-based ``dropped_rows``, each kept line's bytes as they are (a JSON array of them with
+    ``as_array``). The files must still hold the ``records`` record lines that were scanned (and
+    ``stamps``: (path, stamp) pairs, be unchanged), else AuditorError, and no file is left."""
+    _write_lines(_kept(_record_lines(files), np.asarray(dropped_rows), records, source, stamps), os.fspath(out),
+                 as_array)
+
+
+def _kept(items, dropped: np.ndarray, records: int, source: str, stamps=()):
+    """``items`` (records or their lines) less the ``dropped`` rows; raises inside the write (so no
+    copy is left behind) when they are not the ``records`` scanned, or a stamped file changed."""
+    at = row = 0            # the next dropped row (ascending); rows read
+    for row, item in enumerate(items, 1):
+        if at < dropped.size and dropped[at] == row - 1:
+            at += 1
+            continue
+        yield item
+    if row != records:
+        raise AuditorError("bad_format", f"{source} held {records:,} records when scanned and {row:,} when read "
+                           "again: it changed while it was read.", "Run again once the corpus is no longer being written.")
+    changed = [path for path, stamp in stamps if _stamp(path) != stamp]
+    if changed:
+        raise AuditorError("bad_format", f"{changed[0]} changed while it was read (its size or change time is "
+                           "not what it was when the scan began): the rows found may not be the rows "
+                           "written.", "Run again once the corpus is no longer being written.")
 
 
 def _local_stamps(corpus: str, split) -> list:

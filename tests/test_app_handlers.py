@@ -394,6 +394,37 @@ def test_a_without_its_contaminated_records_is_offered_in_its_own_format(tmp_pat
     assert f"{len(rows) - len(dropped):,} of {len(rows):,} records" in got["contam_md"]
 
 
+def test_contamination_of_an_instruction_layout_reads_every_field_as_the_cli_does(tmp_path, run_cli):
+    """No fields picked and the text role guessed: an Alpaca-shaped A is checked in instruction,
+    input and output joined, as `auditor contamination` guesses (a benchmark question pasted into
+    `input` was missed when only the scan's text, instruction, was read)."""
+    test = real_data.rows("gsm8k/test.jsonl")
+    train = real_data.rows("gsm8k/train.jsonl")
+    rows = [{"instruction": f"Solve the word problem number {i} below.", "input": r["question"],
+             "output": r["answer"]} for i, r in enumerate(train[:300])]
+    for at, item in ((5, 20), (200, 21)):
+        rows[at]["input"] = test[item]["question"]
+    rows[77]["output"] = "As asked: " + test[22]["question"]
+    path = write_jsonl(tmp_path / "sft.jsonl", rows)
+    st = run("upload:sft.jsonl", upload=str(path))["state"]
+    got = handlers.leak_check(st, "", "", "", "", None, False, "gsm8k", "")
+    n = int(re.search(r"sharing a (\d+)-gram", got["contam_md"])[1])
+    code, out, err = run_cli("contamination", path, "--benchmark", "gsm8k", "--ngram", str(n), "--json", "-", "--quiet")
+    assert code == 0, err
+    items = json.loads(out)["items"]
+    assert {it["benchmark_row"] for it in items} >= {20, 21, 22}
+    with open(got["dl_contam"]["value"], encoding="utf-8", newline="") as fh:
+        pairs = {(int(r["benchmark_row"]), int(r["corpus_row"])) for r in csv.DictReader(fh)}
+    assert pairs == {(it["benchmark_row"], row) for it in items for row in it["corpus_rows"]}
+    kept = read_jsonl_lines(got["dl_decontam"]["value"])
+    assert len(kept) == len(rows) - len({r for it in items for r in it["corpus_rows"]})
+
+
+def read_jsonl_lines(path) -> list:
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
 def test_download_folders_stay_within_their_byte_budget(tmp_path, monkeypatch):
     """Oldest download folders go first once the folders hold more than FILES_BYTES (or number
     more than KEEP_FOLDERS); the folder being made and the newest ones stay."""

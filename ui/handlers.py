@@ -49,8 +49,10 @@ def table(frame: pd.DataFrame) -> dict:
 
 
 def choices_of(values, blank_choice=True):
+    """A field list's choices: each field by name, shown as views.field_label (a 3,000-character
+    name filled the open list; a right-to-left override reversed the names after it)."""
     out = [("— none —", "")] if blank_choice else []
-    return out + [(v, v) for v in values]
+    return out + [(views.field_label(v), v) for v in values]
 
 
 def disabled():
@@ -118,11 +120,18 @@ def audited(result, src, key, req, seconds, cached, base, marks=(), tab=None) ->
     st = {"key": key, "request": req, "source": src, "base": base, "threshold": t, "marks": list(marks),
           "keep": "first", "cursor": 0, "filters": dict(NO_FILTERS), "tab": tab if tab in state.TABS else None}
     conc_fig, conc_md, conc_table = views.concentration_view(result)
-    other_splits = [s for s in table_.splits if s != table_.split]
+    # B's defaults: A's dataset at its evaluation split (test, else validation ...: the split the
+    # CLI and load_b read for B without one). An upload has no splits to offer: its file name stood
+    # in as one, and a dataset typed into B's box was then read at a split it does not have.
+    b_splits = list(table_.splits) if src.kind != "upload" else []
+    other_splits = [s for s in b_splits if s != table_.split]
+    b_config = (table_.config or "") if src.kind != "upload" else ""
+    b_split = choose_split(None, other_splits, "B", "test")[0] if other_splits else ""
+    st["b_offered"] = (b_config or None, b_split or None)
     return {
         "status": gr.update(value=views.audited_message(src, table_, result.records, seconds, cached),
                             elem_classes=["ok"]),
-        "state": st, "fields_for": req.dataset,
+        "state": st, "fields_for": req.dataset, "keep": "first",     # the rule st holds, shown
         **threshold_views(result, st),
         "curve_df": views.curve_table(result),
         "conc_text": conc_md, "conc_plot": gr.update(value=conc_fig, visible=conc_fig is not None),
@@ -135,11 +144,11 @@ def audited(result, src, key, req, seconds, cached, base, marks=(), tab=None) ->
         "text": gr.update(choices=choices_of(fields, blank_choice=False), value=roles.text or ""),
         "answer": gr.update(choices=choices_of(fields), value=roles.answer or ""),
         "group": gr.update(choices=choices_of(fields), value=roles.group or ""),
-        "labels": gr.update(choices=fields, value=list(roles.labels)),
+        "labels": gr.update(choices=choices_of(fields, blank_choice=False), value=list(roles.labels)),
         "leak_dataset": "" if src.kind == "upload" else src.name,
-        "leak_config": gr.update(choices=list(table_.configs), value=table_.config or ""),
-        "leak_split": gr.update(choices=list(table_.splits), value=other_splits[0] if other_splits else ""),
-        "contam_fields": gr.update(choices=fields, value=[]),
+        "leak_config": gr.update(choices=list(table_.configs) if src.kind != "upload" else [], value=b_config),
+        "leak_split": gr.update(choices=b_splits, value=b_split),
+        "contam_fields": gr.update(choices=choices_of(fields, blank_choice=False), value=[]),
         **cleared_leak(), **cleared_paraphrases(),
     }
 
@@ -313,7 +322,7 @@ def load_fields(dataset, config, upload, token) -> dict:
                                   value=(guessed.text if guessed else "") or ""),
                 "answer": gr.update(choices=choices_of(fields), value=(guessed.answer if guessed else "") or ""),
                 "group": gr.update(choices=choices_of(fields), value=(guessed.group if guessed else "") or ""),
-                "labels": gr.update(choices=fields, value=[])}
+                "labels": gr.update(choices=choices_of(fields, blank_choice=False), value=[])}
     except Exception as exc:  # noqa: BLE001
         return error(views.error_text(exc, "read the dataset"))
 
@@ -476,8 +485,17 @@ def keep_rule(st, keep) -> dict:
     result = CACHE.get(st["key"])
     if result is None:
         return error(EXPIRED)
+    before = st.get("keep", "first")
+    if keep == "most_common_answer" and result.fields.answer is None:
+        # (the library's hint names the CLI's --answer) The radio goes back to the rule in force.
+        return {"keep": before, **error("**Could not keep the most common answer:** this audit has no answer "
+                                        "field.  \n*Pick one under **Fields and options** (Answer field) and run "
+                                        "the audit again, or keep first or longest.*")}
     st = {**st, "keep": keep or "first"}
-    return {"state": st, **threshold_views(result, st), **pairs_page(result, st, moved=False)}
+    try:
+        return {"state": st, **threshold_views(result, st), **pairs_page(result, st, moved=False)}
+    except AuditorError as exc:
+        return {"keep": before, **error(views.error_text(exc, "re-rank the clusters"))}
 
 
 def build_dedup(st, upload) -> dict:
@@ -536,8 +554,20 @@ def load_b(st, result, b_src, b_config, b_split, allow_self, cap: int, token):
         raise AuditorError("usage", "B is the same data as A (same dataset, config and split): every "
                            "record would match itself.", "Pick another split, dataset or file for B, or "
                            "tick “compare a source with itself” if that is what you mean.")
-    return auditor.load(b_src.value, b_cfg, b_spl, max_rows=cap, token=token, kind=b_src.library_kind,
-                        default_split="test")
+    def read(config, split):
+        return auditor.load(b_src.value, config, split, max_rows=cap, token=token, kind=b_src.library_kind,
+                            default_split="test")
+
+    try:
+        return read(b_cfg, b_spl)
+    except AuditorError as exc:
+        # Another dataset pasted into B's box (a paste fires no input event, so the browser kept
+        # them) is read without the config and split offered for A's dataset, when it has not got them.
+        offered = st.get("b_offered") or (None, None)
+        if same_data or exc.code not in ("bad_config", "bad_split") or \
+                (b_cfg, b_spl) == (None, None) or any(v not in (None, o) for v, o in zip((b_cfg, b_spl), offered)):
+            raise
+        return read(None, None)
 
 
 def leak_check(st, b_dataset, b_config, b_split, b_text, b_upload, allow_self, bench, token, progress=None,
@@ -560,24 +590,53 @@ def leak_check(st, b_dataset, b_config, b_split, b_text, b_upload, allow_self, b
         if b_src is not None:
             b_table = load_b(st, result, b_src, b_config, b_split, allow_self, cap, token)
             req = st["request"]   # the roles as the user gave them (blank: guessed on each side)
-            lr = leak(result.table, b_table, text=req.text, answer=req.answer, group=req.group,
-                      text_b=blank(b_text), threshold=t, max_rows=cap, token=token, progress=progress)
+            lr = leak(result.table, b_side(b_table, req, blank(b_text)), text=req.text, answer=req.answer,
+                      group=req.group, threshold=t, max_rows=cap, token=token, progress=progress)
             if lr.a.fingerprint == lr.b.fingerprint and not allow_self:
                 raise AuditorError("usage", "B holds exactly the same records as A: every record would match "
                                    "itself.", "Pick another split, dataset or file for B, or tick “compare a source "
                                    "with itself” if that is what you mean.")
             out.update(leak_views(lr, t, a_src, b_src))
+            table_head = "\n\n| B records that"
+            out["leak_md"] = out["leak_md"].replace(table_head, b_roles_note(lr) + table_head, 1)
             done.append("leakage")
         elif not bench:
             notes.append("No B chosen: give B a dataset id, a bundled example or a file.")
         if bench:
-            out.update(contamination_views(result, bench, token, progress, fields=contam_fields))
+            out.update(contamination_views(result, bench, token, progress, fields=contam_fields, source=a_src))
             done.append("contamination")
         message = " ".join(notes + ([f"Checked {' and '.join(done)}."] if done else []))
         out["leak_status"] = gr.update(value=message, elem_classes=["ok"] if done else [])
         return out
     except Exception as exc:  # noqa: BLE001
         return {**cleared_leak(), **error(views.error_text(exc, "check"), "leak_status")}
+
+
+def b_side(b_table, req, b_text):
+    """B prepared with A's roles where B has those fields, its own guess where it has not (B blank
+    took A's: HumanEval as B of a GSM8K audit failed, "The text field 'question' is in no record")."""
+    from auditor.prepare import prepare
+    rows = b_table.rows
+
+    def holds(roles: dict) -> bool:
+        try:
+            resolve_roles(rows, **roles)
+            return True
+        except AuditorError:
+            return False
+
+    text = b_text or (req.text if req.text and holds({"text": req.text}) else None)
+    answer, group = (name if name and holds({"text": text, role: name}) else None
+                     for role, name in (("answer", req.answer), ("group", req.group)))
+    return prepare(b_table, text=text, answer=answer, group=group)
+
+
+def b_roles_note(lr) -> str:
+    """A line naming B's fields where they are not A's (B lacks A's, or was given its own)."""
+    a, b = lr.a.roles, lr.b.roles
+    other = [f"{role} **{views.md(getattr(b, role))}**" for role in ("text", "answer", "group")
+             if getattr(b, role) != getattr(a, role) and getattr(b, role)]
+    return f"  \nB's fields differ from A's: {', '.join(other)}." if other else ""
 
 
 def leak_views(lr, t: float, a_src, b_src) -> dict:
@@ -602,13 +661,17 @@ def benchmark_texts(bench: str, token) -> list:
     return extract(tbl.rows, resolve_roles(tbl.rows, text=field)).text
 
 
-def contamination_views(result, bench: str, token, progress=None, fields=()) -> dict:
+def contamination_views(result, bench: str, token, progress=None, fields=(), source=None) -> dict:
+    from auditor.decontaminate import copy_jsonl_lines
     from auditor.evidence import contamination_evidence, evidence_csv
     from auditor.roles import joined_text, resolve_text_spec, text_fields
+    from auditor.sources import format_of
     if bench not in BENCHMARKS:
         raise AuditorError("usage", f"{bench!r} is not a bundled benchmark.", f"Pick one of {', '.join(BENCHMARKS)}.")
     # A's texts from the cached audit; other fields as `auditor contamination --text a,b` reads them.
-    spec = resolve_text_spec(result.table.rows, list(fields)) if fields else result.roles.text
+    # A guessed text is the CLI's guess for a corpus (an instruction layout's every field).
+    spec = resolve_text_spec(result.table.rows, list(fields) if fields else (
+        None if "text" in result.roles.guessed else result.roles.text))
     names = text_fields(spec)
     corpus = (list(result.fields.text) if spec == result.roles.text
               else [joined_text(row, names, i) for i, row in enumerate(result.table.rows)])
@@ -624,7 +687,13 @@ def contamination_views(result, bench: str, token, progress=None, fields=()) -> 
     fmt = input_format(result.table)
     stem = state.download_stem(result.table.source)
     copy = folder / f"{stem}.decontaminated.{fmt}"
-    write_rows([r for i, r in enumerate(result.table.rows) if i not in dropped], copy, fmt=fmt)   # CSV: two passes
+    upload = Path(source.value) if source is not None and source.kind == "upload" else None
+    if fmt == "jsonl" and upload is not None and format_of(upload) == "jsonl" and not result.table.truncated:
+        # each kept line's bytes, as the CLI's --decontaminate copies them (escapes, number forms)
+        copy_jsonl_lines([upload], np.asarray(sorted(dropped), dtype=np.int64), len(result.table.rows), copy,
+                         source=result.table.source)
+    else:
+        write_rows([r for i, r in enumerate(result.table.rows) if i not in dropped], copy, fmt=fmt)   # CSV: 2 passes
     note = (f"\n\n**A without them** (download): {len(result.table.rows) - len(dropped):,} of "
             f"{len(result.table.rows):,} records, the {len(dropped):,} sharing a {cr.n}-gram with {bench} left out.")
     if result.table.truncated:      # a cut A: the download must not pass for the whole dataset

@@ -58,6 +58,10 @@ mark.span {background: #fde68a; color: #451a03; border-radius: 3px; padding: 0 1
   /* a wide table or chart scrolls inside its tab instead of widening the page */
   .tabitem {contain: inline-size; overflow-x: auto;}
 }
+/* A threshold the slider refuses is put back in its box and explained in a toast: the "Error" badge
+   Gradio leaves on the figures the event updates sat over valid counts (and hid part of them). */
+#counts [data-testid='status-tracker']:has(> .error),
+#para-summary [data-testid='status-tracker']:has(> .error) {display: none !important;}
 /* table headers break between words only ("b_row", never "b_ro w") */
 .table-wrap th, .table-wrap th * {word-break: keep-all !important; overflow-wrap: normal !important;
                                   white-space: nowrap !important;}
@@ -344,7 +348,7 @@ def wire(demo: gr.Blocks, P: dict) -> None:
                     "dl_pairs", "dl_info", "config", "split", "text", "answer", "group", "labels", "leak_dataset",
                     "leak_config", "leak_split", "contam_fields", "leak_status", "leak_md", "leak_df", "leak_evidence",
                     "contam_md", "contam_evidence", "dl_evidence", "dl_clean", "dl_contam", "dl_decontam",
-                    "para_status", "para_md", "para_plot", "para_evidence", "dl_para", "para_state"]
+                    "para_status", "para_md", "para_plot", "para_evidence", "dl_para", "para_state", "keep"]
     load_names = result_names + ["dataset", "max_rows", "tabs"]
     fields_names = ["status", "form", "config", "split", "text", "answer", "group", "labels", "fields_for"]
     pick_names = ["dataset", "config", "split", "text", "answer", "group", "labels"]
@@ -447,8 +451,8 @@ def wire(demo: gr.Blocks, P: dict) -> None:
     P["review_upload"].upload(lambda st, f: pack(P, threshold_names, handlers.load_review_file(st, f)),
                               [P["state"], P["review_upload"]], outs(threshold_names), **private)
     P["clusters_df"].select(on_cluster_select, P["state"], outs(["status", "members_info", "members_df"]), **private)
-    P["keep"].input(lambda st, k: pack(P, threshold_names, handlers.keep_rule(st, k)), [P["state"], P["keep"]],
-                    outs(threshold_names), **private)
+    P["keep"].input(lambda st, k: pack(P, threshold_names + ["keep"], handlers.keep_rule(st, k)),
+                    [P["state"], P["keep"]], outs(threshold_names + ["keep"]), **private)
     P["dedup_btn"].click(lambda st, up: pack(P, ["status", "dedup_info", "dl_dedup", "dl_manifest"],
                                              handlers.build_dedup(st, up)),
                          [P["state"], P["upload"]], outs(["status", "dedup_info", "dl_dedup", "dl_manifest"]),
@@ -470,3 +474,6 @@ def wire(demo: gr.Blocks, P: dict) -> None:
         js="(pst, t) => { const v = (typeof t === 'number') ? t : parseFloat(t); "
            "return [pst, (Number.isFinite(v) && v >= 0 && v <= 1) ? 1 : 0]; }", **private)
     P["leak_upload"].upload(lambda p: ("" if p else gr.skip()), P["leak_upload"], P["leak_dataset"], **private)
+    # Another dataset typed as B: A's config and split (the defaults offered) no longer apply; it was
+    # read at them ("example:humaneval has no config 'main'"). In the browser, as for A's form.
+    P["leak_dataset"].input(None, None, outs(["leak_config", "leak_split"]), js="() => ['', '']", **private)

@@ -57,6 +57,12 @@ def md(value, limit: int | None = 200) -> str:
     return md_cell(text[:limit]) + ("…" if len(text) > limit else "")
 
 
+def field_label(name, limit: int = 80) -> str:
+    """A field name as a list shows it (plain text): bidi controls visible, cut to ``limit``."""
+    text = visible("" if name is None else str(name))
+    return text[:limit] + ("…" if len(text) > limit else "")
+
+
 def plot_text(value) -> str:
     """Data for a Plotly label (Plotly renders a subset of HTML in labels)."""
     return html.escape(visible("" if value is None else str(value)), quote=False)
@@ -83,9 +89,15 @@ def marked(text: str, spans, cls: str = "span") -> str:
     return "".join(out)
 
 
+# Library hints that name a CLI flag, as this page says them (the page has no --text).
+SPACE_HINTS = {"missing_field": lambda hint: hint.replace("Name one with --text.",
+                                                          "Pick one as the Text field under Fields and options.")}
+
+
 def error_text(exc: BaseException, doing: str = "audit") -> str:
     if isinstance(exc, AuditorError):
-        hint = f"  \n*{md(exc.hint, None)}*" if exc.hint else ""
+        hint = SPACE_HINTS.get(exc.code, lambda h: h)(exc.hint or "")
+        hint = f"  \n*{md(hint, None)}*" if hint else ""
         return f"**Could not {doing}:** {md(exc.message, None)}{hint}"
     log.exception("unexpected error in the app")
     return (f"**Something went wrong** ({md(type(exc).__name__)}). The {doing} could not finish; "
