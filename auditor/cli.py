@@ -483,7 +483,7 @@ def cmd_dedup(args) -> int:
                   progress=_progress(args.quiet))
     marks = load_review(args.review, result) if args.review else ()
     deduped = dedup(result, args.threshold, args.keep, marks)
-    notices = [*deduped.notices, *write_dedup(result, deduped, args.out, manifest)]
+    notices = [*deduped.notices, *write_dedup(result, deduped, args.out, manifest, source=args.source)]
     for notice in notices:
         print(f"note: {notice}", file=sys.stderr)
     if args.json_path == "-":

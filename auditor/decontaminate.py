@@ -127,8 +127,9 @@ def copy_jsonl_lines(files, dropped_rows: np.ndarray, records: int, out, *, as_a
     ascending 0-based ``dropped_rows``, each kept line's bytes as they are (a JSON array of them with
     ``as_array``). The files must still hold the ``records`` record lines that were scanned (and
     ``stamps``: (path, stamp) pairs, be unchanged), else AuditorError, and no file is left."""
-    _write_lines(_kept(_record_lines(files), np.asarray(dropped_rows), records, source, stamps), os.fspath(out),
-                 as_array)
+    from pathlib import Path
+    _write_lines(_kept(_record_lines([Path(f) for f in files]), np.asarray(dropped_rows), records, source, stamps),
+                 os.fspath(out), as_array)
 
 
 def _kept(items, dropped: np.ndarray, records: int, source: str, stamps=()):

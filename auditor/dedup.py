@@ -490,11 +490,12 @@ def output_format(path, table=None) -> str:
                        "Use .jsonl, .json, .csv, .tsv or .parquet.")
 
 
-def write_dedup(result, dedup_result: DedupResult, path, manifest_path=None) -> list:
+def write_dedup(result, dedup_result: DedupResult, path, manifest_path=None, source=None) -> list:
     """The kept records, each equal to its input record, to ``path`` (format from its extension,
     else the input's), and the manifest of every dropped row to ``manifest_path`` (CSV when it
     ends .csv, JSON otherwise; default ``path`` + ".manifest.json"). Both written atomically.
-    Returns notices."""
+    ``source``: the local path (file, folder or glob) the scan read, when it was one: JSONL read
+    whole is then copied line for line (a table names its source for display only). Returns notices."""
     from .clean import write_rows
     from .outputs import check_outputs
     if dedup_result.fingerprint and dedup_result.fingerprint != result.fingerprint:
@@ -506,10 +507,28 @@ def write_dedup(result, dedup_result: DedupResult, path, manifest_path=None) -> 
     check_outputs([], [("output", path), ("manifest", manifest_path)])
     fmt = output_format(path, result.table)
     rows = result.table.rows
-    kept = [rows[i] for i in dedup_result.kept_rows]
-    notices = list(write_rows(kept, path, fmt=fmt))
+    files = _jsonl_files_read(result.table, source) if fmt == "jsonl" and source is not None else None
+    if files:
+        # Local JSONL read whole: each kept record's line as written (number forms such as 1.50 or
+        # 1e5, escapes, key order), as --decontaminate copies; the file must still hold the records.
+        from .decontaminate import copy_jsonl_lines
+        dropped = np.setdiff1d(np.arange(len(rows), dtype=np.int64), np.asarray(dedup_result.kept_rows, np.int64))
+        copy_jsonl_lines(files, dropped, len(rows), path, source=result.table.source)
+        notices = []
+    else:
+        notices = list(write_rows([rows[i] for i in dedup_result.kept_rows], path, fmt=fmt))
     write_manifest(result, dedup_result, manifest_path)
     return notices
+
+
+def _jsonl_files_read(table, source):
+    """The local JSONL files (plain or compressed) of ``source`` when the whole ``table`` was read
+    from them, else None (another format, a cut table, a dataset id)."""
+    from .decontaminate import _jsonl_files
+    from .sources import source_text
+    if table.truncated or not isinstance(source, (str, os.PathLike)):
+        return None
+    return _jsonl_files(source_text(source), table.split)
 
 
 def manifest_rows(result, dedup_result: DedupResult) -> list:

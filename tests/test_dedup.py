@@ -322,3 +322,21 @@ def test_cli_dedup(small_inputs, tmp_path, run_cli):
     other.write_text(json.dumps({**json.loads(review.read_text()), "fingerprint": "sha256:0000"}))
     code, _, stderr = run_cli("dedup", source, "--review", other, "--out", tmp_path / "y.jsonl", "--quiet")
     assert code == 2 and "other data" in stderr and not (tmp_path / "y.jsonl").exists()
+
+
+def test_a_jsonl_input_is_written_line_for_line(real_data, tmp_path, run_cli):
+    """Kept records of a local JSONL file are its own lines, byte for byte (number forms, escapes,
+    key order), as --decontaminate copies; exact copies of earlier questions are the rows dropped."""
+    questions = [r["question"] for r in auditor.load(str(real_data / "gsm8k" / "test.jsonl")).rows[:60]]
+    texts = questions + [questions[3], questions[17], questions[3]]          # rows 60-62: copies
+    lines = ['{"z": 1.50, "question": %s, "big": 1e5, "name": "caf\\u00e9", "i": %d}' % (json.dumps(t), i)
+             for i, t in enumerate(texts)]
+    path = tmp_path / "in.jsonl"
+    path.write_text("\r\n".join(lines) + "\r\n", encoding="utf-8")
+    code, _, err = run_cli("dedup", path, "--text", "question", "--threshold", "0.9", "--keep", "first",
+                           "--out", tmp_path / "out.jsonl", "--quiet")
+    assert code == 0, err
+    dropped = {i for i, t in enumerate(texts) if t in texts[:i]}
+    assert dropped == {60, 61, 62}
+    assert (tmp_path / "out.jsonl").read_bytes() == "".join(      # (CRLF kept, as written)
+        line + "\r\n" for i, line in enumerate(lines) if i not in dropped).encode("utf-8")

@@ -94,7 +94,7 @@ def dedup_file(dataset: str = "", config: str = "", split: str = "", file=None, 
         folder = state.folder_for("api-dedup", key, req.threshold, d.keep)
         path, manifest = folder / f"{stem}.dedup.{fmt}", folder / f"{stem}.dedup.manifest.json"
         if not manifest.exists():
-            write_dedup(result, d, str(path), manifest_path=str(manifest))
+            write_dedup(result, d, str(path), manifest_path=str(manifest), source=state.upload_file(src))
         return str(path), str(manifest)
     except AuditorError as exc:
         _raise(exc, "Deduplication")

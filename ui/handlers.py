@@ -515,7 +515,7 @@ def build_dedup(st, upload) -> dict:
         folder = state.folder_for("dedup", st["key"], st["threshold"], st.get("keep"), marks)
         path, manifest = folder / f"{stem}.dedup.{fmt}", folder / f"{stem}.dedup.manifest.json"
         if not manifest.exists():
-            write_dedup(result, d, str(path), manifest_path=str(manifest))
+            write_dedup(result, d, str(path), manifest_path=str(manifest), source=state.upload_file(st["source"]))
         s = d.summary()
         info = views.dedup_markdown({"kept": s.get("kept", result.records - len(d.dropped)),
                                      "records": result.records, "keep": d.keep, "dropped": len(d.dropped),
@@ -687,8 +687,8 @@ def contamination_views(result, bench: str, token, progress=None, fields=(), sou
     fmt = input_format(result.table)
     stem = state.download_stem(result.table.source)
     copy = folder / f"{stem}.decontaminated.{fmt}"
-    upload = Path(source.value) if source is not None and source.kind == "upload" else None
-    if fmt == "jsonl" and upload is not None and format_of(upload) == "jsonl" and not result.table.truncated:
+    upload = state.upload_file(source) if source is not None else None
+    if fmt == "jsonl" and upload is not None and format_of(Path(upload)) == "jsonl" and not result.table.truncated:
         # each kept line's bytes, as the CLI's --decontaminate copies them (escapes, number forms)
         copy_jsonl_lines([upload], np.asarray(sorted(dropped), dtype=np.int64), len(result.table.rows), copy,
                          source=result.table.source)

@@ -11,6 +11,7 @@ import csv
 import hashlib
 import json
 import math
+import os
 import re
 import secrets
 import shutil
@@ -120,6 +121,19 @@ def upload_source(upload) -> Source:
     except OSError:
         raise AuditorError("not_found", f"The uploaded file {path.name!r} is gone.", "Upload it again.") from None
     return Source("upload", str(path), path.name, (stat.st_size, stat.st_mtime_ns, digest.hexdigest()))
+
+
+def upload_file(source) -> str | None:
+    """An uploaded source's file, when it is still the size and time it was audited at: copies are
+    then made of its own lines (a JSONL record's bytes as written). None for other sources, or an
+    upload since removed or replaced (the records audited, held in memory, are written instead)."""
+    if source is None or source.kind != "upload":
+        return None
+    try:
+        stat = os.stat(source.value)
+    except OSError:
+        return None
+    return source.value if (stat.st_size, stat.st_mtime_ns) == tuple(source.stamp[:2]) else None
 
 
 def same_data(a: Source, b: Source) -> bool:
