@@ -125,6 +125,16 @@ def _escape_surrogates(value):
     return value
 
 
+def _refuse_nul(values, path: Path, where: str) -> None:
+    """A NUL character (a JSON "\\u0000") written raw in a CSV/TSV file makes it a binary file, which
+    no CSV reader (this tool's included) reads back: refused, inside the write, so nothing is left."""
+    for v in values:
+        if isinstance(v, str) and "\x00" in v:
+            raise AuditorError("usage", f"Cannot write {path.name}: {where} holds a NUL character (\\u0000) in "
+                               f"{v[:40]!r}, which a CSV or TSV file cannot carry (it would be read as binary).",
+                               "Write .jsonl, .json or .parquet instead, which keep it.")
+
+
 def _write_rows(rows: list, path: Path, fmt: str | None = None) -> list[str]:
     from .outputs import CSV_LINE_END, atomic_write
     suffix = {"jsonl": ".jsonl", "json": ".json", "csv": ".csv", "tsv": ".tsv", "parquet": ".parquet"}.get(
@@ -144,8 +154,11 @@ def _write_rows(rows: list, path: Path, fmt: str | None = None) -> list[str]:
         with atomic_write(path, errors="backslashreplace", newline="") as fh:
             writer = csv.DictWriter(fh, fieldnames=columns, lineterminator=CSV_LINE_END,
                                     delimiter="\t" if suffix == ".tsv" else ",")
+            _refuse_nul(columns, path, "a column name")
             writer.writeheader()
-            for r in rows:
+            for i, r in enumerate(rows):
+                # (json.dumps escapes a NUL inside a list or object; a plain text value keeps it)
+                _refuse_nul(r.values(), path, f"written record {i}")
                 writer.writerow({k: (json.dumps(v, ensure_ascii=False) if isinstance(v, (list, dict)) else v)
                                  for k, v in r.items()})
     elif suffix in (".parquet", ".pq"):

@@ -308,4 +308,6 @@ def evidence_csv(rows: list, columns: list | None = None) -> str:
     for r in rows:
         writer.writerow({k: json.dumps(v, ensure_ascii=False) if isinstance(v, (list, dict)) else v
                          for k, v in r.items()})
-    return printable(buf.getvalue())       # a lone surrogate in a text, as its escape (as summary.json writes it)
+    # a lone surrogate in a text, as its escape (as summary.json writes it); a NUL too (raw, it made
+    # the CSV a binary file that CSV readers, this tool's included, refuse)
+    return printable(buf.getvalue()).replace("\x00", "\\u0000")

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import errno
 import fnmatch
+import functools
 import os
 import secrets
 import stat
@@ -168,6 +169,7 @@ def _glob_match(pattern: str, path: str) -> bool:
     """Whether glob.glob(pattern, recursive=True) would list ``path`` (both absolute)."""
     pat, parts = Path(pattern).parts, Path(path).parts
 
+    @functools.lru_cache(maxsize=None)      # without it, time exponential in the number of "**"
     def match(i: int, j: int) -> bool:
         if i == len(pat):
             return j == len(parts)

@@ -254,6 +254,58 @@ def _refuse_saved_dataset(folder: str, files: list[Path]) -> None:
                            "came from.")
 
 
+def _glob_files(pattern: str) -> list[str]:
+    """What ``glob.glob(pattern, recursive=True)`` lists, each path once. A "**" folder is walked
+    here: glob listed a file once per "**" that could match its folders ("data/**/**/*.jsonl" read
+    every file twice: every record an exact duplicate), took time exponential in the number of
+    "**", and followed a symbolic link to a folder above it for ever (a link loop hung the run).
+    Each real folder is walked once (links followed); hidden files and folders are skipped, as glob
+    skips them."""
+    parts = pattern.split(os.sep)
+    parts = [p for i, p in enumerate(parts) if not (p == "**" and i and parts[i - 1] == "**")]
+    if "**" not in parts:
+        return list(dict.fromkeys(glob.glob(os.sep.join(parts), recursive=True)))
+    cut = parts.index("**")
+    head, tail = os.sep.join(parts[:cut]), parts[cut:]
+    if cut and not head:
+        head = os.sep                                      # "/**/x.jsonl"
+    roots = [head] if not head or not glob.has_magic(head) else glob.glob(head)
+    found, seen = {}, set()
+    for root in roots:
+        for folder, dirs, files in os.walk(root or os.curdir, followlinks=True):
+            try:
+                st = os.stat(folder)
+            except OSError:
+                dirs[:] = []
+                continue
+            if (st.st_dev, st.st_ino) in seen:             # met before: through a link, or a loop
+                dirs[:] = []
+                continue
+            seen.add((st.st_dev, st.st_ino))
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            below = os.path.relpath(folder, root or os.curdir).split(os.sep)
+            below = [] if below == [os.curdir] else below
+            for name in files:
+                if not name.startswith(".") and _parts_match(tail, [*below, name]):
+                    found.setdefault(os.path.join(root, *below, name) if root else os.path.join(*below, name))
+    return list(found)
+
+
+def _parts_match(pattern: list, parts: list) -> bool:
+    """Whether path ``parts`` match glob ``pattern`` parts ("**": any number of folders)."""
+    import fnmatch
+    from functools import lru_cache
+
+    @lru_cache(maxsize=None)
+    def match(i: int, j: int) -> bool:
+        if i == len(pattern):
+            return j == len(parts)
+        if pattern[i] == "**":
+            return any(match(i + 1, k) for k in range(j, len(parts) + 1))
+        return j < len(parts) and fnmatch.fnmatch(parts[j], pattern[i]) and match(i + 1, j + 1)
+    return match(0, 0)
+
+
 def expand_local(source: str) -> list[Path]:
     expanded = os.path.expanduser(source)
     if os.path.isdir(expanded):
@@ -273,7 +325,7 @@ def expand_local(source: str) -> list[Path]:
                                "Use .jsonl, .json, .csv, .tsv or .parquet (optionally .gz, .bz2, .xz, .zst, .lz4 or .br).")
         return [Path(expanded)]
     if any(c in source for c in "*?["):
-        found = sorted(Path(p) for p in glob.glob(expanded, recursive=True)
+        found = sorted(Path(p) for p in _glob_files(expanded)
                        if os.path.isfile(p) and format_of(Path(p)) and not is_datasets_metadata(Path(p).name))
         if not found:
             raise AuditorError("not_found", f"The pattern {source!r} matches no data files.",
@@ -326,6 +378,12 @@ def format_of(path: Path) -> str | None:
 DEFAULT_MAX_BYTES = 1024 ** 3   # sized for a free Space (16 GB RAM, 2 vCPU); AUDITOR_MAX_BYTES overrides
 MAX_BYTES: int | None = None    # when set (tests), overrides AUDITOR_MAX_BYTES
 RECORD_BYTES = 256              # charged per record on top of its bytes: a record costs memory as an object
+# A value (a list item, an object's or a row's field) costs a Python object or a slot, whatever its
+# length in the file: "[]," is 3 bytes and about 64 in memory, an empty CSV cell 1 byte and a dict slot.
+# A chunk is charged at least this per separator (",", or a TSV's tab; a Parquet batch: per value),
+# so a file of tiny values costs what it will hold in memory. Prose, with a comma every few dozen
+# bytes, costs its bytes as before.
+VALUE_BYTES = 48
 LINE_SHARE = 16                 # one line (or JSON item) may take at most 1/16 of the budget
 CHUNK = 1 << 20                 # decompressed bytes read at a time
 MIN_LINE_CAP = 64 * 1024
@@ -351,8 +409,8 @@ class Budget:
         self.used = 0
         self.line_cap = max(self.cap // LINE_SHARE, MIN_LINE_CAP)
 
-    def take(self, nbytes: int, records: int, name: str) -> None:
-        self.used += nbytes + RECORD_BYTES * records
+    def take(self, nbytes: int, records: int, name: str, values: int = 0) -> None:
+        self.used += max(nbytes, VALUE_BYTES * values) + RECORD_BYTES * records
         if self.limited and self.used > self.cap:
             raise self.error(name)
 
@@ -365,7 +423,8 @@ class Budget:
             hint = (f"The row cap ({self.max_rows:,} rows) was not reached within that limit: lower it, or raise "
                     "AUDITOR_MAX_BYTES (e.g. AUDITOR_MAX_BYTES=4G) if the machine has the memory.")
         return AuditorError("too_large", f"{name}: more data than the reading limit of {format_bytes(self.cap)} "
-                            f"(AUDITOR_MAX_BYTES: decompressed bytes, plus {RECORD_BYTES} per record).", hint)
+                            f"(AUDITOR_MAX_BYTES: decompressed bytes, at least {VALUE_BYTES} per value, plus "
+                            f"{RECORD_BYTES} per record).", hint)
 
     def long_line(self, name: str, line: int, what: str = "line") -> AuditorError:
         from .env import format_bytes
@@ -391,8 +450,9 @@ class _Counted:
     soon as it shows it is not UTF-8 text: a NUL byte, a UTF-16/32 byte-order mark, or the magic
     bytes of gzip, Parquet or zip in a file named as text."""
 
-    def __init__(self, inner, budget: Budget, name: str, marker: bytes | None):
+    def __init__(self, inner, budget: Budget, name: str, marker: bytes | None, separator: bytes = b","):
         self.inner, self.budget, self.name, self.marker = inner, budget, name, marker
+        self.separator = separator      # between values: counted to charge VALUE_BYTES each
         self.compressed = False     # decompressed as read: its size on disk says nothing of its bytes
         self.offset = 0
         self.size = min(CHUNK, budget.line_cap)
@@ -437,20 +497,24 @@ class _Counted:
             raise AuditorError("bad_format", f"{self.name}: byte {self.offset + nul - start} is a NUL byte: the file "
                                "is binary or UTF-16/UTF-32 text, not UTF-8.",
                                "Re-encode it as UTF-8 (e.g. iconv -f UTF-16 -t UTF-8), or check it is the right file.")
-        # Records are estimated only where the budget binds (a streamed corpus is not held).
-        self.budget.take(end - start, data.count(self.marker, start, end) if self.budget.limited else 0, self.name)
+        # Records and values are estimated only where the budget binds (a streamed corpus is not held).
+        if self.budget.limited:
+            self.budget.take(end - start, data.count(self.marker, start, end), self.name,
+                             data.count(self.separator, start, end))
+        else:
+            self.budget.take(end - start, 0, self.name)
         self.offset += end - start
 
     def close(self) -> None:
         self.inner.close()
 
 
-def _open_stream(path: Path, budget: Budget, marker: bytes | None) -> _Counted:
+def _open_stream(path: Path, budget: Budget, marker: bytes | None, separator: bytes = b",") -> _Counted:
     try:
         inner = _open_decompressed(path)
     except OSError as exc:
         raise _read_error(exc, path) from None
-    stream = _Counted(inner, budget, path.name, marker)
+    stream = _Counted(inner, budget, path.name, marker, separator)
     stream.compressed = codec_of(path) is not None
     return stream
 
@@ -536,7 +600,7 @@ def file_batches(path: Path, budget: Budget, notices: list | None = None, *, str
     if fmt == "parquet":
         yield from _parquet_batches(path, budget, batch, notices)
         return
-    stream = _open_stream(path, budget, b"{" if fmt == "json" else b"\n")
+    stream = _open_stream(path, budget, b"{" if fmt == "json" else b"\n", b"\t" if fmt == "tsv" else b",")
     try:
         size = 4096 if batch is None else max(1, min(batch + 1, 4096))   # records per list
         if fmt == "jsonl":
@@ -1161,6 +1225,19 @@ def parquet_batches(pf, batch_size: int, name: str, notices: list | None = None)
         yield part.rename_columns(unique) if unique != names else part
 
 
+def _arrow_values(array) -> int:
+    """The Python objects ``to_pylist`` makes of an Arrow array: one per item, nested ones included
+    (a row holding a list of 20,000 small numbers is 20,001)."""
+    import pyarrow as pa
+    kind = array.type
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind) \
+            or pa.types.is_map(kind):
+        return len(array) + _arrow_values(array.flatten())
+    if pa.types.is_struct(kind):
+        return len(array) + sum(map(_arrow_values, array.flatten()))
+    return len(array)
+
+
 def _parquet_batches(path: Path, budget: Budget, batch: int | None, notices: list | None = None):
     """Rows of a Parquet file, a batch at a time; the row groups' declared size is checked first,
     then every batch's real size is charged as it is read."""
@@ -1171,10 +1248,13 @@ def _parquet_batches(path: Path, budget: Budget, batch: int | None, notices: lis
         pf = pq.ParquetFile(io.BytesIO(_read_all(path, Budget(budget.max_rows, cap=budget.cap))) if gz else path)
         meta = pf.metadata
         declared = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+        # (a value per row and leaf column at least: 5,000 boolean columns are a few bits a row on disk)
+        declared = max(declared, VALUE_BYTES * meta.num_rows * meta.num_columns)
         if batch is None and budget.limited and budget.used + declared + RECORD_BYTES * meta.num_rows > budget.cap:
             raise budget.error(name)
         for part in parquet_batches(pf, 65536 if batch is None else max(1, min(batch + 1, 65536)), name, notices):
-            budget.take(part.nbytes, part.num_rows, name)
+            # charged before the batch becomes Python objects (to_pylist), with every nested value
+            budget.take(part.nbytes, part.num_rows, name, sum(map(_arrow_values, part.columns)))
             yield part.to_pylist()
     except AuditorError:
         raise
