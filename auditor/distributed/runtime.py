@@ -131,6 +131,21 @@ def _join_guard(address: str, on_timeout):
             signal.signal(signal.SIGINT, previous)
 
 
+def _sigterm_handler():
+    import signal
+    import threading
+    return signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
+
+
+def _keep_sigterm_handler(handler) -> None:
+    """ray.init replaces the SIGTERM handler with its own (``sys.exit(15)``, after Ray's C++ stack
+    dump on stderr): a handler the caller set (the CLI's, which ends a run "terminated", exit 143,
+    its temporary files removed) is put back. Ray's stays where there was none."""
+    import signal
+    if callable(handler) and signal.getsignal(signal.SIGTERM) is not handler:
+        signal.signal(signal.SIGTERM, handler)
+
+
 @contextlib.contextmanager
 def ray_session(address: str | None, num_cpus: int | None = None, *, quiet: bool = False):
     """Ray for the duration of a run: an existing cluster at ``address`` (or ``RAY_ADDRESS``), a Ray
@@ -143,6 +158,7 @@ def ray_session(address: str | None, num_cpus: int | None = None, *, quiet: bool
         logging.getLogger("ray.data").setLevel(logging.ERROR)
     address = address or os.environ.get("RAY_ADDRESS") or None
     started = False
+    sigterm = _sigterm_handler()
     if not ray.is_initialized():
         kwargs = {"include_dashboard": False, "log_to_driver": False,
                   **({"logging_level": "ERROR"} if quiet else {})}
@@ -152,10 +168,15 @@ def ray_session(address: str | None, num_cpus: int | None = None, *, quiet: bool
                 with _join_guard(address, on_join_timeout):
                     ray.init(address=address, **kwargs)
             else:
-                ray.init(num_cpus=num_cpus, **kwargs)
+                # "local": a new Ray for this run. ray.init() without an address would join the
+                # cluster a `ray start` on this machine last recorded (TMP/ray/ray_current_cluster),
+                # and wait without end when that head is gone (measured: over 5 minutes).
+                ray.init(address="local", num_cpus=num_cpus, **kwargs)
         except (ConnectionError, RuntimeError, ValueError) as exc:
             where = f"the Ray cluster at {address!r}" if address else "a local Ray"
             raise AuditorError("usage", f"Could not start or join {where}: {exc}", ADDRESS_HINT) from None
+        finally:
+            _keep_sigterm_handler(sigterm)
         started = True
     context = ray.data.DataContext.get_current()
     # Results are reduced in the dataset's order, so outputs are byte-identical run to run.
@@ -180,12 +201,17 @@ class Shard:
     size: int           # bytes on disk (compressed)
     location: str = ""  # where it is, whatever the source's spelling: an absolute path, or scheme://bucket/key
     mtime_ns: int | None = None     # last modified, when the filesystem says
+    ctime_ns: int | None = None     # a local file's status change time (set by the system, not by `touch`)
 
     def identity(self) -> dict:
         """What a saved per-shard result must match to be reused (resume): the same file, unchanged
-        as far as its location, size and modification time tell; a shard of the same name and size
-        in another folder, or rewritten since, is scanned again."""
-        return {"shard": self.name, "location": self.location, "size": self.size, "mtime_ns": self.mtime_ns}
+        as far as its location, size, modification time and (a local file) status change time tell;
+        a shard of the same name and size in another folder, or rewritten since, is scanned again.
+        The change time because the modification time is the user's to set: a shard rewritten
+        with the same size and its old time put back (``touch -r``, ``cp -p``, ``rsync -t``) kept
+        its stale result, and a resumed report missed the items it now holds."""
+        return {"shard": self.name, "location": self.location, "size": self.size, "mtime_ns": self.mtime_ns,
+                "ctime_ns": self.ctime_ns}
 
 
 def shard_format(name: str, formats: tuple = _FORMATS) -> str | None:
@@ -314,8 +340,9 @@ def list_shards(source: str, formats: tuple = _FORMATS) -> tuple[object, list[Sh
                     raise AuditorError("not_found", f"Not found: {shown!r} (nothing at the folder part of the glob).",
                                        "Check the bucket (or repository) and the folder before the glob.")
             else:
-                import glob
-                infos = [filesystem.get_file_info(p) for p in sorted(glob.glob(path, recursive=True))]
+                # the local engine's glob: each file once, however many "**" (and a link loop ends)
+                from ..sources import _glob_files as local_glob
+                infos = [filesystem.get_file_info(p) for p in sorted(local_glob(path))]
         else:
             info = filesystem.get_file_info(path)
             if info.type == pafs.FileType.NotFound:
@@ -330,7 +357,18 @@ def list_shards(source: str, formats: tuple = _FORMATS) -> tuple[object, list[Sh
                                    "Save the data to a file first and point at that file.")
             if info.type == pafs.FileType.Directory:
                 folder = path.rstrip("/") + "/"
-                infos = filesystem.get_file_info(pafs.FileSelector(path, recursive=True))
+                if is_uri:
+                    infos = filesystem.get_file_info(pafs.FileSelector(path, recursive=True))
+                else:
+                    # As the local engine lists a folder (Path.rglob): a link to a file is read, a
+                    # link to a folder is not entered (Arrow's recursive listing enters it, so a
+                    # folder linked in was read twice over, or a corpus's rows counted twice). Hidden
+                    # folders (.git) are not listed: nothing in them is a shard (``hidden`` below).
+                    files_found = []
+                    for root, dirs, names in os.walk(path):
+                        dirs[:] = [d for d in dirs if not d.startswith(".")]
+                        files_found += [os.path.join(root, name) for name in names]
+                    infos = filesystem.get_file_info(files_found)
             else:
                 infos = [info]
     except AuditorError:
@@ -358,6 +396,9 @@ def list_shards(source: str, formats: tuple = _FORMATS) -> tuple[object, list[Sh
         if not pattern and not folder and len(infos) == 1 and infos[0].type == pafs.FileType.File:
             raise AuditorError("bad_format", f"{shown}: unsupported file type for --engine ray.",
                                f"Use {kinds} shards (optionally compressed: .gz, .zst, .bz2).")
+        if pattern:             # named as given (its last component alone, "*.jsonl", says little)
+            raise AuditorError("not_found", f"The pattern {shown_uri(source)!r} matches no {kinds} shards.",
+                               "Check the pattern (e.g. 'data/*.jsonl.gz'); hidden files and folders are skipped.")
         raise AuditorError("not_found", f"{shown!r} holds no {kinds} shards.",
                            "Point at a shard, a directory of shards or a glob (e.g. 'data/*.jsonl.gz'); hidden "
                            "files and folders are skipped.")
@@ -368,8 +409,15 @@ def list_shards(source: str, formats: tuple = _FORMATS) -> tuple[object, list[Sh
         name = os.path.relpath(info.path, root) if root and not is_uri else info.path
         location = f"{source.split('://', 1)[0]}://{info.path}" if is_uri else os.path.abspath(info.path)
         shards.append(Shard(index, info.path, name, shard_format(info.base_name, formats), info.size or 0,
-                            location, info.mtime_ns))
+                            location, info.mtime_ns, None if is_uri else _ctime_ns(info.path)))
     return filesystem, shards
+
+
+def _ctime_ns(path: str) -> int | None:
+    try:
+        return os.stat(path).st_ctime_ns
+    except OSError:         # gone since it was listed: its read fails, naming it
+        return None
 
 
 def split_shards(source: str, split, formats: tuple = _FORMATS) -> tuple[object, list[Shard], str | None, list]:
