@@ -167,15 +167,19 @@ def _is_data_name(path: str) -> bool:
 
 def _glob_match(pattern: str, path: str) -> bool:
     """Whether glob.glob(pattern, recursive=True) would list ``path`` (both absolute)."""
-    pat, parts = Path(pattern).parts, Path(path).parts
+    return glob_parts_match(Path(pattern).parts, Path(path).parts)
 
+
+def glob_parts_match(pattern, parts) -> bool:
+    """Whether a path's ``parts`` match a glob's ``pattern`` parts as glob.glob(recursive=True)
+    matches them ("**": any number of folders; each other part by fnmatch)."""
     @functools.lru_cache(maxsize=None)      # without it, time exponential in the number of "**"
     def match(i: int, j: int) -> bool:
-        if i == len(pat):
+        if i == len(pattern):
             return j == len(parts)
-        if pat[i] == "**":
+        if pattern[i] == "**":
             return any(match(i + 1, k) for k in range(j, len(parts) + 1))
-        return j < len(parts) and fnmatch.fnmatchcase(parts[j], pat[i]) and match(i + 1, j + 1)
+        return j < len(parts) and fnmatch.fnmatch(parts[j], pattern[i]) and match(i + 1, j + 1)
     return match(0, 0)
 
 

@@ -265,8 +265,9 @@ def _glob_files(pattern: str) -> list[str]:
     parts = [p for i, p in enumerate(parts) if not (p == "**" and i and parts[i - 1] == "**")]
     if "**" not in parts:
         return list(dict.fromkeys(glob.glob(os.sep.join(parts), recursive=True)))
+    from .outputs import glob_parts_match
     cut = parts.index("**")
-    head, tail = os.sep.join(parts[:cut]), parts[cut:]
+    head, tail = os.sep.join(parts[:cut]), tuple(parts[cut:])
     if cut and not head:
         head = os.sep                                      # "/**/x.jsonl"
     roots = [head] if not head or not glob.has_magic(head) else glob.glob(head)
@@ -286,24 +287,9 @@ def _glob_files(pattern: str) -> list[str]:
             below = os.path.relpath(folder, root or os.curdir).split(os.sep)
             below = [] if below == [os.curdir] else below
             for name in files:
-                if not name.startswith(".") and _parts_match(tail, [*below, name]):
+                if not name.startswith(".") and glob_parts_match(tail, (*below, name)):
                     found.setdefault(os.path.join(root, *below, name) if root else os.path.join(*below, name))
     return list(found)
-
-
-def _parts_match(pattern: list, parts: list) -> bool:
-    """Whether path ``parts`` match glob ``pattern`` parts ("**": any number of folders)."""
-    import fnmatch
-    from functools import lru_cache
-
-    @lru_cache(maxsize=None)
-    def match(i: int, j: int) -> bool:
-        if i == len(pattern):
-            return j == len(parts)
-        if pattern[i] == "**":
-            return any(match(i + 1, k) for k in range(j, len(parts) + 1))
-        return j < len(parts) and fnmatch.fnmatch(parts[j], pattern[i]) and match(i + 1, j + 1)
-    return match(0, 0)
 
 
 def expand_local(source: str) -> list[Path]:
