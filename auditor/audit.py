@@ -156,7 +156,8 @@ def scan(source: str | Table, *, config: str | None = None, split: str | None = 
     with run.stage("near_duplicates"):
         if engine == "ray":
             from .distributed.near import scan_pairs
-            pairs = scan_pairs(matrix, settings, ray_address)
+            # quiet as the caller is (--quiet gives no progress): Ray's own log lines too
+            pairs = scan_pairs(matrix, settings, ray_address, quiet=progress is None)
         else:
             pairs = find_pairs(matrix, settings.min_threshold, settings.method, num_perm=settings.num_perm,
                                seed=settings.seed, progress=run.within)
