@@ -11,9 +11,11 @@ Two passes over the corpus, in memory bounded by its number of records, never by
    and atomically (JSONL or a JSON array), with a manifest of the dropped rows beside it. Local
    JSONL files (plain or compressed) are copied line by line, each record's bytes as they were
    (no parse: ten times faster than parsing and writing each record again, and numbers, escapes
-   and key order stay as written); other sources are written as the auditor reads them
-   (``clean.write_rows``). A corpus that holds another number of records on the second pass (it
-   changed while it was read) is an error, never a copy with the wrong rows dropped.
+   and key order stay as written), also in a folder that mixes formats; other files' and sources'
+   records are written as the auditor reads them (``record_line``, ``clean.write_rows``), so a
+   folder's copy is the Ray copies of its shards put end to end, byte for byte. A corpus that holds
+   another number of records on the second pass, or whose files changed (``_stamp``), is an error,
+   never a copy with the wrong rows dropped.
 
 On Ray (``distributed.decontaminate``) the scan's tasks return each shard's matching rows and a
 copy task per shard writes that shard's file.
@@ -100,12 +102,11 @@ def decontaminate(corpus, benchmark: str, out, *, manifest=None, corpus_config=N
     dropped = np.concatenate(matched) if matched else np.zeros(0, dtype=np.int64)
     say(0.6, "writing the decontaminated corpus")
     as_array = out.lower().endswith(".json")
-    files = _jsonl_files(corpus, corpus_split)
-
+    files = _local_files(corpus, corpus_split)
     if files is not None:
         notices = []
-        copy_jsonl_lines(files, dropped, result.corpus_records, out, as_array=as_array,
-                         source=result.corpus["source"], stamps=stamps)
+        copy_record_lines(files, dropped, result.corpus_records, out, as_array=as_array,
+                          source=result.corpus["source"], stamps=stamps)
     else:
         _, records = peek_records(corpus, corpus_config, corpus_split, token=token)
         notices = write_rows(_kept(records, dropped, result.corpus_records, result.corpus["source"], stamps), out,
@@ -121,12 +122,13 @@ def decontaminate(corpus, benchmark: str, out, *, manifest=None, corpus_config=N
     return DecontaminationResult(contamination=result, dropped_rows=dropped, out=out, manifest=manifest)
 
 
-def copy_jsonl_lines(files, dropped_rows: np.ndarray, records: int, out, *, as_array: bool = False,
-                     source: str = "the corpus", stamps=()) -> None:
-    """Write the record lines of the local JSONL ``files`` (plain or compressed) to ``out``, less the
-    ascending 0-based ``dropped_rows``, each kept line's bytes as they are (a JSON array of them with
-    ``as_array``). The files must still hold the ``records`` record lines that were scanned (and
-    ``stamps``: (path, stamp) pairs, be unchanged), else AuditorError, and no file is left."""
+def copy_record_lines(files, dropped_rows: np.ndarray, records: int, out, *, as_array: bool = False,
+                      source: str = "the corpus", stamps=()) -> None:
+    """Write the records of the local ``files`` to ``out`` as JSON Lines (a JSON array with
+    ``as_array``), less the ascending 0-based ``dropped_rows``: a JSONL file's (plain or compressed)
+    each kept line's bytes as they are, another format's records as the auditor reads them (as the
+    Ray copy tasks write a shard). The files must still hold the ``records`` records that were
+    scanned (and ``stamps``: (path, stamp) pairs, be unchanged), else AuditorError, and no file."""
     from pathlib import Path
     _write_lines(_kept(_record_lines([Path(f) for f in files]), np.asarray(dropped_rows), records, source, stamps),
                  os.fspath(out), as_array)
@@ -166,21 +168,29 @@ def _stamp(path) -> tuple:
     return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
-def _jsonl_files(corpus: str, split):
-    """The local files the scan read, when every one is JSONL (plain or compressed); else None."""
-    from .sources import format_of, local_files, looks_local
+def _local_files(corpus: str, split):
+    """The local files the scan read; None for another source (a dataset id, a bundled set)."""
+    from .sources import local_files, looks_local
     if corpus.startswith("example:") or not looks_local(corpus):
         return None
-    files = local_files(corpus, split)[0]
-    return files if all(format_of(p) == "jsonl" for p in files) else None
+    return local_files(corpus, split)[0]
+
+
+def record_line(record) -> str:
+    """A record read from a file that is not JSONL, as a JSONL line (``clean.write_rows``'s form)."""
+    return json.dumps(record, ensure_ascii=False, default=str)
 
 
 def _record_lines(files):
-    """Each record's line (without its line end), in order: the lines the row reader reads as
-    records (``sources.jsonl_rows``: every line that is not blank), through the same checked
-    stream (UTF-8, line cap, decompression)."""
-    from .sources import READ_ERRORS, Budget, _open_stream, _read_error
+    """Each record's line (without its line end), in order. JSONL: the lines the row reader reads
+    as records (``sources.jsonl_rows``: every line that is not blank), through the same checked
+    stream (UTF-8, line cap, decompression); other formats: ``record_line`` of each record read."""
+    from .sources import READ_ERRORS, Budget, _open_stream, _read_error, file_batches, format_of
     for path in files:
+        if format_of(path) != "jsonl":
+            for batch in file_batches(path, Budget(limited=False)):
+                yield from map(record_line, batch)
+            continue
         stream = _open_stream(path, Budget(limited=False), b"\n")
         try:
             yield from stream_record_lines(stream, path.name)
@@ -200,7 +210,8 @@ def stream_record_lines(stream, name: str):
 
 def _write_lines(lines, out: str, as_array: bool) -> None:
     from .outputs import atomic_write
-    with atomic_write(out) as fh:
+    # (a lone surrogate of a JSON escape, as the backslash escape it was: the line stays valid JSON)
+    with atomic_write(out, errors="backslashreplace") as fh:
         if not as_array:
             for line in lines:
                 fh.write(line + "\n")

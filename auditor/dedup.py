@@ -511,9 +511,9 @@ def write_dedup(result, dedup_result: DedupResult, path, manifest_path=None, sou
     if files:
         # Local JSONL read whole: each kept record's line as written (number forms such as 1.50 or
         # 1e5, escapes, key order), as --decontaminate copies; the file must still hold the records.
-        from .decontaminate import copy_jsonl_lines
+        from .decontaminate import copy_record_lines
         dropped = np.setdiff1d(np.arange(len(rows), dtype=np.int64), np.asarray(dedup_result.kept_rows, np.int64))
-        copy_jsonl_lines(files, dropped, len(rows), path, source=result.table.source)
+        copy_record_lines(files, dropped, len(rows), path, source=result.table.source)
         notices = []
     else:
         notices = list(write_rows([rows[i] for i in dedup_result.kept_rows], path, fmt=fmt))
@@ -524,11 +524,12 @@ def write_dedup(result, dedup_result: DedupResult, path, manifest_path=None, sou
 def _jsonl_files_read(table, source):
     """The local JSONL files (plain or compressed) of ``source`` when the whole ``table`` was read
     from them, else None (another format, a cut table, a dataset id)."""
-    from .decontaminate import _jsonl_files
-    from .sources import source_text
+    from .decontaminate import _local_files
+    from .sources import format_of, source_text
     if table.truncated or not isinstance(source, (str, os.PathLike)):
         return None
-    return _jsonl_files(source_text(source), table.split)
+    files = _local_files(source_text(source), table.split)
+    return files if files and all(format_of(p) == "jsonl" for p in files) else None
 
 
 def manifest_rows(result, dedup_result: DedupResult) -> list:

@@ -368,6 +368,10 @@ def test_ray_decontaminate_copies_each_shard_as_the_local_engine_copies_the_corp
         assert sorted(p.name for p in out.iterdir()) == [f"part-{k}.jsonl" for k in range(5)]
         copied = [r for k in range(5) for r in read_lines(out / f"part-{k}.jsonl")]
         assert copied == read_lines(tmp_path / "local.jsonl")
+        # byte for byte too, though the folder mixes formats: JSONL shards' lines as written on both
+        # engines, the others' records as read
+        assert b"".join((out / f"part-{k}.jsonl").read_bytes() for k in range(5)) == \
+            (tmp_path / "local.jsonl").read_bytes()
         assert made.dropped_rows.tolist() == local.dropped_rows.tolist()
         manifest = json.loads((tmp_path / f"ray-{run_number}.dropped.json").read_text(encoding="utf-8"))
         assert manifest["dropped_rows"] == local.dropped_rows.tolist()

@@ -662,7 +662,7 @@ def benchmark_texts(bench: str, token) -> list:
 
 
 def contamination_views(result, bench: str, token, progress=None, fields=(), source=None) -> dict:
-    from auditor.decontaminate import copy_jsonl_lines
+    from auditor.decontaminate import copy_record_lines
     from auditor.evidence import contamination_evidence, evidence_csv
     from auditor.roles import joined_text, resolve_text_spec, text_fields
     from auditor.sources import format_of
@@ -690,7 +690,7 @@ def contamination_views(result, bench: str, token, progress=None, fields=(), sou
     upload = state.upload_file(source) if source is not None else None
     if fmt == "jsonl" and upload is not None and format_of(Path(upload)) == "jsonl" and not result.table.truncated:
         # each kept line's bytes, as the CLI's --decontaminate copies them (escapes, number forms)
-        copy_jsonl_lines([upload], np.asarray(sorted(dropped), dtype=np.int64), len(result.table.rows), copy,
+        copy_record_lines([upload], np.asarray(sorted(dropped), dtype=np.int64), len(result.table.rows), copy,
                          source=result.table.source)
     else:
         write_rows([r for i, r in enumerate(result.table.rows) if i not in dropped], copy, fmt=fmt)   # CSV: 2 passes

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from ..decontaminate import MANIFEST_KIND, DecontaminationResult
+from ..decontaminate import MANIFEST_KIND, DecontaminationResult, record_line
 from ..errors import AuditorError
 
 
@@ -321,7 +321,7 @@ class _CopyFn:
         if shard.format == "jsonl":             # the lines themselves (``parts`` is left unread)
             items = self._lines(shard)
         else:
-            items = (json.dumps(record, ensure_ascii=False, default=str) for part in parts for record in part)
+            items = (record_line(record) for part in parts for record in part)
         with self.folder.open_copy(self.names[shard.index]) as fh:
             for item in items:
                 if row not in drop:
