@@ -363,8 +363,12 @@ def cmd_contamination(args) -> int:
     from .contamination import BENCHMARKS, contamination
     on_ray = args.engine == "ray"
     out = args.decontaminate.rstrip("/" + os.sep) or args.decontaminate if args.decontaminate else None
+    out = out.removeprefix("file://") if out else out          # a local path, spelt as a URI
     from .sources import _URL
-    remote = bool(out and _URL.match(out) and not out.startswith("file://"))
+    remote = bool(out and _URL.match(out))
+    if args.manifest and _URL.match(args.manifest) and not args.manifest.startswith("file://"):
+        raise AuditorError("usage", "--manifest is written to a local file; a remote OUT's manifest goes beside "
+                           "it, on the same store.", "Leave --manifest out, or give a local path.")
     if remote and not on_ray:
         raise AuditorError("usage", "The local engine writes the decontaminated corpus to a local file, not "
                            f"to a {out.partition('://')[0]}:// URI.", "Give a local .jsonl path, or add --engine ray to "
@@ -478,12 +482,15 @@ def cmd_dedup(args) -> int:
                    [("--out", args.out), ("--manifest", manifest)])
     settings = ScanSettings(threshold=args.threshold, thresholds=(args.threshold,),
                             shingle=args.shingle or ShingleSpec(), method=args.method)
+    from .decontaminate import local_stamps
+    stamps = local_stamps(args.source, args.split)      # before the scan: a file changed since is an error
     result = scan(args.source, config=args.config, split=args.split, text=args.text, answer=args.answer,
                   group=args.group, labels=args.labels, id=args.id, settings=settings, max_rows=args.max_rows,
                   progress=_progress(args.quiet))
     marks = load_review(args.review, result) if args.review else ()
     deduped = dedup(result, args.threshold, args.keep, marks)
-    notices = [*deduped.notices, *write_dedup(result, deduped, args.out, manifest, source=args.source)]
+    notices = [*deduped.notices, *write_dedup(result, deduped, args.out, manifest, source=args.source,
+                                              stamps=stamps)]
     for notice in notices:
         print(f"note: {notice}", file=sys.stderr)
     if args.json_path == "-":

@@ -93,7 +93,7 @@ def decontaminate(corpus, benchmark: str, out, *, manifest=None, corpus_config=N
     check_outputs([corpus, BENCHMARKS.get(benchmark, (source_text(benchmark),))[0]],
                   [("the decontaminated corpus", out), ("its manifest", manifest)])
     say = progress or (lambda fraction, stage: None)
-    stamps = _local_stamps(corpus, corpus_split)
+    stamps = local_stamps(corpus, corpus_split)
     matched: list = []
     result = scan_corpus(corpus, benchmark, corpus_config=corpus_config, corpus_split=corpus_split,
                          corpus_text=corpus_text, benchmark_config=benchmark_config, benchmark_split=benchmark_split,
@@ -153,18 +153,23 @@ def _kept(items, dropped: np.ndarray, records: int, source: str, stamps=()):
                            "written.", "Run again once the corpus is no longer being written.")
 
 
-def _local_stamps(corpus: str, split) -> list:
-    """(path, stamp) of each local file of the corpus, to tell a file rewritten between the two
-    passes with as many records (a copy of one version with the rows found in the other)."""
-    from .sources import local_files, looks_local
+def local_stamps(corpus, split) -> list:
+    """(path, stamp) of each local file of the corpus, to tell a file rewritten between two passes
+    with as many records (a copy of one version with the rows found in the other)."""
+    from .sources import local_files, looks_local, source_text
+    corpus = source_text(corpus)
     if corpus.startswith("example:") or not looks_local(corpus):
         return []      # a Hub dataset is read from its cache, which is written once
     return [(os.fspath(path), _stamp(path)) for path in local_files(corpus, split)[0]]
 
 
-def _stamp(path) -> tuple:
-    # The change time too: `touch -r` can put a modification time back, never a change time.
-    st = os.stat(path)
+def _stamp(path) -> tuple | None:
+    # The change time too: `touch -r` can put a modification time back, never a change time. A
+    # file gone has no stamp: changed.
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
     return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 

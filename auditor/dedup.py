@@ -490,12 +490,14 @@ def output_format(path, table=None) -> str:
                        "Use .jsonl, .json, .csv, .tsv or .parquet.")
 
 
-def write_dedup(result, dedup_result: DedupResult, path, manifest_path=None, source=None) -> list:
+def write_dedup(result, dedup_result: DedupResult, path, manifest_path=None, source=None, stamps=None) -> list:
     """The kept records, each equal to its input record, to ``path`` (format from its extension,
     else the input's), and the manifest of every dropped row to ``manifest_path`` (CSV when it
     ends .csv, JSON otherwise; default ``path`` + ".manifest.json"). Both written atomically.
     ``source``: the local path (file, folder or glob) the scan read, when it was one: JSONL read
-    whole is then copied line for line (a table names its source for display only). Returns notices."""
+    whole is then copied line for line (a table names its source for display only), provided its
+    files are as ``stamps`` (``decontaminate.local_stamps`` taken before the scan) say; without
+    stamps, the records held are written. Returns notices."""
     from .clean import write_rows
     from .outputs import check_outputs
     if dedup_result.fingerprint and dedup_result.fingerprint != result.fingerprint:
@@ -507,13 +509,13 @@ def write_dedup(result, dedup_result: DedupResult, path, manifest_path=None, sou
     check_outputs([], [("output", path), ("manifest", manifest_path)])
     fmt = output_format(path, result.table)
     rows = result.table.rows
-    files = _jsonl_files_read(result.table, source) if fmt == "jsonl" and source is not None else None
+    files = _jsonl_files_read(result.table, source) if fmt == "jsonl" and source is not None and stamps else None
     if files:
         # Local JSONL read whole: each kept record's line as written (number forms such as 1.50 or
         # 1e5, escapes, key order), as --decontaminate copies; the file must still hold the records.
         from .decontaminate import copy_record_lines
         dropped = np.setdiff1d(np.arange(len(rows), dtype=np.int64), np.asarray(dedup_result.kept_rows, np.int64))
-        copy_record_lines(files, dropped, len(rows), path, source=result.table.source)
+        copy_record_lines(files, dropped, len(rows), path, source=result.table.source, stamps=stamps)
         notices = []
     else:
         notices = list(write_rows([rows[i] for i in dedup_result.kept_rows], path, fmt=fmt))

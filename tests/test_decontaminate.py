@@ -221,3 +221,31 @@ def test_the_ray_copy_task_names_a_shard_it_cannot_read(tmp_path):
     with pytest.raises(AuditorError, match="part-0.jsonl.gz"):
         list(copy(shard, None))
     assert not (tmp_path / "out" / "part-0.jsonl").exists()
+
+
+def test_the_ray_copy_task_refuses_a_shard_rewritten_since_it_was_listed(tmp_path):
+    """As many records, the same size and modification time (put back as `touch -r` does): the
+    change time tells, and the copy is refused rather than written with another version's rows."""
+    pytest.importorskip("ray")
+    from auditor.distributed.decontaminate import OutFolder, _CopyFn
+    from auditor.distributed.runtime import list_shards
+    shard_file = tmp_path / "in" / "part-0.jsonl"
+    shard_file.parent.mkdir()
+    shard_file.write_text("".join(json.dumps({"text": f"record {i}"}) + "\n" for i in range(50)), encoding="utf-8")
+    filesystem, (shard,) = list_shards(str(shard_file.parent))
+    before = shard_file.stat()
+    shard_file.write_text(shard_file.read_text(encoding="utf-8").replace("record 7", "RECORD 7"), encoding="utf-8")
+    os.utime(shard_file, ns=(before.st_atime_ns, before.st_mtime_ns))
+    copy = _CopyFn(filesystem, OutFolder(str(tmp_path / "out")), {shard.index: "part-0.jsonl"}, {shard.index: (50, [3])})
+    with pytest.raises(AuditorError, match="part-0.jsonl' changed while it was read"):
+        list(copy(shard, None))
+    assert not (tmp_path / "out" / "part-0.jsonl").exists()
+
+
+def test_a_uri_manifest_is_refused_before_any_work_without_its_secret(tmp_path, run_cli):
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text(json.dumps({"text": "a record"}) + "\n", encoding="utf-8")
+    code, _, err = run_cli("contamination", corpus, "--benchmark", "gsm8k", "--engine", "ray", "--decontaminate",
+                           tmp_path / "out", "--manifest", "s3://KEYID:SECRET@bucket/m.json", "--quiet")
+    assert code == 2 and "--manifest is written to a local file" in err and "SECRET" not in err, err
+    assert not (tmp_path / "out").exists()

@@ -340,3 +340,20 @@ def test_a_jsonl_input_is_written_line_for_line(real_data, tmp_path, run_cli):
     assert dropped == {60, 61, 62}
     assert (tmp_path / "out.jsonl").read_bytes() == "".join(      # (CRLF kept, as written)
         line + "\r\n" for i, line in enumerate(lines) if i not in dropped).encode("utf-8")
+
+
+def test_a_jsonl_input_rewritten_after_its_scan_is_never_copied(real_data, tmp_path):
+    """The lines are copied only while the file is the one scanned: rewritten since with as many
+    lines, the copy is refused (it would hold records never audited) and nothing is written."""
+    from auditor.decontaminate import local_stamps
+    questions = [r["question"] for r in auditor.load(str(real_data / "gsm8k" / "test.jsonl")).rows[:20]]
+    path = tmp_path / "in.jsonl"
+    path.write_text("".join(json.dumps({"question": q}) + "\n" for q in questions + questions[:2]), encoding="utf-8")
+    stamps = local_stamps(str(path), None)
+    result = auditor.scan(str(path), text="question")
+    deduped = dedup(result, 0.9, "first")
+    assert [d["row"] for d in deduped.dropped] == [20, 21]
+    path.write_text("".join(json.dumps({"question": f"never audited {i}"}) + "\n" for i in range(22)), encoding="utf-8")
+    with pytest.raises(AuditorError, match="changed while it was read"):
+        write_dedup(result, deduped, tmp_path / "out.jsonl", source=str(path), stamps=stamps)
+    assert not (tmp_path / "out.jsonl").exists()

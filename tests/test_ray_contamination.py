@@ -381,6 +381,10 @@ def test_ray_decontaminate_copies_each_shard_as_the_local_engine_copies_the_corp
         dropped = set(made.dropped_rows.tolist())
         source = (folder / "part-0.jsonl").read_bytes().splitlines(keepends=True)
         assert (out / "part-0.jsonl").read_bytes() == b"".join(line for i, line in enumerate(source) if i not in dropped)
+    # OUT spelt as a file:// URI is that local folder (not a folder named "file:" here).
+    ray_decontaminate(str(folder), "gsm8k", f"file://{tmp_path / 'as-uri'}", quiet=True)
+    assert sorted(p.name for p in (tmp_path / "as-uri").iterdir()) == [f"part-{k}.jsonl" for k in range(5)]
+    assert (tmp_path / "as-uri.dropped.json").exists()
 
 
 def test_ray_decontaminate_refusals(corpus, tmp_path, run_cli):

@@ -83,6 +83,7 @@ def leak_json(a_dataset: str = "", a_config: str = "", a_split: str = "", a_file
 def dedup_file(dataset: str = "", config: str = "", split: str = "", file=None, text: str = "", answer: str = "",
                threshold: float = state.DEFAULT_THRESHOLD, keep: str = "first") -> tuple[str, str]:
     """(deduplicated file, manifest): one record kept per near-duplicate cluster at ``threshold``."""
+    from auditor.decontaminate import local_stamps
     from auditor.dedup import dedup, input_format, write_dedup
     try:
         name = f"upload:{state.upload_path(file).name}" if file else dataset
@@ -94,7 +95,9 @@ def dedup_file(dataset: str = "", config: str = "", split: str = "", file=None, 
         folder = state.folder_for("api-dedup", key, req.threshold, d.keep)
         path, manifest = folder / f"{stem}.dedup.{fmt}", folder / f"{stem}.dedup.manifest.json"
         if not manifest.exists():
-            write_dedup(result, d, str(path), manifest_path=str(manifest), source=state.upload_file(src))
+            upload = state.upload_file(src)
+            write_dedup(result, d, str(path), manifest_path=str(manifest), source=upload,
+                        stamps=upload and local_stamps(upload, None))
         return str(path), str(manifest)
     except AuditorError as exc:
         _raise(exc, "Deduplication")

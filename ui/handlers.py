@@ -18,6 +18,7 @@ import pandas as pd
 import auditor
 from auditor import AuditorError
 from auditor.contamination import BENCHMARKS, scan_corpus
+from auditor.decontaminate import local_stamps
 from auditor.hub import describe
 from auditor.leakage import leak
 from auditor.clean import write_rows
@@ -515,7 +516,9 @@ def build_dedup(st, upload) -> dict:
         folder = state.folder_for("dedup", st["key"], st["threshold"], st.get("keep"), marks)
         path, manifest = folder / f"{stem}.dedup.{fmt}", folder / f"{stem}.dedup.manifest.json"
         if not manifest.exists():
-            write_dedup(result, d, str(path), manifest_path=str(manifest), source=state.upload_file(st["source"]))
+            upload = state.upload_file(st["source"])
+            write_dedup(result, d, str(path), manifest_path=str(manifest), source=upload,
+                        stamps=upload and local_stamps(upload, None))
         s = d.summary()
         info = views.dedup_markdown({"kept": s.get("kept", result.records - len(d.dropped)),
                                      "records": result.records, "keep": d.keep, "dropped": len(d.dropped),

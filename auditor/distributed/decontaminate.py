@@ -37,11 +37,13 @@ def ray_decontaminate(corpus, benchmark: str, out_dir, *, manifest=None, corpus_
     from ..outputs import check_out_dir, check_outputs, write_text
     from .contamination import _scan
     from .runtime import map_shards, run
-    out_dir = os.fspath(out_dir)
+    from .runtime import shown_uri
+    out_dir = os.fspath(out_dir).removeprefix("file://")       # a local path, spelt as a URI
+    manifest = os.fspath(manifest).removeprefix("file://") if manifest is not None else None
+    if manifest is not None and is_remote(manifest):
+        raise AuditorError("usage", f"--manifest {shown_uri(manifest)!r} is a URI: the manifest is written beside "
+                           "OUT, or to a local file.", "Leave --manifest out, or give a local path.")
     folder = OutFolder(out_dir)
-    if manifest is not None and is_remote(os.fspath(manifest)):
-        raise AuditorError("usage", f"--manifest {OutFolder(os.fspath(manifest)).shown!r} is a URI: the manifest is "
-                           "written beside OUT, or to a local file.", "Leave --manifest out, or give a local path.")
     if folder.remote:
         _refuse_folder_over_input(folder, corpus)
         if manifest is not None:
@@ -249,6 +251,9 @@ def _refuse_folder_over_input(folder: OutFolder, corpus) -> None:
         raise AuditorError("output_path", f"--decontaminate {folder.shown!r} and the corpus share a folder: the "
                            "copies would be read as its shards, or replace them.",
                            "Write the copies to a folder of their own, outside the corpus's.")
+    if base == f"{folder.path}.dropped.json":
+        raise AuditorError("output_path", f"The manifest beside --decontaminate {folder.shown!r} would replace the "
+                           "corpus.", "Write the copies to another folder.")
 
 
 def refuse_outputs_inside(out_dir: str, outputs) -> None:
@@ -332,7 +337,17 @@ class _CopyFn:
                 raise AuditorError("bad_format", f"Shard {shard.name!r} held {records:,} records when scanned and "
                                    f"{row:,} when copied: it changed while it was read.",
                                    "Run again once the corpus is no longer being written.")
+            if not self._unchanged(shard):  # as many records, rewritten: the rows found are another version's
+                raise AuditorError("bad_format", f"Shard {shard.name!r} changed while it was read (its size, "
+                                   "modification or change time is not what it was when listed).",
+                                   "Run again once the corpus is no longer being written.")
         yield pa.table({"shard": pa.array([shard.index], pa.int64()), "written": pa.array([written], pa.int64())})
+
+    def _unchanged(self, shard) -> bool:
+        from .runtime import _ctime_ns
+        info = self.filesystem.get_file_info(shard.path)
+        return (info.size or 0, info.mtime_ns) == (shard.size, shard.mtime_ns) and \
+            ("://" in shard.location or _ctime_ns(shard.path) == shard.ctime_ns)
 
     def _lines(self, shard):
         """A JSONL shard's record lines (not blank), through the local engine's checked stream."""
