@@ -130,6 +130,8 @@ def test_a_pasted_b_of_another_layout_is_read_with_its_own_config_and_fields(bro
         expect(leak_box(pg)).to_have_value("example:humaneval")
         check_leakage(pg)
         assert "Could not" not in pg.locator("#leak-status").inner_text()
+        # ... and the page says B was read at its own config, not the one its box held
+        expect(pg.locator("#leak-status")).to_contain_text("B has no config 'main': read at its own config 'default'")
         summary = pg.locator("#leak-summary")
         expect(summary).to_contain_text(f"B = example:humaneval (default / test, {len(humaneval)} records)")
         expect(summary).to_contain_text("B's fields differ from A's: text prompt")
@@ -331,7 +333,9 @@ def test_the_keep_rule_says_what_it_needs_and_follows_a_new_audit(page, app_url,
     open_app(page, app_url)
     upload_and_run(page, path, len(rows))
     open_tab(page, "Clusters")
-    page.get_by_label("most common answer").check()
+    # click, not check(): the page puts the radio back (the point of the test), which check() may
+    # see before it has looked at the state it set
+    page.get_by_label("most common answer").click()
     expect(status(page)).to_contain_text("Could not keep the most common answer: this audit has no answer field")
     expect(status(page)).to_contain_text("Pick one under Fields and options (Answer field)")
     expect(page.get_by_label("first", exact=True)).to_be_checked()

@@ -26,6 +26,7 @@ pa = pytest.importorskip("pyarrow")
 pafs = pytest.importorskip("pyarrow.fs")
 
 from hub_server import FakeHub  # noqa: E402
+import real_data as real_data_files  # noqa: E402
 from object_store_helpers import (BUCKET, PLANTED, SHARDS, assert_equal_to_local,  # noqa: E402
                                   assert_folder_equals_local, assert_leak_equals_local, assert_listing_is_local,
                                   assert_middle_shards_equal_local, assert_parquet_shard_equals_local, comparable,
@@ -257,6 +258,12 @@ def test_decontaminated_copies_written_to_s3_are_the_local_engines_copy(stores, 
     folder, _ = corpus
     bucket = stores["bucket"]
     local = decontaminate(str(folder), "gsm8k", tmp_path / "local.jsonl")
+    # the rows dropped are the n-gram reference's, the planted ones among them
+    from test_real_data_sweep import contamination_reference
+    texts = corpus[1]
+    questions = [r["question"] for r in real_data_files.rows("gsm8k/test.jsonl")]
+    found = contamination_reference(texts, questions, local.contamination.n)
+    assert local.dropped_rows.tolist() == sorted(set().union(*(set(rows) for rows, _, _ in found.values())))
     assert set(PLANTED.values()) <= set(local.dropped_rows.tolist())
     expected = [json.loads(line) for line in (tmp_path / "local.jsonl").read_text(encoding="utf-8").splitlines()]
     copies = [f"clean/part-{k}.jsonl" for k in range(4)]

@@ -592,6 +592,13 @@ def leak_check(st, b_dataset, b_config, b_split, b_text, b_upload, allow_self, b
         b_src = b_source(b_dataset, b_upload)
         if b_src is not None:
             b_table = load_b(st, result, b_src, b_config, b_split, allow_self, cap, token)
+            asked = [f"{what} {value!r}" for what, value, read in (("config", blank(b_config), b_table.config),
+                                                                   ("split", blank(b_split), b_table.split))
+                     if value is not None and value != read]
+            if asked:       # the values offered for A's dataset, which B has not got (load_b)
+                notes.append(f"B has no {' or '.join(asked)}: read at its own "
+                             f"{'config ' + repr(b_table.config) + ', ' if b_table.config else ''}"
+                             f"split {b_table.split!r}.")
             req = st["request"]   # the roles as the user gave them (blank: guessed on each side)
             lr = leak(result.table, b_side(b_table, req, blank(b_text)), text=req.text, answer=req.answer,
                       group=req.group, threshold=t, max_rows=cap, token=token, progress=progress)
