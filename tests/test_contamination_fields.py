@@ -161,7 +161,8 @@ def test_the_space_searches_the_fields_picked(data, tmp_path):
     write_jsonl(path, rows)
     view = handlers.run("upload:sft.jsonl", "", "", "instruction", "output", "", [], 0.7, None, str(path), None,
                         "upload:sft.jsonl", "http://space.example/")
-    assert view["contam_fields"]["choices"] == ["instruction", "input", "output"]
+    # (label, value) pairs: short names are listed as they are
+    assert view["contam_fields"]["choices"] == [(f, f) for f in ("instruction", "input", "output")]
     counts = {}
     for picked in ((), ("instruction", "input", "output")):
         out = handlers.leak_check(view["state"], "", "", "", "", None, False, "gsm8k", "", contam_fields=list(picked))
