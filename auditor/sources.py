@@ -157,8 +157,10 @@ def _load_example(source: str, config, split, max_rows, default_split: str = "tr
 def local_files(source: str, split: str | None = None, *, default: str = "train") -> tuple:
     """(the files of a local source to read, the split they hold or None, notices, every split's
     name): ``split_files`` of ``expand_local``'s files."""
-    paths = expand_local(source)
-    return split_files(paths, [str(p) for p in paths], split, f"{source!r}", default)
+    listed: list = []
+    paths = expand_local(source, listed)
+    paths, split, notices, splits = split_files(paths, [str(p) for p in paths], split, f"{source!r}", default)
+    return paths, split, listed + notices, splits
 
 
 def split_files(items: list, paths: list[str], split: str | None, what: str, default: str = "train") -> tuple:
@@ -242,6 +244,56 @@ def is_datasets_metadata(name: str) -> bool:
     return name.lower() in DATASETS_METADATA
 
 
+# What Spark, Hadoop, Dask and Delta write beside the part files of a folder, as pyarrow.dataset and
+# Spark read it (names starting with "." or "_" are not data): hidden files (.part-0000.parquet.crc)
+# are skipped by both engines as before, and so are _SUCCESS, _committed_*, _started_*, _metadata
+# and _common_metadata (they have no data suffix). A folder whose name starts with "_" is not data
+# either: _temporary/ (a running or failed job's attempt files), _delta_log/ (Delta's JSON commit
+# log). (Read as data, _temporary/'s attempt files added a failed job's rows to the folder's: 30
+# rows in a folder of 20 part rows.) A *file* named "_part.jsonl" has a data suffix and is read, as
+# it always was (no writer puts metadata in one; tests/test_ray_hostile.py relies on it).
+def unlisted_part(parts, pattern=()) -> str | None:
+    """The first folder of ``parts`` (a discovered file's path below the folder or glob prefix the
+    user named, its name last) whose name starts with "_", or None: a file below one is skipped.
+    A folder that a component of the glob ``pattern`` starting with "_" matches ("out/_data/*.jsonl",
+    "out/_*/x.jsonl") was asked for, and is read; so is anything the user names (a folder "_data"
+    given as the source is above ``parts``)."""
+    import fnmatch
+    asked = [q for q in pattern if q.startswith("_")]
+    for part in list(parts)[:-1]:
+        if part.startswith("_") and not any(fnmatch.fnmatchcase(part, q) for q in asked):
+            return part
+    return None
+
+
+def unlisted_notice(where: str, skipped: list[str], success: bool | None = None) -> str | None:
+    """What the report says of the data files (``skipped``: "/"-separated paths below ``where``)
+    that a listing skipped by ``unlisted_part``: a _temporary/ folder holding files is a Spark /
+    Hadoop write that has not finished (or failed), which the user must know; other "_" names are
+    named, with how to read one. ``success``: whether the folder holds _SUCCESS (None: unknown)."""
+    if not skipped:
+        return None
+    temporary = [s for s in skipped if "_temporary" in s.split("/")[:-1]]
+    other = [s for s in skipped if s not in set(temporary)]
+    said = []
+    if temporary:
+        unfinished = " and there is no _SUCCESS file" if success is False else ""
+        said.append(f"{len(temporary):,} data file(s) in _temporary/ not read (e.g. {temporary[0]!r}): the attempt "
+                    f"files of a Spark / Hadoop write that has not finished or failed{unfinished}; only the "
+                    "committed part files are read. Check that the job completed.")
+    if other:
+        said.append(f"{len(other):,} data file(s) in folders whose names start with '_' not read (e.g. "
+                    f"{', '.join(map(repr, other[:3]))}): such folders hold metadata, not data (Spark, Hadoop, "
+                    "Delta, pyarrow). Name the folder (or the file) to read it.")
+    return f"{where}: " + " ".join(said)
+
+
+def _unlisted_hint(skipped: list[str]) -> str:
+    return (f" {len(skipped):,} data file(s) in folders whose names start with '_' were skipped (e.g. "
+            f"{skipped[0]!r}): Spark / Hadoop attempt files (_temporary/) or metadata; name the folder to read it."
+            if skipped else "")
+
+
 def _refuse_saved_dataset(folder: str, files: list[Path]) -> None:
     """A folder written by ``datasets``' save_to_disk keeps its records in Arrow files, which are
     not read: without this its state.json and dataset_info.json were audited as two records."""
@@ -292,18 +344,30 @@ def _glob_files(pattern: str) -> list[str]:
     return list(found)
 
 
-def expand_local(source: str) -> list[Path]:
+def expand_local(source: str, notices: list | None = None) -> list[Path]:
+    """The data files of a local file, directory or glob, sorted. A file the user names is read
+    whatever its name; in a directory or a glob's matches, hidden files and folders, folders whose
+    names start with "_" (``unlisted_part``: Spark's _temporary/ ...) and the datasets library's
+    metadata are skipped; ``notices`` gets what the report must say of skipped data files."""
     expanded = os.path.expanduser(source)
     if os.path.isdir(expanded):
         # Hidden files and folders (.git, .ipynb_checkpoints, .cache) are not the dataset: skipped.
         visible = [p for p in Path(expanded).rglob("*")
                    if p.is_file() and not any(part.startswith(".") for part in p.relative_to(expanded).parts)]
         _refuse_saved_dataset(source, visible)
-        found = sorted(p for p in visible if format_of(p) and not is_datasets_metadata(p.name))
+        # Spark's / Hadoop's / Dask's "_" entries (_temporary/, _SUCCESS, _metadata) are not data either
+        data = [p for p in visible if format_of(p) and not is_datasets_metadata(p.name)]
+        skipped = [p.relative_to(expanded).as_posix() for p in data if unlisted_part(p.relative_to(expanded).parts)]
+        found = sorted(p for p in data if not unlisted_part(p.relative_to(expanded).parts))
         if not found:
             raise AuditorError("not_found", f"Directory {display_name(source)!r} holds no JSONL, JSON, CSV or "
-                               "Parquet files.", "Point at a file, or a directory of data files (hidden files and "
-                               "folders, and the datasets library's dataset_info.json and state.json, are skipped).")
+                               "Parquet files." + _unlisted_hint(sorted(skipped)),
+                               "Point at a file, or a directory of data files (hidden files and folders, folders "
+                               "whose names start with '_' such as Spark's _temporary/, and the datasets "
+                               "library's dataset_info.json and state.json, are skipped).")
+        if notices is not None and skipped:
+            success = any(p.name == "_SUCCESS" and p.parent == Path(expanded) for p in visible)
+            notices.append(unlisted_notice(repr(display_name(source)), sorted(skipped), success))
         return found
     if os.path.isfile(expanded):
         if format_of(Path(expanded)) is None:
@@ -311,12 +375,24 @@ def expand_local(source: str) -> list[Path]:
                                "Use .jsonl, .json, .csv, .tsv or .parquet (optionally .gz, .bz2, .xz, .zst, .lz4 or .br).")
         return [Path(expanded)]
     if any(c in source for c in "*?["):
-        found = sorted(Path(p) for p in _glob_files(expanded)
-                       if os.path.isfile(p) and format_of(Path(p)) and not is_datasets_metadata(Path(p).name))
+        data = [p for p in _glob_files(expanded)
+                if os.path.isfile(p) and format_of(Path(p)) and not is_datasets_metadata(Path(p).name)]
+        # "_" folders matched by a wildcard are skipped as in a folder ("out/**/*.parquet" and
+        # _temporary/); a "_" folder the pattern spells ("out/_data/*", "out/_*/*.jsonl") is read.
+        components = expanded.split(os.sep)
+        first = next(k for k, c in enumerate(components) if glob.has_magic(c))
+        prefix, wild = os.sep.join(components[:first]) or (os.sep if expanded.startswith(os.sep) else os.curdir), \
+            components[first:]
+        below = {p: os.path.relpath(p, prefix).split(os.sep) for p in data}
+        skipped = sorted("/".join(below[p]) for p in data if unlisted_part(below[p], wild))
+        found = sorted(Path(p) for p in data if not unlisted_part(below[p], wild))
         if not found:
-            raise AuditorError("not_found", f"The pattern {source!r} matches no data files.",
+            raise AuditorError("not_found", f"The pattern {source!r} matches no data files." + _unlisted_hint(skipped),
                                "Check the pattern; supported: .jsonl .json .csv .tsv .parquet (optionally .gz, "
-                               ".bz2, .xz, .zst, .lz4 or .br).")
+                               ".bz2, .xz, .zst, .lz4 or .br); hidden files, and folders whose names start with "
+                               "'_' matched by a wildcard, are skipped.")
+        if notices is not None and skipped:
+            notices.append(unlisted_notice(repr(source), skipped))
         return found
     if os.path.exists(expanded):           # a FIFO, socket or device: no size, and may never end
         raise AuditorError("bad_format", f"{display_name(source)!r} is not a regular file (a pipe, socket or "
@@ -592,7 +668,7 @@ def file_batches(path: Path, budget: Budget, notices: list | None = None, *, str
         if fmt == "jsonl":
             yield from _jsonl_batches(stream, path.name, batch)
         elif fmt == "json":
-            yield from _json_batches(stream, path.name, stream_json, size)
+            yield from _json_batches(stream, path.name, stream_json, size, notices)
         else:
             yield from _csv_batches(stream, path.name, "\t" if fmt == "tsv" else ",", budget, notices, size)
     except READ_ERRORS as exc:
@@ -785,10 +861,10 @@ def _not_utf8(name: str, byte: int) -> AuditorError:
                         "Re-encode the file as UTF-8, or check that it is a text file and not binary.")
 
 
-def _json_batches(stream: _Counted, name: str, item_by_item: bool, size: int = 1024):
+def _json_batches(stream: _Counted, name: str, item_by_item: bool, size: int = 1024, notices: list | None = None):
     """Records of a JSON file. A top-level list is parsed item by item when ``item_by_item`` (a row
     cap then stops reading when it is reached); anything else is read whole, within the budget,
-    and parsed at once."""
+    and parsed at once (``notices``: what the report must say of its shape)."""
     budget = stream.budget
     # Read whole: a plain file (its size already checked against the budget) in one read; a
     # compressed one chunk by chunk, each charged before the next is decompressed.
@@ -819,7 +895,7 @@ def _json_batches(stream: _Counted, name: str, item_by_item: bool, size: int = 1
     except UnicodeDecodeError as exc:
         raise _not_utf8(name, exc.start) from None
     del data                              # one copy of the text in memory while it is parsed
-    yield _parse_json(text, name, None)[0]
+    yield _parse_json(text, name, None, notices)[0]
 
 
 def _json_items(text: _JsonText, name: str):
@@ -916,7 +992,73 @@ def _parse_jsonl(text: str, name: str, max_rows) -> tuple[list[dict], bool]:
 SPLIT_KEYS = {"train", "test", "validation", "valid", "val", "dev", "eval", "evaluation"}   # {split: [records]}
 
 
-def _parse_json(text: str, name: str, max_rows) -> tuple[list[dict], bool]:
+def _notice(notices: list | None, text: str) -> None:
+    if notices is not None:
+        notices.append(text)
+
+
+COLUMN_EXTRA_CHARS = 200    # a longer text beside equal-length lists is a record's content: one record
+
+
+def _columns_and_values(data: dict, lists: dict) -> bool:
+    """Whether an object holding other values beside its lists is a table of columns plus values
+    for the whole file ({"question": [...], "answer": [...], "version": "1.0"}): two or more lists
+    of one length (at least 2), and no other value a text (longer than COLUMN_EXTRA_CHARS, or over
+    several lines), which makes it one record ({"id": 3, "text": "...", "tokens": [...], "tags": [...]})."""
+    sizes = {len(v) for v in lists.values()}
+    if len(lists) < 2 or len(sizes) != 1 or sizes.pop() < 2:
+        return False
+    return not any(isinstance(v, str) and (len(v) > COLUMN_EXTRA_CHARS or "\n" in v)
+                   for k, v in data.items() if k not in lists)
+
+
+def _nesting(rows: list, sample: int = 100) -> str | None:
+    """"KEY -> KEY2" when each of the first records holds, under the same key, a list of objects
+    that hold lists of objects themselves (SQuAD's paragraphs -> qas in a layout not quite its
+    own), else None. (One level, a chat's messages, is an ordinary record; so are messages whose
+    content is a list of parts, [{"type": "text", "text": ...}].)"""
+    def path(row) -> str | None:
+        for key, value in row.items():
+            if isinstance(value, list) and value and all(isinstance(x, dict) for x in value) \
+                    and not {"role", "from"} & set(value[0]):
+                for key2, value2 in value[0].items():
+                    if isinstance(value2, list) and value2 and all(isinstance(y, dict) for y in value2):
+                        return f"{key!r} -> {key2!r}"
+        return None
+    paths = {path(row) for row in rows[:sample]}
+    return paths.pop() if len(paths) == 1 and None not in paths else None
+
+
+def _squad_records(data: dict, records: list):
+    """(one record per question, the number of articles) of a file in SQuAD's layout ({"version":
+    ..., "data": [{"title": ..., "paragraphs": [{"context": ..., "qas": [{"id", "question",
+    "answers", ...}]}]}]}), or None for any other object. Read as its "data" list, each article was
+    one record, and the text guessed was its title. A question's record is its own fields with its
+    paragraph's context and its article's title, as the Hub's squad sets lay them out."""
+    if records != ["data"]:
+        return None
+    articles = data["data"]
+    for article in articles:
+        paragraphs = article.get("paragraphs")
+        if not isinstance(paragraphs, list) or not all(
+                isinstance(p, dict) and isinstance(p.get("context"), str) and isinstance(p.get("qas"), list)
+                and all(isinstance(q, dict) and isinstance(q.get("question"), str) for q in p["qas"])
+                for p in paragraphs):
+            return None
+    out = []
+    for article in articles:
+        for paragraph in article["paragraphs"]:
+            for qa in paragraph["qas"]:
+                record = {"id": qa["id"]} if "id" in qa else {}
+                if "title" in article:
+                    record["title"] = article["title"]
+                record["context"] = paragraph["context"]
+                record.update(qa)
+                out.append(record)
+    return out, len(articles)
+
+
+def _parse_json(text: str, name: str, max_rows, notices: list | None = None) -> tuple[list[dict], bool]:
     if not text.strip():
         return [], False
     try:
@@ -936,6 +1078,7 @@ def _parse_json(text: str, name: str, max_rows) -> tuple[list[dict], bool]:
     frame = _pandas_frame(data, name)
     if frame is not None:
         data = frame
+    squad = None
     if isinstance(data, dict):
         lists = {k: v for k, v in data.items() if isinstance(v, list)}
         records = [k for k, v in lists.items() if v and all(isinstance(x, dict) for x in v)]
@@ -948,11 +1091,29 @@ def _parse_json(text: str, name: str, max_rows) -> tuple[list[dict], bool]:
                                f"({', '.join(map(repr, splits[:5]))}{' ...' if len(splits) > 5 else ''}).",
                                "Save each as its own file (train.jsonl, test.jsonl ...) in one "
                                "folder: files named like splits are read as splits.")
-        if only_lists and len({len(v) for v in lists.values()}) == 1:
+        squad = _squad_records(data, records)
+        if squad is not None:
+            data, articles = squad
+            _notice(notices, f"{name}: SQuAD layout (data -> paragraphs -> qas): read as one record per question "
+                             f"({len(data):,} questions in {articles:,} articles), each with its paragraph's "
+                             "context and its article's title")
+        elif only_lists and len({len(v) for v in lists.values()}) == 1:
             if len(lists) == 1 and records:
                 data = next(iter(lists.values()))          # {"data": [{...}, ...]}
             else:                                            # an object of equal-length columns
                 data = [dict(zip(lists, values)) for values in zip(*lists.values())]
+        elif _columns_and_values(data, lists):
+            # {"question": [...], "answer": [...], "version": "1.0"}: the columns of a table, as
+            # without the version (read as one record, every question was one value of it)
+            extra = [f"{k!r}: {json.dumps(v, ensure_ascii=False)[:40]}" for k, v in data.items() if k not in lists]
+            data = [dict(zip(lists, values)) for values in zip(*lists.values())]
+            one = len(extra) == 1
+            _notice(notices, f"{name}: a JSON object of equal-length lists, read as the columns "
+                             f"{', '.join(map(repr, list(lists)[:5]))}{' ...' if len(lists) > 5 else ''} "
+                             f"({len(data):,} records); {'its other value' if one else 'its other values'} "
+                             f"({'; '.join(extra[:5])}{' ...' if len(extra) > 5 else ''}) "
+                             f"{'is' if one else 'are'} one value for the whole file, not in the records. "
+                             "If the file is one record, save it as one line of JSONL.")
         elif len(records) == 1:
             data = lists[records[0]]                       # {"version": 2, "data": [{...}]}
         elif only_lists and len(lists) > 1:
@@ -970,6 +1131,12 @@ def _parse_json(text: str, name: str, max_rows) -> tuple[list[dict], bool]:
         if not isinstance(row, dict):
             raise AuditorError("bad_format", f"{name}: item {i} of the list is a {type(row).__name__}, "
                                "not an object.", "Every record must be a JSON object like {\"text\": ...}.")
+    nested = _nesting(data) if notices is not None and squad is None else None
+    if nested:
+        _notice(notices, f"{name}: its records hold records nested two levels deep ({nested}): each of its "
+                         f"{len(data):,} top-level items is read as one record, with the nested lists as its values "
+                         "(so the text guessed may be a title or a name). To audit the nested items, write them "
+                         "one per line as JSONL first (e.g. with jq -c).")
     truncated = max_rows is not None and len(data) > max_rows
     return (data[:max_rows] if truncated else data), truncated
 

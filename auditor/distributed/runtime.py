@@ -317,21 +317,27 @@ def _glob_files(filesystem, path: str) -> list:
     return [i for i in infos if matches(i.path)]
 
 
-def list_shards(source: str, formats: tuple = _FORMATS) -> tuple[object, list[Shard]]:
+def list_shards(source: str, formats: tuple = _FORMATS, notices: list | None = None) -> tuple[object, list[Shard]]:
     """(filesystem, shards) of a file, directory or glob (local or URI), sorted by path (local
     paths as ``pathlib`` sorts them, as the local engine does). ``formats``: the readable
-    (suffix, format) pairs (``RECORD_FORMATS`` adds CSV and TSV)."""
+    (suffix, format) pairs (``RECORD_FORMATS`` adds CSV and TSV). In a directory or a glob's
+    matches, files in folders whose names start with "_" (Spark's _temporary/, Delta's _delta_log/)
+    are skipped as the local engine skips them (``sources.unlisted_part``); ``notices`` gets what
+    the report must say of skipped data files (``sources.unlisted_notice``)."""
     from pyarrow import fs as pafs
+    from ..sources import _unlisted_hint, unlisted_notice, unlisted_part
     filesystem, path, is_uri = _filesystem(source)
     shown = shown_uri(source) if is_uri else Path(path).name
     pattern = any(c in path for c in "*?[")
     folder = ""                 # the directory listed, or a glob's literal folder part
     explicit = False            # a glob that names a hidden folder itself (".cache/*/x.jsonl" after a wildcard)
+    wild: list = []             # a glob's components from its first wildcard (a "_" name they spell is read)
     if pattern:
         parts = path.split("/")
         first = next(k for k, c in enumerate(parts) if any(ch in c for ch in "*?["))
         folder = "/".join(parts[:first]) + "/" if first else ""
         explicit = any(p.startswith(".") for p in parts[first:-1])
+        wild = parts[first:]
     try:
         if pattern:
             if is_uri:
@@ -387,9 +393,19 @@ def list_shards(source: str, formats: tuple = _FORMATS) -> tuple[object, list[Sh
         inside = info.path[len(folder):] if folder and info.path.startswith(folder) else ""
         return info.base_name.startswith(".") or (not explicit and any(p.startswith(".") for p in inside.split("/")[:-1]))
 
+    def below(info) -> list:
+        # the path below the folder listed (or the glob's literal part), in components
+        if not (pattern or folder):
+            return []           # a file the user named is read, whatever its name
+        if folder and info.path.startswith(folder):
+            return info.path[len(folder):].split("/")
+        return info.path.split("/") if is_uri else os.path.relpath(info.path, folder or os.curdir).split(os.sep)
+
     # (the datasets library's dataset_info.json and state.json are metadata, skipped as locally)
-    files = sorted((i for i in infos if i.type == pafs.FileType.File and shard_format(i.base_name, formats)
-                    and not hidden(i) and not ((pattern or folder) and is_datasets_metadata(i.base_name))),
+    data = [i for i in infos if i.type == pafs.FileType.File and shard_format(i.base_name, formats)
+            and not hidden(i) and not ((pattern or folder) and is_datasets_metadata(i.base_name))]
+    skipped = sorted("/".join(below(i)) for i in data if unlisted_part(below(i), wild))
+    files = sorted((i for i in data if not unlisted_part(below(i), wild)),
                    key=lambda i: i.path if is_uri else Path(i.path))
     if not files:
         kinds = "JSONL, JSON, CSV, TSV or Parquet" if "csv" in {f for _, f in formats} else "JSONL, JSON or Parquet"
@@ -397,11 +413,17 @@ def list_shards(source: str, formats: tuple = _FORMATS) -> tuple[object, list[Sh
             raise AuditorError("bad_format", f"{shown}: unsupported file type for --engine ray.",
                                f"Use {kinds} shards (optionally compressed: .gz, .zst, .bz2).")
         if pattern:             # named as given (its last component alone, "*.jsonl", says little)
-            raise AuditorError("not_found", f"The pattern {shown_uri(source)!r} matches no {kinds} shards.",
-                               "Check the pattern (e.g. 'data/*.jsonl.gz'); hidden files and folders are skipped.")
-        raise AuditorError("not_found", f"{shown!r} holds no {kinds} shards.",
+            raise AuditorError("not_found", f"The pattern {shown_uri(source)!r} matches no {kinds} shards."
+                               + _unlisted_hint(skipped), "Check the pattern (e.g. 'data/*.jsonl.gz'); hidden "
+                               "files and folders, and folders whose names start with '_' matched by a "
+                               "wildcard, are skipped.")
+        raise AuditorError("not_found", f"{shown!r} holds no {kinds} shards." + _unlisted_hint(skipped),
                            "Point at a shard, a directory of shards or a glob (e.g. 'data/*.jsonl.gz'); hidden "
-                           "files and folders are skipped.")
+                           "files and folders, and folders whose names start with '_' (Spark's _temporary/), are "
+                           "skipped.")
+    if notices is not None and skipped:
+        success = None if pattern else any(i.path == folder + "_SUCCESS" for i in infos)
+        notices.append(unlisted_notice(repr(shown_uri(source)) if pattern else repr(shown), skipped, success))
     root = path if not pattern and len(files) > 1 else os.path.dirname(files[0].path) if len(files) == 1 else \
         os.path.commonpath([f.path for f in files]) if not is_uri else ""
     shards = []
@@ -425,9 +447,10 @@ def split_shards(source: str, split, formats: tuple = _FORMATS) -> tuple[object,
     loader chooses it (``sources.split_files``), so both engines read the same rows and say so in
     the same words."""
     from ..sources import split_files
-    filesystem, shards = list_shards(source, formats)
+    listed: list = []
+    filesystem, shards = list_shards(source, formats, listed)
     chosen, split, notices, _ = split_files(shards, [s.path for s in shards], split, repr(shown_uri(source)))
-    return filesystem, [replace(s, index=i) for i, s in enumerate(chosen)], split, notices
+    return filesystem, [replace(s, index=i) for i, s in enumerate(chosen)], split, listed + notices
 
 
 # --------------------------------------------------------------------------- reading
