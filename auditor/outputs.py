@@ -213,9 +213,11 @@ def _is_device(path: str) -> bool:
 
 @contextmanager
 def atomic_write(path, mode: str = "w", *, encoding: str = "utf-8", errors: str | None = None,
-                 newline: str | None = None):
+                 newline: str | None = None, sync: bool = True):
     """``with atomic_write(path) as fh: fh.write(...)``: the file appears at ``path`` complete or
-    not at all (see the module docstring). ``mode`` is "w" (text) or "wb"."""
+    not at all (see the module docstring). ``mode`` is "w" (text) or "wb". ``sync=False`` skips
+    the flush to disk, for files whose loss in a power cut costs only work (a resume's per-shard
+    results, which are checked when read and redone when unreadable): 2.6 ms a file here."""
     if mode not in ("w", "wb"):
         raise ValueError(f"atomic_write mode must be 'w' or 'wb', not {mode!r}")
     shown = os.fspath(path)
@@ -253,7 +255,8 @@ def atomic_write(path, mode: str = "w", *, encoding: str = "utf-8", errors: str 
         with os.fdopen(fd, mode, **options) as fh:
             yield fh
             fh.flush()
-            os.fsync(fh.fileno())
+            if sync:
+                os.fsync(fh.fileno())
         if st is not None:
             os.chmod(tmp, stat.S_IMODE(st.st_mode))   # keep the mode of the file replaced
         os.replace(tmp, final)

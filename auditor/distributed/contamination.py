@@ -279,7 +279,7 @@ class ShardStore:
 
     def save(self, shard, result: dict) -> None:
         from ..outputs import atomic_write
-        with atomic_write(self.path(shard)) as handle:
+        with atomic_write(self.path(shard), sync=False) as handle:     # a resume cache: checked when read
             json.dump({**shard.identity(), **{name: result[name] for name in COUNTS},
                        "hits": result["hits"].to_json(), "matched": result["matched"]}, handle)
         self.saved.append(shard.index)

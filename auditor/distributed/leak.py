@@ -599,6 +599,6 @@ class ShardStore:
 
     def save(self, shard, result: dict) -> None:
         from ..outputs import atomic_write
-        with atomic_write(self.path(shard.index)) as handle:
+        with atomic_write(self.path(shard.index), sync=False) as handle:     # a resume cache: checked when read
             json.dump({**shard.identity(), "result": result}, handle)
         self.saved.append(shard.name)
