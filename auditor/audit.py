@@ -120,12 +120,15 @@ class ScanResult:
 
 
 def scan(source: str | Table, *, config: str | None = None, split: str | None = None,
-         text: str | None = None, answer: str | None = None, group: str | None = None,
+         text: str | list | None = None, answer: str | None = None, group: str | None = None,
          labels=None, id: str | None = None, settings: ScanSettings | None = None,
          max_rows: int | None = None, token=None, kind: str = "auto", progress=None,
          engine: str = "local", ray_address: str | None = None) -> ScanResult:
     """Audit one dataset. ``source`` is anything ``auditor.load`` takes (``kind`` as there), a
-    ``SourceSpec``, or a loaded Table. ``progress(fraction, stage)`` is called as the steps advance.
+    ``SourceSpec``, or a loaded Table. ``text`` names the text field, or several ("instruction,input"
+    or a list) read as one text per record (``roles.resolve_roles``): exact and near duplicates, the
+    evaluated-field split and the report all use that joined text. ``progress(fraction, stage)`` is
+    called as the steps advance.
     ``engine="ray"`` runs the near-duplicate search on Ray (``distributed.near``; the cluster at
     ``ray_address`` / RAY_ADDRESS, else a local Ray), with the same result."""
     settings = (settings or ScanSettings()).validated()

@@ -77,10 +77,14 @@ def _shingle(value: str):
         raise argparse.ArgumentTypeError(exc.message) from None
 
 
+TEXT_HELP = ("field holding the text (guessed when left out); several separated by commas "
+             "(instruction,input) are read as one text per record, their present values joined")
+
+
 def _add_source_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", help="dataset config (hub sets and bundled examples)")
     p.add_argument("--split", help="split to read (default: train, or the only one)")
-    p.add_argument("--text", help="field holding the text (guessed when left out)")
+    p.add_argument("--text", metavar="FIELD[,FIELD...]", help=TEXT_HELP)
     p.add_argument("--answer", help="field holding the answer or reference solution")
     p.add_argument("--group", help="field naming the source/database/subject of a record")
     p.add_argument("--label", action="append", dest="labels", metavar="FIELD",
@@ -159,8 +163,9 @@ def build_parser() -> argparse.ArgumentParser:
         leak.add_argument(f"--config-{side}")
         leak.add_argument(f"--split-{side}", help=f"default: its {'train' if side == 'a' else 'test'} split, "
                           "when it has several")
-    leak.add_argument("--text"); leak.add_argument("--answer"); leak.add_argument("--group")
-    leak.add_argument("--text-b", help="text field of B when it differs from A's")
+    leak.add_argument("--text", metavar="FIELD[,FIELD...]", help=TEXT_HELP)
+    leak.add_argument("--answer"); leak.add_argument("--group")
+    leak.add_argument("--text-b", metavar="FIELD[,FIELD...]", help="text field(s) of B when they differ from A's")
     leak.add_argument("--answer-b"); leak.add_argument("--group-b")
     leak.add_argument("--threshold", type=_threshold, default=0.7)
     leak.add_argument("--shingle", type=_shingle, default=None)
@@ -217,7 +222,8 @@ def build_parser() -> argparse.ArgumentParser:
     clean.add_argument("--threshold", type=_threshold, default=0.7)
     clean.add_argument("--config")
     clean.add_argument("--split", help="TEST's split (default: its test split, when it has several)")
-    clean.add_argument("--text"); clean.add_argument("--answer")
+    clean.add_argument("--text", metavar="FIELD[,FIELD...]", help=TEXT_HELP)
+    clean.add_argument("--answer")
     _add_engine_options(clean, shards=True)
     clean.add_argument("--quiet", action="store_true")
 

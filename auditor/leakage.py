@@ -33,8 +33,9 @@ STAGES = (("load_a", "loading", 0.2), ("load_b", "loading", 0.2), ("exact", "com
 
 @dataclass(frozen=True)
 class RoleNames:
-    """The fields a side's roles are read from (blank: guessed)."""
-    text: str | None = None
+    """The fields a side's roles are read from (blank: guessed). ``text`` may name several fields
+    ("instruction,input", or a tuple), read as one text per record (``roles.resolve_roles``)."""
+    text: str | tuple | None = None
     answer: str | None = None
     group: str | None = None
 
@@ -133,6 +134,7 @@ def leak(a, b, *, config_a=None, split_a=None, config_b=None, split_b=None, text
         raise AuditorError("usage", "leak() was given a settings object and loose role or search arguments.",
                            "Put the roles and the threshold, shingles and method in LeakSettings, or leave it out.")
     if settings is None:
+        text, text_b = (tuple(t) if isinstance(t, list) else t for t in (text, text_b))    # settings stay hashable
         settings = LeakSettings(near=NearSettings(threshold=threshold, shingle=shingle, method=method),
                                 roles_a=RoleNames(text, answer, group), roles_b=RoleNames(text_b, answer_b, group_b))
     settings = settings.validated()

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from . import normalize
 from .errors import AuditorError
 from .exact import normalized
-from .roles import Fields, Roles, canonical_record, column, extract, fingerprint, resolve_roles
+from .roles import Fields, Roles, canonical_record, extract, fingerprint, resolve_roles, text_column
 from .settings import SourceSpec
 from .sources import load
 from .table import Table
@@ -96,7 +96,7 @@ def prepare(source, *, config=None, split=None, max_rows=None, token=None, kind:
         raise AuditorError("empty_input", f"{table.source}: no records to audit.", "Check the source and split.")
     try:
         roles = resolve_roles(table.rows, text=text, answer=answer, group=group, labels=labels, id=id)
-        fields = (Fields(text=column(table.rows, roles.text), answer=None, group=None, labels={}, ids=None)
+        fields = (Fields(text=text_column(table.rows, roles), answer=None, group=None, labels={}, ids=None)
                   if text_only else extract(table.rows, roles))
     except AuditorError as exc:
         raise in_source(exc, table.source) from None

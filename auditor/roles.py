@@ -37,10 +37,26 @@ class Roles:
     labels: tuple = ()
     id: str | None = None
     guessed: tuple = ()
+    # The fields the text is read from: one, or several (``text`` is then their names joined by
+    # commas, "instruction,input") whose present values are joined as ``joined_text`` joins them.
+    text_fields: tuple = ()
+
+    @property
+    def text_names(self) -> tuple:
+        """The text's fields (``text_fields``, else the one ``text`` names)."""
+        return self.text_fields or ((self.text,) if self.text is not None else ())
+
+    def text_of(self, row, row_number: int) -> str | None:
+        """One record's text: its text field's value as text, or its text fields' joined."""
+        return joined_text(row, list(self.text_names), row_number)
 
     def to_dict(self) -> dict:
-        return {"text": self.text, "answer": self.answer, "group": self.group,
-                "labels": list(self.labels), "id": self.id, "guessed": list(self.guessed)}
+        out = {"text": self.text, "answer": self.answer, "group": self.group,
+               "labels": list(self.labels), "id": self.id, "guessed": list(self.guessed)}
+        if len(self.text_names) > 1 or "," in (self.text or ""):
+            # Only then: a one-field text keeps the roles (and the fingerprint made of them) as they were.
+            out["text_fields"] = list(self.text_names)
+        return out
 
 
 @dataclass(frozen=True)
@@ -59,8 +75,13 @@ def _blank(value) -> bool:
 
 
 def resolve_roles(rows: list[dict], text=None, answer=None, group=None, labels=None, id=None) -> Roles:
-    """Check the given roles exist and guess the blank ones."""
+    """Check the given roles exist and guess the blank ones. ``text`` may name several fields,
+    joined by commas ("instruction,input") or as a list: each record's text is then their present
+    values joined (``joined_text``), so two records sharing an instruction with different inputs
+    differ. A field whose own name holds a comma, present in the records, is that one field (as a
+    key with a dot in its name wins over nesting, ``lookup``)."""
     fields = available_fields(rows)
+    text, text_list = _text_spec(rows, text)
     given = {"text": text, "answer": answer, "group": group, "id": id}
     for role, value in given.items():
         if value is not None and not isinstance(value, str):
@@ -73,17 +94,22 @@ def resolve_roles(rows: list[dict], text=None, answer=None, group=None, labels=N
         if not isinstance(lab, str):
             raise _not_a_name("labels", lab)
     label_list = [item.strip() for lab in label_list for item in str(lab).split(",") if item.strip()]
-    for role, path in [*given.items(), *(("labels", lab) for lab in label_list)]:
+    checked = [*(("text", name) for name in text_list or [given["text"]]),
+               *((role, v) for role, v in given.items() if role != "text"), *(("labels", lab) for lab in label_list)]
+    for role, path in checked:
         if not _blank(path) and not _present(rows, path):
             raise AuditorError("missing_field", f"The {role} field {path!r} is in no record.",
                                _selector_hint(rows, path) or f"Available fields: {', '.join(fields) or '(none)'}.")
-    named = [(role, v) for role, v in given.items() if not _blank(v)]
+        if not _blank(path):
+            _check_one_way(rows, role, path)
+    named = [("text", v) for v in text_list or [given["text"]] if not _blank(v)]
+    named += [(role, v) for role, v in given.items() if role != "text" and not _blank(v)]
     for k, (role, value) in enumerate(named):
         other = next((r for r, v in named[:k] if v == value), None)
         if other:   # e.g. text = answer: every text match would also count as an answer match
             raise AuditorError("usage", f"The {other} and {role} roles both name the field {value!r:.80}.",
                                "Give each role its own field, or leave one blank to have it guessed.")
-    taken = {v for v in given.values() if not _blank(v)} | set(label_list)
+    taken = {v for _, v in named} | set(label_list)
     guessed = []
     for role in ("text", "answer", "group", "id"):
         if _blank(given[role]):
@@ -100,6 +126,7 @@ def resolve_roles(rows: list[dict], text=None, answer=None, group=None, labels=N
                 choice = next((path for path in nested if path in fields and path not in taken
                                and _readable(rows, path)), None)
             if choice is not None:
+                _check_one_way(rows, role, choice)
                 given[role] = choice
                 taken.add(choice)
                 guessed.append(role)
@@ -109,7 +136,61 @@ def resolve_roles(rows: list[dict], text=None, answer=None, group=None, labels=N
         raise AuditorError("missing_field", "No text field given, and none could be guessed.",
                            f"Name one with --text. Available fields: {', '.join(fields) or '(none)'}.")
     return Roles(text=given["text"], answer=given["answer"], group=given["group"], labels=tuple(label_list),
-                 id=given["id"], guessed=tuple(guessed))
+                 id=given["id"], guessed=tuple(guessed), text_fields=tuple(text_list or (given["text"],)))
+
+
+def _text_spec(rows: list[dict], text) -> tuple:
+    """(text, fields): the text role as given (one name, or None to guess), or, when it names several
+    fields (a list, or names joined by commas that are not one present field's name), their names
+    joined by commas and the list of them."""
+    if isinstance(text, (list, tuple)):
+        if not text or not all(isinstance(name, str) for name in text):
+            raise _not_a_name("text", text, "a field name, or a list of field names")
+        names = [name.strip() for name in text if name.strip()]
+        if len(names) == 1:
+            return names[0], None
+    elif isinstance(text, str) and "," in text and not _present(rows, text.strip()):
+        names = text_fields(text)
+    else:
+        return text, None
+    if len(names) == 1:
+        return names[0], None
+    spec = text if isinstance(text, str) else ", ".join(map(repr, text))
+    if not names:
+        raise AuditorError("usage", f"The text fields {spec!r:.80} name no field.",
+                           "Name one field, or several separated by commas (instruction,input).")
+    comma = next((name for name in names if "," in name), None)
+    if comma is not None:
+        raise AuditorError("usage", f"The field {comma!r:.80} has a comma in its name: it cannot be one of several "
+                           "text fields.", "Name it alone as the text, or rename it.")
+    twice = next((name for k, name in enumerate(names) if name in names[:k]), None)
+    if twice is not None:
+        raise AuditorError("usage", f"The text field {twice!r:.80} is named twice in {spec!r:.80}.",
+                           "Name each field once.")
+    return ",".join(names), names
+
+
+def _check_one_way(rows: list[dict], role: str, path: str, sample: int = 1000) -> None:
+    """A dotted name must read one field in every record. ``lookup`` reads a key of that very name
+    ("q.text") where a record has one (it wins over nesting), else the nested value ({"q": {"text":
+    ...}}): records holding only the key mixed with records holding only the nested value would mix
+    two fields, and are refused with both named."""
+    if "." not in path:
+        return
+    literal = nested_only = False
+    for row in rows[:sample]:
+        if not isinstance(row, dict):
+            continue
+        if path in row:
+            literal = True
+        elif not nested_only:
+            nested_only = _walk(row, path) is not MISSING
+        if literal and nested_only:
+            parent, _, child = path.rpartition(".")
+            raise AuditorError("usage", f"The {role} field {path!r:.80} is ambiguous: some records hold a field "
+                               f"named {path!r:.80}, others only a field {child!r:.40} inside {parent!r:.40}.",
+                               "Rename one of them (e.g. write a copy of the data with the dotted key renamed); "
+                               "a record holding both is read from the dotted key.")
 
 
 def text_fields(spec: str) -> list[str]:
@@ -186,8 +267,9 @@ def _not_a_name(role: str, value, what: str = "a field name (a string)") -> Audi
 
 
 def available_fields(rows: list[dict], sample: int = 1000) -> list[str]:
-    """Top-level fields, then one level of nested dotted paths (of an object, or of the objects in
-    a list, like a conversation's turns: ``messages.content``), in first-seen order."""
+    """Top-level fields, then nested dotted paths (of an object, up to NESTED_DEPTH objects deep:
+    ``data.q.text``; of the objects in a list, one level, like a conversation's turns:
+    ``messages.content``), in first-seen order."""
     seen: dict[str, None] = {}
     for row in rows[:sample]:
         for key, value in row.items():
@@ -195,14 +277,24 @@ def available_fields(rows: list[dict], sample: int = 1000) -> list[str]:
             inner = [value] if isinstance(value, dict) else value[:8] if isinstance(value, list) else ()
             for item in inner:
                 if isinstance(item, dict):
-                    for sub, parts in item.items():
-                        seen[f"{key}.{sub}"] = None
-                        if _text_parts(parts):      # a turn's content parts: messages.content.text
-                            seen[f"{key}.{sub}.text"] = None
+                    _nested_paths(str(key), item, seen, NESTED_DEPTH if item is value else 1)
             if isinstance(value, list):
                 for path in _turn_paths(str(key), value[:8]):
                     seen[path] = None
     return list(seen)
+
+
+NESTED_DEPTH = 3        # objects within objects listed as fields (a.b, a.b.c, a.b.c.d)
+
+
+def _nested_paths(prefix: str, item: dict, seen: dict, depth: int) -> None:
+    for sub, parts in item.items():
+        path = f"{prefix}.{sub}"
+        seen[path] = None
+        if _text_parts(parts):      # a turn's content parts: messages.content.text
+            seen[f"{path}.text"] = None
+        if depth > 1 and isinstance(parts, dict):
+            _nested_paths(path, parts, seen, depth - 1)
 
 
 SPEAKER_KEYS = ("role", "from")     # who speaks a turn (OpenAI, ShareGPT)
@@ -317,35 +409,61 @@ def _text_parts(value) -> bool:
 
 
 def _text_fallback(rows, fields, taken) -> str | None:
-    """The text when no field has a text name: a conversation's turns; a text-named field of an
-    object named as text (ARC's question.stem); the longest string field that is not named as an
-    id or answer; a text-named field of any object (q.stem, the Hub API's row.question); else the
-    longest string. (The longest string alone made ARC's "Mercury_7175875" ids the text: an audit
-    of ids, every record distinct.)"""
-    named = set(GUESSES["id"]) | set(GUESSES["answer"])
-    return (_chat_field(rows, fields, taken) or _nested_text(rows, fields, taken, set(GUESSES["text"]))
-            or _longest_string_field(rows, fields, taken | named) or _nested_text(rows, fields, taken)
+    """The text when no field has a text name: a conversation's turns; a text-named field reached
+    by a dotted path (ARC's question.stem, the Hub API's row.question, q.text, a key named
+    "question.text"); the longest string field that is not named as an id, answer or group; else
+    the longest string that is not named as an id. (The longest string alone made ARC's
+    "Mercury_7175875" ids the text: an audit of ids, every record distinct.)"""
+    named = set(GUESSES["id"]) | set(GUESSES["answer"]) | set(GUESSES["group"])
+    return (_chat_field(rows, fields, taken) or _dotted_text(rows, fields, taken)
+            or _longest_string_field(rows, fields, taken | named)
             or _longest_string_field(rows, fields, taken | set(GUESSES["id"])))
 
 
-def _nested_text(rows, fields, taken, parents: set | None = None, sample: int = 200) -> str | None:
-    """A text-named field (or "stem") of an object-valued field (of one named in ``parents``)."""
-    for child in (*GUESSES["text"], "stem"):
-        for path in fields:
-            parent, _, name = path.partition(".")
-            if name != child or path in taken or (parents is not None and parent not in parents):
+TEXT_CHILDREN = (*GUESSES["text"], "stem")
+
+
+def _dotted_text(rows, fields, taken, sample: int = 200) -> str | None:
+    """A text-named field (or "stem") reached by a dotted path: nested in objects (q.text,
+    data.q.text) or a key with a dot in its name ("question.text"). Ranked by its last name (in
+    GUESSES order), then by the best text name among the outer ones (question.text before
+    context.text; q.text after both); an outer name of an answer or id (answers.text) is not a
+    text. Two best candidates under outer names that are not text names (q.text, p.text) are
+    ambiguous: refused with both named."""
+    not_outer = set(GUESSES["answer"]) | set(GUESSES["id"])
+    head = rows[:sample]
+    ranked = []
+    for path in fields:
+        if path in taken or "[" in path or "." not in path:
+            continue
+        *outer, last = path.split(".")
+        if last not in TEXT_CHILDREN or not_outer & set(outer) or not all(outer):
+            continue
+        if not any(isinstance(row, dict) and path in row for row in head):       # nested, not one key
+            parent = ".".join(outer)
+            if sum(isinstance(lookup(row, parent), dict) for row in head) < 0.9 * len(head):
                 continue
-            if sum(isinstance(row.get(parent), dict) for row in rows[:sample]) >= 0.9 * len(rows[:sample]) \
-                    and _readable(rows, path):
-                return path
-    return None
+        if _readable(rows, path):
+            outer_rank = min((GUESSES["text"].index(name) for name in outer if name in GUESSES["text"]),
+                             default=len(GUESSES["text"]))
+            ranked.append(((TEXT_CHILDREN.index(last), outer_rank), path))
+    if not ranked:
+        return None
+    best = min(rank for rank, _ in ranked)
+    tied = [path for rank, path in ranked if rank == best]
+    if len(tied) > 1 and best[1] == len(GUESSES["text"]):
+        shown = ", ".join(tied[:5])
+        raise AuditorError("usage", f"No text field given, and several could be it: {shown}.",
+                           f"Name one with --text (e.g. --text {tied[0]}), or several joined by commas.")
+    return tied[0]
 
 
 def _longest_string_field(rows, fields, taken) -> str | None:
     best, best_len = None, 0.0
     for name in fields:
-        if name in taken or "." in name or not name.strip():   # a blank name cannot be given back as a role
+        if name in taken or not name.strip():   # a blank name cannot be given back as a role
             continue
+        # a nested path (q.stem) reads None here: only top-level keys, a dotted one included, count
         values = [row.get(name) for row in rows[:200]]
         strings = [v for v in values if isinstance(v, str)]
         if len(strings) >= 0.5 * len(values):
@@ -364,6 +482,11 @@ def lookup(row, path: str):
     record where none is selected has no such field."""
     if path in row:
         return row[path]
+    return _walk(row, path)
+
+
+def _walk(row, path: str):
+    """``lookup`` by nesting alone (a key named ``path`` itself is not read)."""
     value, chosen = row, False
     for name, selectors in path_parts(path):
         if isinstance(value, dict):
@@ -490,8 +613,16 @@ def column(rows: list[dict], path: str | None) -> list | None:
     return [as_text(lookup(row, path), path, i) for i, row in enumerate(rows)]
 
 
+def text_column(rows: list[dict], roles: Roles) -> list:
+    """Every record's text (``Roles.text_of``): its text field, or its text fields joined."""
+    names = list(roles.text_names)
+    if len(names) == 1:
+        return column(rows, names[0])
+    return [joined_text(row, names, i) for i, row in enumerate(rows)]
+
+
 def extract(rows: list[dict], roles: Roles) -> Fields:
-    return Fields(text=column(rows, roles.text), answer=column(rows, roles.answer),
+    return Fields(text=text_column(rows, roles), answer=column(rows, roles.answer),
                   group=column(rows, roles.group), labels={lab: column(rows, lab) for lab in roles.labels},
                   ids=column(rows, roles.id))
 

@@ -78,8 +78,13 @@ def same_records(summary: dict) -> bool:
 def fields_line(roles_a: dict, roles_b: dict) -> str:
     """Which fields were compared, and which were guessed: a wrong guess (an id as the text, a
     multiple-choice letter as the answer) changes every figure."""
+    def field(roles: dict, role: str) -> str:
+        if role == "text" and len(roles.get("text_fields") or ()) > 1:     # each record's joined as one text
+            return " + ".join(f"`{md_cell(name)}`" for name in roles["text_fields"]) + " (joined)"
+        return f"`{md_cell(roles[role])}`"
+
     def side(roles: dict) -> str:
-        named = [f"{role} `{md_cell(roles[role])}`" + (" (guessed)" if role in roles.get("guessed", ()) else "")
+        named = [f"{role} {field(roles, role)}" + (" (guessed)" if role in roles.get("guessed", ()) else "")
                  for role in ("text", "answer", "group") if roles.get(role)]
         return ", ".join(named) or "none"
     return (f"Fields compared: A {side(roles_a)}; B {side(roles_b)}. Name them with --text/--answer/--group "

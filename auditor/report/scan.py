@@ -75,6 +75,8 @@ def roles_rows(d: dict) -> list[tuple]:
     """(role, field or None, "guessed" or "") per role; field names are data: escape them."""
     roles = d["roles"]
     rows = [(role, roles[role], "guessed" if role in roles["guessed"] else "") for role in ("text", "answer", "group", "id")]
+    if len(roles.get("text_fields") or ()) > 1:      # several fields, each record's read as one text
+        rows[0] = ("text", ", ".join(roles["text_fields"]), "fields joined as one text")
     rows.append(("labels", ", ".join(roles["labels"]) or None, ""))
     return rows
 
