@@ -36,7 +36,8 @@ CLUSTER_ROWS = 500             # clusters listed (largest first)
 EXPIRED = "This audit has expired from the cache: press **Run audit** again."
 # The query keys a share link carries, and the longest value one of them may hold (a link the page
 # made stays far below: ids are at most 96 characters, marks at most SHARED_MARKS pairs).
-LINK_KEYS = ("dataset", "config", "split", "text", "answer", "group", "labels", "threshold", "max_rows", "nd", "tab")
+LINK_KEYS = ("dataset", "config", "split", "text", "answer", "group", "labels", "threshold", "max_rows", "nd",
+             "tab") + state.LEAK_LINK_KEYS
 LINK_VALUE_CAP = 1000
 
 
@@ -96,7 +97,7 @@ def threshold_views(result, st: dict) -> dict:
     return {"threshold": t, "curve_threshold": t,
             "cards": views.stat_cards(result, near), "overview": views.overview_markdown(result, t),
             "counts": views.counts_markdown(near), "curve_plot": views.curve_figure(result, t),
-            "share": state.share_url(st["base"], st["request"], st["source"], t, marks, st.get("tab")),
+            "share": state.share_url(st["base"], st["request"], st["source"], t, marks, st.get("tab"), st.get("leak")),
             "dl_summary": enabled(summary_path), "dl_report": enabled(report_path), "dl_pairs": enabled(pairs_path),
             "dl_info": views.pairs_csv_note(in_csv, pairs.a.size, state.PAIRS_CSV_BYTES),
             "clusters_info": views.clusters_caption(t, clusters, st.get("keep", "first"), len(marks)),
@@ -216,11 +217,81 @@ def page_load(params: dict, base, progress=None) -> dict:
         out = {**filled, **audited(result, src, key, req, seconds, cached, base, marks, tab)}
         if linked:
             out["form"] = gr.update(open=False, label=views.form_label(src, result.table, req.threshold))
+            if any(params.get(k) for k in state.LEAK_LINK_KEYS):
+                leak_out = linked_leak(params, out["state"], result, progress)
+                note = leak_out.pop("status_note", None)
+                out.update(leak_out)
+                if note:     # said at the top too: the leakage tab may not be the one open
+                    out["status"] = gr.update(value=f"{out['status']['value']}  \n{note}", elem_classes=["ok"])
         if tab:
             out["tabs"] = gr.update(selected=tab)
         return out
     except Exception as exc:  # noqa: BLE001
         return {**filled, **cleared_results(), **error(views.error_text(exc))}
+
+
+def linked_leak(params: dict, st: dict, result, progress=None) -> dict:
+    """A share link's leakage check: its values fill the leakage tab and the check runs again (without
+    a token: never the server's). An uploaded B or benchmark cannot travel in a link: the page says
+    so, and that side is left unchecked (never another dataset checked in its place)."""
+    def value(key):
+        return str(params.get(key) or "").strip()
+
+    b, bench = value("b"), value("bench")
+    b_file = b[len("upload:"):].strip() if b.startswith("upload:") else None
+    bench_file = bench[len("upload:"):].strip() if bench.startswith("upload:") else None
+    fields = available_fields(result.table.rows)
+    asked = [x.strip() for x in value("cfields").split(",") if x.strip()]
+    cfields = [x for x in asked if x in fields]
+    fill = {"leak_dataset": b, "leak_config": gr.update(value=value("b_config")),
+            "leak_split": gr.update(value=value("b_split")), "leak_text": value("b_text"),
+            "leak_self": value("b_self") == "1", "benchmark": bench if bench in BENCHMARKS else "",
+            "bench_text": value("bench_text"), "ngram": value("ngram") or "auto",
+            "contam_fields": gr.update(value=cfields)}
+    notes = []
+    if b_file is not None:
+        fill.update({"leak_config": gr.update(value=""), "leak_split": gr.update(value="")})
+        notes.append(f"This link's B was an uploaded file (**{views.md(b_file or '?', 120)}**): files cannot travel "
+                     "in a link, so leakage was not checked. Upload it as B's file and press **Check leakage**.")
+    if bench_file is not None:
+        notes.append(f"This link's contamination benchmark was an uploaded file (**{views.md(bench_file or '?', 120)}"
+                     "**): files cannot travel in a link, so contamination was not checked. Upload it as the "
+                     "benchmark file and press **Check leakage**.")
+    if len(cfields) < len(asked):
+        notes.append(f"A has no field {', '.join(views.md(x, 60) for x in asked if x not in fields)}: "
+                     "contamination searched " + (f"{', '.join(views.md(x, 60) for x in cfields)}." if cfields
+                                                  else "A's text."))
+    b_check = None if b_file is not None else b
+    bench_check = None if bench_file is not None else bench
+    view = {}
+    if b_check or bench_check:
+        view = leak_check(st, b_check, value("b_config"), value("b_split"), value("b_text"), None,
+                          value("b_self") == "1", bench_check, None, progress, contam_fields=cfields,
+                          bench_text=None, ngram=value("ngram") or "auto", b_threshold=value("b_threshold") or None)
+    out = {**fill, **view}
+    st = view.get("state") or st
+    leak = dict(st.get("leak") or {})
+    failed = bool(view) and "error" in (view["leak_status"].get("elem_classes") or [])
+    if not failed:       # the uploaded sides stay named in the link, as they were
+        if b_file is not None:
+            leak.update({k: v for k, v in (("b", b), ("b_text", value("b_text"))) if v})
+        if bench_file is not None:
+            leak.update({k: v for k, v in (("bench", bench), ("bench_text", value("bench_text")),
+                                           ("ngram", value("ngram")), ("cfields", ",".join(cfields)))
+                         if v and v != "auto"})
+    st = {**st, "leak": leak or None}
+    out.update({"state": st, "share": share_of(st)})
+    uploaded = [what for what, name in (("B", b_file), ("contamination benchmark", bench_file)) if name is not None]
+    if uploaded:
+        were = "was an uploaded file" if len(uploaded) == 1 else "were uploaded files"
+        out["status_note"] = (f"This link's {' and '.join(uploaded)} {were}, which cannot travel in a link: "
+                              "see the **Leakage** tab.")
+    if notes:
+        status = view.get("leak_status")
+        classes = status.get("elem_classes") if isinstance(status, dict) else []
+        text = " ".join(notes + ([status["value"]] if isinstance(status, dict) and status.get("value") else []))
+        out["leak_status"] = gr.update(value=text, elem_classes=classes if view else [])
+    return out
 
 
 def linked_marks(result, nd) -> tuple:
@@ -239,7 +310,8 @@ def tab_chosen(st, tab: str) -> dict:
     st = {**st, "tab": tab}
     marks = tuple(map(tuple, st.get("marks") or ()))
     return {"state": st,
-            "share": state.share_url(st["base"], st["request"], st["source"], st["threshold"], marks, tab)}
+            "share": state.share_url(st["base"], st["request"], st["source"], st["threshold"], marks, tab,
+                                     st.get("leak"))}
 
 
 def rethreshold(st, t) -> dict:
@@ -574,10 +646,13 @@ def load_b(st, result, b_src, b_config, b_split, allow_self, cap: int, token):
 
 
 def leak_check(st, b_dataset, b_config, b_split, b_text, b_upload, allow_self, bench, token, progress=None,
-               contam_fields=()) -> dict:
-    """Leakage of B into the audited A, and contamination of A by a bundled benchmark (searched in
-    ``contam_fields`` of A, each record's joined as one text; none: A's text), with the evidence
-    side by side and as CSV. A is the audited table from the cache (not loaded again)."""
+               contam_fields=(), bench_upload=None, bench_text=None, ngram="auto", b_threshold=None) -> dict:
+    """Leakage of B into the audited A, and contamination of A by a bundled benchmark or an uploaded
+    benchmark file (``bench_upload``, its text field ``bench_text``, blank: guessed), searched in
+    ``contam_fields`` of A (each record's joined as one text; none: A's text) for shared ``ngram``-word
+    sequences, with the evidence side by side and as CSV. A is the audited table from the cache (not
+    loaded again). ``b_threshold``: the Jaccard B is compared at (a share link's; blank: the page's).
+    The state records the check, so the share link carries it."""
     out = cleared_leak()
     if not st:
         return {**out, **error("Run an audit first: it is dataset **A**.", "leak_status")}
@@ -588,7 +663,12 @@ def leak_check(st, b_dataset, b_config, b_split, b_text, b_upload, allow_self, b
     cap = min(st["request"].max_rows or ROW_CAP, ROW_CAP)
     token = user_token(token)
     notes, done = [], []
+    forgotten = {**st, "leak": None}      # a failed check: the link no longer carries one
+    failed = {"state": forgotten, "share": share_of(forgotten)}
     try:
+        if b_threshold not in (None, ""):
+            t = state.check_threshold(b_threshold)
+        ngram = check_ngram(ngram)
         b_src = b_source(b_dataset, b_upload)
         if b_src is not None:
             b_table = load_b(st, result, b_src, b_config, b_split, allow_self, cap, token)
@@ -596,9 +676,9 @@ def leak_check(st, b_dataset, b_config, b_split, b_text, b_upload, allow_self, b
                                                                    ("split", blank(b_split), b_table.split))
                      if value is not None and value != read]
             if asked:       # the values offered for A's dataset, which B has not got (load_b)
-                notes.append(f"B has no {' or '.join(asked)}: read at its own "
-                             f"{'config ' + repr(b_table.config) + ', ' if b_table.config else ''}"
-                             f"split {b_table.split!r}.")
+                notes.append(f"B has no {' or '.join(views.md(x) for x in asked)}: read at its own "
+                             f"{'config ' + views.md(repr(b_table.config)) + ', ' if b_table.config else ''}"
+                             f"split {views.md(repr(b_table.split))}.")
             req = st["request"]   # the roles as the user gave them (blank: guessed on each side)
             lr = leak(result.table, b_side(b_table, req, blank(b_text)), text=req.text, answer=req.answer,
                       group=req.group, threshold=t, max_rows=cap, token=token, progress=progress)
@@ -610,16 +690,90 @@ def leak_check(st, b_dataset, b_config, b_split, b_text, b_upload, allow_self, b
             table_head = "\n\n| B records that"
             out["leak_md"] = out["leak_md"].replace(table_head, b_roles_note(lr) + table_head, 1)
             done.append("leakage")
-        elif not bench:
+        side = bench_side(bench, bench_upload, bench_text, token)
+        if b_src is None and side is None:
             notes.append("No B chosen: give B a dataset id, a bundled example or a file.")
-        if bench:
-            out.update(contamination_views(result, bench, token, progress, fields=contam_fields, source=a_src))
+        if side is not None:
+            out.update(contamination_views(result, side, token, progress, fields=contam_fields, source=a_src,
+                                           ngram=ngram))
             done.append("contamination")
         message = " ".join(notes + ([f"Checked {' and '.join(done)}."] if done else []))
         out["leak_status"] = gr.update(value=message, elem_classes=["ok"] if done else [])
+        # B's config and split as read (the ones asked for may have been A's, which B has not got)
+        b_read = (b_table.config or blank(b_config), b_table.split or blank(b_split)) if b_src else (None, None)
+        link = state.leak_link(b_src, *b_read, blank(b_text), bool(allow_self), t,
+                               side and side["link"], blank(bench_text) if side and side["upload"] else None,
+                               ngram, list(contam_fields or ()) if side else None) if done else None
+        st = {**st, "leak": link or None}
+        out.update({"state": st, "share": share_of(st)})
         return out
     except Exception as exc:  # noqa: BLE001
-        return {**cleared_leak(), **error(views.error_text(exc, "check"), "leak_status")}
+        return {**cleared_leak(), **failed, **error(views.error_text(exc, "check"), "leak_status")}
+
+
+def share_of(st) -> str:
+    """The share link of the page's state (its threshold, marks, tab and leakage check)."""
+    return state.share_url(st["base"], st["request"], st["source"], st["threshold"],
+                           tuple(map(tuple, st.get("marks") or ())), st.get("tab"), st.get("leak"))
+
+
+def check_ngram(ngram) -> str | int:
+    """The contamination scan's n-gram size from the form or a link: "auto" (blank too) or a whole
+    number from 1 to MAX_NGRAM."""
+    from auditor.contamination import MAX_NGRAM
+    text = str(ngram).strip() if ngram is not None else ""
+    if text.lower() in ("", "auto"):
+        return "auto"
+    if text.isdigit() and len(text) < 4 and 1 <= int(text) <= MAX_NGRAM:
+        return int(text)
+    raise AuditorError("usage", f"N-gram size {text!r:.40} is not a whole number from 1 to {MAX_NGRAM}.",
+                       "Leave it at auto (8 to 13 words, from the benchmark's item lengths) or use e.g. 13, "
+                       "as GPT-3 did.")
+
+
+def bench_side(bench, upload, text, token) -> dict | None:
+    """The benchmark of the contamination scan: the uploaded file when there is one, else the bundled
+    benchmark picked (None: neither). ``name``: shown; ``scan``/``text``: what scan_corpus reads;
+    ``texts``: its items' texts (the evidence); ``link``: what a share link says."""
+    bench = (bench or "").strip()
+    if upload:
+        from auditor.prepare import in_source
+        from auditor.roles import column
+        src = state.upload_source(upload)
+        # As the main upload: the same readers, byte budget (AUDITOR_MAX_BYTES) and row cap.
+        tbl = auditor.load(src.value, None, None, max_rows=ROW_CAP, kind="local", default_split="test")
+        if tbl.truncated:
+            raise AuditorError("usage", f"The benchmark file {src.name!r:.120} holds more than {ROW_CAP:,} items: "
+                               "the most this page checks.", "Upload the test set alone (or its first "
+                               f"{ROW_CAP:,} items); the CLI's `auditor contamination --benchmark FILE` reads all.")
+        try:
+            roles = resolve_roles(tbl.rows, text=blank(text))
+        except AuditorError as exc:
+            if blank(text):
+                raise in_source(exc, src.name) from None
+            raise AuditorError(exc.code, f"{src.name}: no text field could be guessed in the benchmark file.",
+                               "Name it in the box “Benchmark file: text field” (fields: "
+                               f"{', '.join(available_fields(tbl.rows)[:20]) or '(none)'}).") from None
+        if roles.text is None:
+            raise AuditorError("missing_field", f"{src.name}: no text field found in the benchmark file.",
+                               f"Name its text field in the box (fields: "
+                               f"{', '.join(available_fields(tbl.rows)[:20]) or '(none)'}).")
+        texts = column(tbl.rows, roles.text)
+        if not any(isinstance(x, str) and x.strip() for x in texts):
+            raise AuditorError("empty_input", f"{src.name}: the text field {roles.text!r:.80} is blank in every "
+                               "item.", "Name the field that holds the benchmark's questions or prompts.")
+        return {"name": src.name, "scan": src.value, "text": roles.text, "texts": texts, "link": src,
+                "upload": True}
+    if not bench:
+        return None
+    if bench.startswith("upload:"):
+        raise AuditorError("usage", "No file in the benchmark's upload slot.",
+                           "Upload the benchmark file under Contamination, or pick a bundled benchmark.")
+    if bench not in BENCHMARKS:
+        raise AuditorError("usage", f"{bench!r:.60} is not a bundled benchmark.",
+                           f"Pick one of {', '.join(BENCHMARKS)}, or upload a benchmark file.")
+    return {"name": bench, "scan": bench, "text": None, "texts": benchmark_texts(bench, token), "link": bench,
+            "upload": False}
 
 
 def b_side(b_table, req, b_text):
@@ -671,13 +825,14 @@ def benchmark_texts(bench: str, token) -> list:
     return extract(tbl.rows, resolve_roles(tbl.rows, text=field)).text
 
 
-def contamination_views(result, bench: str, token, progress=None, fields=(), source=None) -> dict:
+def contamination_views(result, bench, token, progress=None, fields=(), source=None, ngram="auto") -> dict:
+    """The contamination view of A by ``bench`` (a bundled benchmark's name, or a ``bench_side``)."""
     from auditor.decontaminate import copy_record_lines
     from auditor.evidence import contamination_evidence, evidence_csv
     from auditor.roles import joined_text, resolve_text_spec, text_fields
     from auditor.sources import format_of
-    if bench not in BENCHMARKS:
-        raise AuditorError("usage", f"{bench!r} is not a bundled benchmark.", f"Pick one of {', '.join(BENCHMARKS)}.")
+    side = bench if isinstance(bench, dict) else bench_side(bench, None, None, token)
+    bench = side["name"]
     # A's texts from the cached audit; other fields as `auditor contamination --text a,b` reads them.
     # A guessed text is the CLI's guess for a corpus (an instruction layout's every field).
     spec = resolve_text_spec(result.table.rows, list(fields) if fields else (
@@ -686,8 +841,9 @@ def contamination_views(result, bench: str, token, progress=None, fields=(), sou
     corpus = (list(result.fields.text) if spec == result.roles.text
               else [joined_text(row, names, i) for i, row in enumerate(result.table.rows)])
     matched: list = []
-    cr = scan_corpus(corpus, bench, token=token, progress=progress, matched_rows=matched)
-    rows = contamination_evidence(cr, benchmark_texts(bench, token), corpus)
+    cr = scan_corpus(corpus, side["scan"], benchmark_text=side["text"], ngram=ngram, token=token, progress=progress,
+                     matched_rows=matched)
+    rows = contamination_evidence(cr, side["texts"], corpus)
     folder = state.new_folder("contam-" + secrets.token_hex(8))
     write_text(folder / "contamination_evidence.csv", evidence_csv(rows))
     # A without the records that share an n-gram with the benchmark (what `--decontaminate` writes),
@@ -705,10 +861,12 @@ def contamination_views(result, bench: str, token, progress=None, fields=(), sou
     else:
         write_rows([r for i, r in enumerate(result.table.rows) if i not in dropped], copy, fmt=fmt)   # CSV: 2 passes
     note = (f"\n\n**A without them** (download): {len(result.table.rows) - len(dropped):,} of "
-            f"{len(result.table.rows):,} records, the {len(dropped):,} sharing a {cr.n}-gram with {bench} left out.")
+            f"{len(result.table.rows):,} records, the {len(dropped):,} sharing a {cr.n}-gram with "
+            f"{views.md(bench)} left out.")
     if result.table.truncated:      # a cut A: the download must not pass for the whole dataset
+        arg = "FILE" if side["upload"] else bench      # (an uploaded name, escaped, would show its backslashes)
         note += (f" A was read only up to its first {len(result.table.rows):,} records (the row cap): the records "
-                 f"after them are not in the download; `auditor contamination A --benchmark {bench} "
+                 f"after them are not in the download; `auditor contamination A --benchmark {arg} "
                  "--decontaminate OUT` copies all of A.")
     return {"contam_md": views.contamination_markdown(cr.summary(), bench, names) + note,
             "contam_evidence": views.contamination_evidence_html(rows),

@@ -151,7 +151,8 @@ def build() -> gr.Blocks:
                                                          scale=1, min_width=120)
                         with gr.Row(equal_height=True):
                             P["text"] = gr.Dropdown([], label="Text field", allow_custom_value=True, elem_id="text",
-                                                    info="compared for near duplicates (blank: guess)", min_width=140)
+                                                    info="compared for near duplicates (blank: guess; several: instruction,input)",
+                                                    min_width=140)
                             P["answer"] = gr.Dropdown([], label="Answer field", allow_custom_value=True,
                                                       elem_id="answer", info="optional", min_width=140)
                             P["group"] = gr.Dropdown([], label="Group field", allow_custom_value=True, elem_id="group",
@@ -269,6 +270,18 @@ def build() -> gr.Blocks:
                                                                "each record's joined as one text")
                     P["leak_run"] = gr.Button("Check leakage", variant="primary", elem_id="leak-run", scale=1,
                                               min_width=140)
+                with gr.Row(equal_height=True):
+                    P["bench_upload"] = gr.File(label="Or your own benchmark file (replaces the bundled one)",
+                                                type="filepath",
+                                                file_types=[".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".parquet",
+                                                            ".gz", ".bz2", ".xz", ".zst"], height=130,
+                                                elem_id="bench-upload", scale=2)
+                    P["bench_text"] = gr.Textbox(label="Benchmark file: text field", placeholder="blank: guess",
+                                                 info="the field holding each item's question or prompt",
+                                                 elem_id="bench-text", min_width=140, scale=1)
+                    P["ngram"] = gr.Textbox("auto", label="Contamination n-gram size (words)", elem_id="ngram",
+                                            info="auto: 8 to 13 from the items' lengths; or 1 to 64 (GPT-3: 13)",
+                                            min_width=140, scale=1)
                 P["leak_status"] = gr.Markdown("", elem_id="leak-status", latex_delimiters=[])
                 P["leak_md"] = gr.Markdown("", elem_id="leak-summary", latex_delimiters=[])
                 with gr.Row():
@@ -349,7 +362,8 @@ def wire(demo: gr.Blocks, P: dict) -> None:
                     "leak_config", "leak_split", "contam_fields", "leak_status", "leak_md", "leak_df", "leak_evidence",
                     "contam_md", "contam_evidence", "dl_evidence", "dl_clean", "dl_contam", "dl_decontam",
                     "para_status", "para_md", "para_plot", "para_evidence", "dl_para", "para_state", "keep"]
-    load_names = result_names + ["dataset", "max_rows", "tabs"]
+    load_names = result_names + ["dataset", "max_rows", "tabs", "leak_text", "leak_self", "benchmark", "bench_text",
+                                 "ngram"]
     fields_names = ["status", "form", "config", "split", "text", "answer", "group", "labels", "fields_for"]
     pick_names = ["dataset", "config", "split", "text", "answer", "group", "labels"]
     threshold_names = ["status", "state", "threshold", "curve_threshold", "cards", "overview", "counts", "curve_plot",
@@ -360,7 +374,7 @@ def wire(demo: gr.Blocks, P: dict) -> None:
     pairs_names = ["status", "state", "pairs_info", "pair_view"]
     para_names = ["para_status", "para_md", "para_plot", "para_evidence", "dl_para", "para_state"]
     leak_names = ["leak_status", "leak_md", "leak_df", "leak_evidence", "contam_md", "contam_evidence",
-                  "dl_evidence", "dl_clean", "dl_contam", "dl_decontam"]
+                  "dl_evidence", "dl_clean", "dl_contam", "dl_decontam", "state", "share"]
 
     def outs(names):
         return [P[n] for n in names]
@@ -395,9 +409,10 @@ def wire(demo: gr.Blocks, P: dict) -> None:
         return pack(P, ["status", "members_info", "members_df"], handlers.cluster_select(st, row))
 
     def on_leak(st, b_dataset, b_config, b_split, b_text, b_upload, allow_self, bench, contam_fields, token,
-                progress=gr.Progress()):
+                bench_upload, bench_text, ngram, progress=gr.Progress()):
         view = handlers.leak_check(st, b_dataset, b_config, b_split, b_text, b_upload, allow_self, bench, token,
-                                   progress_of(progress), contam_fields=contam_fields)
+                                   progress_of(progress), contam_fields=contam_fields, bench_upload=bench_upload,
+                                   bench_text=bench_text, ngram=ngram)
         return pack(P, leak_names, view)
 
     def on_paraphrases(st, b_dataset, b_config, b_split, b_text, b_upload, allow_self, bench, threshold, token,
@@ -458,7 +473,8 @@ def wire(demo: gr.Blocks, P: dict) -> None:
                          [P["state"], P["upload"]], outs(["status", "dedup_info", "dl_dedup", "dl_manifest"]),
                          concurrency_id="audit", **private)
     P["leak_run"].click(on_leak, [P["state"], P["leak_dataset"], P["leak_config"], P["leak_split"], P["leak_text"],
-                                  P["leak_upload"], P["leak_self"], P["benchmark"], P["contam_fields"], P["token"]],
+                                  P["leak_upload"], P["leak_self"], P["benchmark"], P["contam_fields"], P["token"],
+                                  P["bench_upload"], P["bench_text"], P["ngram"]],
                         outs(leak_names), concurrency_id="audit", show_progress_on=P["leak_status"], **private)
     P["para_run"].click(on_paraphrases, [P["state"], P["leak_dataset"], P["leak_config"], P["leak_split"],
                                          P["leak_text"], P["leak_upload"], P["leak_self"], P["para_bench"],
@@ -474,6 +490,9 @@ def wire(demo: gr.Blocks, P: dict) -> None:
         js="(pst, t) => { const v = (typeof t === 'number') ? t : parseFloat(t); "
            "return [pst, (Number.isFinite(v) && v >= 0 && v <= 1) ? 1 : 0]; }", **private)
     P["leak_upload"].upload(lambda p: ("" if p else gr.skip()), P["leak_upload"], P["leak_dataset"], **private)
+    # One benchmark at a time: a file uploaded replaces the bundled pick, a bundled pick the file.
+    P["bench_upload"].upload(lambda p: ("" if p else gr.skip()), P["bench_upload"], P["benchmark"], **private)
+    P["benchmark"].input(lambda b: (None if b else gr.skip()), P["benchmark"], P["bench_upload"], **private)
     # Another dataset typed as B: A's config and split (the defaults offered) no longer apply; it was
     # read at them ("example:humaneval has no config 'main'"). In the browser, as for A's form.
     P["leak_dataset"].input(None, None, outs(["leak_config", "leak_split"]), js="() => ['', '']", **private)

@@ -341,17 +341,49 @@ def format_marks(marks) -> str:
     return ",".join(f"{a}-{b}" for a, b in sorted(marks))
 
 
+# The leakage tab's settings a share link carries (``leak_link``), in the order they are written.
+LEAK_LINK_KEYS = ("b", "b_config", "b_split", "b_text", "b_self", "b_threshold", "bench", "bench_text", "ngram",
+                  "cfields")
+
+
+def leak_link(b_src: Source | None, b_config, b_split, b_text, allow_self, b_threshold, bench: Source | str | None,
+              bench_text, ngram, cfields) -> dict:
+    """The leakage tab's last check as share-link values: B (its id, config, split, text field,
+    "compare with itself"), the threshold B was compared at, the contamination benchmark (a bundled
+    name), its text field, the n-gram size and A's fields searched. An uploaded side is named
+    ``upload:NAME``: the file cannot travel, and the page opened from the link says so."""
+    out = {}
+    if b_src is not None:
+        out["b"] = f"upload:{b_src.name}" if b_src.kind == "upload" else b_src.name
+        if b_src.kind != "upload":
+            out.update({"b_config": b_config or None, "b_split": b_split or None})
+        out.update({"b_text": b_text or None, "b_self": "1" if allow_self else None,
+                    "b_threshold": f"{b_threshold:g}" if b_threshold is not None else None})
+    if bench is not None:
+        out["bench"] = f"upload:{bench.name}" if isinstance(bench, Source) else bench
+        out.update({"bench_text": bench_text or None,
+                    "ngram": str(ngram) if ngram not in (None, "", "auto") else None,
+                    "cfields": ",".join(cfields) if cfields else None})
+    return {k: v for k, v in out.items() if v not in (None, "")}
+
+
 def share_url(base: str, req: Request, src: Source | None, threshold: float | None = None, marks=(),
-              tab: str | None = None) -> str:
-    """The link that opens this audit; ``tab``: the result tab shown (one of TABS; the overview is the default)."""
+              tab: str | None = None, leak: dict | None = None) -> str:
+    """The link that opens this audit; ``tab``: the result tab shown (one of TABS; the overview is the
+    default); ``leak``: the leakage tab's last check (``leak_link``), carried too."""
     if src is not None and src.kind == "upload":
         return "Uploaded files cannot be shared by link: publish the file (e.g. on the Hub) and audit it by id."
+    t = threshold if threshold is not None else req.threshold
     params = {"dataset": req.dataset, "config": req.config, "split": req.split, "text": req.text,
               "answer": req.answer, "group": req.group, "labels": ",".join(req.labels) or None,
-              "threshold": f"{threshold if threshold is not None else req.threshold:g}",
+              "threshold": f"{t:g}",
               "max_rows": req.max_rows,
               "nd": format_marks(marks) if 0 < len(marks) <= SHARED_MARKS else None,
               "tab": tab if tab in TABS and tab != TABS[0] else None}
+    for k in LEAK_LINK_KEYS:
+        params[k] = (leak or {}).get(k)
+    if params["b_threshold"] == f"{t:g}":
+        params["b_threshold"] = None      # B was compared at the page's threshold: said once
     query = urlencode({k: v for k, v in params.items() if v not in (None, "")})
     return f"{base.rstrip('/')}/?{query}"
 

@@ -1,0 +1,320 @@
+"""Round 5, in a real headless Chromium: a share link carries the whole audit (B, its split, the
+threshold B was compared at, the contamination benchmark, its n-gram size and A's fields searched),
+so a collaborator opening it sees the same leakage counts and contamination items; an uploaded side
+cannot travel in a link and the opened page says so (never another dataset checked in its place);
+link values are validated (clear messages, nothing rendered as markup). And a curator's own
+benchmark file (CSV here) is scanned for n-gram contamination: exactly the planted items are found.
+Every expected figure comes from the data here (plain Python), never from the app."""
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+from urllib.parse import parse_qs, urlencode, urlparse
+
+import pytest
+from playwright.sync_api import expect
+
+import ground_truth
+import real_data
+from browser_support import (TIMEOUT, TRAP, download, new_page, share_box, upload_and_run, wait_audited,
+                             write_jsonl)
+
+pytest_plugins = ["app_server", "browser_support"]
+pytestmark = pytest.mark.browser
+
+REPO = "acme/r5share"
+
+
+def norm(text: str) -> str:
+    return " ".join(str(text).lower().split())
+
+
+def tokens(text: str) -> list:
+    """The documented tokenizer: lowercased, every character that is neither a word character nor
+    whitespace (and underscores) deleted, split on whitespace."""
+    return re.sub(r"[^\w\s]|_", "", text.lower()).split()
+
+
+def ngram_hits(items, corpus, n: int) -> set:
+    """Benchmark items (their row numbers) sharing an n-word sequence with any corpus text."""
+    grams = {tuple(t[i:i + n]) for t in map(tokens, corpus) for i in range(len(t) - n + 1)}
+    return {j for j, x in enumerate(items)
+            if any(tuple(tokens(x)[i:i + n]) in grams for i in range(len(tokens(x)) - n + 1))}
+
+
+def near_count(a_texts, b_texts, threshold: float) -> int:
+    """B texts with an A text at word-3-gram Jaccard >= threshold (ground_truth's shingles)."""
+    a_sets = [ground_truth.word_shingles(t) for t in a_texts]
+    index: dict = {}
+    for i, s in enumerate(a_sets):
+        for g in s:
+            index.setdefault(g, set()).add(i)
+    count = 0
+    for t in b_texts:
+        s = ground_truth.word_shingles(t)
+        candidates = set().union(*(index.get(g, set()) for g in s)) if s else set()
+        count += any(ground_truth.jaccard(s, a_sets[i]) >= threshold - 1e-12 for i in candidates)
+    return count
+
+
+def box(pg, elem_id: str):
+    return pg.locator(f"#{elem_id} input, #{elem_id} textarea").first
+
+
+def check(pg, expected: str = r"Checked|Could not"):
+    pg.locator("#leak-run").click()
+    expect(pg.locator("#leak-status")).to_contain_text(re.compile(expected), timeout=TIMEOUT)
+
+
+def pick(pg, elem_id: str, option: str):
+    pg.locator(f"#{elem_id} input").click()
+    pg.locator(f"#{elem_id}").get_by_role("option", name=option, exact=True).click()
+    pg.keyboard.press("Escape")
+
+
+def upload(pg, elem_id: str, path: Path):
+    """A file into the upload slot ``elem_id`` (the one it holds, if any, cleared first)."""
+    clear = pg.locator(f"#{elem_id} button[aria-label='Clear']")
+    if clear.count():
+        clear.click()
+    pg.locator(f"#{elem_id} input[type=file]").set_input_files(str(path))
+    expect(pg.locator(f"#{elem_id}")).to_contain_text(path.stem)     # (the page breaks the name at its suffix)
+
+
+def csv_rows(path) -> list:
+    return list(csv.DictReader(open(path, encoding="utf-8", newline="")))
+
+
+def query(url: str) -> dict:
+    return {k: v[0] for k, v in parse_qs(urlparse(url).query).items()}
+
+
+@pytest.fixture(scope="module")
+def shared(app_server):
+    """A hub dataset of GSM8K questions (train: 400 of GSM8K train, 12 GSM8K test questions copied and
+    8 with one word changed; test: the first 60 of GSM8K test), served by the fake hub."""
+    train, test = real_data.rows("gsm8k/train.jsonl"), real_data.rows("gsm8k/test.jsonl")
+    changed = []
+    for r in test[12:20]:
+        words = r["question"].split()
+        words[len(words) // 2] = "banana"
+        changed.append({"question": " ".join(words), "answer": r["answer"]})
+    a_rows = [{"question": r["question"], "answer": r["answer"]} for r in train[:400] + test[:12]] + changed
+    b_rows = [{"question": r["question"], "answer": r["answer"]} for r in test[:60]]
+    app_server.hub.add_repo(REPO, {"data/train.jsonl": "".join(json.dumps(r) + "\n" for r in a_rows).encode(),
+                                   "data/test.jsonl": "".join(json.dumps(r) + "\n" for r in b_rows).encode()})
+    return {"a": a_rows, "b": b_rows, "test": test}
+
+
+# --------------------------------------------------------------------------- the link carries B and the benchmark
+
+def test_a_link_carrying_b_and_the_benchmark_reproduces_both_views(browser, app_url, shared):
+    a_texts, b_texts = [r["question"] for r in shared["a"]], [r["question"] for r in shared["b"]]
+    keys = {norm(t) for t in a_texts}
+    identical, near = sum(norm(t) in keys for t in b_texts), near_count(a_texts, b_texts, 0.7)
+    bench = [r["question"] for r in shared["test"]]            # the bundled gsm8k: GSM8K test
+    contaminated = ngram_hits(bench, a_texts, 13)
+    assert identical == 12 and near >= 12 and set(range(12)) <= contaminated
+
+    ctx, pg = new_page(browser, app_url, init_script=TRAP)
+    ctx2 = None
+    try:
+        pg.goto(app_url + "/?" + urlencode({"dataset": REPO}))
+        wait_audited(pg, f"{len(a_texts):,}", REPO)
+        pg.get_by_role("tab", name="Leakage", exact=True).click()
+        expect(box(pg, "leak-dataset")).to_have_value(REPO)
+        expect(box(pg, "leak-split")).to_have_value("test")
+        pick(pg, "benchmark", "gsm8k")
+        pick(pg, "contam-fields", "question")
+        box(pg, "ngram").fill("13")
+        check(pg)
+        expect(pg.locator("#leak-status")).to_contain_text("Checked leakage and contamination")
+        summary, contam = pg.locator("#leak-summary"), pg.locator("#contam-summary")
+        expect(summary).to_contain_text(f"repeat an A text exactly {identical} (")
+        expect(summary).to_contain_text(f"are near duplicates of an A text (Jaccard ≥ 0.7) {near} (")
+        expect(contam).to_contain_text(f"share an n-gram with A (contaminated) {len(contaminated)} (")
+        expect(contam).to_contain_text("shares a 13-token sequence with A")
+        leak_csv = Path(download(pg, "dl-evidence")).read_text(encoding="utf-8")
+        contam_csv = Path(download(pg, "dl-contam")).read_text(encoding="utf-8")
+        assert {int(r["benchmark_row"]) for r in csv_rows(download(pg, "dl-contam"))} == contaminated
+        # The page's threshold moves on after the check: B stays compared at 0.7, and the link says so.
+        number = pg.locator("#threshold input[type=number]")
+        number.fill("0.8")
+        number.press("Enter")
+        expect(share_box(pg)).to_have_value(re.compile(r"threshold=0\.8"))
+        link = share_box(pg).input_value()
+        q = query(link)
+        assert {k: q.get(k) for k in ("dataset", "threshold", "b", "b_split", "b_threshold", "bench", "ngram",
+                                      "cfields", "tab")} == {
+            "dataset": REPO, "threshold": "0.8", "b": REPO, "b_split": "test", "b_threshold": "0.7",
+            "bench": "gsm8k", "ngram": "13", "cfields": "question", "tab": "leakage"}
+        assert "token" not in link
+        before = {"leak": summary.inner_text(), "contam": contam.inner_text(),
+                  "heads": pg.locator("#contam-evidence .ev-head").all_inner_texts()}
+
+        # A collaborator's fresh page (another browser context: nothing shared but the link)
+        ctx2, pg2 = new_page(browser, app_url, init_script=TRAP)
+        pg2.goto(link)
+        wait_audited(pg2, f"{len(a_texts):,}", REPO)
+        expect(pg2.locator("#leak-status")).to_contain_text("Checked leakage and contamination", timeout=TIMEOUT)
+        expect(pg2.locator("#contam-summary")).to_contain_text(
+            f"share an n-gram with A (contaminated) {len(contaminated)} (")
+        assert pg2.locator("#leak-summary").inner_text() == before["leak"]
+        assert pg2.locator("#contam-summary").inner_text() == before["contam"]
+        assert pg2.locator("#contam-evidence .ev-head").all_inner_texts() == before["heads"]
+        expect(pg2.locator("#leak-summary")).to_contain_text(f"(Jaccard ≥ 0.7) {near} (")
+        assert Path(download(pg2, "dl-evidence")).read_text(encoding="utf-8") == leak_csv
+        assert Path(download(pg2, "dl-contam")).read_text(encoding="utf-8") == contam_csv
+        # ... with the form as the curator left it, and the same link
+        expect(box(pg2, "leak-dataset")).to_have_value(REPO)
+        expect(box(pg2, "ngram")).to_have_value("13")
+        expect(pg2.locator("#benchmark input")).to_have_value("gsm8k")
+        expect(pg2.locator("#threshold input[type=number]")).to_have_value("0.8")
+        assert query(share_box(pg2).input_value()) == q
+        assert pg.evaluate("window.__xss_hits.slice()") == [] and pg2.evaluate("window.__xss_hits.slice()") == []
+    finally:
+        ctx.close()
+        if ctx2 is not None:
+            ctx2.close()
+
+
+# --------------------------------------------------------------------------- an uploaded benchmark
+
+def test_an_uploaded_benchmark_finds_exactly_the_planted_items(page, app_url, tmp_path):
+    """GSM8K train questions with 5 HumanEval prompts planted in them (inside longer records); the
+    benchmark is a CSV of the first 40 HumanEval items (multi-line prompts, quoted): its text field
+    is guessed ('prompt'), and exactly the planted items are contaminated."""
+    humaneval = real_data.rows("humaneval/HumanEval.jsonl")[:40]
+    items = [r["prompt"] for r in humaneval]
+    corpus = [{"question": r["question"], "answer": r["answer"]} for r in real_data.rows("gsm8k/train.jsonl")[:300]]
+    planted = {}
+    for k, i in enumerate(range(20, 300, 60)):
+        corpus[i] = {"question": "Complete this code:\n" + items[10 + k] + "\nThanks!", "answer": ""}
+        planted[10 + k] = i
+    a_path = write_jsonl(tmp_path / "corpus.jsonl", corpus)
+    bench_path = tmp_path / "he_bench.csv"
+    with open(bench_path, "w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["task_id", "prompt", "entry_point"])
+        writer.writerows([r["task_id"], r["prompt"], r["entry_point"]] for r in humaneval)
+
+    upload_and_run_fresh(page, app_url, a_path, len(corpus))
+    page.get_by_role("tab", name="Leakage", exact=True).click()
+    upload(page, "bench-upload", bench_path)
+    check(page)
+    expect(page.locator("#leak-status")).to_contain_text("Checked contamination.")
+    contam = page.locator("#contam-summary")
+    expect(contam).to_contain_text("Contamination: is he_bench.csv inside A?")
+    expect(contam).to_contain_text(f"Benchmark he_bench.csv: {len(items)} items")
+    n = int(re.search(r"shares a (\d+)-token sequence", contam.inner_text()).group(1))
+    truth = ngram_hits(items, [r["question"] for r in corpus], n)
+    assert truth == set(planted)                      # the ground truth is the planted set
+    expect(contam).to_contain_text(f"share an n-gram with A (contaminated) {len(planted)} (")
+    rows = csv_rows(download(page, "dl-contam"))
+    assert {(int(r["benchmark_row"]), int(r["corpus_row"])) for r in rows} == set(planted.items())
+    assert all(r["benchmark_text"] == items[int(r["benchmark_row"])] for r in rows)
+    kept = [json.loads(line) for line in Path(download(page, "dl-decontam")).read_text("utf-8").splitlines()]
+    assert kept == [r for i, r in enumerate(corpus) if i not in set(planted.values())]
+    # A named text field that is not there, then an n-gram size out of range: clear messages.
+    box(page, "bench-text").fill("question")
+    check(page, "Could not")
+    expect(page.locator("#leak-status")).to_contain_text("The text field 'question' is in no record")
+    expect(page.locator("#leak-status")).to_contain_text("task_id, prompt, entry_point")
+    box(page, "bench-text").fill("prompt")
+    box(page, "ngram").fill("99")
+    check(page, "Could not")
+    expect(page.locator("#leak-status")).to_contain_text("N-gram size '99' is not a whole number from 1 to 64")
+    box(page, "ngram").fill("auto")
+    # A file with no text field, then an empty file
+    numbers = write_jsonl(tmp_path / "numbers.jsonl", [{"a": i, "b": i * 2} for i in range(5)])
+    upload(page, "bench-upload", numbers)
+    box(page, "bench-text").fill("")
+    check(page, "Could not")
+    expect(page.locator("#leak-status")).to_contain_text("numbers.jsonl: no text field could be guessed")
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n", encoding="utf-8")
+    upload(page, "bench-upload", empty)
+    check(page, "Could not")
+    expect(page.locator("#leak-status")).to_contain_text("empty.jsonl: no records found")
+    expect(contam).to_have_text("")
+    assert page.evaluate("window.__xss_hits.slice()") == []
+
+
+def upload_and_run_fresh(pg, app_url, path, records):
+    pg.goto(app_url + "/")
+    wait_audited(pg, "7,473")
+    upload_and_run(pg, path, records)
+
+
+# --------------------------------------------------------------------------- uploaded sides in a link
+
+def test_a_link_names_uploaded_sides_and_checks_nothing_in_their_place(browser, app_url, shared, tmp_path):
+    b_rows = shared["b"][:30]
+    b_path = write_jsonl(tmp_path / "my_b.jsonl", b_rows)
+    he = real_data.rows("humaneval/HumanEval.jsonl")[:10]
+    bench_path = write_jsonl(tmp_path / "my bench.jsonl", [{"prompt": r["prompt"]} for r in he])
+    ctx, pg = new_page(browser, app_url, init_script=TRAP)
+    ctx2 = None
+    try:
+        pg.goto(app_url + "/?" + urlencode({"dataset": REPO}))
+        wait_audited(pg, f"{len(shared['a']):,}", REPO)
+        pg.get_by_role("tab", name="Leakage", exact=True).click()
+        upload(pg, "leak-upload", b_path)
+        expect(box(pg, "leak-dataset")).to_have_value("")
+        upload(pg, "bench-upload", bench_path)
+        check(pg)
+        expect(pg.locator("#leak-status")).to_contain_text("Checked leakage and contamination")
+        keys = {norm(r["question"]) for r in shared["a"]}
+        expect(pg.locator("#leak-summary")).to_contain_text(
+            f"repeat an A text exactly {sum(norm(r['question']) in keys for r in b_rows)} (")
+        link = share_box(pg).input_value()
+        q = query(link)
+        assert q["b"] == "upload:my_b.jsonl" and q["bench"] == "upload:my bench.jsonl"
+        assert "b_split" not in q and "gradio" not in link and str(tmp_path) not in link
+
+        ctx2, pg2 = new_page(browser, app_url, init_script=TRAP)
+        pg2.goto(link)
+        wait_audited(pg2, f"{len(shared['a']):,}", REPO)
+        expect(pg2.locator("#status")).to_contain_text(
+            "This link's B and contamination benchmark were uploaded files, which cannot travel in a link")
+        status = pg2.locator("#leak-status")
+        expect(status).to_contain_text("This link's B was an uploaded file (my_b.jsonl)")
+        expect(status).to_contain_text("This link's contamination benchmark was an uploaded file (my bench.jsonl)")
+        expect(status).to_contain_text("files cannot travel in a link")
+        # nothing checked in their place (A's own test split was B's default)
+        expect(pg2.locator("#leak-summary")).to_have_text("")
+        expect(pg2.locator("#contam-summary")).to_have_text("")
+        expect(box(pg2, "leak-dataset")).to_have_value("upload:my_b.jsonl")
+        assert query(share_box(pg2).input_value())["b"] == "upload:my_b.jsonl"
+        check(pg2, "Could not")
+        expect(status).to_contain_text("No file in B's upload slot")
+        expect(pg2.locator("#leak-summary")).to_have_text("")
+    finally:
+        ctx.close()
+        if ctx2 is not None:
+            ctx2.close()
+
+
+# --------------------------------------------------------------------------- link values are user input
+
+@pytest.mark.parametrize("params, message", [
+    ({"b": '<img src=x onerror="window.__xss=1">', "bench": "gsm8k"}, "is not a Hugging Face dataset id"),
+    ({"bench": "gsm8k", "ngram": "0"}, "N-gram size '0' is not a whole number from 1 to 64"),
+    ({"bench": "<b>nope</b>"}, "is not a bundled benchmark"),
+    ({"b": "example:gsm8k", "b_threshold": "7"}, "Threshold 7 is outside"),
+    ({"b": "acme/gated"}, "acme/gated"),
+])
+def test_bad_link_values_give_a_clear_message_and_nothing_else(page, app_url, params, message):
+    page.goto(app_url + "/?" + urlencode({"dataset": "example:gsm8k", "zzz_unknown": "1", **params}))
+    wait_audited(page, "7,473", "example:gsm8k")
+    page.get_by_role("tab", name="Leakage", exact=True).click()
+    status = page.locator("#leak-status")
+    expect(status).to_contain_text("Could not check", timeout=TIMEOUT)
+    expect(status).to_contain_text(message)
+    expect(page.locator("#leak-summary")).to_have_text("")
+    expect(page.locator("#contam-summary")).to_have_text("")
+    assert page.locator("#leak-status img, #leak-status b").count() == 0     # text, never markup
+    assert page.evaluate("window.__xss_hits.slice()") == []
+    assert "zzz_unknown" not in share_box(page).input_value()
