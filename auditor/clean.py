@@ -103,12 +103,13 @@ def _drop_leaks(result, reasons: dict, near: bool) -> None:
             reasons[b_row] = {"row": b_row, "reason": why[0], "against": result.a.table.source, "matches": why[1]}
 
 
-def write_rows(rows: list, path: str | Path, fmt: str | None = None) -> list[str]:
+def write_rows(rows: list, path: str | Path, fmt: str | None = None, *, before_replace=None) -> list[str]:
     """Rows to .jsonl, .json (an array), .csv, .tsv or .parquet, by the file's extension or ``fmt``
     (jsonl, json, csv, tsv, parquet); returns notices. The file is written atomically
-    (``outputs.atomic_write``): complete at ``path``, or the previous file kept."""
+    (``outputs.atomic_write``, which runs ``before_replace``): complete at ``path``, or the previous
+    file kept."""
     try:
-        return _write_rows(rows, Path(path), fmt)
+        return _write_rows(rows, Path(path), fmt, before_replace)
     except OSError as exc:
         from .outputs import write_error
         raise write_error(str(path), exc) from None
@@ -135,23 +136,23 @@ def _refuse_nul(values, path: Path, where: str) -> None:
                                "Write .jsonl, .json or .parquet instead, which keep it.")
 
 
-def _write_rows(rows: list, path: Path, fmt: str | None = None) -> list[str]:
+def _write_rows(rows: list, path: Path, fmt: str | None = None, before_replace=None) -> list[str]:
     from .outputs import CSV_LINE_END, atomic_write
     suffix = {"jsonl": ".jsonl", "json": ".json", "csv": ".csv", "tsv": ".tsv", "parquet": ".parquet"}.get(
         fmt or "", path.suffix.lower())
     if suffix in (".jsonl", ".ndjson"):
-        with atomic_write(path, errors="backslashreplace") as fh:
+        with atomic_write(path, errors="backslashreplace", before_replace=before_replace) as fh:
             for r in rows:
                 fh.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
     elif suffix == ".json":
-        with atomic_write(path, errors="backslashreplace") as fh:
+        with atomic_write(path, errors="backslashreplace", before_replace=before_replace) as fh:
             fh.write("[")
             for i, r in enumerate(rows):
                 fh.write(("\n" if not i else ",\n") + json.dumps(r, ensure_ascii=False, default=str))
             fh.write("\n]\n")
     elif suffix in (".csv", ".tsv"):
         columns = list(dict.fromkeys(k for r in rows for k in r))
-        with atomic_write(path, errors="backslashreplace", newline="") as fh:
+        with atomic_write(path, errors="backslashreplace", newline="", before_replace=before_replace) as fh:
             writer = csv.DictWriter(fh, fieldnames=columns, lineterminator=CSV_LINE_END,
                                     delimiter="\t" if suffix == ".tsv" else ",")
             _refuse_nul(columns, path, "a column name")
@@ -187,7 +188,7 @@ def _write_rows(rows: list, path: Path, fmt: str | None = None) -> list[str]:
                                          for v in values])
                 notices.append(f"column {name!r} mixes types: written as JSON text")
         table = pa.table(arrays)
-        with atomic_write(path, "wb") as fh:
+        with atomic_write(path, "wb", before_replace=before_replace) as fh:
             pq.write_table(table, fh)
         return notices
     else:

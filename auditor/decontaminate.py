@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -103,14 +104,18 @@ def decontaminate(corpus, benchmark: str, out, *, manifest=None, corpus_config=N
     say(0.6, "writing the decontaminated corpus")
     as_array = out.lower().endswith(".json")
     files = _local_files(corpus, corpus_split)
+    # The previous run's manifest goes as the new copy takes its place: a run killed between the two
+    # writes leaves a copy without a manifest, never one described by another run's.
+    from .outputs import retire
+    retire_manifest = partial(retire, manifest)
     if files is not None:
         notices = []
         copy_record_lines(files, dropped, result.corpus_records, out, as_array=as_array,
-                          source=result.corpus["source"], stamps=stamps)
+                          source=result.corpus["source"], stamps=stamps, before_replace=retire_manifest)
     else:
         _, records = peek_records(corpus, corpus_config, corpus_split, token=token)
         notices = write_rows(_kept(records, dropped, result.corpus_records, result.corpus["source"], stamps), out,
-                             fmt="json" if as_array else "jsonl")
+                             fmt="json" if as_array else "jsonl", before_replace=retire_manifest)
     doc = {"kind": MANIFEST_KIND, "version": 1, "corpus": result.corpus, "benchmark": result.benchmark,
            "ngram": result.n, "records": result.corpus_records, "kept": result.corpus_records - int(dropped.size),
            "dropped": int(dropped.size), "notices": list(notices),
@@ -123,15 +128,16 @@ def decontaminate(corpus, benchmark: str, out, *, manifest=None, corpus_config=N
 
 
 def copy_record_lines(files, dropped_rows: np.ndarray, records: int, out, *, as_array: bool = False,
-                      source: str = "the corpus", stamps=()) -> None:
+                      source: str = "the corpus", stamps=(), before_replace=None) -> None:
     """Write the records of the local ``files`` to ``out`` as JSON Lines (a JSON array with
     ``as_array``), less the ascending 0-based ``dropped_rows``: a JSONL file's (plain or compressed)
     each kept line's bytes as they are, another format's records as the auditor reads them (as the
     Ray copy tasks write a shard). The files must still hold the ``records`` records that were
-    scanned (and ``stamps``: (path, stamp) pairs, be unchanged), else AuditorError, and no file."""
+    scanned (and ``stamps``: (path, stamp) pairs, be unchanged), else AuditorError, and no file.
+    ``before_replace``: as ``outputs.atomic_write``'s."""
     from pathlib import Path
     _write_lines(_kept(_record_lines([Path(f) for f in files]), np.asarray(dropped_rows), records, source, stamps),
-                 os.fspath(out), as_array)
+                 os.fspath(out), as_array, before_replace)
 
 
 def _kept(items, dropped: np.ndarray, records: int, source: str, stamps=()):
@@ -213,10 +219,10 @@ def stream_record_lines(stream, name: str):
         yield from filter(str.strip, lines)
 
 
-def _write_lines(lines, out: str, as_array: bool) -> None:
+def _write_lines(lines, out: str, as_array: bool, before_replace=None) -> None:
     from .outputs import atomic_write
     # (a lone surrogate of a JSON escape, as the backslash escape it was: the line stays valid JSON)
-    with atomic_write(out, errors="backslashreplace") as fh:
+    with atomic_write(out, errors="backslashreplace", before_replace=before_replace) as fh:
         if not as_array:
             for line in lines:
                 fh.write(line + "\n")

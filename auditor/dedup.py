@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -510,15 +511,20 @@ def write_dedup(result, dedup_result: DedupResult, path, manifest_path=None, sou
     fmt = output_format(path, result.table)
     rows = result.table.rows
     files = _jsonl_files_read(result.table, source) if fmt == "jsonl" and source is not None and stamps else None
+    # The previous manifest goes as the new file takes its place (``outputs.retire``).
+    from .outputs import retire
+    retire_manifest = partial(retire, manifest_path)
     if files:
         # Local JSONL read whole: each kept record's line as written (number forms such as 1.50 or
         # 1e5, escapes, key order), as --decontaminate copies; the file must still hold the records.
         from .decontaminate import copy_record_lines
         dropped = np.setdiff1d(np.arange(len(rows), dtype=np.int64), np.asarray(dedup_result.kept_rows, np.int64))
-        copy_record_lines(files, dropped, len(rows), path, source=result.table.source, stamps=stamps)
+        copy_record_lines(files, dropped, len(rows), path, source=result.table.source, stamps=stamps,
+                          before_replace=retire_manifest)
         notices = []
     else:
-        notices = list(write_rows([rows[i] for i in dedup_result.kept_rows], path, fmt=fmt))
+        notices = list(write_rows([rows[i] for i in dedup_result.kept_rows], path, fmt=fmt,
+                                  before_replace=retire_manifest))
     write_manifest(result, dedup_result, manifest_path)
     return notices
 

@@ -213,11 +213,13 @@ def _is_device(path: str) -> bool:
 
 @contextmanager
 def atomic_write(path, mode: str = "w", *, encoding: str = "utf-8", errors: str | None = None,
-                 newline: str | None = None, sync: bool = True):
+                 newline: str | None = None, sync: bool = True, before_replace=None):
     """``with atomic_write(path) as fh: fh.write(...)``: the file appears at ``path`` complete or
     not at all (see the module docstring). ``mode`` is "w" (text) or "wb". ``sync=False`` skips
     the flush to disk, for files whose loss in a power cut costs only work (a resume's per-shard
-    results, which are checked when read and redone when unreadable): 2.6 ms a file here."""
+    results, which are checked when read and redone when unreadable): 2.6 ms a file here.
+    ``before_replace()`` runs once the new file is complete, just before it takes ``path``'s place
+    (``retire`` a file that describes the old one)."""
     if mode not in ("w", "wb"):
         raise ValueError(f"atomic_write mode must be 'w' or 'wb', not {mode!r}")
     shown = os.fspath(path)
@@ -259,6 +261,8 @@ def atomic_write(path, mode: str = "w", *, encoding: str = "utf-8", errors: str 
                 os.fsync(fh.fileno())
         if st is not None:
             os.chmod(tmp, stat.S_IMODE(st.st_mode))   # keep the mode of the file replaced
+        if before_replace is not None:
+            before_replace()
         os.replace(tmp, final)
         tmp = None
     except OSError as exc:
@@ -269,6 +273,19 @@ def atomic_write(path, mode: str = "w", *, encoding: str = "utf-8", errors: str 
                 os.unlink(tmp)
             except OSError:
                 pass
+
+
+def retire(path) -> None:
+    """Remove the file at ``path`` if there is one: a manifest is retired just before the file it
+    describes is replaced (``atomic_write(before_replace=...)``), so a run killed between writing
+    the two leaves the new file without a manifest, never beside the previous run's."""
+    try:
+        if stat.S_ISREG(os.stat(path).st_mode):
+            os.unlink(path)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise write_error(os.fspath(path), exc) from None
 
 
 def write_text(path, text: str, *, errors: str | None = None) -> None:

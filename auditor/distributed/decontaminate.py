@@ -34,7 +34,7 @@ def ray_decontaminate(corpus, benchmark: str, out_dir, *, manifest=None, corpus_
                       quiet=False) -> DecontaminationResult:
     """Copy a sharded ``corpus`` into the folder ``out_dir`` without its records that share an
     n-gram with ``benchmark`` (settings as ``ray_contamination``'s)."""
-    from ..outputs import check_out_dir, check_outputs, write_text
+    from ..outputs import check_out_dir, check_outputs, retire, write_text
     from .contamination import _scan
     from .runtime import map_shards, run
     from .runtime import shown_uri
@@ -70,6 +70,12 @@ def ray_decontaminate(corpus, benchmark: str, out_dir, *, manifest=None, corpus_
         if not folder.remote:
             for name in names.values():
                 check_outputs([], [("--decontaminate", os.path.join(out_dir, name))], make_dirs=[out_dir])
+        # The previous run's manifest goes before any copy is replaced: a run killed now leaves
+        # copies without a manifest, never copies described by another run's.
+        if manifest is not None:
+            retire(manifest)
+        else:
+            folder.remove_sibling(folder.name + ".dropped.json")
         tasks = _CopyFn(filesystem, folder, names,
                         {s.index: (join.records[s.index], join.matched[s.index]) for s in shards})
         ds = map_shards(filesystem, shards, tasks)
@@ -186,6 +192,14 @@ class OutFolder:
         parent = self.path.rpartition("/")[0]
         with self._remote_text(f"{parent}/{name}" if parent else name) as fh:
             yield fh
+
+    def remove_sibling(self, name: str) -> None:
+        """Delete the file ``name`` beside the folder on the store, if there is one."""
+        from pyarrow import fs as pafs
+        parent = self.path.rpartition("/")[0]
+        path = f"{parent}/{name}" if parent else name
+        if self._store(path, self.filesystem.get_file_info, path).type == pafs.FileType.File:
+            self._store(path, self.filesystem.delete_file, path)
 
     @contextmanager
     def _remote_text(self, final: str):

@@ -1,0 +1,123 @@
+"""A copy and its manifest written again over a previous run's: a run killed between the two writes
+must never leave the new copy beside the old manifest (a manifest that looks complete and describes
+another copy). The old manifest is removed just before the new copy takes its place; a run that
+fails before that leaves the old pair as it was.
+
+The "kill" is a KeyboardInterrupt (what Ctrl-C raises) from the manifest's write, after the copy is
+in place; the files are checked against what each run should write, computed here.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import auditor.outputs as outputs
+from auditor.decontaminate import decontaminate
+from auditor.errors import AuditorError
+from test_real_data_sweep import read_jsonl, write_jsonl
+
+
+@pytest.fixture()
+def corpus(real_data, tmp_path):
+    """400 GSM8K training solutions with 3 GSM8K test questions (items 10, 20, 30) and 2 HumanEval
+    prompts (items 0, 1) planted: each benchmark drops its own planted rows."""
+    train = read_jsonl(real_data / "gsm8k/train.jsonl")
+    test = read_jsonl(real_data / "gsm8k/test.jsonl")
+    humaneval = read_jsonl(real_data / "humaneval/HumanEval.jsonl")
+    rows = [{"id": i, "text": train[i]["answer"]} for i in range(400)]
+    for row, item in ((50, 10), (150, 20), (250, 30)):
+        rows[row]["text"] = test[item]["question"]
+    for row, item in ((70, 0), (170, 1)):
+        rows[row]["text"] = humaneval[item]["prompt"]
+    path = tmp_path / "corpus.jsonl"
+    write_jsonl(path, rows)
+    return path, rows
+
+
+def kill_at(monkeypatch, target):
+    """Make writing ``target`` raise KeyboardInterrupt, as a Ctrl-C at that moment would."""
+    real = outputs.write_text
+
+    def write_text(path, text, **kwargs):
+        if str(path) == str(target):
+            raise KeyboardInterrupt("killed before the manifest")
+        return real(path, text, **kwargs)
+    monkeypatch.setattr(outputs, "write_text", write_text)
+
+
+def lines(path) -> int:
+    return len(path.read_text(encoding="utf-8").splitlines())
+
+
+def test_decontaminate_killed_before_its_manifest_leaves_no_stale_manifest(corpus, tmp_path, monkeypatch):
+    path, rows = corpus
+    out, manifest = tmp_path / "clean.jsonl", tmp_path / "clean.jsonl.dropped.json"
+    first = decontaminate(str(path), "gsm8k", str(out))
+    assert sorted(first.dropped_rows.tolist()) == [50, 150, 250]            # the planted rows, nothing else
+    assert json.loads(manifest.read_text(encoding="utf-8"))["kept"] == lines(out) == len(rows) - 3
+    kill_at(monkeypatch, manifest)
+    with pytest.raises(KeyboardInterrupt):
+        decontaminate(str(path), "humaneval", str(out))
+    # the new copy is in place (HumanEval's two rows out, GSM8K's back in) and no manifest describes it
+    kept = [json.loads(line)["id"] for line in out.read_text(encoding="utf-8").splitlines()]
+    assert kept == [r["id"] for r in rows if r["id"] not in (70, 170)]
+    assert not manifest.exists()
+    monkeypatch.undo()
+    decontaminate(str(path), "humaneval", str(out))                        # a full run writes the pair again
+    assert json.loads(manifest.read_text(encoding="utf-8"))["dropped_rows"] == [70, 170]
+
+
+def test_a_run_failing_before_the_copy_keeps_the_old_pair(corpus, tmp_path):
+    path, rows = corpus
+    out, manifest = tmp_path / "clean.jsonl", tmp_path / "clean.jsonl.dropped.json"
+    decontaminate(str(path), "gsm8k", str(out))
+    before = (out.read_bytes(), manifest.read_bytes())
+    with pytest.raises(AuditorError):
+        decontaminate(str(path), "gsm8k", str(out), corpus_text="no_such_field")
+    assert (out.read_bytes(), manifest.read_bytes()) == before
+
+
+def test_dedup_killed_before_its_manifest_leaves_no_stale_manifest(real_data, tmp_path, monkeypatch):
+    import auditor
+    from auditor.dedup import dedup, write_dedup
+    train = read_jsonl(real_data / "gsm8k/train.jsonl")[:300]
+    rows = [{"question": r["question"], "answer": r["answer"]} for r in train]
+    rows += [dict(rows[5]), dict(rows[9]), dict(rows[9])]                   # 3 exact copies planted
+    path = tmp_path / "train.jsonl"
+    write_jsonl(path, rows)
+    out, manifest = tmp_path / "train.dedup.jsonl", tmp_path / "train.dedup.jsonl.manifest.json"
+    result = auditor.scan(str(path), text="question", answer="answer")
+    write_dedup(result, dedup(result, keep="first"), str(out))
+    assert lines(out) == 300 and json.loads(manifest.read_text(encoding="utf-8"))["dropped"] == 3
+    # again with fewer records (the file now holds one copy less): killed before the manifest
+    write_jsonl(path, rows[:-1])
+    result = auditor.scan(str(path), text="question", answer="answer")
+    kill_at(monkeypatch, manifest)
+    with pytest.raises(KeyboardInterrupt):
+        write_dedup(result, dedup(result, keep="first"), str(out))
+    assert lines(out) == 300 and not manifest.exists()
+
+
+def test_ray_decontaminate_killed_before_its_manifest(corpus, tmp_path, monkeypatch):
+    ray = pytest.importorskip("ray")
+    from auditor.distributed.decontaminate import ray_decontaminate
+    path, rows = corpus
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    write_jsonl(folder / "part-0.jsonl", rows[:200])
+    write_jsonl(folder / "part-1.jsonl", rows[200:])
+    out, manifest = tmp_path / "clean", tmp_path / "clean.dropped.json"
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        ray_decontaminate(str(folder), "gsm8k", str(out), quiet=True)
+        assert json.loads(manifest.read_text(encoding="utf-8"))["dropped_rows"] == [50, 150, 250]
+        kill_at(monkeypatch, manifest)
+        with pytest.raises(KeyboardInterrupt):
+            ray_decontaminate(str(folder), "humaneval", str(out), quiet=True)
+    finally:
+        ray.shutdown()
+    kept = [json.loads(line)["id"] for part in ("part-0.jsonl", "part-1.jsonl")
+            for line in (out / part).read_text(encoding="utf-8").splitlines()]
+    assert kept == [r["id"] for r in rows if r["id"] not in (70, 170)]
+    assert not manifest.exists()
