@@ -459,7 +459,7 @@ def cmd_matrix(args) -> int:
 
 def cmd_clean(args) -> int:
     from .clean import clean, write_rows
-    from .outputs import write_text
+    from .outputs import retire, write_text
     from .report import to_json
     if not args.out.lower().endswith((".jsonl", ".ndjson", ".csv", ".parquet", ".pq")):
         raise AuditorError("usage", f"Cannot write {args.out!r}: unknown extension.", "Use .jsonl, .csv or .parquet.")
@@ -468,7 +468,8 @@ def cmd_clean(args) -> int:
     result = clean(args.test, args.against, near=args.near, dedup=args.dedup, threshold=args.threshold,
                    config=args.config, split=args.split, text=args.text, answer=args.answer, engine=args.engine,
                    ray_address=args.ray_address, shard_dir=args.shard_dir, quiet=args.quiet)
-    for notice in [*result.notices, *write_rows(result.kept, args.out)]:
+    # (the previous report goes as the new copy takes its place: never beside another run's copy)
+    for notice in [*result.notices, *write_rows(result.kept, args.out, before_replace=lambda: retire(report_path))]:
         print(f"note: {notice}", file=sys.stderr)
     write_text(report_path, to_json(result.summary()))
     if not args.quiet:

@@ -121,3 +121,51 @@ def test_ray_decontaminate_killed_before_its_manifest(corpus, tmp_path, monkeypa
             for line in (out / part).read_text(encoding="utf-8").splitlines()]
     assert kept == [r["id"] for r in rows if r["id"] not in (70, 170)]
     assert not manifest.exists()
+
+
+def test_clean_killed_before_its_report_leaves_no_stale_report(real_data, tmp_path):
+    """``auditor clean`` writes the kept rows, then OUT.dropped.json: a SIGKILL between the two (the
+    report's write made to wait here) leaves the new copy and no report, not the previous run's."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from conftest import REPO
+    train = read_jsonl(real_data / "gsm8k/train.jsonl")[:200]
+    test = read_jsonl(real_data / "gsm8k/test.jsonl")[:50]
+    test_path, train_path = tmp_path / "test.jsonl", tmp_path / "train.jsonl"
+    write_jsonl(test_path, [{"question": r["question"], "answer": r["answer"]} for r in test])
+    write_jsonl(train_path, [{"question": r["question"], "answer": r["answer"]} for r in train + test[:5]])
+    out, report = tmp_path / "test.clean.jsonl", tmp_path / "test.clean.jsonl.dropped.json"
+    args = [sys.executable, "-m", "auditor", "clean", str(test_path), "--against", str(train_path), "--out", str(out),
+            "--quiet"]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    assert subprocess.run(args, env=env, capture_output=True, timeout=120).returncode == 0
+    assert lines(out) == 45 and json.loads(report.read_text(encoding="utf-8"))["kept"] == 45
+    # A second run against a train set holding 10 test rows; its report's write waits for a signal.
+    write_jsonl(train_path, [{"question": r["question"], "answer": r["answer"]} for r in train + test[:10]])
+    gate = tmp_path / "gate"
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(
+        "import os, time, auditor.outputs as o\n"
+        "real = o.write_text\n"
+        "def write_text(path, text, **kw):\n"
+        f"    if str(path).endswith('.dropped.json'):\n"
+        f"        open({str(gate)!r}, 'w').close()\n"
+        "        time.sleep(60)\n"
+        "    return real(path, text, **kw)\n"
+        "o.write_text = write_text\n", encoding="utf-8")
+    proc = subprocess.Popen(args, env={**env, "PYTHONPATH": os.pathsep.join([str(hook), str(REPO)])},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(600):
+            if gate.exists() or proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert gate.exists(), "the run never reached its report"
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+    assert lines(out) == 40 and not report.exists()
