@@ -421,16 +421,19 @@ def _text_fallback(rows, fields, taken) -> str | None:
 
 
 TEXT_CHILDREN = (*GUESSES["text"], "stem")
+# A multiple-choice item's options: their texts (choices.text) are answers offered, not the question.
+OPTION_FIELDS = ("choices", "options", "endings", "candidates")
 
 
 def _dotted_text(rows, fields, taken, sample: int = 200) -> str | None:
     """A text-named field (or "stem") reached by a dotted path: nested in objects (q.text,
     data.q.text) or a key with a dot in its name ("question.text"). Ranked by its last name (in
     GUESSES order), then by the best text name among the outer ones (question.text before
-    context.text; q.text after both); an outer name of an answer or id (answers.text) is not a
+    context.text; q.text after both); an outer name of an answer or id (answers.text), or of a
+    multiple-choice item's options (question.choices.text, ARC's beside question.stem), is not a
     text. Two best candidates under outer names that are not text names (q.text, p.text) are
     ambiguous: refused with both named."""
-    not_outer = set(GUESSES["answer"]) | set(GUESSES["id"])
+    not_outer = set(GUESSES["answer"]) | set(GUESSES["id"]) | set(OPTION_FIELDS)
     head = rows[:sample]
     ranked = []
     for path in fields:

@@ -738,7 +738,7 @@ def bench_side(bench, upload, text, token) -> dict | None:
     bench = (bench or "").strip()
     if upload:
         from auditor.prepare import in_source
-        from auditor.roles import column
+        from auditor.roles import text_column
         src = state.upload_source(upload)
         # As the main upload: the same readers, byte budget (AUDITOR_MAX_BYTES) and row cap.
         tbl = auditor.load(src.value, None, None, max_rows=ROW_CAP, kind="local", default_split="test")
@@ -758,7 +758,7 @@ def bench_side(bench, upload, text, token) -> dict | None:
             raise AuditorError("missing_field", f"{src.name}: no text field found in the benchmark file.",
                                f"Name its text field in the box (fields: "
                                f"{', '.join(available_fields(tbl.rows)[:20]) or '(none)'}).")
-        texts = column(tbl.rows, roles.text)
+        texts = text_column(tbl.rows, roles)     # several fields named: each item's joined, as the scan reads them
         if not any(isinstance(x, str) and x.strip() for x in texts):
             raise AuditorError("empty_input", f"{src.name}: the text field {roles.text!r:.80} is blank in every "
                                "item.", "Name the field that holds the benchmark's questions or prompts.")

@@ -7,8 +7,9 @@ chosen from A's first 1,000 answers and B's, as locally), text+answer keys, grou
 near-duplicate index of B's shingle sets (``NearIndex``). A is any source the Ray engine reads
 (``runtime.list_shards``): a file, directory or glob of JSONL / JSON / CSV / Parquet shards, plain or
 compressed, or a URI pyarrow or fsspec opens (s3://, gs://, hf://, file://); train-/test- files act
-as splits, as locally. Ray Data's file-based reader gives each read task one shard's bytes
-(``runtime.map_shards``), parsed there by the local engine's own parsers (``runtime.record_batches``:
+as splits, as locally. Ray Data's file-based reader gives each read task one shard's bytes, or
+several small shards' one after another (``runtime.map_shards``, ``runtime.shard_groups``), each
+parsed there by the local engine's own parsers (``runtime.record_batches``:
 the same records, keys and types as the local engine, so the same fingerprint, and errors naming
 the shard), and the task scans them a bounded batch of records at a time
 (``scan_records``) and returns per B row the lowest-numbered EVIDENCE_MATCHES A rows per kind,
@@ -476,8 +477,8 @@ def ray_leak(a, b, *, settings=None, split_a=None, config_a=None, max_rows=None,
     with ray_session(address, num_cpus, quiet=quiet) as ray:
         start = time.perf_counter()
         if todo:
-            # Ray Data's file-based reader: one read task per shard runs the scan on the records
-            # it parsed (Ray retries a task whose worker dies); only each shard's result comes back.
+            # Ray Data's file-based reader: a read task per shard (small ones grouped) runs the scan on
+            # the records it parsed (Ray retries a task whose worker dies); only each shard's result comes back.
             fail_once = os.environ.get(FAIL_ONCE_ENV) or None
             results = map_shards(filesystem, todo, _ScanShard(ray.put(index), fail_once, batch_rows))
             stop_after = int(os.environ.get(STOP_AFTER_ENV) or 0)

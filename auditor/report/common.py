@@ -82,6 +82,16 @@ def md_cell(value) -> str:
     return text[:200] + ("…" if len(text) > 200 else "")
 
 
+def md_note(value, limit: int = 2000) -> str:
+    """A notice for Markdown, escaped as ``md_cell`` escapes it but not cut at a cell's 200
+    characters (a reader's notice ends with what to do: "Check that the job completed."); a
+    notice naming data (file names) is cut at ``limit`` characters."""
+    text = "" if value is None else str(value)
+    head = text[:limit]
+    # md_cell a piece at a time: escaping at most doubles 100 characters, within its cut
+    return "".join(md_cell(head[i:i + 100]) for i in range(0, len(head), 100)) + ("…" if len(text) > limit else "")
+
+
 def pct(part: int, whole: int) -> str:
     return f"{100 * part / whole:.2f}%" if whole else "–"
 

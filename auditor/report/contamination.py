@@ -2,7 +2,7 @@
 ContaminationResult."""
 from __future__ import annotations
 
-from .common import NO_WORDS, PARAPHRASE_CAVEAT, SCHEMA_VERSION, md_cell, unusable_note
+from .common import NO_WORDS, PARAPHRASE_CAVEAT, SCHEMA_VERSION, md_cell, md_note, unusable_note
 
 
 LISTED = 50         # contaminated items in REPORT.md's table (summary.json has them all)
@@ -42,7 +42,7 @@ def markdown(result) -> str:
         joined = " (each record's fields joined as one text)" if "," in c["text"] else ""
         lines += [f"Text fields checked: corpus {fields}{joined}, benchmark `{md_cell(b['text'])}` "
                   "(--text and --benchmark-text name others; --text takes several, separated by commas).", ""]
-    notes = [f"> Note ({side}): {md_cell(notice)}" for side, info in (("benchmark", b), ("corpus", c))
+    notes = [f"> Note ({side}): {md_note(notice)}" for side, info in (("benchmark", b), ("corpus", c))
              for notice in info.get("notices", ())]
     lines += notes + ([""] if notes else [])
     if c["no_words"]:

@@ -3,7 +3,7 @@ with the overview and roles rows the app shows too."""
 from __future__ import annotations
 
 from .. import __version__
-from .common import PARAPHRASE_CAVEAT, SCHEMA_VERSION, md_cell, pct, plain, plural
+from .common import PARAPHRASE_CAVEAT, SCHEMA_VERSION, md_cell, md_note, pct, plain, plural
 
 SCHEMA_ISSUES_SHOWN = 50      # REPORT.md's schema table; summary.json lists every issue
 
@@ -111,7 +111,7 @@ def markdown(result, threshold: float | None = None) -> str:
         lines += [f"> **Row cap:** only the first {d['input']['row_cap']:,} records were read; the source has "
                   "more. Figures describe that prefix.", ""]
     for notice in d["input"]["notices"]:
-        lines.append(f"> Note: {md_cell(notice)}")
+        lines.append(f"> Note: {md_note(notice)}")
     lines += ["", "## Roles", "", "| role | field | |", "|---|---|---|"]
     lines += [f"| {role} | {md_cell(field) or '–'} | {note} |" for role, field, note in roles_rows(d)]
     lines += ["", "## Overview", "", "| check | result |", "|---|---|"]
