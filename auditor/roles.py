@@ -115,6 +115,13 @@ def resolve_roles(rows: list[dict], text=None, answer=None, group=None, labels=N
         if _blank(given[role]):
             choice = next((name for name in GUESSES[role]
                            if name in fields and name not in taken and _readable(rows, name)), None)
+            layout = _instruction_layout(rows, fields, taken) if role == "text" else None
+            if layout:
+                # An instruction-tuning record's task is its instruction with its input: the
+                # instruction alone made every task sharing a template instruction ("Translate
+                # the sentence below.") one exact duplicate.
+                text_list, choice = list(layout), ",".join(layout)
+                taken.update(layout)
             if role == "text" and choice is None:
                 choice = _text_fallback(rows, fields, taken)
             if role == "answer" and choice is None:
@@ -170,6 +177,17 @@ def _text_spec(rows: list[dict], text) -> tuple:
     return ",".join(names), names
 
 
+def _instruction_layout(rows, fields, taken) -> tuple | None:
+    """(instruction, input) of an instruction-tuning layout (``CORPUS_LAYOUTS``: Alpaca's
+    instruction/input/output, Dolly's instruction/context/response) when the records have both
+    fields, as text, and neither is taken by another role."""
+    for layout in CORPUS_LAYOUTS:
+        pair = layout[:2]
+        if all(name in fields and name not in taken and _readable(rows, name) for name in pair):
+            return pair
+    return None
+
+
 def _check_one_way(rows: list[dict], role: str, path: str, sample: int = 1000) -> None:
     """A dotted name must read one field in every record. ``lookup`` reads a key of that very name
     ("q.text") where a record has one (it wins over nesting), else the nested value ({"q": {"text":
@@ -210,17 +228,19 @@ def resolve_text_spec(rows: list[dict], spec=None) -> str:
     if isinstance(spec, (list, tuple)) and spec and all(isinstance(name, str) for name in spec):
         spec = ",".join(spec)
     if spec is None or not isinstance(spec, str) or "," not in spec:
-        name = resolve_roles(rows, text=spec).text
-        _check_not_numbers(rows, name)
+        roles = resolve_roles(rows, text=spec)
+        for name in roles.text_names:
+            _check_not_numbers(rows, name)
+        first = roles.text_names[0]
         if _blank(spec):
             # A guessed corpus text of an instruction-tuning layout is the whole record: Alpaca's
             # guessed "instruction" alone missed every benchmark item copied into input or output
             # (GSM8K in the 5,000-row Alpaca subset: 3 of the 11 items found at 6-grams).
             for layout in CORPUS_LAYOUTS:
                 held = [f for f in layout[1:] if _present(rows, f) and _readable(rows, f)]
-                if layout[0] == name and held:
-                    return ",".join((name, *held))
-        return name
+                if layout[0] == first and held:
+                    return ",".join((first, *held))
+        return roles.text
     if _present(rows, spec.strip()):
         raise AuditorError("usage", f"The field {spec.strip()!r} has a comma in its name, and a comma here "
                            "separates fields.", "Rename the field (or write a copy of the data with it renamed).")
@@ -415,14 +435,29 @@ def _text_fallback(rows, fields, taken) -> str | None:
     the longest string that is not named as an id. (The longest string alone made ARC's
     "Mercury_7175875" ids the text: an audit of ids, every record distinct.)"""
     named = set(GUESSES["id"]) | set(GUESSES["answer"]) | set(GUESSES["group"])
-    return (_chat_field(rows, fields, taken) or _dotted_text(rows, fields, taken)
-            or _longest_string_field(rows, fields, taken | named)
-            or _longest_string_field(rows, fields, taken | set(GUESSES["id"])))
+    chat = _chat_field(rows, fields, taken)
+    if chat:
+        return chat
+    try:
+        dotted = _dotted_text(rows, fields, taken)
+    except AuditorError as ambiguous:
+        # Several nested texts and none better (choice1.text, choice2.text): a top-level string
+        # beside them (a story, a body) is the record's text; with none, the guess is refused.
+        dotted, refused = None, ambiguous
+    else:
+        refused = None
+    found = (dotted or _longest_string_field(rows, fields, taken | named)
+             or _longest_string_field(rows, fields, taken | set(GUESSES["id"])))
+    if found is None and refused is not None:
+        raise refused
+    return found
 
 
 TEXT_CHILDREN = (*GUESSES["text"], "stem")
 # A multiple-choice item's options: their texts (choices.text) are answers offered, not the question.
 OPTION_FIELDS = ("choices", "options", "endings", "candidates")
+# Objects describing a record (meta.text: a note, a source's title) hold no text of its own.
+META_FIELDS = ("meta", "metadata", "info", "extra", "attributes")
 
 
 def _dotted_text(rows, fields, taken, sample: int = 200) -> str | None:
@@ -433,7 +468,7 @@ def _dotted_text(rows, fields, taken, sample: int = 200) -> str | None:
     multiple-choice item's options (question.choices.text, ARC's beside question.stem), is not a
     text. Two best candidates under outer names that are not text names (q.text, p.text) are
     ambiguous: refused with both named."""
-    not_outer = set(GUESSES["answer"]) | set(GUESSES["id"]) | set(OPTION_FIELDS)
+    not_outer = set(GUESSES["answer"]) | set(GUESSES["id"]) | set(OPTION_FIELDS) | set(META_FIELDS)
     head = rows[:sample]
     ranked = []
     for path in fields:

@@ -1004,12 +1004,16 @@ def _columns_and_values(data: dict, lists: dict) -> bool:
     """Whether an object holding other values beside its lists is a table of columns plus values
     for the whole file ({"question": [...], "answer": [...], "version": "1.0"}): two or more lists
     of one length (at least 2), and no other value a text (longer than COLUMN_EXTRA_CHARS, or over
-    several lines), which makes it one record ({"id": 3, "text": "...", "tokens": [...], "tags": [...]})."""
+    several lines), which makes it one record ({"id": 3, "text": "...", "tokens": [...], "tags": [...]}),
+    nor a record's id ({"id": 3, "tokens": [...], "ner_tags": [...]}: one document of a folder)."""
+    from .roles import GUESSES
     sizes = {len(v) for v in lists.values()}
     if len(lists) < 2 or len(sizes) != 1 or sizes.pop() < 2:
         return False
-    return not any(isinstance(v, str) and (len(v) > COLUMN_EXTRA_CHARS or "\n" in v)
-                   for k, v in data.items() if k not in lists)
+    others = {k: v for k, v in data.items() if k not in lists}
+    if any(str(k).lower() in GUESSES["id"] for k in others):
+        return False
+    return not any(isinstance(v, str) and (len(v) > COLUMN_EXTRA_CHARS or "\n" in v) for v in others.values())
 
 
 def _nesting(rows: list, sample: int = 100) -> str | None:

@@ -68,7 +68,9 @@ def test_small_shards_share_tasks_but_every_cpu_gets_several():
     sizes = [rng.choice([0, 0, 10, 3000, 50_000, 2 ** 21]) for _ in range(500)]
     check_groups(sizes, 2, runtime.shard_groups(sizes, 2))
     assert runtime.shard_groups([], 2) == []
-    assert [list(g) for g in runtime.shard_groups([0, 0, 0], 2)] == [[0, 1, 2]]
+    # empty shards among others join their neighbours; sizes all 0 (a store that reports none) a task each
+    assert [list(g) for g in runtime.shard_groups([0, 0, 5000, 0, 0], 2)] == [[0, 1], [2], [3, 4]]
+    assert [list(g) for g in runtime.shard_groups([0, 0, 0], 2)] == [[0], [1], [2]]
 
 
 # --------------------------------------------------------------------------- on real data

@@ -1,7 +1,8 @@
 """``auditor contamination --engine ray --decontaminate OUT``: the Ray scan of the corpus's shards
 (``distributed.contamination``, which also returns, per shard, the rows that share an n-gram with
-an item), then every shard copied by a read task of its own into the folder OUT, as one JSONL file
-per shard (its name, with ``.jsonl`` for its format and compression), without those rows.
+an item), then every shard copied by a read task (small shards several to a task,
+``runtime.shard_groups``) into the folder OUT, as one JSONL file per shard (its name, with
+``.jsonl`` for its format and compression), without those rows.
 
 A JSONL shard (plain or compressed) is copied line by line, each kept record's bytes as written, as
 the local engine copies local JSONL files; other shards are parsed by the local engine's readers
@@ -13,7 +14,7 @@ a shared filesystem on a cluster, or a folder of an object store (s3://, gs://, 
 fsspec writes), where each copy is written under a hidden temporary name and then moved to its own,
 so a reader never meets a part-written copy there either. The manifest beside it (OUT.dropped.json,
 on the same store) lists the dropped rows, numbered over the corpus as the local engine numbers
-them, and each shard's file.
+them, and each shard's file; a previous run's manifest is removed before any copy is replaced.
 """
 from __future__ import annotations
 

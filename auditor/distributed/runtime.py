@@ -553,7 +553,11 @@ def shard_groups(sizes: list[int], cpus: int) -> list[range]:
     """Consecutive runs of shards (by their sizes in bytes, in shard order), each read by one task:
     a shard alone once it reaches the target size, smaller ones together up to it. The target is
     ``TASK_BYTES``, or less when the corpus is small, so it still makes ``TASKS_PER_CPU`` tasks
-    per CPU (a shard is never split)."""
+    per CPU (a shard is never split). Shards all of size 0 (sizes unknown) get a task each."""
+    if not any(sizes):
+        # No sizes at all: a store that reports none (as 0) as much as empty files; a task each
+        # keeps the work spread, as before groups.
+        return [range(i, i + 1) for i in range(len(sizes))]
     target = max(1, min(TASK_BYTES, sum(sizes) // (TASKS_PER_CPU * max(cpus, 1))))
     groups, start, held = [], 0, 0
     for i, size in enumerate(sizes):
