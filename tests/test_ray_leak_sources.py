@@ -164,10 +164,10 @@ def test_split_files_behind_a_uri_pick_train_as_locally(data, tmp_path):
     folder.mkdir()
     for name in ("train-00000-of-00002.jsonl", "train-00001-of-00002.jsonl", "test-00000-of-00001.jsonl"):
         (folder / name).write_text(json.dumps(train[0]) + "\n", encoding="utf-8")
-    _, shards, split = a_shards(folder.as_uri(), None)
+    _, shards, split, _ = a_shards(folder.as_uri(), None)
     assert split == "train" and [s.name for s in shards] == ["train-00000-of-00002.jsonl", "train-00001-of-00002.jsonl"]
     assert [s.index for s in shards] == [0, 1]
-    _, shards, split = a_shards(folder.as_uri(), "test")
+    _, shards, split, _ = a_shards(folder.as_uri(), "test")
     assert split == "test" and [s.name for s in shards] == ["test-00000-of-00001.jsonl"]
 
 

@@ -333,7 +333,7 @@ class _CopyFn:
     def __init__(self, filesystem, folder: OutFolder, names: dict, plan: dict):
         self.filesystem, self.folder, self.names, self.plan = filesystem, folder, names, plan
 
-    def __call__(self, shard, parts):
+    def __call__(self, shard, parts, notices=None):
         import pyarrow as pa
         records, matched = self.plan[shard.index]
         drop = set(matched)

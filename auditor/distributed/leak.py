@@ -48,7 +48,7 @@ from ..errors import AuditorError
 from ..report.leak import EVIDENCE_MATCHES, MATCH_KINDS
 
 BATCH_ROWS = 50_000           # A records per batch in a task (memory per task: one batch and B's index; >= shingles.ARROW_MIN_TEXTS, so Arrow tokenises)
-SHARD_FILE_VERSION = 3          # 2: + records with no text; 3: + answers and ids of the rows reported
+SHARD_FILE_VERSION = 4          # 2: + records with no text; 3: + answers and ids of the rows reported; 4: + notices
 # Fault injection for the tests (the contamination engine's variables): a worker exits on its first
 # batch while the FAIL_ONCE marker file does not exist (creating it), so Ray must retry the task;
 # the driver is interrupted (KeyboardInterrupt, as by Ctrl-C) after saving STOP_AFTER shard results.
@@ -66,6 +66,7 @@ class StreamedTable:
     split: str | None = None
     truncated: bool = False
     files: tuple = ()
+    notices: tuple = ()         # the listing's (a split chosen, files skipped), as the local loader says them
 
 
 @dataclass(frozen=True)
@@ -375,7 +376,7 @@ class _ScanShard:
     def __init__(self, index_ref, fail_once: str | None, batch_rows: int):
         self.index_ref, self.fail_once, self.batch_rows = index_ref, fail_once, batch_rows
 
-    def __call__(self, shard, parts):
+    def __call__(self, shard, parts, notices=()):
         import pyarrow as pa
         import ray
         index = _INDEX_CACHE.get(self.index_ref.hex())
@@ -383,6 +384,7 @@ class _ScanShard:
             _INDEX_CACHE.clear()
             index = _INDEX_CACHE[self.index_ref.hex()] = ray.get(self.index_ref)
         result = scan_records(parts, index, self.fail_once, self.batch_rows)
+        result["notices"] = list(notices)       # the readers' (a delimiter guessed ...), as locally
         yield pa.table({"shard": pa.array([shard.index], pa.int64()),
                         "result": pa.array([json.dumps(result)], pa.large_string())})
 
@@ -402,11 +404,10 @@ def a_source(a) -> str:
     return a.strip()
 
 
-def a_shards(source: str, split) -> tuple[object, list, str | None]:
-    """(filesystem, A's shards, split): ``runtime.split_shards``, as the local loader reads A."""
+def a_shards(source: str, split) -> tuple[object, list, str | None, list]:
+    """(filesystem, A's shards, split, notices): ``runtime.split_shards``, as the local loader reads A."""
     from .runtime import RECORD_FORMATS, split_shards
-    filesystem, shards, split, _ = split_shards(source, split, RECORD_FORMATS)
-    return filesystem, shards, split
+    return split_shards(source, split, RECORD_FORMATS)
 
 
 def _first_records(filesystem, shards: list, limit: int) -> list:
@@ -450,7 +451,7 @@ def ray_leak(a, b, *, settings=None, split_a=None, config_a=None, max_rows=None,
     from ..outputs import check_shard_dir
     b_source = b.source if isinstance(b, SourceSpec) else None if isinstance(b, PreparedSide) else b
     check_shard_dir(shard_dir, [source, b_source if isinstance(b_source, (str, os.PathLike)) else None], "leak")
-    filesystem, shards, split = a_shards(source, split_a)
+    filesystem, shards, split, notices = a_shards(source, split_a)
     report(0.0, "loading")
     spec_b = b if isinstance(b, (PreparedSide, SourceSpec)) else SourceSpec(b, None, None, None, token,
                                                                               default_split="test")
@@ -545,7 +546,8 @@ def ray_leak(a, b, *, settings=None, split_a=None, config_a=None, max_rows=None,
     named = {r for m in matches.values() for k in MATCH_KINDS for r in m.get(k, ())}
     # As the local engine shows a local source: its name, never this machine's folders.
     shown = display_name(source.removeprefix("file://")) if local else shown_uri(source)
-    table = StreamedTable(source=shown, split=split, files=tuple(PurePosixPath(s.path).name for s in shards))
+    table = StreamedTable(source=shown, split=split, files=tuple(PurePosixPath(s.path).name for s in shards),
+                          notices=(*notices, *(n for r in per_shard for n in r.get("notices", ()))))
     fields = [{r: reported[r][k] for r in sorted(named)} for k in range(3)]
     side_a = StreamedSide(table, roles_a, StreamedFields(fields[0], fields[1] if roles_a.answer else None,
                                                          ids=fields[2] if roles_a.id else None),

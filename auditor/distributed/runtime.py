@@ -533,7 +533,9 @@ def _datasource_class():
         def _read_stream(self, f, path):
             shard = self._shards[path]
             if self._shard_fn is not None:
-                yield from self._shard_fn(shard, _as_shard_errors(record_batches(f, shard), shard))
+                notices: list = []      # filled as the records are read: the shard function reports them at its end
+                yield from self._shard_fn(shard, _as_shard_errors(record_batches(f, shard, notices=notices), shard),
+                                          notices)
                 return
             for first_row, table in _as_shard_errors(_tables(f, shard, self._text_field, self._batch_rows), shard):
                 table = _tag(table, shard, first_row)
@@ -665,16 +667,17 @@ def open_shard(filesystem, shard: Shard):
         return pa.BufferReader(f.read())
 
 
-def record_batches(f, shard: Shard, parquet_rows: int = 65536):
+def record_batches(f, shard: Shard, parquet_rows: int = 65536, notices: list | None = None):
     """Lists of whole records of an open shard, parsed by the local engine's own readers
     (``auditor.sources``: ``json.loads`` per line, the item-by-item JSON reader, the CSV reader,
     Parquet's ``to_pylist``), so every record is the dict the local engine reads, keys, types and
-    errors included (Arrow's JSON reader would type fields by the block and fill missing keys).
+    errors included (Arrow's JSON reader would type fields by the block and fill missing keys);
+    ``notices`` gets what those readers say of the file (a delimiter guessed, a column renamed).
     Memory: one chunk of the stream (1 MiB, or 4,096 JSON items, or 65,536 Parquet rows) at a time."""
     from .. import sources
     if shard.format == "parquet":
         import pyarrow.parquet as pq
-        for batch in sources.parquet_batches(pq.ParquetFile(f), parquet_rows, shard.name):
+        for batch in sources.parquet_batches(pq.ParquetFile(f), parquet_rows, shard.name, notices):
             yield batch.to_pylist()
         return
     budget = sources.Budget(limited=False)          # streamed through: only each line is bounded
@@ -682,14 +685,15 @@ def record_batches(f, shard: Shard, parquet_rows: int = 65536):
     if shard.format == "jsonl":
         yield from sources._jsonl_batches(stream, shard.name)
     elif shard.format == "json":
-        yield from sources._json_batches(stream, shard.name, True, 4096)
+        yield from sources._json_batches(stream, shard.name, True, 4096, notices)
     else:
-        yield from sources._csv_batches(stream, shard.name, "\t" if shard.format == "tsv" else ",", budget, None)
+        yield from sources._csv_batches(stream, shard.name, "\t" if shard.format == "tsv" else ",", budget, notices)
 
 
 def map_shards(filesystem, shards: list[Shard], shard_fn):
     """A Ray Dataset read by Ray Data's file-based reader, each shard whole by one read task,
-    which runs ``shard_fn(shard, record_batches)`` on it (-> Arrow tables), so the records never
+    which runs ``shard_fn(shard, record_batches, notices)`` on it (-> Arrow tables; ``notices``: the
+    readers' notices of the shard, complete once the records are read), so the records never
     leave the task that read them; the dataset is ``shard_fn``'s output, in shard order. Call
     inside ``ray_session``."""
     return single_operator(_read(_datasource_class()(shards, filesystem, None, 0, shard_fn=shard_fn)))

@@ -7,7 +7,7 @@ text_jaccard is the two texts' own).
 """
 from __future__ import annotations
 
-from .common import NO_TEXT, PARAPHRASE_CAVEAT, SCHEMA_VERSION, md_cell, unusable_note
+from .common import NO_TEXT, PARAPHRASE_CAVEAT, SCHEMA_VERSION, md_cell, md_note, unusable_note
 
 PAIRS_SAMPLE = 50
 EVIDENCE_MATCHES = 5        # A rows listed per leaked B record
@@ -22,8 +22,10 @@ def _jaccard(match: dict) -> float | None:
 def side_block(side) -> dict:
     """What the report says about one side (a PreparedSide): where it came from, its size and roles."""
     t = side.table
+    notices = list(getattr(t, "notices", ()))      # what the reader chose or skipped (a split, a Spark _temporary/)
     return {"source": t.source, "config": t.config, "split": t.split, "records": side.records,
-            "no_text": side.no_text, "fingerprint": side.fingerprint, "truncated": t.truncated, "roles": side.roles.to_dict()}
+            "no_text": side.no_text, "fingerprint": side.fingerprint, "truncated": t.truncated,
+            "roles": side.roles.to_dict(), **({"notices": notices} if notices else {})}
 
 
 def summary(result) -> dict:
@@ -101,6 +103,8 @@ def markdown(result) -> str:
              fields_line(d["a"]["roles"], d["b"]["roles"]), ""]
     if same_records(d):
         lines += [f"> Note: {SAME_RECORDS}", ""]
+    notes = [f"> Note ({side.upper()}): {md_note(notice)}" for side in ("a", "b") for notice in d[side].get("notices", ())]
+    lines += notes + ([""] if notes else [])
     lines += ["| check | records | fraction |", "|---|---|---|"]
     for key, label in (("identical_text", "identical text"), ("identical_answer", "identical answer"),
                        ("identical_both", "identical text AND answer (same record): answerable from memory"),
