@@ -168,6 +168,22 @@ def reference(texts, unit: str = "word", size: int = 3, min_threshold: float = 0
 
 # --------------------------------------------------------------------------- reading data and the engine's output
 
+def near_leak_count(a_texts, b_texts, threshold: float) -> int:
+    """B texts with an A text at word-3-gram Jaccard >= threshold (an inverted index over A's
+    shingles, every candidate's Jaccard exact): what a leak check counts as near duplicates."""
+    a_sets = [word_shingles(t) for t in a_texts]
+    index: dict = {}
+    for i, s in enumerate(a_sets):
+        for g in s:
+            index.setdefault(g, set()).add(i)
+    count = 0
+    for t in b_texts:
+        s = word_shingles(t)
+        candidates = set().union(*(index.get(g, set()) for g in s)) if s else set()
+        count += any(jaccard(s, a_sets[i]) >= threshold - 1e-12 for i in candidates)
+    return count
+
+
 def read_field(data_dir, rel: str, field: str, max_rows=None) -> list:
     """``field`` of every row of the JSONL file ``data_dir / rel`` (the first ``max_rows``)."""
     with open(data_dir / rel, encoding="utf-8") as fh:

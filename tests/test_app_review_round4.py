@@ -36,21 +36,6 @@ def leak_box(pg):
     return pg.locator("#leak-dataset input, #leak-dataset textarea").first
 
 
-def near_count(a_texts, b_texts, threshold: float) -> int:
-    """B texts with an A text at word-3-gram Jaccard >= threshold (ground_truth's shingles)."""
-    a_sets = [ground_truth.word_shingles(t) for t in a_texts]
-    index: dict = {}
-    for i, s in enumerate(a_sets):
-        for g in s:
-            index.setdefault(g, set()).add(i)
-    count = 0
-    for t in b_texts:
-        s = ground_truth.word_shingles(t)
-        candidates = set().union(*(index.get(g, set()) for g in s)) if s else set()
-        count += any(ground_truth.jaccard(s, a_sets[i]) >= threshold - 1e-12 for i in candidates)
-    return count
-
-
 def download_named(pg, elem_id: str) -> tuple[Path, str]:
     """(the file a download button gives, the name the browser is told to save it as)"""
     with pg.expect_download() as info:
@@ -83,7 +68,7 @@ def test_a_bundled_b_typed_after_an_uploaded_a_is_read_at_its_own_test_split(pag
     a_texts, b_texts = [r["question"] for r in a_rows], [r["question"] for r in test]
     keys = {norm(t) for t in a_texts}
     identical = sum(norm(t) in keys for t in b_texts)
-    near = near_count(a_texts, b_texts, 0.7)
+    near = ground_truth.near_leak_count(a_texts, b_texts, 0.7)
     assert (identical, near) == (15, 20)
 
     open_app(page, app_url)
@@ -115,7 +100,7 @@ def test_a_pasted_b_of_another_layout_is_read_with_its_own_config_and_fields(bro
     gsm8k = [r["question"] for r in real_data.rows("gsm8k/train.jsonl")]
     prompts = [r["prompt"] for r in humaneval]
     keys = {norm(t) for t in gsm8k}
-    identical, near = sum(norm(t) in keys for t in prompts), near_count(gsm8k, prompts, 0.7)
+    identical, near = sum(norm(t) in keys for t in prompts), ground_truth.near_leak_count(gsm8k, prompts, 0.7)
 
     context, pg = new_page(browser, app_url, init_script=TRAP, permissions=["clipboard-read", "clipboard-write"])
     try:

@@ -44,21 +44,6 @@ def ngram_hits(items, corpus, n: int) -> set:
             if any(tuple(tokens(x)[i:i + n]) in grams for i in range(len(tokens(x)) - n + 1))}
 
 
-def near_count(a_texts, b_texts, threshold: float) -> int:
-    """B texts with an A text at word-3-gram Jaccard >= threshold (ground_truth's shingles)."""
-    a_sets = [ground_truth.word_shingles(t) for t in a_texts]
-    index: dict = {}
-    for i, s in enumerate(a_sets):
-        for g in s:
-            index.setdefault(g, set()).add(i)
-    count = 0
-    for t in b_texts:
-        s = ground_truth.word_shingles(t)
-        candidates = set().union(*(index.get(g, set()) for g in s)) if s else set()
-        count += any(ground_truth.jaccard(s, a_sets[i]) >= threshold - 1e-12 for i in candidates)
-    return count
-
-
 def box(pg, elem_id: str):
     return pg.locator(f"#{elem_id} input, #{elem_id} textarea").first
 
@@ -113,7 +98,7 @@ def shared(app_server):
 def test_a_link_carrying_b_and_the_benchmark_reproduces_both_views(browser, app_url, shared):
     a_texts, b_texts = [r["question"] for r in shared["a"]], [r["question"] for r in shared["b"]]
     keys = {norm(t) for t in a_texts}
-    identical, near = sum(norm(t) in keys for t in b_texts), near_count(a_texts, b_texts, 0.7)
+    identical, near = sum(norm(t) in keys for t in b_texts), ground_truth.near_leak_count(a_texts, b_texts, 0.7)
     bench = [r["question"] for r in shared["test"]]            # the bundled gsm8k: GSM8K test
     contaminated = ngram_hits(bench, a_texts, 13)
     assert identical == 12 and near >= 12 and set(range(12)) <= contaminated
