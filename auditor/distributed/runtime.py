@@ -168,7 +168,8 @@ def ray_session(address: str | None, num_cpus: int | None = None, *, quiet: bool
                 with _join_guard(address, on_join_timeout):
                     # A cluster's workers were started by its nodes, not from this shell: the
                     # settings they read travel with the job (a local Ray's workers inherit them).
-                    ray.init(address=address, runtime_env={"env_vars": worker_settings()}, **kwargs)
+                    settings = worker_settings()
+                    ray.init(address=address, **({"runtime_env": {"env_vars": settings}} if settings else {}), **kwargs)
             else:
                 # "local": a new Ray for this run. ray.init() without an address would join the
                 # cluster a `ray start` on this machine last recorded (TMP/ray/ray_current_cluster),
