@@ -39,6 +39,9 @@ EXPIRED = "This audit has expired from the cache: press **Run audit** again."
 LINK_KEYS = ("dataset", "config", "split", "text", "answer", "group", "labels", "threshold", "max_rows", "nd",
              "tab") + state.LEAK_LINK_KEYS
 LINK_VALUE_CAP = 1000
+# An uploaded benchmark's texts, at most (characters): the n-gram scan's index of them takes ~30 bytes
+# a character, so a 2 MB gzip of 700 MiB of words (under the reading budget) took 21 GB.
+BENCH_TEXT_CAP = 16 * 1024 ** 2
 
 
 def error(message: str, part: str = "status") -> dict:
@@ -697,7 +700,9 @@ def leak_check(st, b_dataset, b_config, b_split, b_text, b_upload, allow_self, b
             out.update(contamination_views(result, side, token, progress, fields=contam_fields, source=a_src,
                                            ngram=ngram))
             done.append("contamination")
-        message = " ".join(notes + ([f"Checked {' and '.join(done)}."] if done else []))
+        unchecked = out.pop("contam_unchecked", None)
+        message = " ".join(notes + ([f"Checked {' and '.join(done)}."] if done else []) + ([unchecked] if unchecked
+                                                                                           else []))
         out["leak_status"] = gr.update(value=message, elem_classes=["ok"] if done else [])
         # B's config and split as read (the ones asked for may have been A's, which B has not got)
         b_read = (b_table.config or blank(b_config), b_table.split or blank(b_split)) if b_src else (None, None)
@@ -724,7 +729,7 @@ def check_ngram(ngram) -> str | int:
     text = str(ngram).strip() if ngram is not None else ""
     if text.lower() in ("", "auto"):
         return "auto"
-    if text.isdigit() and len(text) < 4 and 1 <= int(text) <= MAX_NGRAM:
+    if text.isdecimal() and len(text) < 4 and 1 <= int(text) <= MAX_NGRAM:   # (isdigit: "²", int() fails)
         return int(text)
     raise AuditorError("usage", f"N-gram size {text!r:.40} is not a whole number from 1 to {MAX_NGRAM}.",
                        "Leave it at auto (8 to 13 words, from the benchmark's item lengths) or use e.g. 13, "
@@ -762,6 +767,12 @@ def bench_side(bench, upload, text, token) -> dict | None:
         if not any(isinstance(x, str) and x.strip() for x in texts):
             raise AuditorError("empty_input", f"{src.name}: the text field {roles.text!r:.80} is blank in every "
                                "item.", "Name the field that holds the benchmark's questions or prompts.")
+        chars = sum(len(x) for x in texts if isinstance(x, str))
+        if chars > BENCH_TEXT_CAP:      # the scan's n-gram index takes ~30 bytes a character (728 MiB: 21 GB)
+            raise AuditorError("usage", f"{src.name}: the benchmark's texts total {chars / 1024 ** 2:,.0f} MiB, more "
+                               f"than the {BENCH_TEXT_CAP // 1024 ** 2} MiB this page scans (a test set is far "
+                               "smaller: GSM8K's is 0.3 MiB).", "Upload the test set alone; the CLI's `auditor "
+                               "contamination --benchmark FILE` scans larger ones on a machine with the memory.")
         return {"name": src.name, "scan": src.value, "text": roles.text, "texts": texts, "link": src,
                 "upload": True}
     if not bench:
@@ -868,9 +879,17 @@ def contamination_views(result, bench, token, progress=None, fields=(), source=N
         note += (f" A was read only up to its first {len(result.table.rows):,} records (the row cap): the records "
                  f"after them are not in the download; `auditor contamination A --benchmark {arg} "
                  "--decontaminate OUT` copies all of A.")
-    return {"contam_md": views.contamination_markdown(cr.summary(), bench, names) + note,
+    summary = cr.summary()
+    items, short = (summary.get("benchmark") or {}).get("records"), (summary.get("too_short") or {}).get("records")
+    # Every item shorter than the n-gram (numbers, one-word answers): nothing was checked, which the
+    # status must say ("Checked contamination." alone passed for a clean benchmark).
+    unchecked = (f"But none of the benchmark's {items:,} items could be checked: each has fewer than {cr.n} words "
+                 f"(the n-gram size), so they are too short to check, not clean. Name the field holding its "
+                 "questions or prompts, or lower the n-gram size." if items and short == items else None)
+    return {"contam_md": views.contamination_markdown(summary, bench, names) + note,
             "contam_evidence": views.contamination_evidence_html(rows),
-            "dl_contam": enabled(folder / "contamination_evidence.csv"), "dl_decontam": enabled(copy)}
+            "dl_contam": enabled(folder / "contamination_evidence.csv"), "dl_decontam": enabled(copy),
+            "contam_unchecked": unchecked}
 
 
 # --------------------------------------------------------------------------- paraphrases (semantic)
