@@ -135,10 +135,33 @@ def _benchmark_texts(benchmark: str, config, split, text, max_rows, token):
     side = prepare(source, config=config, split=split, max_rows=max_rows, token=token, text=text, text_only=True,
                    default_split="test")
     table = side.table
+    _check_index_size(side.fields.text, name)
     info = {"name": name, "source": table.source, "config": table.config, "split": table.split,
             "records": len(table.rows), "text": side.roles.text, "fingerprint": side.fingerprint,
             **({"notices": list(table.notices)} if table.notices else {})}
     return side.fields.text, info
+
+
+# The n-gram index holds about 12 bytes per character of the benchmark's texts (ids, windows, keys
+# and their order; measured: 20 MiB of text, 250 MB), so a benchmark may hold at most the reading
+# budget's 1/INDEX_SHARE in text: 64 MiB by default, 200 times GSM8K's test set. (A 1.7 MB gzip
+# of 728 MiB of words, within the reading budget, took a process to 21.9 GB.)
+INDEX_SHARE = 16
+
+
+def _check_index_size(texts: list, name: str) -> None:
+    from .env import format_bytes
+    from .sources import max_bytes
+    limit = max_bytes() // INDEX_SHARE
+    chars = 0
+    for text in texts:
+        chars += len(text) if isinstance(text, str) else 0
+        if chars > limit:
+            raise AuditorError("too_large", f"{name}: the benchmark's texts hold more than {format_bytes(limit)}, "
+                               f"the most its n-gram index is built for (1/{INDEX_SHARE} of AUDITOR_MAX_BYTES, "
+                               f"{format_bytes(max_bytes())}: the index takes about 12 bytes a character).",
+                               "A benchmark is a test set (GSM8K's is 0.3 MiB of text): point at its test split, "
+                               "or raise AUDITOR_MAX_BYTES if the machine has the memory.")
 
 
 def contamination(corpus, benchmark: str, *, corpus_config=None, corpus_split=None, corpus_text=None,
@@ -214,13 +237,15 @@ class BenchmarkIndex:
 
 def build_index(bench_texts: list, ngram="auto") -> BenchmarkIndex:
     from .wordtokens import binary_array
-    bench_tokens = [tokenize(t) for t in bench_texts]
-    lengths = [len(t) for t in bench_tokens if t]
-    n = choose_n(lengths, ngram)
+    # One item's words at a time, straight to ids: the words of all items as Python strings took
+    # about 20 bytes of memory per character of the benchmark.
     vocab: dict[str, int] = {}
-    bench_ids = [np.fromiter((vocab.setdefault(w, len(vocab)) for w in toks), dtype=np.int64, count=len(toks))
-                 for toks in bench_tokens]
+    bench_ids = []
+    for text in bench_texts:
+        toks = tokenize(text)
+        bench_ids.append(np.fromiter((vocab.setdefault(w, len(vocab)) for w in toks), dtype=np.int64, count=len(toks)))
     b_lengths = np.fromiter((len(t) for t in bench_ids), dtype=np.int64, count=len(bench_ids))
+    n = choose_n([int(k) for k in b_lengths if k], ngram)
     b_all = np.concatenate(bench_ids) if bench_ids else np.zeros(0, np.int64)
     b_item, b_start = _windows(b_lengths, n)
     keys, offsets, windows = _grams(b_all, b_start, n)
