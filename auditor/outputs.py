@@ -279,9 +279,21 @@ def retire(path) -> None:
     """Remove the file at ``path`` if there is one: a manifest is retired just before the file it
     describes is replaced (``atomic_write(before_replace=...)``), so a run killed between writing
     the two leaves the new file without a manifest, never beside the previous run's."""
+    # Through a symlink its target goes, as ``atomic_write`` replaces a symlink's target: removing
+    # the link itself left the previous manifest at the target and a new file in the link's place.
+    # A stream (/dev/stdout, /proc/self/fd/1, a link to one) is no manifest file, even redirected
+    # to a file: that file is the shell's, and removing it left the manifest in "log (deleted)".
+    shown = os.path.abspath(os.path.expanduser(os.fspath(path)))
+    for _ in range(40):
+        if shown.startswith(("/dev/", "/proc/")) and not shown.startswith("/dev/shm/"):
+            return
+        if not os.path.islink(shown):
+            break
+        shown = os.path.join(os.path.dirname(shown), os.readlink(shown))
+    final = os.path.realpath(shown)
     try:
-        if stat.S_ISREG(os.stat(path).st_mode):
-            os.unlink(path)
+        if stat.S_ISREG(os.stat(final).st_mode):
+            os.unlink(final)
     except FileNotFoundError:
         pass
     except OSError as exc:

@@ -115,7 +115,8 @@ def resolve_roles(rows: list[dict], text=None, answer=None, group=None, labels=N
         if _blank(given[role]):
             choice = next((name for name in GUESSES[role]
                            if name in fields and name not in taken and _readable(rows, name)), None)
-            layout = _instruction_layout(rows, fields, taken) if role == "text" else None
+            # (only where the instruction is the guess: a "question" or "prompt" beside it stays the text)
+            layout = _instruction_layout(rows, fields, taken) if role == "text" and choice == "instruction" else None
             if layout:
                 # An instruction-tuning record's task is its instruction with its input: the
                 # instruction alone made every task sharing a template instruction ("Translate
@@ -229,7 +230,9 @@ def resolve_text_spec(rows: list[dict], spec=None) -> str:
         spec = ",".join(spec)
     if spec is None or not isinstance(spec, str) or "," not in spec:
         roles = resolve_roles(rows, text=spec)
-        for name in roles.text_names:
+        # a guessed layout's input may hold numbers ({"instruction": "Square it.", "input": 5}): its
+        # instruction is the text checked, as before the layout was guessed
+        for name in roles.text_names[:1] if _blank(spec) else roles.text_names:
             _check_not_numbers(rows, name)
         first = roles.text_names[0]
         if _blank(spec):
@@ -448,9 +451,20 @@ def _text_fallback(rows, fields, taken) -> str | None:
         refused = None
     found = (dotted or _longest_string_field(rows, fields, taken | named)
              or _longest_string_field(rows, fields, taken | set(GUESSES["id"])))
-    if found is None and refused is not None:
+    if refused is not None and (found is None or _mean_length(rows, found) < max(
+            (_mean_length(rows, path) for path in getattr(refused, "candidates", ())), default=0.0)):
+        # a top-level string shorter than the nested texts (a language code "en", a source name)
+        # is no better a text than they are: the guess stays refused
         raise refused
     return found
+
+
+def _mean_length(rows, path: str, sample: int = 200) -> float:
+    """The mean length of ``path``'s values read as text (``lookup``) in the first records."""
+    values = [lookup(row, path) for row in rows[:sample]]
+    texts = [v if isinstance(v, str) else " ".join(map(str, v)) if isinstance(v, list) else str(v)
+             for v in values if v is not MISSING and v is not None]
+    return sum(map(len, texts)) / len(texts) if texts else 0.0
 
 
 TEXT_CHILDREN = (*GUESSES["text"], "stem")
@@ -491,8 +505,10 @@ def _dotted_text(rows, fields, taken, sample: int = 200) -> str | None:
     tied = [path for rank, path in ranked if rank == best]
     if len(tied) > 1 and best[1] == len(GUESSES["text"]):
         shown = ", ".join(tied[:5])
-        raise AuditorError("usage", f"No text field given, and several could be it: {shown}.",
-                           f"Name one with --text (e.g. --text {tied[0]}), or several joined by commas.")
+        error = AuditorError("usage", f"No text field given, and several could be it: {shown}.",
+                             f"Name one with --text (e.g. --text {tied[0]}), or several joined by commas.")
+        error.candidates = tuple(tied)      # (``_text_fallback`` weighs a top-level string against them)
+        raise error
     return tied[0]
 
 

@@ -48,7 +48,7 @@ from ..errors import AuditorError
 from ..report.leak import EVIDENCE_MATCHES, MATCH_KINDS
 
 BATCH_ROWS = 50_000           # A records per batch in a task (memory per task: one batch and B's index; >= shingles.ARROW_MIN_TEXTS, so Arrow tokenises)
-SHARD_FILE_VERSION = 4          # 2: + records with no text; 3: + answers and ids of the rows reported; 4: + notices
+SHARD_FILE_VERSION = 5          # 2: + records with no text; 3: + answers and ids of the rows reported; 4: + notices; 5: named as locally
 # Fault injection for the tests (the contamination engine's variables): a worker exits on its first
 # batch while the FAIL_ONCE marker file does not exist (creating it), so Ray must retry the task;
 # the driver is interrupted (KeyboardInterrupt, as by Ctrl-C) after saving STOP_AFTER shard results.
@@ -384,7 +384,11 @@ class _ScanShard:
             _INDEX_CACHE.clear()
             index = _INDEX_CACHE[self.index_ref.hex()] = ray.get(self.index_ref)
         result = scan_records(parts, index, self.fail_once, self.batch_rows)
-        result["notices"] = list(notices)       # the readers' (a delimiter guessed ...), as locally
+        # the readers' (a delimiter guessed ...), as locally: named by the file's own name, as the
+        # local loader names a file of a folder ("x.csv: ...", not the shard's "sub/x.csv: ...")
+        own = PurePosixPath(shard.name).name
+        result["notices"] = [f"{own}: {n[len(shard.name) + 2:]}" if n.startswith(f"{shard.name}: ") else n
+                             for n in notices]
         yield pa.table({"shard": pa.array([shard.index], pa.int64()),
                         "result": pa.array([json.dumps(result)], pa.large_string())})
 
