@@ -150,7 +150,7 @@ def test_a_corrupt_small_shard_is_named(tiny_shards, tmp_path):
 
 def test_the_reading_limit_reaches_a_joined_clusters_workers(real_data, tmp_path, run_cli):
     """The CLI joins this module's Ray by address, as it would a cluster whose workers were started
-    by its nodes (not from the user's shell). AUDITOR_MAX_BYTES=2M caps one line at 128 KiB: a
+    by its nodes (not from the user's shell). AUDITOR_MAX_BYTES=8M caps one line at 512 KiB: a
     shard with a 1 MB line must be refused by the worker that reads it, as the local engine refuses
     it (the driver reads only the first shard, to check the text field)."""
     with open(real_data / "gsm8k" / "train.jsonl", encoding="utf-8") as handle:
@@ -158,17 +158,17 @@ def test_the_reading_limit_reaches_a_joined_clusters_workers(real_data, tmp_path
     folder = tmp_path / "corpus"
     folder.mkdir()
     (folder / "a.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in answers), encoding="utf-8")
-    long_text = " ".join(answers)[:1_000_000]
+    long_text = (" ".join(answers) * 4)[:1_000_000]
     (folder / "b.jsonl").write_text(json.dumps({"text": long_text}) + "\n", encoding="utf-8")
     address = ray.get_runtime_context().gcs_address
     args = ("contamination", folder, "--benchmark", "gsm8k", "--engine", "ray", "--ray-address", address,
             "--quiet", "--json", tmp_path / "out.json")
-    code, _, err = run_cli(*args, env={"AUDITOR_MAX_BYTES": "2M"}, timeout=300)
+    code, _, err = run_cli(*args, env={"AUDITOR_MAX_BYTES": "8M"}, timeout=300)
     assert code == 2 and "Traceback" not in err, err
-    assert "b.jsonl" in err and "longer than 128 KiB" in err
+    assert "b.jsonl" in err and "longer than 512 KiB" in err
     assert not (tmp_path / "out.json").exists()
     code, _, err = run_cli("contamination", folder, "--benchmark", "gsm8k", "--quiet", "--json", tmp_path / "l.json",
-                           env={"AUDITOR_MAX_BYTES": "2M"})
-    assert code == 2 and "longer than 128 KiB" in err             # the local engine, the same limit
+                           env={"AUDITOR_MAX_BYTES": "8M"})
+    assert code == 2 and "longer than 512 KiB" in err             # the local engine, the same limit
     code, _, err = run_cli(*args, timeout=300)                    # the default limit: read
     assert code == 0, err
