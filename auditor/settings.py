@@ -21,9 +21,11 @@ DEFAULT_THRESHOLDS = (0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3)
 METHODS = ("auto", "exact", "lsh")
 SOURCE_KINDS = ("auto", "example", "local", "hub")
 KEEP_RULES = ("first", "longest", "most_common_answer")     # dedup: which record of a cluster stays
-# The semantic pass's default cosine threshold, calibrated on unrelated bundled sets (auditor.semantic's
-# docstring, bench/semantic.py --calibrate); here so the CLI's help states it without loading the model code.
-SEMANTIC_THRESHOLD = 0.5
+# The semantic pass's defaults, calibrated on bundled data (auditor.semantic's docstring, bench/semantic.py
+# --calibrate); here so the CLI's help states them without loading the model code. An item is flagged when
+# its best match's margin score is at least SEMANTIC_THRESHOLD and its cosine at least SEMANTIC_COSINE_FLOOR.
+SEMANTIC_THRESHOLD = 0.45
+SEMANTIC_COSINE_FLOOR = 0.5
 # "auto" searches A x B exactly unless its pairs pass this many times the self-join's cap on
 # exact candidates (near.MAX_EXACT_CANDIDATES): the exact join streams its pairs in bounded memory.
 CROSS_PAIRS_FACTOR = 20

@@ -88,7 +88,7 @@ def found(audited, files):
 def library(sets):
     """The library on the same texts, read from the files here."""
     questions, rephrases = sets
-    return semantic.semantic_search(questions, rephrases)
+    return semantic.semantic_search(questions, rephrases, k=state.SEMANTIC_K, candidates=state.SEMANTIC_CANDIDATES)
 
 
 def test_flagged_pairs_equal_the_librarys_with_both_texts(found, library, sets):
@@ -117,7 +117,7 @@ def test_histogram_counts_are_the_score_distribution(found, library, sets):
     bars = fig.data[0]
     dist = library.distribution()
     assert list(bars.y) == dist["counts"]
-    best = [n[0][1] for n in library.neighbours if n]
+    best = [m for m in library.margin if m is not None]
     assert list(bars.y) == np.histogram(np.clip(best, 0, 1), bins=np.linspace(0, 1, 21))[0].tolist()
     assert sum(bars.y) == sum(1 for q in sets[0] if q.strip())      # every item with text, once
     line, = [s for s in fig.layout.shapes if s.type == "line"]
@@ -140,7 +140,7 @@ def test_the_slider_refilters_the_cached_result_without_embedding(found, library
         assert [{k: r[k] for k in ("benchmark_row", "corpus_row", "score")}
                 for r in read_csv(moved["dl_para"]["value"])] == expected
         assert f"**{len(expected)} of 60 benchmark items** ({100 * len(expected) / 60:.2f}%) have an A record at " \
-               f"cosine ≥ {t:g}" in moved["para_md"]
+               f"margin score ≥ {t:g}" in moved["para_md"]
         line, = [s for s in moved["para_plot"]["value"].layout.shapes if s.type == "line"]
         assert line.x0 == t
     bad = handlers.paraphrase_threshold(view["para_state"], "nan")
@@ -153,7 +153,8 @@ def test_the_run_is_capped_with_a_notice(audited, files, sets, monkeypatch):
     monkeypatch.setattr(state, "SEMANTIC_ITEMS", 25)
     view = handlers.paraphrases(audited, "", "", "", "", str(questions_file), False, "", 0.6, "")
     assert "Only the first 25 benchmark items were checked" in view["para_md"]
-    expected = semantic.semantic_search(questions[:25], rephrases).flagged(0.6)
+    expected = semantic.semantic_search(questions[:25], rephrases, k=state.SEMANTIC_K,
+                                        candidates=state.SEMANTIC_CANDIDATES).flagged(0.6)
     assert [{k: r[k] for k in ("benchmark_row", "corpus_row", "score")}
             for r in read_csv(view["dl_para"]["value"])] == expected
 
@@ -218,7 +219,7 @@ def test_paraphrases_journey_in_a_browser(browser, app_url, tmp_path, sets):
         box = pg.locator("#para-threshold input[type=number]")
         box.fill("0.9")
         box.press("Enter")
-        expect(summary).to_contain_text("at cosine ≥ 0.9")
+        expect(summary).to_contain_text("at margin score ≥ 0.9")
         second = int(re.search(r"(\d+) of 60 benchmark items", summary.inner_text()).group(1))
         assert second < int(first.group(1))
         # A value out of range is refused, and the box goes back to the threshold the views show.
@@ -226,7 +227,7 @@ def test_paraphrases_journey_in_a_browser(browser, app_url, tmp_path, sets):
         box.press("Enter")
         expect(pg.locator(".toast-body").last).to_contain_text("Value 7 is")
         expect(box).to_have_value("0.9")
-        expect(summary).to_contain_text("at cosine ≥ 0.9")
+        expect(summary).to_contain_text("at margin score ≥ 0.9")
         time.sleep(0.3)
         assert pg.evaluate("window.__xss_hits.slice()") == []
     finally:

@@ -86,7 +86,7 @@ def pins(name: str) -> dict[str, str]:
 
 
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
-OPTIONAL = {"semantic": ["auditor/semantic.py"],          # extra -> the modules that need it
+OPTIONAL = {"semantic": ["auditor/semantic.py", "auditor/semantic_model.py"],          # extra -> the modules that need it
             "ray": sorted(str(p.relative_to(REPO)) for p in (REPO / "auditor" / "distributed").glob("*.py"))}
 PACKAGE = imported(sorted(p for p in (REPO / "auditor").rglob("*.py")
                           if str(p.relative_to(REPO)) not in {f for fs in OPTIONAL.values() for f in fs}))

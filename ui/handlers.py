@@ -909,16 +909,16 @@ def cleared_paraphrases() -> dict:
 
 
 def check_cosine(value) -> float:
-    """The semantic threshold from the slider: a cosine in [0, 1] (blank: the calibrated default)."""
+    """The semantic threshold from the slider: a margin score in [0, 1] (blank: the calibrated default)."""
     from auditor.semantic import DEFAULT_THRESHOLD
     try:
         t = round(float(DEFAULT_THRESHOLD if value in (None, "") else value), 4)
     except (TypeError, ValueError, OverflowError):
         raise AuditorError("usage", f"Semantic threshold {value!r:.40} is not a number.",
-                           f"Use a cosine such as the default {DEFAULT_THRESHOLD:g}.") from None
+                           f"Use a margin score such as the default {DEFAULT_THRESHOLD:g}.") from None
     if not 0.0 <= t <= 1.0:        # (NaN fails this too)
         raise AuditorError("usage", f"Semantic threshold {t:g} is outside [0, 1].",
-                           f"Use a cosine such as the default {DEFAULT_THRESHOLD:g}.")
+                           f"Use a margin score such as the default {DEFAULT_THRESHOLD:g}.")
     return t
 
 
@@ -978,7 +978,8 @@ def paraphrases(st, b_dataset, b_config, b_split, b_text, b_upload, allow_self, 
         sr = state.SEMANTIC.get(key)
         cached = sr is not None
         if sr is None:
-            sr = semantic.semantic_search(texts, corpus, threshold=t, progress=progress)
+            sr = semantic.semantic_search(texts, corpus, threshold=t, k=state.SEMANTIC_K,
+                                          candidates=state.SEMANTIC_CANDIDATES, progress=progress)
             size = sum(len(x or "") for x in sr.benchmark_texts) + sum(len(x) for x in sr.corpus_texts.values())
             state.SEMANTIC.put(key, sr, nbytes=2 * size + 200 * len(texts) * sr.k)
         pst = {"key": key, "threshold": t, "bench": name, "a": st["source"].name, "notices": notices}
@@ -1017,10 +1018,11 @@ def paraphrase_views(sr, pst: dict) -> dict:
     t = pst["threshold"]
     rows = flagged_pairs(sr, t)
     path = state.folder_for("paraphrases", pst["key"], t) / "paraphrases.csv"
-    write_text(path, evidence_csv(rows) if rows else
-               "benchmark_row,corpus_row,score,benchmark_text,corpus_text\n")
+    columns = ["benchmark_row", "corpus_row", "score", "margin", "second", "gap", "anchors", "background",
+               "benchmark_text", "corpus_text"]
+    write_text(path, evidence_csv(rows, columns) if rows else ",".join(columns) + "\r\n")
     return {"para_state": pst,
             "para_md": views.paraphrase_markdown(sr, t, len(rows), pst["bench"], pst["a"], pst["notices"]),
-            "para_plot": gr.update(value=views.paraphrase_figure(sr.distribution(), t), visible=True),
+            "para_plot": gr.update(value=views.paraphrase_figure(sr.distribution(), t, sr.gap()), visible=True),
             "para_evidence": views.paraphrase_evidence_html(rows, t),
             "dl_para": enabled(path)}

@@ -328,18 +328,20 @@ def paraphrases_view(P: dict) -> None:
         with gr.Column(visible=ready):
             gr.Markdown("Items reworded rather than copied share few n-grams, so the checks above miss them. Here "
                         "each benchmark item (B above, or a bundled benchmark) is embedded with a sentence model "
-                        "and compared with every record of A by cosine; the items whose best match scores at or "
-                        f"above the threshold are listed beside it. At most {SEMANTIC_ITEMS:,} items against "
+                        "(long texts window by window) and compared with every record of A by cosine; each item's "
+                        "best match gets a margin score, how far it stands out from the item's other neighbours, so "
+                        "another item of the same task does not pass for a rephrase. The items whose best match "
+                        f"scores at or above the threshold are listed beside it. At most {SEMANTIC_ITEMS:,} items against "
                         f"{SEMANTIC_RECORDS:,} A records per run (the CLI's `--semantic` has no cap).")
             with gr.Row(equal_height=True):
                 P["para_bench"] = gr.Dropdown([("B (the dataset or file above)", "")] + [(b, b) for b in BENCHMARKS],
                                               value="", label="Benchmark items", elem_id="para-bench", scale=2,
                                               min_width=180)
                 P["para_threshold"] = gr.Slider(0.0, 1.0, value=SEMANTIC_THRESHOLD, step=0.01,
-                                                label="Semantic threshold (cosine)", elem_id="para-threshold",
+                                                label="Semantic threshold (margin score)", elem_id="para-threshold",
                                                 buttons=[],
-                                                info=f"default {SEMANTIC_THRESHOLD:g}: calibrated on unrelated "
-                                                     "texts; re-filters without embedding again", scale=3,
+                                                info=f"default {SEMANTIC_THRESHOLD:g}: calibrated on bundled "
+                                                     "data; re-filters without embedding again", scale=3,
                                                 min_width=220)
                 P["para_run"] = gr.Button("Find paraphrases", variant="primary", elem_id="para-run", scale=1,
                                           min_width=140)

@@ -573,35 +573,47 @@ def contamination_evidence_html(rows: list, limit: int = EVIDENCE_SHOWN) -> str:
 # --------------------------------------------------------------------------- paraphrases (semantic)
 
 def paraphrase_markdown(sr, threshold: float, flagged: int, bench: str, a_name: str, notices) -> str:
-    """The Paraphrases view's caption: how many items are flagged at ``threshold``, the caveat, notices."""
+    """The Paraphrases view's caption: how many items are flagged at ``threshold``, how the score
+    works, where the scores part (the gap), the caveat, notices."""
     from auditor.semantic import CAVEAT
     items = sr.benchmark_records
     share = f"{100 * flagged / items:.2f}%" if items else "–"
-    dist = sr.distribution()
+    dist, cos, gap = sr.distribution(), sr.cosine_distribution(), sr.gap()
     lines = [f"#### Paraphrases: is {md(bench)} reworded inside {md(a_name)} (A)?", "",
-             f"**{flagged:,} of {items:,} benchmark items** ({share}) have an A record at cosine ≥ {threshold:g} "
-             f"(model {md(sr.model)}, the best of each item's {sr.k} nearest among {sr.corpus_records:,} A records).",
-             "", f"**{CAVEAT}** The histogram shows every item's best match; move the slider to pick your own "
-             "threshold (the default is calibrated on unrelated texts).", ""]
+             f"**{flagged:,} of {items:,} benchmark items** ({share}) have an A record at margin score ≥ {threshold:g} "
+             f"(and cosine ≥ {sr.cosine_floor:g}; model {md(sr.model)}, the best of each item's {sr.k} nearest among "
+             f"{sr.corpus_records:,} A records).", "",
+             "The margin score is how far an item's best match stands out from its neighbourhood: 1 is an "
+             "identical text, a rephrase of the item scores high, and another item of the same task scores low "
+             "even when its cosine is high (the next-nearest records are as close).", "",
+             f"**{CAVEAT}** The histogram shows every item's best-match margin score and the threshold; move the "
+             "slider to pick your own (the default is calibrated on bundled data).", ""]
     lines += [f"- {md(n, None)}" for n in list(notices) + sr.notices()]
     if dist["max"] is not None:
-        lines += ["", f"Best-match cosines: median {dist['p50']:.3f}, 90th percentile {dist['p90']:.3f}, "
-                      f"max {dist['max']:.3f}."]
+        lines += ["", f"Best-match margin scores: median {dist['p50']:.3f}, 90th percentile {dist['p90']:.3f}, "
+                      f"max {dist['max']:.3f} (cosines: median {cos['p50']:.3f}, max {cos['max']:.3f})."]
+    if gap:
+        lines += ["", f"**Gap**: the scores part between {gap['low']:.3f} and {gap['high']:.3f} (shaded), with "
+                      f"{gap['above']:,} items above it (verbatim copies left out)."]
     return "\n".join(lines)
 
 
-def paraphrase_figure(dist: dict, threshold: float) -> go.Figure:
-    """The best-match score histogram (the library's bins and counts) with the threshold as a line."""
+def paraphrase_figure(dist: dict, threshold: float, gap: dict | None = None) -> go.Figure:
+    """The best-match margin score histogram (the library's bins and counts), the threshold as a
+    line and the gap between the scores as a shaded band."""
     bins, counts = dist["bins"], dist["counts"]
     fig = go.Figure(go.Bar(x=[round((lo + hi) / 2, 4) for lo, hi in zip(bins, bins[1:])], y=counts,
                            width=[0.95 * (hi - lo) for lo, hi in zip(bins, bins[1:])],
                            customdata=[[lo, hi] for lo, hi in zip(bins, bins[1:])], marker_color="#4f46e5",
                            name="benchmark items",
-                           hovertemplate="cosine %{customdata[0]:.2f}–%{customdata[1]:.2f}<br>%{y:,} items"
+                           hovertemplate="margin %{customdata[0]:.2f}–%{customdata[1]:.2f}<br>%{y:,} items"
                                          "<extra></extra>"))
+    if gap:
+        fig.add_vrect(x0=gap["low"], x1=gap["high"], fillcolor="#16a34a", opacity=0.15, line_width=0,
+                      annotation_text="gap", annotation_position="top left")
     fig.add_vline(x=threshold, line=dict(color="#dc2626", dash="dash", width=2),
                   annotation_text=f"threshold {threshold:g}", annotation_position="top")
-    fig.update_xaxes(title_text="best-match cosine of each benchmark item", range=[0, 1], dtick=0.1)
+    fig.update_xaxes(title_text="best-match margin score of each benchmark item", range=[0, 1], dtick=0.1)
     fig.update_yaxes(title_text="benchmark items", rangemode="tozero")
     fig.update_layout(template="plotly_white", height=320, margin=dict(l=60, r=30, t=40, b=60), showlegend=False)
     return fig
@@ -610,8 +622,8 @@ def paraphrase_figure(dist: dict, threshold: float) -> go.Figure:
 def paraphrase_evidence_html(rows: list, threshold: float, limit: int = EVIDENCE_SHOWN) -> str:
     """Flagged benchmark items beside their best A match, best first: the score and both texts, escaped."""
     if not rows:
-        return (f"<p class='cut'>No benchmark item has an A record at cosine ≥ {h(f'{threshold:g}')}: lower the "
-                "threshold to review weaker matches.</p>")
+        return (f"<p class='cut'>No benchmark item has an A record at margin score ≥ {h(f'{threshold:g}')}: lower "
+                "the threshold to review weaker matches.</p>")
 
     def rec(label: str, text: str) -> str:
         cut = "<span class='cut'> … (cut)</span>" if len(text) > DETAIL_CHARS else ""
@@ -619,9 +631,12 @@ def paraphrase_evidence_html(rows: list, threshold: float, limit: int = EVIDENCE
 
     parts = []
     for r in rows[:limit]:
-        score = f"{r['score']:.4f}"
+        second = "–" if r.get("second") is None else f"{r['second']:.4f}"
+        anchors = "–" if r.get("anchors") is None else f"{100 * r['anchors']:.0f}%"
+        margin, cosine = f"{r['margin']:.4f}", f"{r['score']:.4f}"
         head = (f"<div class='ev-head'>benchmark row <b>{h(r['benchmark_row'])}</b> ↔ A row "
-                f"<b>{h(r['corpus_row'])}</b> · cosine <b>{h(score)}</b></div>")
+                f"<b>{h(r['corpus_row'])}</b> · margin <b>{h(margin)}</b> · cosine <b>{h(cosine)}</b> · next best "
+                f"{h(second)} · anchors shared {h(anchors)}</div>")
         body = rec("benchmark", r["benchmark_text"] or "") + rec("A (corpus)", r["corpus_text"] or "")
         parts.append(f"<div class='evidence para'>{head}<div class='pair-view'>{body}</div></div>")
     more = (f"<p class='cut'>The first {limit} of {len(rows):,} are shown; the CSV holds all.</p>"
