@@ -25,7 +25,7 @@ KEEP_RULES = ("first", "longest", "most_common_answer")     # dedup: which recor
 # --calibrate); here so the CLI's help states them without loading the model code. An item is flagged when
 # its best match's margin score is at least SEMANTIC_THRESHOLD and its cosine at least SEMANTIC_COSINE_FLOOR.
 SEMANTIC_THRESHOLD = 0.45
-SEMANTIC_COSINE_FLOOR = 0.5
+SEMANTIC_COSINE_FLOOR = 0.54
 # "auto" searches A x B exactly unless its pairs pass this many times the self-join's cap on
 # exact candidates (near.MAX_EXACT_CANDIDATES): the exact join streams its pairs in bounded memory.
 CROSS_PAIRS_FACTOR = 20
