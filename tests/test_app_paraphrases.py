@@ -98,7 +98,8 @@ def test_flagged_pairs_equal_the_librarys_with_both_texts(found, library, sets):
     expected = library.flagged(t)
     assert len(expected) >= 40                    # the rephrases are found (the rest of the check is equality)
     rows = read_csv(view["dl_para"]["value"])     # the CSV parses back to the flagged rows
-    assert [{k: r[k] for k in ("benchmark_row", "corpus_row", "score")} for r in rows] == expected
+    keys = ("benchmark_row", "corpus_row", "score")
+    assert [{k: r[k] for k in keys} for r in rows] == [{k: it[k] for k in keys} for it in expected]
     for r in rows:                                # both texts, as they are in the files
         assert r["benchmark_text"] == questions[r["benchmark_row"]]
         assert r["corpus_text"] == rephrases[r["corpus_row"]]
@@ -138,7 +139,8 @@ def test_the_slider_refilters_the_cached_result_without_embedding(found, library
         expected = library.flagged(t)
         assert len(expected) != before
         assert [{k: r[k] for k in ("benchmark_row", "corpus_row", "score")}
-                for r in read_csv(moved["dl_para"]["value"])] == expected
+                for r in read_csv(moved["dl_para"]["value"])] == [{k: it[k] for k in ("benchmark_row", "corpus_row",
+                                                                                      "score")} for it in expected]
         assert f"**{len(expected)} of 60 benchmark items** ({100 * len(expected) / 60:.2f}%) have an A record at " \
                f"margin score ≥ {t:g}" in moved["para_md"]
         line, = [s for s in moved["para_plot"]["value"].layout.shapes if s.type == "line"]
@@ -156,7 +158,8 @@ def test_the_run_is_capped_with_a_notice(audited, files, sets, monkeypatch):
     expected = semantic.semantic_search(questions[:25], rephrases, k=state.SEMANTIC_K,
                                         candidates=state.SEMANTIC_CANDIDATES).flagged(0.6)
     assert [{k: r[k] for k in ("benchmark_row", "corpus_row", "score")}
-            for r in read_csv(view["dl_para"]["value"])] == expected
+            for r in read_csv(view["dl_para"]["value"])] == [{k: it[k] for k in ("benchmark_row", "corpus_row",
+                                                                                  "score")} for it in expected]
 
 
 def test_errors_are_messages(audited, files):
