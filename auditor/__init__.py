@@ -6,24 +6,20 @@ the data it is evaluated on?
     result.summary()["curve"]
     result.near_duplicates(0.5)     # re-threshold from the cached pairs
 
-The engine is a pipeline of small steps (see README): sources -> roles -> schema/exact
--> shingles -> near -> clusters -> report; cross-dataset steps reuse them.
+The engine is a pipeline of small steps, each a module with one job, imported one way, down the
+layers (docs/architecture.md): io (sources) -> roles -> schema / exact -> shingles -> near ->
+clusters -> report; the commands compose them, ``engines`` chooses where they run, and this
+module, the CLI and the app are the front ends.
 """
-__version__ = "0.1.0"
+from .audit import ScanResult, ScanSettings
+from .engines import leak, scan
+from .errors import AuditorError
+from .io.sources import load
+from .io.table import Table
+from .settings import EngineSettings, ShingleSpec
+from .version import __version__
 
-from .errors import AuditorError  # noqa: E402
-from .sources import Table, load  # noqa: E402
-
-
-def __getattr__(name):
-    # Heavier steps import numpy/scipy: load them on first use, so `import auditor` stays fast.
-    if name in ("scan", "ScanSettings", "ScanResult"):
-        from . import audit as _scan
-        return getattr(_scan, name)
-    if name == "ShingleSpec":
-        from .shingles import ShingleSpec
-        return ShingleSpec
-    raise AttributeError(name)
-
-
-__all__ = ["AuditorError", "Table", "load", "scan", "ScanSettings", "ScanResult", "ShingleSpec", "__version__"]
+# (``auditor.engines`` has clean and contamination on either engine too; the names here would hide
+# the modules ``auditor.clean`` and ``auditor.contamination``.)
+__all__ = ["AuditorError", "EngineSettings", "ScanResult", "ScanSettings", "ShingleSpec", "Table", "__version__",
+           "leak", "load", "scan"]

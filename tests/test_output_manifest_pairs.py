@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-import auditor.outputs as outputs
+import auditor.io.outputs as outputs
 from auditor.decontaminate import decontaminate
 from auditor.errors import AuditorError
 from test_real_data_sweep import read_jsonl, write_jsonl

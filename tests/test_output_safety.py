@@ -1,5 +1,5 @@
 """Outputs never destroy inputs, never replace each other, and are never left half-written
-(auditor/outputs.py: check_outputs and atomic_write, used by every CLI command, report.write_outputs,
+(auditor/io/outputs.py: check_outputs and atomic_write, used by every CLI command, report.write_outputs,
 clean.write_rows and the app's downloads).
 
 Data: small JSONL files made in tmp_path.
@@ -20,8 +20,8 @@ import pytest
 
 from auditor import AuditorError
 from auditor import cli
-from auditor.clean import write_rows
-from auditor.outputs import TEMP_SUFFIX, atomic_write, check_outputs, write_text
+from auditor.io.copies import write_rows
+from auditor.io.outputs import TEMP_SUFFIX, atomic_write, check_outputs, write_text
 from auditor.report import write_outputs
 
 REPO = Path(__file__).resolve().parents[1]

@@ -30,22 +30,46 @@ A shard that cannot be read (truncated gzip, bad JSON, not Parquet) fails the ru
 from __future__ import annotations
 
 import contextlib
+import logging
+import lzma
 import os
 import re
+import signal
+import socket
+import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 import numpy as np
 import pyarrow as pa
 
+from ..env import env_float
 from ..errors import AuditorError
-from ..sources import COMPRESSED, is_datasets_metadata
+from ..io.budget import Budget, CountedStream
+from ..io.formats import parquet_batches, stream_batches
+from ..io.listing import (
+    CODECS,
+    COMPRESSED,
+    codec_of,
+    display_name,
+    is_datasets_metadata,
+    split_files,
+    unlisted_hint,
+    unlisted_notice,
+    unlisted_part,
+)
+from ..io.listing import glob_files as local_glob
+from ..prepare import in_source
+from ..roles import joined_text, resolve_text_spec, text_fields
+from ..textstream import joined_column, text_blocks
+from ..wordtokens import as_string_array
 
 ROLE_SAMPLE = 1000          # rows the text field is resolved from when none is named, as the local engine does
 _FORMATS = ((".jsonl", "jsonl"), (".ndjson", "jsonl"), (".json", "json"), (".parquet", "parquet"), (".pq", "parquet"))
 # Whole records (``record_batches``, the leak engine's reader) also come from CSV and TSV, as locally.
 RECORD_FORMATS = _FORMATS + ((".csv", "csv"), (".tsv", "tsv"))
-_URI = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://")
+URI = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://")
 # A URI as shown: without user:secret@ and ?query (pyarrow's credentials and options).
 _SHOWN = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)(?:[^/@?]*@)?([^?#]*).*$", re.DOTALL)
 # How long pyarrow's GCS client may retry a request (or the credentials lookup) before it fails.
@@ -83,7 +107,6 @@ def _check_reachable(address: str) -> None:
     if not host or not re.fullmatch(r"[0-9]{1,5}", port) or not 0 < int(port) < 65536:
         raise AuditorError("usage", f"The Ray address {address!r} is not HOST:PORT, auto or ray://HOST:PORT.",
                            ADDRESS_HINT)
-    import socket
     try:
         socket.create_connection((host.strip("[]"), int(port)), timeout=REACH_SECONDS).close()
     except OSError as exc:
@@ -100,9 +123,6 @@ def _join_guard(address: str, on_timeout):
     own code, is reached by no exception. Ctrl-C ends the process meanwhile: Python would run its
     handler only once ray.init returned (so would it Ray's own SIGTERM handler, set by ray.init:
     the timer bounds that wait). Without ``on_timeout`` (the library), joining waits as Ray does."""
-    import signal
-    import threading
-    from ..env import env_float
     if on_timeout is None or address == "local" or "://" in address:
         yield
         return
@@ -132,8 +152,6 @@ def _join_guard(address: str, on_timeout):
 
 
 def _sigterm_handler():
-    import signal
-    import threading
     return signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
 
 
@@ -141,7 +159,6 @@ def _keep_sigterm_handler(handler) -> None:
     """ray.init replaces the SIGTERM handler with its own (``sys.exit(15)``, after Ray's C++ stack
     dump on stderr): a handler the caller set (the CLI's, which ends a run "terminated", exit 143,
     its temporary files removed) is put back. Ray's stays where there was none."""
-    import signal
     if callable(handler) and signal.getsignal(signal.SIGTERM) is not handler:
         signal.signal(signal.SIGTERM, handler)
 
@@ -153,7 +170,6 @@ def ray_session(address: str | None, num_cpus: int | None = None, *, quiet: bool
     on exit. ``quiet``: no Ray Data progress bars or log lines. Yields the ``ray`` module."""
     ray = require_ray()
     if quiet:
-        import logging
         logging.getLogger("ray").setLevel(logging.ERROR)
         logging.getLogger("ray.data").setLevel(logging.ERROR)
     address = address or os.environ.get("RAY_ADDRESS") or None
@@ -199,7 +215,6 @@ class _DropErrors:
 
     @staticmethod
     def filter(record) -> bool:
-        import logging
         return record.levelno < logging.ERROR
 
 
@@ -208,7 +223,6 @@ def _task_errors_unlogged():
     """Ray Data logs a failed task's whole stack on the console (twice) before it raises; the run
     raises it as one clear error (``run``), so the console handlers drop such records meanwhile
     (Ray's session log keeps them)."""
-    import logging
     handlers = [h for h in logging.getLogger("ray.data").handlers
                 if isinstance(h, logging.StreamHandler) and not isinstance(h, logging.FileHandler)]
     for handler in handlers:
@@ -254,7 +268,6 @@ class Shard:
 
 
 def shard_format(name: str, formats: tuple = _FORMATS) -> str | None:
-    from ..sources import codec_of
     lower = name.lower()
     lower = lower[:len(lower) - len(codec_of(lower) or "")]
     for suffix, fmt in formats:
@@ -266,16 +279,15 @@ def shard_format(name: str, formats: tuple = _FORMATS) -> str | None:
 def shown_uri(source: str) -> str:
     """A source as reports and messages show it: a URI without its credentials (``user:secret@``) and
     query options (``?endpoint_override=...``), which summary.json must never carry."""
-    if not _URI.match(source) or source.startswith("file://"):
+    if not URI.match(source) or source.startswith("file://"):
         return source
     return _SHOWN.sub(r"\1\2", source)
 
 
-def _split_glob(source: str) -> tuple[str, str]:
+def split_glob(source: str) -> tuple[str, str]:
     """(the URI up to the last folder before its first glob component, with its query; the
     components from there on). ``?`` in a URI starts its query (as pyarrow reads it), so the glob
     characters of a URI are ``*`` and ``[...]``."""
-    from urllib.parse import urlsplit, urlunsplit
     parts = urlsplit(source)
     components = parts.path.split("/")
     first = next((k for k, c in enumerate(components) if any(ch in c for ch in "*[")), None)
@@ -285,17 +297,17 @@ def _split_glob(source: str) -> tuple[str, str]:
     return urlunsplit(parts._replace(path=base)), "/".join(components[first:])
 
 
-def _filesystem(source: str):
+def filesystem_of(source: str):
     """(pyarrow filesystem, path within it, is_uri) for a source string."""
     from pyarrow import fs as pafs
-    if not _URI.match(source) or source.startswith("file://"):
+    if not URI.match(source) or source.startswith("file://"):
         local = source[len("file://"):] if source.startswith("file://") else source
         return pafs.LocalFileSystem(), os.path.expanduser(local), False
     # The filesystem is resolved from the URI's folder part, so a glob (which neither resolver
     # parses) is matched against that folder's listing, by the same filesystem that reads the shards.
     shown = shown_uri(source)
     try:
-        base, pattern = _split_glob(source)
+        base, pattern = split_glob(source)
     except ValueError as exc:       # e.g. "[" in the bucket's name
         raise AuditorError("usage", f"{shown!r}: not a URI ({exc}).", "Check the URI.") from None
     # Two resolvers, tried in order: pyarrow's own (s3, gs, hdfs, and hf:// through fsspec in the
@@ -328,7 +340,6 @@ def _bounded_retries(uri: str) -> str:
     one): pyarrow's GCS client otherwise retries an endpoint that does not answer, or a credentials
     lookup with no metadata server, for many minutes (measured: over 5 minutes on a closed port),
     where the run must stop with the URI named. The filesystem carries it to the Ray workers."""
-    from urllib.parse import parse_qs, urlsplit, urlunsplit
     parts = urlsplit(uri)
     if parts.scheme not in ("gs", "gcs") or "retry_limit_seconds" in parse_qs(parts.query):
         return uri
@@ -340,7 +351,7 @@ def _join(path: str, pattern: str) -> str:
     return f"{path.rstrip('/')}/{pattern}" if pattern else path
 
 
-def _glob_files(filesystem, path: str) -> list:
+def _filesystem_glob(filesystem, path: str) -> list:
     """The files under ``path``'s folder part that its glob matches (``*`` within a folder, ``**``
     across folders, as ``glob`` and fsspec match), listed by ``filesystem`` in one recursive listing
     (one paginated listing of the prefix on an object store); None when the folder part does not exist."""
@@ -364,8 +375,7 @@ def list_shards(source: str, formats: tuple = _FORMATS, notices: list | None = N
     are skipped as the local engine skips them (``sources.unlisted_part``); ``notices`` gets what
     the report must say of skipped data files (``sources.unlisted_notice``)."""
     from pyarrow import fs as pafs
-    from ..sources import _unlisted_hint, unlisted_notice, unlisted_part
-    filesystem, path, is_uri = _filesystem(source)
+    filesystem, path, is_uri = filesystem_of(source)
     shown = shown_uri(source) if is_uri else Path(path).name
     pattern = any(c in path for c in "*?[")
     folder = ""                 # the directory listed, or a glob's literal folder part
@@ -380,13 +390,12 @@ def list_shards(source: str, formats: tuple = _FORMATS, notices: list | None = N
     try:
         if pattern:
             if is_uri:
-                infos = _glob_files(filesystem, path)
+                infos = _filesystem_glob(filesystem, path)
                 if infos is None:
                     raise AuditorError("not_found", f"Not found: {shown!r} (nothing at the folder part of the glob).",
                                        "Check the bucket (or repository) and the folder before the glob.")
             else:
                 # the local engine's glob: each file once, however many "**" (and a link loop ends)
-                from ..sources import _glob_files as local_glob
                 infos = [filesystem.get_file_info(p) for p in sorted(local_glob(path))]
         else:
             info = filesystem.get_file_info(path)
@@ -453,10 +462,10 @@ def list_shards(source: str, formats: tuple = _FORMATS, notices: list | None = N
                                f"Use {kinds} shards (optionally compressed: .gz, .zst, .bz2).")
         if pattern:             # named as given (its last component alone, "*.jsonl", says little)
             raise AuditorError("not_found", f"The pattern {shown_uri(source)!r} matches no {kinds} shards."
-                               + _unlisted_hint(skipped), "Check the pattern (e.g. 'data/*.jsonl.gz'); hidden "
+                               + unlisted_hint(skipped), "Check the pattern (e.g. 'data/*.jsonl.gz'); hidden "
                                "files and folders, and folders whose names start with '_' matched by a "
                                "wildcard, are skipped.")
-        raise AuditorError("not_found", f"{shown!r} holds no {kinds} shards." + _unlisted_hint(skipped),
+        raise AuditorError("not_found", f"{shown!r} holds no {kinds} shards." + unlisted_hint(skipped),
                            "Point at a shard, a directory of shards or a glob (e.g. 'data/*.jsonl.gz'); hidden "
                            "files and folders, and folders whose names start with '_' (Spark's _temporary/), are "
                            "skipped.")
@@ -470,11 +479,11 @@ def list_shards(source: str, formats: tuple = _FORMATS, notices: list | None = N
         name = os.path.relpath(info.path, root) if root and not is_uri else info.path
         location = f"{source.split('://', 1)[0]}://{info.path}" if is_uri else os.path.abspath(info.path)
         shards.append(Shard(index, info.path, name, shard_format(info.base_name, formats), info.size or 0,
-                            location, info.mtime_ns, None if is_uri else _ctime_ns(info.path)))
+                            location, info.mtime_ns, None if is_uri else ctime_ns(info.path)))
     return filesystem, shards
 
 
-def _ctime_ns(path: str) -> int | None:
+def ctime_ns(path: str) -> int | None:
     try:
         return os.stat(path).st_ctime_ns
     except OSError:         # gone since it was listed: its read fails, naming it
@@ -485,7 +494,6 @@ def split_shards(source: str, split, formats: tuple = _FORMATS) -> tuple[object,
     """(filesystem, shards, split, notices): ``list_shards``, with the split chosen as the local
     loader chooses it (``sources.split_files``), so both engines read the same rows and say so in
     the same words."""
-    from ..sources import split_files
     listed: list = []
     filesystem, shards = list_shards(source, formats, listed)
     chosen, split, notices, _ = split_files(shards, [s.path for s in shards], split, repr(shown_uri(source)))
@@ -607,14 +615,11 @@ def _tables(f, shard: Shard, text_field: str, batch_rows: int):
     Parquet; a JSON document is one value and is read whole, as the local engine reads it). Every
     format but Parquet and JSONL with a plain field name goes through the local engine's parsers
     (``record_batches``), so the texts, and the errors, are theirs."""
-    from .. import sources
-    from ..wordtokens import as_string_array      # the local scan's texts: nulls as "", lone surrogates kept
     if shard.format == "jsonl" and "." not in text_field and "[" not in text_field:
         # The local engine's reader (auditor.textstream), through the local engine's checked stream
         # (UTF-16 marks, NUL bytes, gzip magic refused as locally): the same texts or the same error.
         # A dotted or selecting field (a nested path, messages[role=user]) is read record by record below, as locally.
-        from ..textstream import text_blocks
-        stream = sources._Counted(f, sources.Budget(limited=False), shard.name, b"\n")
+        stream = CountedStream(f, Budget(limited=False), shard.name, b"\n")
         row = 0
         for texts in text_blocks(stream, shard.name, text_field):
             # (a text with a lone surrogate, which Arrow strings cannot hold, as the local scan takes it)
@@ -631,7 +636,6 @@ def _tables(f, shard: Shard, text_field: str, batch_rows: int):
             row += table.num_rows
         return
     # JSON (any shape the local engine reads), CSV/TSV, JSONL with a dotted field: the local parsers.
-    from ..roles import joined_text, text_fields
     fields = text_fields(text_field)
     for records in record_batches(f, shard):
         for start in range(0, len(records), batch_rows):
@@ -645,7 +649,6 @@ def _parquet_tables(f, shard: Shard, batch_rows: int):
     """Whole records of a Parquet shard as Arrow tables of at most ``batch_rows`` rows, repeated or
     blank column names renamed as the local engine renames them (text, text.1; "Unnamed: 0")."""
     import pyarrow.parquet as pq
-    from ..sources import parquet_batches
     for batch in parquet_batches(pq.ParquetFile(f), batch_rows, shard.name):
         yield pa.Table.from_batches([batch])
 
@@ -653,11 +656,9 @@ def _parquet_tables(f, shard: Shard, batch_rows: int):
 def open_shard(filesystem, shard: Shard):
     """A shard opened for ``record_batches``: decompressed as a stream (codec from the name), or
     random access for Parquet (a compressed Parquet file is decompressed whole, as locally)."""
-    from ..sources import CODECS, codec_of
     suffix = codec_of(shard.path)
     codec = CODECS[suffix][1] if suffix else None
     if suffix and codec is None:               # xz: no codec in Arrow, Python's over the raw stream
-        import lzma
         stream = lzma.open(filesystem.open_input_stream(shard.path))
         return stream if shard.format != "parquet" else pa.BufferReader(stream.read())
     if shard.format != "parquet":
@@ -670,25 +671,12 @@ def open_shard(filesystem, shard: Shard):
 
 def record_batches(f, shard: Shard, parquet_rows: int = 65536, notices: list | None = None):
     """Lists of whole records of an open shard, parsed by the local engine's own readers
-    (``auditor.sources``: ``json.loads`` per line, the item-by-item JSON reader, the CSV reader,
+    (``auditor.io.formats.stream_batches``: ``json.loads`` per line, the item-by-item JSON reader, the CSV reader,
     Parquet's ``to_pylist``), so every record is the dict the local engine reads, keys, types and
     errors included (Arrow's JSON reader would type fields by the block and fill missing keys);
     ``notices`` gets what those readers say of the file (a delimiter guessed, a column renamed).
     Memory: one chunk of the stream (1 MiB, or 4,096 JSON items, or 65,536 Parquet rows) at a time."""
-    from .. import sources
-    if shard.format == "parquet":
-        import pyarrow.parquet as pq
-        for batch in sources.parquet_batches(pq.ParquetFile(f), parquet_rows, shard.name, notices):
-            yield batch.to_pylist()
-        return
-    budget = sources.Budget(limited=False)          # streamed through: only each line is bounded
-    stream = sources._Counted(f, budget, shard.name, b"{" if shard.format == "json" else b"\n")
-    if shard.format == "jsonl":
-        yield from sources._jsonl_batches(stream, shard.name)
-    elif shard.format == "json":
-        yield from sources._json_batches(stream, shard.name, True, 4096, notices)
-    else:
-        yield from sources._csv_batches(stream, shard.name, "\t" if shard.format == "tsv" else ",", budget, notices)
+    yield from stream_batches(f, shard.name, shard.format, notices, parquet_rows=parquet_rows)
 
 
 def map_shards(filesystem, shards: list[Shard], shard_fn):
@@ -726,9 +714,6 @@ def _tag(table: pa.Table, shard: Shard, first_row: int) -> pa.Table:
 def _texts(table: pa.Table, field: str, first_row: int) -> pa.Array:
     """The text field (or fields, joined by commas) as strings, exactly as ``auditor.roles.joined_text``
     reads each record."""
-    from ..roles import joined_text, text_fields
-    from ..textstream import joined_column
-    from ..wordtokens import as_string_array
     fields = text_fields(field)
     if all(name in table.column_names and pa.types.is_string(table.schema.field(name).type) for name in fields):
         columns = [table.column(name).combine_chunks() for name in fields]
@@ -797,7 +782,6 @@ def read_dataset(source: str, text_field: str | None, *, global_rows: bool = Tru
 def source_name(source: str) -> str:
     """A source as reports and messages show it: a local one by its name (as the local engine shows
     it, never this machine's folders), a URI without credentials or options."""
-    from ..sources import display_name
     local = "://" not in source or source.startswith("file://")
     return display_name(source.removeprefix("file://")) if local else shown_uri(source)
 
@@ -806,8 +790,6 @@ def resolve_text_field(filesystem, shard_list: list[Shard], text: str | None = N
     """The text field of the corpus: ``text`` checked against its first rows, or chosen from them,
     as the local engine does (``auditor.roles.resolve_roles`` on the first 1,000 records); a role
     error names ``source`` as the local engine's does."""
-    from ..prepare import in_source
-    from ..roles import resolve_text_spec
     sample: list = []
     for shard in shard_list:
         sample += first_records(filesystem, shard, ROLE_SAMPLE - len(sample))
