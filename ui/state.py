@@ -28,7 +28,7 @@ import numpy as np
 
 import auditor
 from auditor import AuditorError
-from auditor.audit import DEFAULT_THRESHOLDS
+from auditor.settings import DEFAULT_THRESHOLDS
 from auditor.env import env_bytes, env_int
 from auditor.io.listing import COMPRESSED, DATA_SUFFIXES
 from auditor.io.outputs import atomic_write, write_text
