@@ -22,7 +22,6 @@ copy task per shard writes that shard's file.
 """
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from functools import partial
@@ -40,9 +39,8 @@ from .io.copies import (
 )
 from .io.outputs import check_outputs, retire, write_text
 from .io.sources import peek_records, source_text
-from .report.common import md_cell
+from .report import decontaminate as report
 
-MANIFEST_KIND = "auditor-decontamination-manifest"
 WRITE_SUFFIXES = (".jsonl", ".ndjson", ".json")     # written as the records stream by
 
 
@@ -62,24 +60,10 @@ class DecontaminationResult:
         return self.records - int(self.dropped_rows.size)
 
     def summary(self) -> dict:
-        """The copy's figures, for summary.json (the manifest lists every dropped row)."""
-        return {"out": os.path.basename(self.out.rstrip(os.sep)), "manifest": os.path.basename(self.manifest),
-                "records": self.records, "kept": self.kept, "dropped": int(self.dropped_rows.size)}
+        return report.summary(self)
 
     def markdown(self) -> str:
-        return (f"## Decontaminated copy\n\n`{md_cell(os.path.basename(self.out.rstrip(os.sep)))}` holds {self.kept:,} of the "
-                f"corpus's {self.records:,} records, unchanged and in order: the {self.dropped_rows.size:,} records "
-                f"sharing a {self.contamination.n}-gram with any benchmark item were left out (their rows: "
-                f"`{md_cell(os.path.basename(self.manifest))}`). Paraphrases stay in: see the caveat above.\n"
-                + self._too_short_note())
-
-    def _too_short_note(self) -> str:
-        # Items shorter than n are never looked for: records holding them whole stay in the copy.
-        short, n = len(self.contamination.too_short), self.contamination.n
-        if not short:
-            return ""
-        return (f"\n{short:,} benchmark item(s) shorter than {n} tokens were not looked for: records holding them "
-                "stay in the copy (a smaller --ngram checks them).\n")
+        return report.markdown(self)
 
 
 def decontaminate(corpus, benchmark: str, out, *, manifest=None, corpus_config=None, corpus_split=None,
@@ -120,12 +104,6 @@ def decontaminate(corpus, benchmark: str, out, *, manifest=None, corpus_config=N
         _, records = peek_records(corpus, corpus_config, corpus_split, token=token)
         notices = write_rows(kept_items(records, dropped, result.corpus_records, result.corpus["source"], stamps), out,
                              fmt="json" if as_array else "jsonl", before_replace=retire_manifest)
-    doc = {"kind": MANIFEST_KIND, "version": 1, "corpus": result.corpus, "benchmark": result.benchmark,
-           "ngram": result.n, "records": result.corpus_records, "kept": result.corpus_records - int(dropped.size),
-           "dropped": int(dropped.size), "notices": list(notices),
-           "note": "dropped_rows are the 0-based corpus rows sharing at least one n-gram with a benchmark item; "
-                   "the contamination report lists, per item, the rows that hold it.",
-           "dropped_rows": dropped.tolist()}
-    write_text(manifest, json.dumps(doc, ensure_ascii=False, indent=1) + "\n", errors="backslashreplace")
+    write_text(manifest, report.manifest(result, dropped, notices=notices), errors="backslashreplace")
     say(1.0, "done")
     return DecontaminationResult(contamination=result, dropped_rows=dropped, out=out, manifest=manifest)

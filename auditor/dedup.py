@@ -45,13 +45,11 @@ from .io.listing import codec_of, format_of
 from .io.outputs import check_outputs, retire, write_text
 from .io.sources import source_text
 from .normalize import normalized
+from .report import dedup as report
+from .report.dedup import REVIEW_KIND, REVIEW_VERSION
 from .settings import KEEP_RULES, check_threshold
 from .shingles import jaccard_rows, set_sizes, shingle_matrix
 
-REVIEW_KIND = "auditor-review"
-REVIEW_VERSION = 1
-MANIFEST_KIND = "auditor-dedup-manifest"
-SUMMARY_DROPPED = 100          # dropped rows listed in summary(); the manifest lists every one
 REVIEW_MAX_BYTES = 64 * 1024 ** 2
 WRITE_FORMATS = {"jsonl": ".jsonl", "json": ".json", "csv": ".csv", "tsv": ".tsv", "parquet": ".parquet"}
 
@@ -81,16 +79,7 @@ class DedupResult:
     fingerprint: str = ""
 
     def summary(self) -> dict:
-        reasons: dict[str, int] = {}
-        for d in self.dropped:
-            reasons[d["reason"]] = reasons.get(d["reason"], 0) + 1
-        return {"kind": "dedup", "source": self.source, "fingerprint": self.fingerprint,
-                "threshold": self.threshold, "keep": self.keep, "records": self.records,
-                "clusters": self.clusters, "records_in_clusters": self.records_in_clusters,
-                "kept": len(self.kept_rows), "dropped": len(self.dropped), "by_reason": reasons,
-                "not_duplicates": self.not_duplicates, "exact": self.exact, "notices": list(self.notices),
-                "dropped_rows": [dict(d) for d in self.dropped[:SUMMARY_DROPPED]],
-                "dropped_rows_listed": min(len(self.dropped), SUMMARY_DROPPED)}
+        return report.summary(self)
 
 
 # --------------------------------------------------------------------------- clusters with review marks
@@ -394,9 +383,7 @@ def review_json(result, not_duplicates, threshold=None) -> str:
     marks = _normalise_marks(result, not_duplicates)
     t = result.settings.threshold if threshold is None else float(threshold)
     t = result.pairs.check_threshold(t)
-    doc = {"kind": REVIEW_KIND, "version": REVIEW_VERSION, "dataset": _dataset_name(result.table),
-           "fingerprint": result.fingerprint, "threshold": t, "not_duplicates": marks.tolist()}
-    return json.dumps(doc, ensure_ascii=False) + "\n"
+    return report.review(_dataset_name(result.table), result.fingerprint, t, marks.tolist())
 
 
 def load_review(path_or_text, result) -> tuple:
@@ -542,12 +529,5 @@ def write_manifest(result, dedup_result: DedupResult, path) -> None:
         rows = [{**r, "differs": ";".join(r["differs"])} for r in rows]
         write_text(path, evidence_csv(rows, columns=fields), errors="backslashreplace")
         return
-    doc = {"kind": MANIFEST_KIND, "version": 1, "dataset": _dataset_name(result.table),
-           "fingerprint": result.fingerprint, "threshold": dedup_result.threshold, "keep": dedup_result.keep,
-           "records": dedup_result.records, "kept": len(dedup_result.kept_rows), "dropped": len(rows),
-           "not_duplicates": dedup_result.not_duplicates, "exact": dedup_result.exact,
-           "notices": list(dedup_result.notices),
-           "note": "jaccard is between the dropped row and the kept row; a cluster is a connected component, "
-                   "so members may be joined through other members and score below the threshold directly.",
-           "dropped_rows": rows}
-    write_text(path, json.dumps(doc, ensure_ascii=False, indent=1, default=str) + "\n", errors="backslashreplace")
+    write_text(path, report.manifest(_dataset_name(result.table), result.fingerprint, dedup_result, rows),
+               errors="backslashreplace")

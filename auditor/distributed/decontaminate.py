@@ -18,7 +18,6 @@ them, and each shard's file; a previous run's manifest is removed before any cop
 """
 from __future__ import annotations
 
-import json
 import os
 import posixpath
 import secrets
@@ -27,7 +26,8 @@ from contextlib import contextmanager
 import numpy as np
 
 from ..contamination import BENCHMARKS
-from ..decontaminate import MANIFEST_KIND, DecontaminationResult
+from ..decontaminate import DecontaminationResult
+from ..report import decontaminate as report
 from ..errors import AuditorError
 from ..io import sources
 from ..io.copies import record_line, stream_record_lines
@@ -117,13 +117,7 @@ def ray_decontaminate(corpus, benchmark: str, out_dir, *, manifest=None, corpus_
                       "kept": written[s.index], "dropped_rows": rows.tolist()})
         offset += join.records[s.index]
     dropped_rows = np.concatenate(dropped) if dropped else np.zeros(0, dtype=np.int64)
-    doc = {"kind": MANIFEST_KIND, "version": 1, "corpus": result.corpus, "benchmark": result.benchmark,
-           "ngram": result.n, "records": result.corpus_records, "kept": result.corpus_records - int(dropped_rows.size),
-           "dropped": int(dropped_rows.size),
-           "note": "dropped_rows are 0-based corpus rows (shards in order) sharing at least one n-gram with a "
-                   "benchmark item; files lists each shard's copy and its dropped rows within the shard.",
-           "dropped_rows": dropped_rows.tolist(), "files": files}
-    text = json.dumps(doc, ensure_ascii=False, indent=1) + "\n"
+    text = report.manifest(result, dropped_rows, files=files)
     if manifest is None:        # a remote OUT's: beside it, on the same store
         with folder.open_sibling(folder.name + ".dropped.json") as fh:
             fh.write(text)
