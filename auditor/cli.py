@@ -281,7 +281,7 @@ def _progress(quiet: bool):
 
 def _check_outputs(args, inputs: list, outputs: list = (), out_dir_files=("REPORT.md", "summary.json")) -> None:
     """Before any work: refuse outputs that are an input, inside an input folder or glob, or another
-    output; or that cannot be created (see auditor/outputs.py)."""
+    output; or that cannot be created (see auditor/io/outputs.py)."""
     outputs = list(outputs)
     out_dir = getattr(args, "out_dir", None)
     if out_dir:

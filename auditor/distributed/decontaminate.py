@@ -28,7 +28,7 @@ import numpy as np
 from ..contamination import BENCHMARKS
 from ..decontaminate import DecontaminationResult
 from ..errors import AuditorError
-from ..io import sources
+from ..io.budget import Budget, CountedStream
 from ..io.copies import record_line, stream_record_lines
 from ..io.listing import codec_of
 from ..io.outputs import atomic_write, check_out_dir, check_outputs, retire, write_text
@@ -366,7 +366,7 @@ class _CopyFn:
     def _lines(self, shard):
         """A JSONL shard's record lines (not blank), through the local engine's checked stream."""
         with open_shard(self.filesystem, shard) as f:
-            stream = sources._Counted(f, sources.Budget(limited=False), shard.name, b"\n")
+            stream = CountedStream(f, Budget(limited=False), shard.name, b"\n")
             try:
                 yield from stream_record_lines(stream, shard.name)
             except AuditorError:

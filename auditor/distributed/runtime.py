@@ -6,7 +6,7 @@ it started itself (a caller's own ``ray.init``, e.g. a test fixture's, is left r
 
 ``read_dataset(source, text_field)`` reads globs and directories of JSONL / JSON / Parquet shards
 (and CSV / TSV from a ``list_shards(source, RECORD_FORMATS)`` listing), plain or compressed (.gz,
-.bz2, .xz, .zst, .lz4, .br: the local engine's list, ``sources.COMPRESSED``), and any ``scheme://`` URI that pyarrow
+.bz2, .xz, .zst, .lz4, .br: the local engine's list, ``io.listing.COMPRESSED``), and any ``scheme://`` URI that pyarrow
 or fsspec understands (s3://, gs://, hf://, file://), with Ray Data's file-based reader. A URI's
 glob (``*``, ``**``, ``[...]``; ``?`` starts pyarrow's query options, e.g.
 ``?endpoint_override=HOST:PORT``) is matched against one listing by the filesystem that reads the

@@ -171,8 +171,8 @@ def list_shards(source: str, formats: tuple = FORMATS, notices: list | None = No
     paths as ``pathlib`` sorts them, as the local engine does). ``formats``: the readable
     (suffix, format) pairs (``RECORD_FORMATS`` adds CSV and TSV). In a directory or a glob's
     matches, files in folders whose names start with "_" (Spark's _temporary/, Delta's _delta_log/)
-    are skipped as the local engine skips them (``sources.unlisted_part``); ``notices`` gets what
-    the report must say of skipped data files (``sources.unlisted_notice``)."""
+    are skipped as the local engine skips them (``listing.unlisted_part``); ``notices`` gets what
+    the report must say of skipped data files (``listing.unlisted_notice``)."""
     from pyarrow import fs as pafs
     filesystem, path, is_uri = filesystem_of(source)
     shown = shown_uri(source) if is_uri else Path(path).name
@@ -234,7 +234,7 @@ def list_shards(source: str, formats: tuple = FORMATS, notices: list | None = No
 
     def hidden(info) -> bool:
         # Hidden files, and files in hidden folders of a directory (.git, .ipynb_checkpoints), are
-        # not the dataset, as for the local engine (sources.expand_local), which reads a file
+        # not the dataset, as for the local engine (listing.expand_local), which reads a file
         # named _part.jsonl: so does this one (Spark's _SUCCESS and _metadata have no data suffix).
         # A glob skips hidden folders below its literal part, as glob.glob does locally.
         inside = info.path[len(folder):] if folder and info.path.startswith(folder) else ""
@@ -291,7 +291,7 @@ def ctime_ns(path: str) -> int | None:
 
 def split_shards(source: str, split, formats: tuple = FORMATS) -> tuple[object, list[Shard], str | None, list]:
     """(filesystem, shards, split, notices): ``list_shards``, with the split chosen as the local
-    loader chooses it (``sources.split_files``), so both engines read the same rows and say so in
+    loader chooses it (``listing.split_files``), so both engines read the same rows and say so in
     the same words."""
     listed: list = []
     filesystem, shards = list_shards(source, formats, listed)
