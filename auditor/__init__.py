@@ -11,12 +11,12 @@ layers (docs/architecture.md): io (sources) -> roles -> schema / exact -> shingl
 clusters -> report; the commands compose them, ``engines`` chooses where they run, and this
 module, the CLI and the app are the front ends.
 """
-from .audit import ScanResult, ScanSettings
+from .audit import ScanResult
 from .engines import leak, scan
 from .errors import AuditorError
 from .io.sources import load
 from .io.table import Table
-from .settings import EngineSettings, ShingleSpec
+from .settings import EngineSettings, ScanSettings, ShingleSpec
 from .version import __version__
 
 # (``auditor.engines`` has clean and contamination on either engine too; the names here would hide

@@ -18,14 +18,12 @@ import time
 import warnings
 
 from . import engines
-from .audit import ScanSettings
 from .contamination import BENCHMARKS
 from .dedup import dedup, load_review, write_dedup
 from .errors import AuditorError
 from .io.copies import local_stamps, write_rows
 from .io.outputs import check_out_dir, check_outputs, retire, write_error, write_text
 from .io.sources import URL_SCHEME
-from .leakage import LeakSettings, RoleNames
 from .matrix import overlap_matrix
 from .report import printable, to_json, write_outputs
 from .report.leak import SAME_RECORDS, same_records
@@ -35,7 +33,10 @@ from .settings import (
     KEEP_RULES,
     SEMANTIC_THRESHOLD,
     EngineSettings,
+    LeakSettings,
     NearSettings,
+    RoleNames,
+    ScanSettings,
     ShingleSpec,
     check_threshold,
 )
