@@ -127,7 +127,7 @@ def _add_engine_options(p: argparse.ArgumentParser, shards: bool = False) -> Non
                    "else a local Ray started for the run)")
     if shards:
         p.add_argument("--shard-dir", metavar="DIR", help="--engine ray: keep each finished shard's result here "
-                       "and skip it when re-run (default: OUT_DIR/shards with --out-dir)")
+                       "and skip it when re-run (default: OUT_DIR/shards where the command has --out-dir)")
 
 
 def _unit_interval(value: str) -> float:
@@ -200,7 +200,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     cont = sub.add_parser("contamination", help="benchmark items sharing an n-gram with a corpus",
                           allow_abbrev=False)
-    cont.add_argument("corpus", help="corpus source (JSONL and Parquet stream)")
+    cont.add_argument("corpus", help="corpus source (local JSONL, CSV, TSV and Parquet files are streamed)")
     cont.add_argument("--benchmark", required=True, help="gsm8k, humaneval, mbpp, mbpp-sanitized, or any source")
     cont.add_argument("--benchmark-config")
     cont.add_argument("--benchmark-split", help="default: its test split, when it has several")
