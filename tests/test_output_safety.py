@@ -396,7 +396,7 @@ def test_atomic_write_refuses_bad_targets(tmp_path):
 
 SLOW_CLEAN = textwrap.dedent("""
     import json, sys, time, types
-    import auditor.clean as clean_module
+    import auditor.io.copies as copies_module
     calls = [0]
     def dumps(obj, **kwargs):   # the 50th row: say so, then wait to be signalled mid-write
         calls[0] += 1
@@ -404,7 +404,7 @@ SLOW_CLEAN = textwrap.dedent("""
             print("writing", flush=True)
             time.sleep(60)
         return json.dumps(obj, **kwargs)
-    clean_module.json = types.SimpleNamespace(dumps=dumps)
+    copies_module.json = types.SimpleNamespace(dumps=dumps)
     from auditor.cli import main
     sys.exit(main(sys.argv[1:]))
 """)
