@@ -30,10 +30,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .contamination import benchmark_texts, corpus_stream
 from .errors import AuditorError
+from .progress import Progress
+from .report import semantic as report
 from .report.semantic import BINS, CAVEAT, histogram  # noqa: F401  (re-exported: the app draws with them)
 from .semantic_model import DEFAULT_MODEL, INSTALL, MAX_WINDOWS, Encoder, load_model  # noqa: F401
-from .semantic_score import K_BACKGROUND, anchor_agreement, anchors, margins
+from .semantic_score import K_BACKGROUND, UNRELATED_COSINE, anchor_agreement, anchors, margins
+from .semantic_static import StaticVectors
 from .settings import SEMANTIC_COSINE_FLOOR, SEMANTIC_THRESHOLD
 
 DEFAULT_THRESHOLD = SEMANTIC_THRESHOLD       # on the margin score: see the module docstring
@@ -77,6 +81,9 @@ class SemanticResult:
     corpus_texts: dict = field(default_factory=dict, repr=False)   # texts of the rows in ``neighbours``
     candidates: int = 0                          # stage-1 shortlist per item (0: every record re-scored)
     rescored: int = 0                            # corpus records the transformer embedded
+    background_k: int = K_BACKGROUND             # neighbours averaged on each side of the margin
+    unrelated_cosine: float = UNRELATED_COSINE   # what an empty neighbour slot is taken to hold
+    max_windows: int = MAX_WINDOWS               # windows embedded per text at most
 
     def best_scores(self) -> np.ndarray:
         """The best-match cosine of every benchmark item that has text and a corpus to match."""
@@ -125,16 +132,13 @@ class SemanticResult:
         return histogram(self.best_scores(), "each benchmark item's best-match cosine")
 
     def notices(self) -> list[str]:
-        from .report.semantic import notices
-        return notices(self)
+        return report.notices(self)
 
     def summary(self) -> dict:
-        from .report.semantic import summary
-        return summary(self)
+        return report.summary(self)
 
     def markdown(self) -> str:
-        from .report.semantic import markdown
-        return markdown(self)
+        return report.markdown(self)
 
 
 def _has_text(t) -> bool:
@@ -172,7 +176,6 @@ def semantic_search(benchmark_texts, corpus, *, model: str | None = None, thresh
                            f"Use e.g. {DEFAULT_CANDIDATES}, or 0 to embed every corpus record with the transformer.")
     width = max(k, WIDTH)
     shortlist = max(candidates, k) if candidates else 0
-    from .progress import Progress
     run = Progress(progress, STAGES if shortlist else STAGES_EXHAUSTIVE)
     encoder = load_model(model)
     bench = ["" if t is None else str(t) for t in benchmark_texts]
@@ -221,7 +224,7 @@ def semantic_search(benchmark_texts, corpus, *, model: str | None = None, thresh
                           empty_corpus=count["empty"], windowed_benchmark=wb.windowed,
                           windowed_corpus=count["windowed"], truncated_benchmark=wb.cut,
                           truncated_corpus=count["cut"], benchmark_texts=tuple(bench), candidates=shortlist,
-                          rescored=rescored, **result)
+                          rescored=rescored, max_windows=wb.limit, **result)
 
 
 def _result(bench: list, keep: np.ndarray, top, k: int) -> dict:
@@ -354,7 +357,6 @@ _STATIC: dict = {}
 
 def _static(encoder: Encoder):
     """The encoder's stage-1 static vectors, distilled lazily and kept for the process."""
-    from .semantic_static import StaticVectors
     if encoder.name not in _STATIC:
         _STATIC[encoder.name] = StaticVectors(encoder)
     return _STATIC[encoder.name]
@@ -409,10 +411,9 @@ def semantic_contamination(corpus, benchmark: str, *, corpus_config=None, corpus
                            progress=None) -> SemanticResult:
     """The semantic pass of ``auditor contamination --semantic``: a benchmark (bundled name or any
     source) against a streamed corpus (a source or a list of texts)."""
-    from .contamination import _benchmark_texts, _corpus_stream
     load_model(model)                               # a missing model fails before anything is read
-    bench_texts, _ = _benchmark_texts(benchmark, benchmark_config, benchmark_split, benchmark_text, None, token)
-    _, batches, _ = _corpus_stream(corpus, corpus_config, corpus_split, corpus_text, max_rows, token)
+    bench_texts, _ = benchmark_texts(benchmark, benchmark_config, benchmark_split, benchmark_text, None, token)
+    _, batches, _ = corpus_stream(corpus, corpus_config, corpus_split, corpus_text, max_rows, token)
     return semantic_search(bench_texts, batches, model=model, threshold=threshold, k=k, progress=progress)
 
 

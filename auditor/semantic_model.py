@@ -22,13 +22,16 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from . import parallel
 from .errors import AuditorError
+from .io.hub import hub_timeout
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 DEFAULT_WINDOW = 256                 # tokens, special tokens included (the model's max_seq_length)
@@ -61,6 +64,7 @@ class Windows:
     texts: int = 0
     windowed: int = 0            # texts longer than one window (embedded as several)
     cut: int = 0                 # texts longer than MAX_WINDOWS windows: only their first windows embedded
+    limit: int = 0               # the MAX_WINDOWS these windows were cut to
 
     @property
     def starts(self) -> np.ndarray:
@@ -113,7 +117,7 @@ class Encoder:
                 encodings[i] = encodings[i] + [e, *e.overflowing][:4 * MAX_WINDOWS]
         owner = [i for i, parts in enumerate(encodings) for _ in parts]
         encodings = [e for parts in encodings for e in parts]
-        return Windows(encodings, np.asarray(owner, np.int64), len(texts), windowed, cut)
+        return Windows(encodings, np.asarray(owner, np.int64), len(texts), windowed, cut, MAX_WINDOWS)
 
     def encode_tokens(self, encodings) -> np.ndarray:
         """Unit vectors (float32) of tokenised windows."""
@@ -157,7 +161,6 @@ def _read_bounded(path: Path, limit: int, name: str) -> bytes:
     """A file's bytes, refused (before reading) beyond ``limit``: a size is checked on the open file."""
     try:
         with open(path, "rb") as fh:
-            import os
             size = os.fstat(fh.fileno()).st_size
             if size > limit:
                 raise AuditorError("too_large", f"Semantic model {name!r}: {path.name} is {size:,} bytes, more "
@@ -229,7 +232,6 @@ def _tokenizer(folder: Path, name: str, window: int):
 def _hub_folder(name: str) -> Path:
     """A Hub model's files, fetched within the Hub deadline (AUDITOR_HUB_TIMEOUT) for the whole
     download: a hub that never answers ends in a clear error, not a wait without end."""
-    from .hub import hub_timeout
     deadline = hub_timeout()
     box: dict = {}
 
@@ -316,7 +318,6 @@ def load_model(name: str | None = None) -> Encoder:
     onnx, tokenizer, window = model_files(name)
     tokenizer.enable_truncation(window, stride=max(1, (window - 2) // 2))
     options = onnxruntime.SessionOptions()
-    from . import parallel
     options.intra_op_num_threads = parallel.WORKERS
     options.inter_op_num_threads = 1
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")   # no busy-waiting on shared cores

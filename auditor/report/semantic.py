@@ -34,15 +34,12 @@ def notices(result) -> list[str]:
             out.append(f"{windowed:,} {side} are longer than the model's {result.max_tokens}-token window: each was "
                        "embedded as overlapping windows, and matched by its best window.")
         if cut:
-            from ..semantic_model import MAX_WINDOWS
-            out.append(f"{cut:,} {side} are longer than {MAX_WINDOWS} windows: only their first {MAX_WINDOWS} "
+            out.append(f"{cut:,} {side} are longer than {result.max_windows} windows: only their first {result.max_windows} "
                        "windows were embedded, their end was not checked.")
     return out
 
 
 def summary(result) -> dict:
-    from ..semantic_model import MAX_WINDOWS
-    from ..semantic_score import K_BACKGROUND, UNRELATED_COSINE
     items = result.flagged()
     n = result.benchmark_records
     return {
@@ -55,10 +52,10 @@ def summary(result) -> dict:
         "corpus": {"records": result.corpus_records, "empty": result.empty_corpus,
                    "truncated": result.truncated_corpus, "windowed": result.windowed_corpus},
         "max_tokens": result.max_tokens,
-        "windows": {"tokens": result.max_tokens, "overlap": (result.max_tokens - 2) // 2, "max_per_text": MAX_WINDOWS},
+        "windows": {"tokens": result.max_tokens, "overlap": (result.max_tokens - 2) // 2, "max_per_text": result.max_windows},
         "search": {"candidates": result.candidates, "rescored": result.rescored},
         "decision": {"score": "margin", "threshold": result.threshold, "cosine_floor": result.cosine_floor,
-                     "neighbours": K_BACKGROUND, "unrelated_cosine": UNRELATED_COSINE},
+                     "neighbours": result.background_k, "unrelated_cosine": result.unrelated_cosine},
         "distribution": result.cosine_distribution(),
         "margin_distribution": result.distribution(),
         "gap": result.gap(),
