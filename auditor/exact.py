@@ -36,8 +36,10 @@ def normalized(values: list | None, normalizer: str) -> list | None:
     if values is None:
         return None
     fn = normalize.get(normalizer)
-    # Blank values are missing, not duplicates of each other (they are degenerate).
-    return [fn(v) if v is not None and v.strip() else None for v in values]
+    # Blank values (whitespace and hidden characters only) are missing, not duplicates of each
+    # other (they are degenerate), under every normaliser.
+    blank = normalize.is_blank
+    return [None if blank(v) else fn(v) for v in values]
 
 
 def duplicate_groups(keys: np.ndarray, normalizer: str) -> DuplicateGroups:

@@ -93,12 +93,14 @@ class Degenerate:
 
 
 def check_degenerate(columns: dict) -> Degenerate:
-    """``columns``: role -> list of text values (None = missing). Empty means blank after strip."""
+    """``columns``: role -> list of text values (None = missing). Empty means nothing but whitespace
+    and hidden characters (zero-width and direction marks: ``normalize.is_blank``)."""
+    from .normalize import is_blank
     by_role, bad = {}, set()
     for role, values in columns.items():
         if values is None:
             continue
-        empty = [i for i, v in enumerate(values) if v is None or not v.strip()]
+        empty = [i for i, v in enumerate(values) if is_blank(v)]
         by_role[role] = len(empty)
         bad.update(empty)
     return Degenerate(records=len(bad), by_role=by_role, rows_sample=sorted(bad)[:SAMPLE_ROWS * 2])

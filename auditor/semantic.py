@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import AuditorError
+from .normalize import fold
 from .report import md_cell
 from .settings import SEMANTIC_THRESHOLD
 
@@ -78,7 +79,7 @@ class Encoder:
 
     def tokenize(self, texts: list[str]) -> tuple[list, int]:
         """(encodings cut to the model's window, how many texts were cut)."""
-        encodings = self.tokenizer.encode_batch(list(texts))
+        encodings = self.tokenizer.encode_batch([fold(t) for t in texts])     # as every check reads texts
         return encodings, sum(1 for e in encodings if e.overflowing)
 
     def encode(self, texts: list[str]) -> tuple[np.ndarray, int]:

@@ -1,7 +1,9 @@
 """GPT-3's contamination words for a batch of texts, as the scan needs them, on Arrow buffers.
 
-The definition is ``auditor.contamination.tokenize``: lowercase, delete every character that is
-neither alphanumeric nor whitespace (and "_"), split on whitespace (``str.split()``). The compiled
+The definition is ``auditor.contamination.tokenize``: the text as every check reads it
+(``normalize.fold``: ``folded`` applies it to a batch's non-ASCII texts, the rest are only
+lowercased, which the scan does), then lowercase, delete every character that is neither
+alphanumeric nor whitespace (and "_"), split on whitespace (``str.split()``). The compiled
 scan (``kernels.ngram_scan``) gives exactly its words one character at a time, because Python's
 lowercasing and deletion look at one character alone, with a single exception: capital sigma,
 whose lowercase (final or not) depends on the nearest letters around it that case ignores, never
@@ -82,15 +84,41 @@ def as_string_array(texts) -> pa.Array:
     return texts
 
 
-def token_ids(texts, vocab: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+def folded(arr: pa.Array) -> pa.Array:
+    """A batch (``as_string_array``'s) with each non-ASCII text replaced by its ``normalize.fold``:
+    what the compiled scan and ``token_ids(..., folded=True)`` read. ASCII texts are kept as they are
+    (their fold is their lowercase, which the scan does itself)."""
+    from .normalize import fold
+    if pa.types.is_binary(arr.type):
+        odd = np.ones(len(arr), dtype=bool)
+    else:
+        odd = ~np.asarray(pc.fill_null(pc.string_is_ascii(arr), True))
+    if not odd.any():
+        return arr
+    rows = np.flatnonzero(odd)
+    values = arr.take(pa.array(rows)).to_pylist()
+    if pa.types.is_binary(arr.type):
+        values = [v.decode("utf-8", "surrogatepass") for v in values]
+        done = pa.array([fold(v).encode("utf-8", "surrogatepass") for v in values], pa.binary())
+    else:
+        done = [fold(v) for v in values]
+        try:
+            done = pa.array(done, arr.type)
+        except UnicodeEncodeError:        # cannot happen from valid UTF-8 (fold adds no surrogate); kept exact
+            return folded(arr.cast(pa.binary()))
+    return pc.replace_with_mask(arr, pa.array(odd), done)
+
+
+def token_ids(texts, vocab: pa.Array, folded: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(each word's index in ``vocab`` (binary, UTF-8), -1 for a word not in it; words per text),
-    by the definition text by text: the small-batch path, quicker than loading the compiled scan."""
-    from .contamination import tokenize
+    by the definition text by text: the small-batch path, quicker than loading the compiled scan.
+    ``folded``: the texts are already ``folded`` (the scan's batches)."""
+    from .contamination import folded_words, tokenize
     arr = as_string_array(texts)
     values = arr.to_pylist()
     if pa.types.is_binary(arr.type):
         values = [v.decode("utf-8", "surrogatepass") for v in values]
-    words = [tokenize(t) for t in values]
+    words = [(folded_words if folded else tokenize)(t) if t else [] for t in values]
     flat = binary_array([w.encode("utf-8", "surrogatepass") for ws in words for w in ws])
     return _lookup(flat, vocab), np.fromiter(map(len, words), dtype=np.int64, count=len(words))
 

@@ -17,7 +17,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from auditor import AuditorError
+from auditor import AuditorError, normalize
 from auditor.report import EXACT_KINDS, md_cell, overview_rows, pct, plural, roles_rows
 from auditor.report.common import NO_TEXT, NO_WORDS, unusable_note
 
@@ -32,14 +32,14 @@ PLACEHOLDER_PAIR = "<p class='cut'>Select a pair above (or press j / k) to compa
 # --------------------------------------------------------------------------- escaping
 
 # Bidirectional controls (embeddings, overrides, isolates, marks) in data would reorder the page's
-# own text around them (a count "38" shown as "83", a name read backwards): they are shown as
-# visible code points instead, as is a lone surrogate (valid in JSON input; no page or table can
-# hold it). Downloads keep the data as it is.
-BIDI_CONTROLS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+# own text around them (a count "38" shown as "83", a name read backwards), and zero-width
+# characters hide what told two texts apart: every hidden character is shown as its code point
+# (normalize.visible), as is a lone surrogate (valid in JSON input; no page or table can hold it).
 
 
 def visible(text: str) -> str:
-    return BIDI_CONTROLS.sub(lambda m: f"⟨U+{ord(m.group()):04X}⟩", text)
+    # every hidden character the checks ignore (zero-width, bidi, soft hyphen, ...), not only bidi
+    return normalize.visible(text)
 
 
 def h(value) -> str:

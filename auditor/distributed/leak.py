@@ -132,12 +132,12 @@ def _key_index(keys) -> dict:
 
 def _tokens(texts: list, unit: str):
     """(token ids in the batch's own sorted vocabulary, tokens per text, that vocabulary)."""
-    from ..shingles import _word_tokens
+    from ..shingles import _word_tokens, char_text
     if unit == "word":
         vocabulary: list = []
         ids, lengths = _word_tokens(texts, vocabulary)
         return ids, lengths, vocabulary
-    prepared = [" ".join(t.lower().split()) if t else "" for t in texts]
+    prepared = [char_text(t) for t in texts]
     lengths = np.fromiter((len(t) for t in prepared), dtype=np.int64, count=len(prepared))
     codepoints = np.frombuffer("".join(prepared).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     vocabulary, ids = np.unique(codepoints, return_inverse=True)

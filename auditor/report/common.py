@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..normalize import visible
+
 SCHEMA_VERSION = 1
 PARAPHRASE_CAVEAT = ("Overlap here is lexical (shared words and n-grams). Paraphrases, translations and "
                      "reformatted items are not detected.")
@@ -74,8 +76,9 @@ def write_outputs(out_dir: str | Path, summary_dict: dict, markdown_text: str, e
 
 
 def md_cell(value) -> str:
-    """Dataset content inside a Markdown table: escaped so it renders as text, never markup."""
-    text = "" if value is None else str(value)
+    """Dataset content inside a Markdown table: escaped so it renders as text, never markup, its
+    hidden characters (zero-width, bidirectional) shown as ⟨U+200B⟩ (``normalize.visible``)."""
+    text = visible("" if value is None else str(value))
     text = text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("\r", " ")
     for ch in "`*_[]<>#!":
         text = text.replace(ch, "\\" + ch)

@@ -2,6 +2,7 @@
 ContaminationResult."""
 from __future__ import annotations
 
+from .. import normalize
 from .common import NO_WORDS, PARAPHRASE_CAVEAT, SCHEMA_VERSION, md_cell, md_note, unusable_note
 
 
@@ -16,7 +17,7 @@ def summary(result) -> dict:
         "corpus": {**result.corpus, "records": result.corpus_records, "tokens": result.corpus_tokens,
                    "no_words": result.corpus_no_words},
         "benchmark": result.benchmark,
-        "settings": {"ngram": result.n, "tokenizer": TOKENIZER},
+        "settings": {"ngram": result.n, "tokenizer": TOKENIZER, "normalization": normalize.DESCRIPTION},
         "contaminated": {"records": len(result.items),
                          "fraction": round(len(result.items) / n_b, 6) if n_b else 0.0},
         "too_short": {"records": len(result.too_short), "rows": result.too_short[:100]},
@@ -35,7 +36,8 @@ def markdown(result) -> str:
     lines = [f"# Contamination: {md_cell(b['name'])} in {md_cell(c['source'])}", "",
              f"{d['contaminated']['records']:,} of {b['records']:,} benchmark items "
              f"({100 * d['contaminated']['fraction']:.2f}%) share at least one {result.n}-gram with the corpus "
-             f"({c['records']:,} records, {c['tokens']:,} tokens). Tokens: {TOKENIZER}.", ""]
+             f"({c['records']:,} records, {c['tokens']:,} tokens). Tokens: {TOKENIZER}, of the text normalised "
+             f"({normalize.DESCRIPTION}).", ""]
     if c.get("text") and b.get("text"):
         # Only these fields are checked: a corpus whose text sits in another field looks clean.
         fields = ", ".join(f"`{md_cell(name)}`" for name in c["text"].split(","))

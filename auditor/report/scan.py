@@ -2,7 +2,7 @@
 with the overview and roles rows the app shows too."""
 from __future__ import annotations
 
-from .. import __version__
+from .. import __version__, normalize
 from .common import PARAPHRASE_CAVEAT, SCHEMA_VERSION, md_cell, md_note, pct, plain, plural
 
 SCHEMA_ISSUES_SHOWN = 50      # REPORT.md's schema table; summary.json lists every issue
@@ -34,6 +34,7 @@ def summary(result, threshold: float | None = None) -> dict:
         "input": input_block(result.table, result.fingerprint),
         "roles": result.roles.to_dict(),
         "settings": {"normalizer": s.normalizer, "answer_normalizer": result.answer_normalizer,
+                     "normalization": normalize.DESCRIPTION,
                      "shingle": {"unit": s.shingle.unit, "size": s.shingle.size},
                      "threshold": s.threshold, "thresholds": list(s.thresholds), "num_perm": pairs.num_perm,
                      "bands": pairs.bands, "rows": pairs.rows, "seed": s.seed},
@@ -125,7 +126,8 @@ def markdown(result, threshold: float | None = None) -> str:
     lines += ["", "## Method", "",
               f"Near duplicates: `{m['near_duplicates']}` over {m['distinct_texts']:,} distinct shingle sets, "
               f"{m['candidates']:,} candidate pairs scored; shingles {d['settings']['shingle']['unit']}:"
-              f"{d['settings']['shingle']['size']}; every reported pair carries its exact Jaccard."]
+              f"{d['settings']['shingle']['size']}; every reported pair carries its exact Jaccard.", "",
+              f"Texts are compared normalised: {d['settings']['normalization']}."]
     if m.get("template_groups"):
         lines += ["", f"{len(m['template_groups']):,} template group(s) of "
                   f"{', '.join(f'{g:,}' for g in m['template_groups'][:5])} distinct texts share most of their "
