@@ -53,7 +53,12 @@ def summary(result, threshold: float | None = None) -> dict:
                             "threshold (pairs above it are caught more often)")},
         "schema": {"fields": [{"name": f.name, "type": f.majority_type, "present": f.present}
                               for f in result.schema.fields],
-                   "issues": plain(result.schema.issues)},
+                   "issues": plain(result.schema.issues),
+                   # only when capped, so the schema of ordinary data reads as before
+                   **({"fields_total": result.schema.fields_total,
+                       "note": f"the data has {result.schema.fields_total:,} fields; the first "
+                               f"{len(result.schema.fields):,} (in order of first appearance) are typed and "
+                               "listed, the others only counted"} if result.schema.capped else {})},
         "degenerate": plain(result.degenerate),
         "exact_duplicates": {name: _groups(groups) for name, groups in result.exact.items()},
         "exact_duplicates_by_normalizer": {field: {name: _groups(g) for name, g in table.items()}
@@ -158,6 +163,8 @@ def markdown(result, threshold: float | None = None) -> str:
                   f"Herfindahl index {conc['hhi']:.4f}.", "", "| group | records | share |", "|---|---|---|"]
         for t in conc["top"]:
             lines.append(f"| {md_cell(t['value'])} | {t['records']:,} | {100 * t['share']:.1f}% |")
+    if d["schema"].get("fields_total"):
+        lines += ["", f"> **Wide records:** {md_note(d['schema']['note'])}."]
     if d["schema"]["issues"]:
         lines += ["", "## Schema issues", "", "| field | issue | records | expected | found | rows |",
                   "|---|---|---|---|---|---|"]
