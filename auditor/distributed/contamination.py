@@ -19,7 +19,6 @@ only on its input, so a retried task gives the same matches.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
@@ -244,16 +243,16 @@ def _reduce(results, todo, join: ShardJoin, store, stop_after: int) -> None:
 
 def _run_key(bench_info: dict, n: int, field: str, rows: bool = False) -> str:
     """What a saved shard result depends on besides the shard itself (``rows``: it lists the
-    matching rows, for a copy)."""
+    matching rows, for a copy), and the code (``resume.run_key``)."""
     from ..contamination import TOKENIZER
-    blob = json.dumps({"benchmark": bench_info.get("fingerprint"), "records": bench_info.get("records"), "n": n,
-                       "text": field, "tokenizer": TOKENIZER, "version": SHARD_FILE_VERSION, "rows": rows},
-                      sort_keys=True)
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+    from .resume import run_key
+    return run_key({"benchmark": bench_info.get("fingerprint"), "records": bench_info.get("records"), "n": n,
+                    "text": field, "tokenizer": TOKENIZER, "version": SHARD_FILE_VERSION, "rows": rows})
 
 
 class ShardStore:
-    """Per-shard results in a folder: ``contamination-KEY-NNNNN.json``, written atomically."""
+    """Per-shard results in a folder: ``contamination-KEY-NNNNN.json``, written atomically, signed and
+    checked when read (``resume``): a file this run's code did not write for these inputs is not used."""
 
     def __init__(self, folder, key: str):
         self.folder, self.key = Path(folder), key
@@ -268,18 +267,23 @@ class ShardStore:
         return self.folder / f"contamination-{self.key}-{shard.index:05d}.json"
 
     def load(self, shard) -> dict | None:
+        from .resume import load
+        data = load(self.path(shard), self.key, shard.identity())
+        if data is None:
+            return None                         # not ours, or not for this shard: scanned again
         try:
-            data = json.loads(self.path(shard).read_text(encoding="utf-8"))
-            if any(data.get(k) != v for k, v in shard.identity().items()):
-                return None                     # another file, or this one changed, since it was saved
             return {**{name: int(data[name]) for name in COUNTS}, "hits": HitSet.from_json(data["hits"]),
                     "matched": [int(r) for r in data["matched"]]}
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            return None                         # unreadable or not ours: the shard is scanned again
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return None
 
     def save(self, shard, result: dict) -> None:
         from ..outputs import atomic_write
+        from .resume import dump
+        text = dump(self.key, shard.identity(), {**{name: result[name] for name in COUNTS},
+                                                 "hits": result["hits"].to_json(), "matched": result["matched"]})
+        if text is None:
+            return                              # no signing secret: nothing saved, nothing to trust later
         with atomic_write(self.path(shard), sync=False) as handle:     # a resume cache: checked when read
-            json.dump({**shard.identity(), **{name: result[name] for name in COUNTS},
-                       "hits": result["hits"].to_json(), "matched": result["matched"]}, handle)
+            handle.write(text)
         self.saved.append(shard.index)
