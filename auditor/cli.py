@@ -545,7 +545,8 @@ def stdout_error(exc: OSError) -> AuditorError:
     elif code == errno.EPIPE:
         why = "the program reading it closed the pipe"
     else:
-        why = exc.strerror or str(exc)
+        from .outputs import write_error
+        return write_error("<stdout>", exc)       # a full disk behind stdout: what and what to do
     return AuditorError("output_path", f"Cannot write the report to stdout: {why}. Keep stdout open, or write the "
                                        "report to files with --out-dir (--json FILE for summary.json).", None)
 

@@ -178,6 +178,7 @@ def describe(repo_id: str, config: str | None = None, token=None, sample_rows: i
     """Configs, the splits of ``config`` (or the first config), its columns and a few rows
     (enough to guess roles from values as well as names). Under the Hub deadline (``within_deadline``)."""
     token = _token(token)
+    import datasets  # noqa: F401  (imported before the deadline starts: seconds of local work, not the Hub's)
     return within_deadline(lambda progress: _describe(repo_id, config, token, sample_rows, progress), repo_id,
                            "the description")
 
@@ -214,6 +215,7 @@ def _describe(repo_id: str, config, token, sample_rows: int, progress) -> dict:
 def load_hub(repo_id: str, config, split, max_rows, token, default_split: str = "train") -> Table:
     """The rows of a Hub dataset's split, streamed, under the Hub deadline (``within_deadline``)."""
     token = _token(token)
+    import datasets  # noqa: F401  (imported before the deadline starts: seconds of local work, not the Hub's)
     return within_deadline(lambda progress: _load_hub(repo_id, config, split, max_rows, token, default_split,
                                                       progress), repo_id)
 
