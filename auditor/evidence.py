@@ -50,7 +50,7 @@ def token_spans(text: str | None) -> list:
     # word), so the text's tokens are its words' tokens, each word folded alone.
     for m in _WORD.finditer(text):
         word = m.group()
-        tokens = folded_words(fold(word)) if not word.isascii() else word.lower().translate(_ASCII_DROP).split()
+        tokens = folded_words(fold(word))
         if not tokens:
             continue
         kept = [i for i, c in enumerate(word) if _kept(c)]
@@ -59,9 +59,6 @@ def token_spans(text: str | None) -> list:
             last += 1                       # the marks on the last kept letter (a decomposed accent)
         out.extend((token, m.start() + first, m.start() + last + 1) for token in tokens)
     return out
-
-
-_ASCII_DROP = {c: None for c in range(128) if not (chr(c).isalnum() or chr(c).isspace()) or chr(c) == "_"}
 
 
 def _kept(char: str) -> bool:
