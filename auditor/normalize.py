@@ -13,7 +13,7 @@ dedup, the contamination n-grams, the semantic pass and the Ray engine all read 
    then NFKC and case folding again, to a fixed point.
 
 ASCII text is only lowercased: nothing above changes it otherwise (TR39's ASCII mappings, "m" to
-"rn" and "1" to "l", are not taken). ``visible`` shows a text with its hidden characters made
+"rn" and "1" to "l", are not taken). ``hidden.visible`` shows a text with its hidden characters made
 visible (as ⟨U+200B⟩), as evidence shows it.
 
 Named normalisers: two values are "the same" when their normal forms are equal.
@@ -30,25 +30,15 @@ from __future__ import annotations
 import re
 import unicodedata
 
-NORMALIZERS = ("exact", "default", "code")
+from .confusables import tables
+from .hidden import HIDDEN_CHARS, HIDDEN_RANGES, visible, visible_spans  # noqa: F401  (re-exported)
+from .settings import check_normalizer
+
 # What the reports say about it (summary.json's "normalization", REPORT.md).
 DESCRIPTION = ("hidden characters removed (Unicode format characters Cf and other default-ignorable code points: "
                "zero-width spaces and joiners, soft hyphens, BOMs, bidirectional marks, variation selectors), "
                "NFKC, case folding, confusable letters mapped to one skeleton (Unicode TR39)")
 
-# Unicode category Cf (as of Unicode 15.1) and the other Default_Ignorable_Code_Point ranges
-# (DerivedCoreProperties.txt), unassigned ones included: they render as nothing.
-# tests/normalize checks that this holds every Cf character of the running Python.
-HIDDEN_RANGES = ((0x00AD, 0x00AD), (0x034F, 0x034F), (0x0600, 0x0605), (0x061C, 0x061C), (0x06DD, 0x06DD),
-                 (0x070F, 0x070F), (0x0890, 0x0891), (0x08E2, 0x08E2), (0x115F, 0x1160), (0x17B4, 0x17B5),
-                 (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164),
-                 (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFFB), (0x110BD, 0x110BD),
-                 (0x110CD, 0x110CD), (0x13430, 0x1343F), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A),
-                 (0xE0000, 0xE0FFF))
-HIDDEN_CHARS = frozenset(chr(c) for lo, hi in HIDDEN_RANGES for c in range(lo, hi + 1))
-# Shown as visible code points by ``visible``: the hidden characters, and lone surrogates (valid in
-# JSON input; no page or file can hold one).
-_SHOWN = re.compile("[" + "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in HIDDEN_RANGES) + "\\ud800-\\udfff]")
 FIXED_POINT_ROUNDS = 4         # mapping, NFKC and case folding repeated at most this often
 
 _WS = re.compile(r"\s+")
@@ -77,7 +67,6 @@ def fold(text: str) -> str:
 def _unicode(text: str, casefold: bool) -> str:
     # Each step works on the text's distinct characters (set operations in C) and replaces the few
     # it changes with str.replace: far quicker than a per-character translation of the whole text.
-    from .confusables import tables
     for char in HIDDEN_CHARS.intersection(text):
         text = text.replace(char, "")
     if not unicodedata.is_normalized("NFKC", text):   # the check is much cheaper than normalising
@@ -112,27 +101,6 @@ def is_blank(text: str | None) -> bool:
     """True for None and for a text of nothing but whitespace and hidden characters: no content
     (degenerate), under every normaliser."""
     return text is None or not (text.strip() if text.isascii() else unhidden(text).strip())
-
-
-def visible(text: str) -> str:
-    """``text`` with each hidden character (and lone surrogate) shown as its code point, ⟨U+200B⟩:
-    how evidence shows a text, so a match that reads as identical shows what told the two apart."""
-    if text.isascii() or not _SHOWN.search(text):
-        return text
-    return _SHOWN.sub(lambda m: f"⟨U+{ord(m.group()):04X}⟩", text)
-
-
-def visible_spans(text: str, spans: list) -> tuple[str, list]:
-    """(``visible(text)``, ``spans`` ([start, end) offsets into ``text``) moved to index it)."""
-    shown = visible(text)
-    if shown is text or not spans:
-        return shown, [list(s) for s in spans]
-    starts = [m.start() for m in _SHOWN.finditer(text)]
-    widths = [len(f"⟨U+{ord(text[i]):04X}⟩") - 1 for i in starts]
-
-    def moved(offset: int) -> int:
-        return offset + sum(w for i, w in zip(starts, widths) if i < offset)
-    return shown, [[moved(a), moved(b)] for a, b in spans]
 
 
 def exact(value: str) -> str:
@@ -178,12 +146,7 @@ def _lower_outside_strings(value: str) -> str:
 
 def get(name: str):
     """The normaliser function called ``name``."""
-    try:
-        return {"exact": exact, "default": default, "code": code}[name]
-    except KeyError:
-        from .errors import AuditorError
-        raise AuditorError("usage", f"Unknown normaliser {name!r}.",
-                           f"Choose one of: {', '.join(NORMALIZERS)}.") from None
+    return {"exact": exact, "default": default, "code": code}[check_normalizer(name)]
 
 
 def looks_like_code(values, sample: int = 200) -> bool:
@@ -192,3 +155,12 @@ def looks_like_code(values, sample: int = 200) -> bool:
                          r"|[;{}]\s*$|\bdef \w+\(|\bSELECT\b.*\bFROM\b", re.I | re.M)
     seen = [v for v in values[:sample * 5] if v][:sample]
     return bool(seen) and sum(1 for v in seen if pattern.search(v)) >= 0.5 * len(seen)
+
+
+def normalized(values: list | None, normalizer: str) -> list | None:
+    if values is None:
+        return None
+    fn = get(normalizer)
+    # Blank values (whitespace and hidden characters only) are missing, not duplicates of each
+    # other (they are degenerate), under every normaliser.
+    return [None if is_blank(v) else fn(v) for v in values]

@@ -6,6 +6,8 @@ from collections import Counter
 from dataclasses import dataclass
 from itertools import islice
 
+from .normalize import is_blank
+
 SAMPLE_ROWS = 5      # rows listed per issue
 # Fields typed and listed, in order of first appearance; further fields are counted only. One record
 # of 1M keys listed every field: 229 s, 4.1 GB and a 285 MB summary.json.
@@ -112,7 +114,6 @@ class Degenerate:
 def check_degenerate(columns: dict) -> Degenerate:
     """``columns``: role -> list of text values (None = missing). Empty means nothing but whitespace
     and hidden characters (zero-width and direction marks: ``normalize.is_blank``)."""
-    from .normalize import is_blank
     by_role, bad = {}, set()
     for role, values in columns.items():
         if values is None:

@@ -17,9 +17,14 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from auditor import AuditorError, normalize
+from auditor import AuditorError
+from auditor.evidence import excerpt
+from auditor.hidden import visible as hidden_shown
 from auditor.report import EXACT_KINDS, md_cell, overview_rows, pct, plural, roles_rows
 from auditor.report.common import NO_TEXT, NO_WORDS, unusable_note
+from auditor.semantic import CAVEAT
+
+from .state import role_columns
 
 log = logging.getLogger("auditor.app")
 
@@ -34,12 +39,12 @@ PLACEHOLDER_PAIR = "<p class='cut'>Select a pair above (or press j / k) to compa
 # Bidirectional controls (embeddings, overrides, isolates, marks) in data would reorder the page's
 # own text around them (a count "38" shown as "83", a name read backwards), and zero-width
 # characters hide what told two texts apart: every hidden character is shown as its code point
-# (normalize.visible), as is a lone surrogate (valid in JSON input; no page or table can hold it).
+# (hidden.visible), as is a lone surrogate (valid in JSON input; no page or table can hold it).
 
 
 def visible(text: str) -> str:
     # every hidden character the checks ignore (zero-width, bidi, soft hyphen, ...), not only bidi
-    return normalize.visible(text)
+    return hidden_shown(text)
 
 
 def h(value) -> str:
@@ -381,7 +386,6 @@ def clusters_frame(result, clusters) -> pd.DataFrame:
 
 def members_frame(result, rows, kept_row: int | None, limit: int = 200) -> pd.DataFrame:
     """Members of one cluster with every role (and the file's id) as columns."""
-    from .state import role_columns
     cols = role_columns(result)
     out = []
     for r in list(rows)[:limit]:
@@ -551,7 +555,6 @@ def contamination_evidence_html(rows: list, limit: int = EVIDENCE_SHOWN) -> str:
     """Benchmark item and corpus record side by side, the matched spans marked in both."""
     if not rows:
         return ""
-    from auditor.evidence import excerpt
     parts = []
     for r in rows[:limit]:
         spans = r.get("spans") or {}
@@ -574,7 +577,6 @@ def contamination_evidence_html(rows: list, limit: int = EVIDENCE_SHOWN) -> str:
 
 def paraphrase_markdown(sr, threshold: float, flagged: int, bench: str, a_name: str, notices) -> str:
     """The Paraphrases view's caption: how many items are flagged at ``threshold``, the caveat, notices."""
-    from auditor.semantic import CAVEAT
     items = sr.benchmark_records
     share = f"{100 * flagged / items:.2f}%" if items else "–"
     dist = sr.distribution()

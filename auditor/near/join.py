@@ -4,7 +4,6 @@ streamed into a sink. Blocks of ``PrefixIndex`` candidates run on parallel.WORKE
 so the result does not depend on thread timing."""
 from __future__ import annotations
 
-import numpy as np
 import scipy.sparse as sp
 
 from ..parallel import thread_map

@@ -17,9 +17,8 @@ searching again, in memory that grows with records only.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import math
+from dataclasses import dataclass, field
 
 import numpy as np
 

@@ -22,8 +22,17 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components, minimum_spanning_tree
 
-from .result import (EPS, SCORE_SCALE, STRATA, STRATUM_CAP, CrossPairs, Pairs, ScoreCounts, score_bins,
-                     threshold_bin)
+from .result import (
+    EPS,
+    SCORE_SCALE,
+    STRATA,
+    STRATUM_CAP,
+    CrossPairs,
+    Pairs,
+    ScoreCounts,
+    score_bins,
+    threshold_bin,
+)
 
 LEVEL_STEP = 0.05             # forest components kept at every 0.05: the implied-edge test's quick path
 BUFFER_MIN = 2_000_000        # edges buffered before the forest is rebuilt (or nodes / 2 if more)

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..normalize import visible
+from ..hidden import visible
+from ..io.outputs import atomic_write, write_error
 
 SCHEMA_VERSION = 1
 PARAPHRASE_CAVEAT = ("Overlap here is lexical (shared words and n-grams). Paraphrases, translations and "
@@ -59,7 +60,6 @@ def to_json(summary: dict) -> str:
 def write_outputs(out_dir: str | Path, summary_dict: dict, markdown_text: str, extra: dict | None = None) -> list:
     """REPORT.md, any extra files (name -> text), then summary.json into ``out_dir``; each written
     atomically, summary.json last, so a folder holding a summary.json is complete."""
-    from ..outputs import atomic_write, write_error
     out = Path(out_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -77,7 +77,7 @@ def write_outputs(out_dir: str | Path, summary_dict: dict, markdown_text: str, e
 
 def md_cell(value) -> str:
     """Dataset content inside a Markdown table: escaped so it renders as text, never markup, its
-    hidden characters (zero-width, bidirectional) shown as ⟨U+200B⟩ (``normalize.visible``)."""
+    hidden characters (zero-width, bidirectional) shown as ⟨U+200B⟩ (``hidden.visible``)."""
     text = visible("" if value is None else str(value))
     text = text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("\r", " ")
     for ch in "`*_[]<>#!":

@@ -7,8 +7,14 @@ text_jaccard is the two texts' own).
 """
 from __future__ import annotations
 
-from .. import normalize
-from .common import NO_TEXT, PARAPHRASE_CAVEAT, SCHEMA_VERSION, md_cell, md_note, unusable_note
+from .common import (
+    NO_TEXT,
+    PARAPHRASE_CAVEAT,
+    SCHEMA_VERSION,
+    md_cell,
+    md_note,
+    unusable_note,
+)
 
 PAIRS_SAMPLE = 50
 EVIDENCE_MATCHES = 5        # A rows listed per leaked B record
@@ -46,7 +52,7 @@ def summary(result) -> dict:
         "settings": {"threshold": result.threshold,
                      "shingle": {"unit": result.shingle.unit, "size": result.shingle.size},
                      "text_normalizer": "default", "answer_normalizer": result.answer_normalizer,
-                     "normalization": normalize.DESCRIPTION},
+                     "normalization": result.normalization},
         "method": {"near_duplicates": near.method if near else None,
                    "answer_identity": "the whole answer after the answer normaliser, not a final number"},
         "identical_text": frac(result.counts["identical_text"]),
@@ -123,7 +129,7 @@ def markdown(result) -> str:
               "an identical answer alone may be a common short answer. *Identical both* is the figure that "
               "means a model could score by memory. Answers are compared whole, after normalisation "
               f"({result.answer_normalizer or 'no answer field'}), never by a final number alone. "
-              f"Texts are compared normalised: {normalize.DESCRIPTION}."]
+              f"Texts are compared normalised: {result.normalization}."]
     for side in ("b", "a"):
         if d[side]["no_text"]:
             lines += ["", unusable_note(d[side]["no_text"], d[side]["records"], f"{side.upper()}'s", NO_TEXT)]

@@ -2,8 +2,16 @@
 with the overview and roles rows the app shows too."""
 from __future__ import annotations
 
-from .. import __version__, normalize
-from .common import PARAPHRASE_CAVEAT, SCHEMA_VERSION, md_cell, md_note, pct, plain, plural
+from ..version import __version__
+from .common import (
+    PARAPHRASE_CAVEAT,
+    SCHEMA_VERSION,
+    md_cell,
+    md_note,
+    pct,
+    plain,
+    plural,
+)
 
 SCHEMA_ISSUES_SHOWN = 50      # REPORT.md's schema table; summary.json lists every issue
 
@@ -34,7 +42,7 @@ def summary(result, threshold: float | None = None) -> dict:
         "input": input_block(result.table, result.fingerprint),
         "roles": result.roles.to_dict(),
         "settings": {"normalizer": s.normalizer, "answer_normalizer": result.answer_normalizer,
-                     "normalization": normalize.DESCRIPTION,
+                     "normalization": result.normalization,
                      "shingle": {"unit": s.shingle.unit, "size": s.shingle.size},
                      "threshold": s.threshold, "thresholds": list(s.thresholds), "num_perm": pairs.num_perm,
                      "bands": pairs.bands, "rows": pairs.rows, "seed": s.seed},

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from auditor import hub
+from auditor.io import hub
 from auditor.errors import AuditorError
 from conftest import REPO
 from hub_server import FakeHub

@@ -15,7 +15,7 @@ import os
 import pytest
 
 from auditor import AuditorError
-from auditor.outputs import atomic_write, retire, write_text
+from auditor.io.outputs import atomic_write, retire, write_text
 
 ROWS = [{"question": f"record {i} asks about {i % 7} apples and {i} pears today", "answer": str(i)} for i in range(60)]
 ROWS += [dict(ROWS[3]), dict(ROWS[5])]

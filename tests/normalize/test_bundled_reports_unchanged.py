@@ -11,8 +11,7 @@ import unicodedata
 import pytest
 
 import auditor
-from auditor import contamination as contamination_module
-from auditor import evidence, normalize, shingles
+from auditor import evidence, normalize, schema, shingles, wordtokens
 from auditor.contamination import contamination
 from auditor.evidence import leak_evidence_csv
 from auditor.leakage import leak
@@ -23,10 +22,15 @@ def _previous(monkeypatch):
     def default(value: str) -> str:
         return " ".join(unicodedata.normalize("NFC", value).lower().split())
 
+    def is_blank(value) -> bool:
+        return value is None or not value.strip()
+
+    # each module that reads texts through them holds its own reference (imported by name)
     monkeypatch.setattr(normalize, "fold", str.lower)
     monkeypatch.setattr(normalize, "default", default)
-    monkeypatch.setattr(normalize, "is_blank", lambda v: v is None or not v.strip())
-    for module in (shingles, contamination_module, evidence):
+    for module in (normalize, schema):
+        monkeypatch.setattr(module, "is_blank", is_blank)
+    for module in (shingles, wordtokens, evidence):
         monkeypatch.setattr(module, "fold", str.lower)
 
 

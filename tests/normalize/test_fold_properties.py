@@ -11,7 +11,8 @@ from hypothesis import given, settings, strategies as st
 
 from auditor import normalize
 from auditor.confusables import tables
-from auditor.contamination import build_index, folded_words, scan_batch, tokenize
+from auditor.contamination import build_index, scan_batch
+from auditor.wordtokens import folded_words, tokenize
 from auditor.evidence import token_spans
 from auditor.shingles import ShingleSpec, shingle_matrix
 
