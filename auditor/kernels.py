@@ -171,13 +171,13 @@ def _offer(top_j: np.ndarray, top_n: np.ndarray, row: int, j: float, other: int)
 
 
 @numba.njit(nogil=True, cache=True)
-def dense_count_block(inter: np.ndarray, r0: int, sizes: np.ndarray, weight: np.ndarray, t: float, base: int,
-                      node_hist: np.ndarray, record_hist: np.ndarray, top_j: np.ndarray,
+def dense_count_block(inter: np.ndarray, r0: int, sizes: np.ndarray, weight: np.ndarray, mult: np.ndarray,
+                      t: float, base: int, node_hist: np.ndarray, record_hist: np.ndarray, top_j: np.ndarray,
                       top_n: np.ndarray) -> int:  # pragma: no cover  (compiled)
     """One block of a dense group: inter[i, c] = |x & y| of group rows r0 + i and r0 + c (the
     block holds the columns from r0 on). Counts every pair c > i with Jaccard >= t into the
-    histograms (bins as ``result.score_bins``, minus ``base``) and offers it to both ends' k
-    best. Returns the pairs counted."""
+    histograms (bins as ``result.score_bins``, minus ``base``; node pairs as mult[r] * mult[c])
+    and offers it to both ends' k best. Returns the pairs counted."""
     counted = 0
     k = top_j.shape[1]
     rows, width = inter.shape
@@ -193,7 +193,7 @@ def dense_count_block(inter: np.ndarray, r0: int, sizes: np.ndarray, weight: np.
             if j < t - 1e-9:
                 continue
             b = np.int64((j + 1e-9) * 1_000_000) - base     # j > 0: truncation is the floor
-            node_hist[b] += 1
+            node_hist[b] += mult[r] * mult[c]
             record_hist[b] += weight[r] * weight[c]
             counted += 1
             if j > top_j[r, k - 1]:

@@ -124,3 +124,45 @@ def edited_copies(n: int, pool: list[str], seed: int = 1, copies=(10, 50), rates
     texts = words.copies(rng, sources, rng.uniform(*rates, size=n))
     perm = rng.permutation(n)
     return [texts[i] for i in perm]
+
+
+def template_swaps(n: int, pool: list[str], seed: int = 1, words: int = 27, swap_share: float = 1 / 3,
+                   choices: int = 3) -> list[str]:
+    """``n`` records of one ``words``-word notice plus a unique id word, ``swap_share`` of them
+    with one word (at a random position) swapped for one of ``choices`` words (cookie banners,
+    form letters, generated prompts with a slot): every pair is similar, few texts are identical."""
+    rng = np.random.default_rng(seed)
+    flat = [w for t in pool for w in t.split()]
+    start = next(i for i in range(0, len(flat) - words)
+                 if len({tuple(flat[k:k + 3]) for k in range(i, i + words - 2)}) == words - 2)
+    base = flat[start:start + words]
+    swaps = [f"slot{k}word" for k in range(choices)]
+    swapped = rng.random(n) < swap_share
+    position = rng.integers(0, words, n)
+    choice = rng.integers(0, choices, n)
+    out = []
+    for i in range(n):
+        text = list(base)
+        if swapped[i]:
+            text[position[i]] = swaps[choice[i]]
+        out.append(" ".join(text) + f" id{i:x}q")
+    return out
+
+
+def swap_mix(n: int, block: int, pool: list[str], seed: int = 1) -> list[str]:
+    """``n - block`` edited copies of real questions (``edited_copies`` without shared passages)
+    and a ``block`` of ``template_swaps``, shuffled."""
+    rng = np.random.default_rng(seed + 7)
+    texts = edited_copies(n - block, pool, seed, passage_share=0.0) + template_swaps(block, pool, seed)
+    order = rng.permutation(len(texts))
+    return [texts[i] for i in order]
+
+
+def synth_block(n: int, block: int, pool: list[str], seed: int = 1) -> list[str]:
+    """``n - block`` records of run.py's synthetic series (no template) and a ``block`` of
+    ``template_swaps``, shuffled: a large corpus with one boilerplate file in it."""
+    import run
+    rng = np.random.default_rng(seed + 11)
+    texts = run.make_synthetic(n - block, seed, pool, template_max=0)[0] + template_swaps(block, pool, seed)
+    order = rng.permutation(len(texts))
+    return [texts[i] for i in order]

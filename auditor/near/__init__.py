@@ -26,6 +26,7 @@ import scipy.sparse as sp
 from ..errors import AuditorError
 from ..shingles import set_sizes
 from . import dense
+from .classes import NodeClasses, expand, node_classes
 from .join import exact_all_pairs, prefix_join
 from .lsh import (TARGET_RECALL, _distinct, choose_bands, lsh_band_pairs, lsh_candidate_batches, lsh_candidates,
                   minhash_signatures, minhash_signatures_numpy, pairs_within_groups)
@@ -56,28 +57,39 @@ def find_pairs(matrix: sp.csr_matrix, min_threshold: float, method: str = "auto"
         raise AuditorError("usage", f"Unknown near-duplicate method {method!r}.", "Use auto, exact or lsh.")
     min_threshold = searched_threshold(min_threshold)      # counts resolve thresholds to 6 decimals
     node_of, weight, nodes = collapse_identical(matrix)
+    # Nodes that only private shingles tell apart are searched once per class (``classes``); a
+    # caller that sees every pair (on_pairs) gets node pairs, so no classes there.
+    node_classes_ = node_classes(nodes, weight) if on_pairs is None else None
+    if node_classes_ is not None:
+        searched, searched_weight, multiplicity = nodes[node_classes_.rep], node_classes_.weight, node_classes_.count
+    else:
+        searched, searched_weight, multiplicity = nodes, weight, None
     prefixes = plan = None
     if method in ("auto", "exact"):
-        prefixes = prefix_matrix(nodes, min_threshold)
+        prefixes = prefix_matrix(searched, min_threshold)
         # A caller that sees every pair (on_pairs) gets no dense groups: those are never listed.
-        plan = dense.plan(nodes, prefixes) if on_pairs is None else ([], prefixes)
+        plan = dense.plan(searched, prefixes) if on_pairs is None else ([], prefixes)
     if method == "auto":
         method = "exact" if estimated_candidates(plan[1]) <= max_exact_candidates else "lsh"
-    sink = PairSink(weight, min_threshold)
+    sink = PairSink(searched_weight, min_threshold, multiplicity)
     target = sink if on_pairs is None else _Tee(sink, on_pairs)
     common = dict(n_records=matrix.shape[0], node_of=node_of, min_threshold=min_threshold)
     if method == "exact":
-        candidates, groups = exact_all_pairs(nodes, min_threshold, target, progress, prefixes, plan)
-        return sink.result(**common, method="exact-all-pairs", candidates=candidates,
-                           dense_groups=tuple(int(g.ids.size) for g in groups))
-    bands, rows = choose_bands(min_threshold, num_perm)
-    signatures = minhash_signatures(nodes, bands * rows, seed, progress)
-    candidates = 0
-    for cand_a, cand_b in lsh_candidate_batches(signatures, bands, rows, progress=progress):
-        candidates += int(cand_a.size)
-        verify_candidates(nodes, cand_a, cand_b, min_threshold, sink=target)
-    return sink.result(**common, method="minhash-lsh", candidates=candidates, num_perm=num_perm,
-                       bands=bands, rows=rows, seed=seed)
+        candidates, groups = exact_all_pairs(searched, min_threshold, target, progress, prefixes, plan)
+        fields = dict(method="exact-all-pairs", candidates=candidates,
+                      dense_groups=tuple(int(g.ids.size) for g in groups))
+    else:
+        bands, rows = choose_bands(min_threshold, num_perm)
+        signatures = minhash_signatures(searched, bands * rows, seed, progress)
+        candidates = 0
+        for cand_a, cand_b in lsh_candidate_batches(signatures, bands, rows, progress=progress):
+            candidates += int(cand_a.size)
+            verify_candidates(searched, cand_a, cand_b, min_threshold, sink=target)
+        fields = dict(method="minhash-lsh", candidates=candidates, num_perm=num_perm, bands=bands, rows=rows,
+                      seed=seed)
+    if node_classes_ is None:
+        return sink.result(**common, **fields)
+    return expand(sink.result(**common, **fields), node_classes_, weight=weight, **common, **fields)
 
 
 class _Tee:

@@ -133,6 +133,7 @@ def process(nodes: sp.csr_matrix, group: DenseGroup, min_threshold: float, sink)
     sub = nodes[ids]
     sizes = set_sizes(sub).astype(np.int64)
     weight = sink.weight[ids]
+    mult = np.ones(ids.size, np.int64) if sink.multiplicity is None else sink.multiplicity[ids]
     df = np.bincount(sub.indices, minlength=sub.shape[1])
     frequent = _frequent_columns(sub, df)
     is_frequent = np.zeros(sub.shape[1], bool)
@@ -167,7 +168,7 @@ def process(nodes: sp.csr_matrix, group: DenseGroup, min_threshold: float, sink)
     top_n = np.full((ids.size, TOP_K), -1, np.int64)
     scored = 0
     for r0, inter in blocks():
-        dense_count_block(inter, r0, sizes, weight, min_threshold, sink.base, node_hist, record_hist, top_j, top_n)
+        dense_count_block(inter, r0, sizes, weight, mult, min_threshold, sink.base, node_hist, record_hist, top_j, top_n)
         scored += inter.shape[0] * inter.shape[1] - inter.shape[0] * (inter.shape[0] + 1) // 2
     sink.add_counts(node_hist, record_hist)
     # Seed: every node's best partners, each pair once.

@@ -33,10 +33,13 @@ COUNT_FLUSH = 8_000_000       # score bins buffered before they are added to the
 class PairSink:
     """Exact counts, a maximum spanning forest and a stratified sample of the verified pairs."""
 
-    def __init__(self, weight: np.ndarray, min_threshold: float):
+    def __init__(self, weight: np.ndarray, min_threshold: float, multiplicity: np.ndarray | None = None):
         self.weight = np.asarray(weight, dtype=np.int64)
         self.n = int(self.weight.size)
-        self.unit = bool(self.n == 0 or self.weight.max() == 1)
+        # ``multiplicity``: how many nodes each row stands for (a class of nodes, ``classes``), so
+        # node_hist counts node pairs; None: one each.
+        self.multiplicity = None if multiplicity is None else np.asarray(multiplicity, dtype=np.int64)
+        self.unit = bool((self.n == 0 or self.weight.max() == 1) and self.multiplicity is None)
         self.base = threshold_bin(min_threshold)
         size = SCORE_SCALE - self.base + 2
         self.node_hist = np.zeros(size, np.int64)
@@ -87,7 +90,8 @@ class PairSink:
             self.record_hist += record_hist
 
     def _count(self, a, b, j) -> None:
-        self.pending.append((score_bins(j) - self.base, None if self.unit else self.weight[a] * self.weight[b]))
+        self.pending.append((score_bins(j) - self.base, None if self.unit else self.weight[a] * self.weight[b],
+                             None if self.multiplicity is None else self.multiplicity[a] * self.multiplicity[b]))
         self.pending_size += a.size
         if self.pending_size >= COUNT_FLUSH:
             self._flush_counts()
@@ -96,7 +100,11 @@ class PairSink:
         if not self.pending:
             return
         bins = np.concatenate([p[0] for p in self.pending])
-        self.node_hist += np.bincount(bins, minlength=self.node_hist.size)
+        if self.multiplicity is None:
+            self.node_hist += np.bincount(bins, minlength=self.node_hist.size)
+        else:
+            m = np.concatenate([p[2] for p in self.pending]).astype(np.float64)     # exact below 2^53
+            self.node_hist += np.rint(np.bincount(bins, weights=m, minlength=self.node_hist.size)).astype(np.int64)
         if not self.unit:
             w = np.concatenate([p[1] for p in self.pending]).astype(np.float64)   # exact below 2^53
             self.record_hist += np.rint(np.bincount(bins, weights=w, minlength=self.node_hist.size)).astype(np.int64)
