@@ -303,11 +303,12 @@ def band_first_pairs(order: np.ndarray, starts: np.ndarray, ends: np.ndarray, ke
 def prefix_candidates(start: int, stop: int, q_indptr: np.ndarray, q_indices: np.ndarray, t_indptr: np.ndarray,
                       t_indices: np.ndarray, upper: bool, sizes: np.ndarray, last: np.ndarray, suffix: np.ndarray,
                       t: float, eps: float, group: np.ndarray, count: np.ndarray, touched: np.ndarray,
-                      out_a: np.ndarray, out_b: np.ndarray) -> int:  # pragma: no cover  (compiled)
+                      out_a: np.ndarray, out_b: np.ndarray, out_bound: np.ndarray) -> int:  # pragma: no cover
     """Candidate pairs of query rows start..stop-1: indexed rows sharing a prefix shingle (rows
     > the query row when ``upper``), kept when they pass the size filter, the overlap bound of
     ``near.prefix.CandidateFilter`` and (``group`` non-empty) are not in the same dense group.
-    ``count``/``touched``: zeroed scratch of one slot per indexed row. Returns the pairs written."""
+    ``count``/``touched``: zeroed scratch of one slot per indexed row. ``out_bound``: each pair's
+    overlap bound (shared prefix shingles + the suffix that may hold more). Returns the pairs written."""
     k = 0
     bound = t / (1 + t)
     grouped = group.size > 0
@@ -348,6 +349,7 @@ def prefix_candidates(start: int, stop: int, q_indptr: np.ndarray, q_indices: np
                 continue
             out_a[k] = q
             out_b[k] = r
+            out_bound[k] = shared + rest
             k += 1
     return k
 

@@ -27,12 +27,12 @@ from ..errors import AuditorError
 from ..shingles import set_sizes
 from . import dense
 from .classes import NodeClasses, expand, node_classes
-from .join import exact_all_pairs, prefix_join
+from .join import EXACT_WORK, SAMPLE_RATE, exact_all_pairs, prefix_join
 from .lsh import (TARGET_RECALL, _distinct, choose_bands, lsh_band_pairs, lsh_candidate_batches, lsh_candidates,
                   minhash_signatures, minhash_signatures_numpy, pairs_within_groups)
 from .prefix import (PRODUCT_BUDGET, CandidateFilter, PrefixIndex, collapse_identical, estimated_candidates,
                      prefix_matrix, size_fits)
-from .result import EPS, STRATUM_CAP, CrossPairs, Pairs, ScoreCounts, searched_threshold
+from .result import EPS, STRATUM_CAP, CrossPairs, EstimatedCounts, Pairs, ScoreCounts, searched_threshold
 from .sink import CrossSink, PairSink
 from .verifier import ListSink, Verifier, verify, verify_candidates
 
@@ -47,9 +47,12 @@ CROSS_MATCHES = 5             # A matches kept per B record across two datasets
 
 def find_pairs(matrix: sp.csr_matrix, min_threshold: float, method: str = "auto", *,
                num_perm: int = 128, seed: int = 1, max_exact_candidates: int = MAX_EXACT_CANDIDATES,
-               progress=None, on_pairs=None) -> Pairs:
+               progress=None, on_pairs=None, budget: float | None = EXACT_WORK) -> Pairs:
     """All record pairs with Jaccard >= ``min_threshold`` (see the package docstring).
-    ``on_pairs(a, b, jaccard)``, if given, also sees every verified batch of node pairs."""
+    ``on_pairs(a, b, jaccard)``, if given, also sees every verified batch of node pairs (and so
+    every pair is verified). ``budget``: the exact search's work verified pair by pair (product
+    entries, ``join.prefix_join``); past it clusters stay exact and pair counts are estimated
+    (``Pairs.pairs_estimated``); None: no limit."""
     if not (0 < min_threshold <= 1):
         raise AuditorError("usage", f"Threshold {min_threshold} is outside (0, 1].",
                            "Use a Jaccard threshold such as 0.7.")
@@ -75,7 +78,8 @@ def find_pairs(matrix: sp.csr_matrix, min_threshold: float, method: str = "auto"
     target = sink if on_pairs is None else _Tee(sink, on_pairs)
     common = dict(n_records=matrix.shape[0], node_of=node_of, min_threshold=min_threshold)
     if method == "exact":
-        candidates, groups = exact_all_pairs(searched, min_threshold, target, progress, prefixes, plan)
+        candidates, groups = exact_all_pairs(searched, min_threshold, target, progress, prefixes, plan,
+                                             budget=budget if on_pairs is None else None, seed=seed)
         fields = dict(method="exact-all-pairs", candidates=candidates,
                       dense_groups=tuple(int(g.ids.size) for g in groups))
     else:

@@ -129,7 +129,8 @@ def expand(class_pairs: Pairs, classes: NodeClasses, *, n_records: int, node_of:
     sa, sb, sj, complete = _expand_sample(class_pairs, classes, inside)
     return Pairs(n_records=n_records, node_of=node_of, weight=weight, a=sa, b=sb, jaccard=sj,
                  forest_a=forest[0], forest_b=forest[1], forest_jaccard=forest[2], counts=counts,
-                 complete=complete and class_pairs.complete, min_threshold=min_threshold, **fields)
+                 complete=complete and class_pairs.complete, min_threshold=min_threshold,
+                 estimate=class_pairs.estimate, **fields)
 
 
 def _exact_sum(at: np.ndarray, values: np.ndarray, size: int) -> np.ndarray:
