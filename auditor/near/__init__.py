@@ -20,9 +20,12 @@ One job per module:
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import scipy.sparse as sp
 
+from ..env import env_int
 from ..errors import AuditorError
 from ..shingles import set_sizes
 from . import dense
@@ -47,18 +50,20 @@ CROSS_MATCHES = 5             # A matches kept per B record across two datasets
 
 def find_pairs(matrix: sp.csr_matrix, min_threshold: float, method: str = "auto", *,
                num_perm: int = 128, seed: int = 1, max_exact_candidates: int = MAX_EXACT_CANDIDATES,
-               progress=None, on_pairs=None, budget: float | None = EXACT_WORK) -> Pairs:
+               progress=None, on_pairs=None, budget: float | None = None) -> Pairs:
     """All record pairs with Jaccard >= ``min_threshold`` (see the package docstring).
     ``on_pairs(a, b, jaccard)``, if given, also sees every verified batch of node pairs (and so
     every pair is verified). ``budget``: the exact search's work verified pair by pair (product
     entries, ``join.prefix_join``); past it clusters stay exact and pair counts are estimated
-    (``Pairs.pairs_estimated``); None: no limit."""
+    (``Pairs.pairs_estimated``). None: AUDITOR_NEAR_WORK, else ``EXACT_WORK``; math.inf: no limit."""
     if not (0 < min_threshold <= 1):
         raise AuditorError("usage", f"Threshold {min_threshold} is outside (0, 1].",
                            "Use a Jaccard threshold such as 0.7.")
     if method not in ("auto", "exact", "lsh"):
         raise AuditorError("usage", f"Unknown near-duplicate method {method!r}.", "Use auto, exact or lsh.")
     min_threshold = searched_threshold(min_threshold)      # counts resolve thresholds to 6 decimals
+    if budget is None:
+        budget = env_int("AUDITOR_NEAR_WORK", EXACT_WORK, 1, 10 ** 18)
     node_of, weight, nodes = collapse_identical(matrix)
     # Nodes that only private shingles tell apart are searched once per class (``classes``); a
     # caller that sees every pair (on_pairs) gets node pairs, so no classes there.
@@ -79,7 +84,7 @@ def find_pairs(matrix: sp.csr_matrix, min_threshold: float, method: str = "auto"
     common = dict(n_records=matrix.shape[0], node_of=node_of, min_threshold=min_threshold)
     if method == "exact":
         candidates, groups = exact_all_pairs(searched, min_threshold, target, progress, prefixes, plan,
-                                             budget=budget if on_pairs is None else None, seed=seed)
+                                             budget=budget if on_pairs is None else math.inf, seed=seed)
         fields = dict(method="exact-all-pairs", candidates=candidates,
                       dense_groups=tuple(int(g.ids.size) for g in groups))
     else:

@@ -35,7 +35,7 @@ def prefix_join(nodes: sp.csr_matrix, prefixes: sp.csr_matrix, min_threshold: fl
     index = PrefixIndex(nodes, prefixes, min_threshold, indexed, joined, group)
     blocks = index.blocks(queries)
     verifier = Verifier(nodes, min_threshold, sink)
-    within = [budget is None or work <= budget for work in index.work]
+    within = [budget is None or work <= budget for work in index.work]      # None: no limit
 
     def run(item):
         block, exact = item

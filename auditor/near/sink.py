@@ -211,6 +211,13 @@ class PairSink:
     def result(self, **fields) -> Pairs:
         self._flush_counts()
         self.compact()
+        listed = self.complete and self.sampled is None      # counted-only pairs are not in the sample
+        if self.sampled is not None and self.sampled[1] == 0:
+            # Every implied candidate happened to be in the sample: its pairs are the exact count.
+            self.node_hist += np.rint(self.sampled[2]).astype(np.int64)
+            if not self.unit:
+                self.record_hist += np.rint(self.sampled[3]).astype(np.int64)
+            self.sampled = None
         nz = np.flatnonzero(self.node_hist)
         counts = ScoreCounts(bins=nz + self.base, node_pairs=self.node_hist[nz], record_pairs=self.record_hist[nz])
         fa, fb, fj = self.forest
@@ -223,8 +230,7 @@ class PairSink:
                                        record_sum=record_sum[at], record_sq=record_sq[at],
                                        unit=total / hits if hits else (float(self.weight.mean()) if self.n else 1.0))
         return Pairs(a=sa, b=sb, jaccard=sj, forest_a=fa, forest_b=fb, forest_jaccard=fj, counts=counts,
-                     complete=self.complete and self.sampled is None, weight=self.weight, estimate=estimate,
-                     **fields)
+                     complete=listed, weight=self.weight, estimate=estimate, **fields)
 
 
 def rank_in_runs(keys: np.ndarray) -> np.ndarray:

@@ -12,4 +12,4 @@ from __future__ import annotations
 
 from .common import (PARAPHRASE_CAVEAT, SCHEMA_VERSION, md_cell, pct, plain, plural, printable,  # noqa: F401
                      to_json, write_outputs)
-from .scan import EXACT_KINDS, input_block, markdown, overview_rows, roles_rows, summary  # noqa: F401
+from .scan import EXACT_KINDS, input_block, markdown, overview_rows, pairs_text, roles_rows, summary  # noqa: F401
