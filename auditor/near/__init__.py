@@ -45,6 +45,7 @@ from .verifier import ListSink, Verifier, verify, verify_candidates
 # search streams its pairs in bounded memory, so the switch is kept for extreme inputs
 # (measured in BENCHMARKS.md: exact beat LSH on every benchmark set, templated ones included).
 MAX_EXACT_CANDIDATES = 30_000_000_000
+PLAN_SHARE = 0.1              # of a search's progress: collapsing, classes, prefixes and template groups
 CROSS_MATCHES = 5             # A matches kept per B record across two datasets
 
 
@@ -64,6 +65,8 @@ def find_pairs(matrix: sp.csr_matrix, min_threshold: float, method: str = "auto"
     min_threshold = searched_threshold(min_threshold)      # counts resolve thresholds to 6 decimals
     if budget is None:
         budget = env_int("AUDITOR_NEAR_WORK", EXACT_WORK, 1, 10 ** 18)
+    if progress:
+        progress(0.0, "planning candidates")
     node_of, weight, nodes = collapse_identical(matrix)
     # Nodes that only private shingles tell apart are searched once per class (``classes``); a
     # caller that sees every pair (on_pairs) gets node pairs, so no classes there.
@@ -79,19 +82,26 @@ def find_pairs(matrix: sp.csr_matrix, min_threshold: float, method: str = "auto"
         plan = dense.plan(searched, prefixes) if on_pairs is None else ([], prefixes)
     if method == "auto":
         method = "exact" if estimated_candidates(plan[1]) <= max_exact_candidates else "lsh"
+    search_progress = None if progress is None else (lambda f, stage: progress(PLAN_SHARE + (1 - PLAN_SHARE) * f,
+                                                                               stage))
+    if progress:
+        progress(PLAN_SHARE, "candidates planned")
     sink = PairSink(searched_weight, min_threshold, multiplicity)
     target = sink if on_pairs is None else _Tee(sink, on_pairs)
     common = dict(n_records=matrix.shape[0], node_of=node_of, min_threshold=min_threshold)
     if method == "exact":
-        candidates, groups = exact_all_pairs(searched, min_threshold, target, progress, prefixes, plan,
+        candidates, groups = exact_all_pairs(searched, min_threshold, target, search_progress, prefixes, plan,
                                              budget=budget if on_pairs is None else math.inf, seed=seed)
         fields = dict(method="exact-all-pairs", candidates=candidates,
                       dense_groups=tuple(int(g.ids.size) for g in groups))
     else:
         bands, rows = choose_bands(min_threshold, num_perm)
-        signatures = minhash_signatures(searched, bands * rows, seed, progress)
+        signatures = minhash_signatures(searched, bands * rows, seed,
+                                        None if progress is None else lambda f, s: search_progress(0.2 * f, s))
         candidates = 0
-        for cand_a, cand_b in lsh_candidate_batches(signatures, bands, rows, progress=progress):
+        for cand_a, cand_b in lsh_candidate_batches(
+                signatures, bands, rows,
+                progress=None if progress is None else lambda f, s: search_progress(0.2 + 0.8 * f, s)):
             candidates += int(cand_a.size)
             verify_candidates(searched, cand_a, cand_b, min_threshold, sink=target)
         fields = dict(method="minhash-lsh", candidates=candidates, num_perm=num_perm, bands=bands, rows=rows,

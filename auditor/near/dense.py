@@ -167,8 +167,9 @@ def group_of(n: int, groups: list[DenseGroup]) -> np.ndarray:
     return out
 
 
-def process(nodes: sp.csr_matrix, group: DenseGroup, min_threshold: float, sink) -> int:
-    """Count and forest every pair of one group into ``sink``; returns the pairs scored."""
+def process(nodes: sp.csr_matrix, group: DenseGroup, min_threshold: float, sink, progress=None) -> int:
+    """Count and forest every pair of one group into ``sink``; returns the pairs scored.
+    ``progress(fraction, stage)`` follows the blocks of both passes."""
     from ..kernels import bottleneck_bins, dense_count_block, dense_emit_block
 
     ids = group.ids
@@ -190,12 +191,18 @@ def process(nodes: sp.csr_matrix, group: DenseGroup, min_threshold: float, sink)
                          shape=sub.shape)
     rare_t = rare.T.tocsr()
 
+    pass_no = [0]
+    stages = ("scoring template groups", "joining template groups")
+
     def blocks():
         """Row blocks [r0, r1) and their products with the rows from r0 on (upper triangle)."""
         r0 = 0
         while r0 < ids.size:
             width = ids.size - r0
             r1 = min(ids.size, r0 + max(1, BLOCK_CELLS // width))
+            if progress:
+                # Cells up to r0 of the upper triangle, in this pass (each pass is half the work).
+                progress(0.5 * pass_no[0] + 0.5 * (1 - (width / ids.size) ** 2), stages[pass_no[0]])
             inter = dense[r0:r1] @ dense[r0:].T
             extra = (rare[r0:r1] @ rare_t[:, r0:]).tocoo()
             if extra.nnz:
@@ -213,6 +220,7 @@ def process(nodes: sp.csr_matrix, group: DenseGroup, min_threshold: float, sink)
         dense_count_block(inter, r0, sizes, weight, mult, min_threshold, sink.base, node_hist, record_hist, top_j, top_n)
         scored += inter.shape[0] * inter.shape[1] - inter.shape[0] * (inter.shape[0] + 1) // 2
     sink.add_counts(node_hist, record_hist)
+    pass_no[0] = 1
     # Seed: every node's best partners, each pair once.
     has = top_n >= 0
     a = np.repeat(np.arange(ids.size), TOP_K)[has.reshape(-1)]

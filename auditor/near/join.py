@@ -97,10 +97,13 @@ def exact_all_pairs(nodes: sp.csr_matrix, min_threshold: float, sink, progress=N
     prefixes = prefix_matrix(nodes, min_threshold) if prefixes is None else prefixes
     groups, joined = dense.plan(nodes, prefixes) if plan is None else plan
     scored = 0
+    cells = np.array([float(g.ids.size) ** 2 for g in groups])
+    done = np.concatenate(([0.0], np.cumsum(cells))) / max(float(cells.sum()), 1.0)
     for i, group in enumerate(groups):
-        if progress:
-            progress(0.5 * i / len(groups), "scoring template groups")
-        scored += dense.process(nodes, group, min_threshold, sink)
+        # Each group's blocks move the bar, in proportion to its pairs (the largest takes most).
+        group_progress = None if progress is None else (
+            lambda f, stage, i=i: progress(0.5 * (done[i] + f * (done[i + 1] - done[i])), stage))
+        scored += dense.process(nodes, group, min_threshold, sink, progress=group_progress)
     n = nodes.shape[0]
     join_progress = None if progress is None else (
         (lambda f, stage: progress(0.5 + 0.5 * f, stage)) if groups else progress)
