@@ -257,12 +257,15 @@ def dense_emit_block(inter: np.ndarray, r0: int, start: int, sizes: np.ndarray, 
 
 @numba.njit(nogil=True, cache=True)
 def band_first_pairs(order: np.ndarray, starts: np.ndarray, ends: np.ndarray, keys: np.ndarray, band: int,
-                     state: np.ndarray, out_a: np.ndarray, out_b: np.ndarray) -> int:  # pragma: no cover
+                     state: np.ndarray, out_a: np.ndarray, out_b: np.ndarray,
+                     skip_to: np.ndarray) -> int:  # pragma: no cover
     """Pairs of nodes in one bucket of ``band`` (bucket g = order[starts[g]:ends[g]]) whose band
     keys (``keys[node, band]``, equal when two nodes agree on the whole band) differ on every
     earlier band, so each candidate pair is emitted once over all bands. Fills out_a/out_b
     (a < b) and returns how many; ``state`` = (bucket, i, j) where it stopped, to resume when the
-    buffer was full (bucket == starts.size when the band is done)."""
+    buffer was full (bucket == starts.size when the band is done). ``skip_to[i]``: the first
+    position after i that i may pair with (i + 1, or the end of i's run of one dense group, whose
+    pairs are scored elsewhere)."""
     cap = out_a.size
     k = 0
     g, i, j = state[0], state[1], state[2]
@@ -274,6 +277,8 @@ def band_first_pairs(order: np.ndarray, starts: np.ndarray, ends: np.ndarray, ke
         while i < end - 1:
             a = order[i]
             key_a = keys[a]
+            if j < skip_to[i]:
+                j = skip_to[i]
             while j < end:
                 if k == cap:
                     state[0], state[1], state[2] = g, i, j

@@ -39,7 +39,7 @@ from ..near import (MAX_EXACT_CANDIDATES, PRODUCT_BUDGET, CandidateFilter, PairS
                     choose_bands, collapse_identical, dense, estimated_candidates, minhash_signatures,
                     prefix_matrix, searched_threshold, size_fits)
 from ..near.classes import expand, node_classes
-from ..near.lsh import BATCH, band_keys
+from ..near.lsh import BATCH, band_keys, group_runs
 from ..near.result import SCORE_SCALE
 from ..shingles import set_sizes
 
@@ -99,8 +99,15 @@ def ray_find_pairs(matrix_or_dataset, threshold: float, method: str = "auto", *,
         fields = dict(method="exact-all-pairs", dense_groups=tuple(int(g.ids.size) for g in groups))
     else:
         bands, rows = choose_bands(min_threshold, num_perm)
-        pieces = lsh_pieces(nodes, weight, min_threshold, bands, rows, seed, partitions, mult)
-        fields = dict(method="minhash-lsh", num_perm=num_perm, bands=bands, rows=rows, seed=seed)
+        # Template groups by dense products, as locally; LSH proposes the pairs outside them.
+        groups = (plan or dense.plan(nodes, prefix_matrix(nodes, min_threshold)))[0]
+        jobs = [(g.ids, _dense_task.remote(nodes[g.ids], weight[g.ids], min_threshold, _part(mult, g.ids)))
+                for g in groups]
+        group = dense.group_of(nodes.shape[0], groups) if groups else None
+        pieces = lsh_pieces(nodes, weight, min_threshold, bands, rows, seed, partitions, mult, group)
+        pieces += [_map_ids(ids, piece) for (ids, _), piece in zip(jobs, ray.get([ref for _, ref in jobs]))]
+        fields = dict(method="minhash-lsh", num_perm=num_perm, bands=bands, rows=rows, seed=seed,
+                      **({"dense_groups": tuple(int(g.ids.size) for g in groups)} if groups else {}))
     pairs = _merge(weight, min_threshold, pieces, common, mult, **fields)
     if classes is None:
         return pairs
@@ -276,7 +283,7 @@ _dense_task = _Lazy(_dense_task_fn)
 # --------------------------------------------------------------------------- LSH: band keys through groupby
 
 def lsh_pieces(nodes: sp.csr_matrix, weight: np.ndarray, min_threshold: float, bands: int, rows: int, seed: int,
-               partitions: int, multiplicity=None) -> list[dict]:
+               partitions: int, multiplicity=None, group=None) -> list[dict]:
     """Signatures in tasks; (node, band) rows grouped by a hash of the band key with Ray Data's
     groupby (one group per partition); each group's first-band candidates verified in its
     worker, which reads the band keys and shingle sets from the object store."""
@@ -290,7 +297,7 @@ def lsh_pieces(nodes: sp.csr_matrix, weight: np.ndarray, min_threshold: float, b
     sig = np.concatenate(ray.get([_signature_task.remote(nodes[lo:hi], bands * rows, seed) for lo, hi in spans]))
     keys = np.ascontiguousarray(band_keys(sig, bands, rows))      # (nodes, bands): equal = same band values
     del sig
-    shared = ray.put((keys, nodes, weight, multiplicity))
+    shared = ray.put((keys, nodes, weight, multiplicity, group))
     context = ray.data.DataContext.get_current()
     strategy, context.shuffle_strategy = context.shuffle_strategy, SHUFFLE     # read when the plan is made
     try:
@@ -321,7 +328,7 @@ def band_rows(keys: np.ndarray, lo: int, hi: int, partitions: int):
 
 
 def lsh_group(node: np.ndarray, band: np.ndarray, keys: np.ndarray, nodes: sp.csr_matrix, weight: np.ndarray,
-              min_threshold: float, multiplicity=None) -> dict:
+              min_threshold: float, multiplicity=None, group=None) -> dict:
     """One partition of (node, band) rows: per band, the nodes with equal keys; a pair is
     proposed only in the first band where the two agree (``band_first_pairs``), then verified
     into a local sink."""
@@ -337,7 +344,12 @@ def lsh_group(node: np.ndarray, band: np.ndarray, keys: np.ndarray, nodes: sp.cs
     for b in np.unique(band).tolist():
         members = np.sort(node[band == b])
         bucket = keys[members, b]
-        order = np.argsort(bucket, kind="stable")
+        if group is None:
+            order = np.argsort(bucket, kind="stable")
+            skip_to = np.arange(1, members.size + 1, dtype=np.int64)
+        else:                       # a dense group's members as one run, skipped (``near.lsh``)
+            order = np.lexsort((members, group[members], bucket))
+            skip_to = group_runs(bucket[order], group[members][order])
         ordered = bucket[order]
         starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
         ends = np.r_[starts[1:], ordered.size]
@@ -345,7 +357,7 @@ def lsh_group(node: np.ndarray, band: np.ndarray, keys: np.ndarray, nodes: sp.cs
         state = np.array([0, -1, 0], np.int64)
         starts, ends, order = starts[multi].astype(np.int64), ends[multi].astype(np.int64), members[order]
         while state[0] < starts.size:
-            k = band_first_pairs(order, starts, ends, keys, b, state, out_a, out_b)
+            k = band_first_pairs(order, starts, ends, keys, b, state, out_a, out_b, skip_to)
             # Verified batch by batch, so memory stays at one batch however large a bucket is.
             a, c = np.searchsorted(ids, out_a[:k]), np.searchsorted(ids, out_b[:k])
             candidates += k
@@ -356,8 +368,8 @@ def lsh_group(node: np.ndarray, band: np.ndarray, keys: np.ndarray, nodes: sp.cs
 
 def _lsh_group(batch: dict, shared, min_threshold: float) -> dict:
     _one_thread()
-    keys, nodes, weight, multiplicity = _shared(shared)
-    piece = lsh_group(batch["node"], batch["band"], keys, nodes, weight, min_threshold, multiplicity)
+    keys, nodes, weight, multiplicity, group = _shared(shared)
+    piece = lsh_group(batch["node"], batch["band"], keys, nodes, weight, min_threshold, multiplicity, group)
     return {"part": np.array([int(batch["part"][0])], np.int64),
             "piece": np.array([pickle.dumps(piece, protocol=5)], dtype=object)}
 

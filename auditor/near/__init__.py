@@ -96,16 +96,21 @@ def find_pairs(matrix: sp.csr_matrix, min_threshold: float, method: str = "auto"
                       dense_groups=tuple(int(g.ids.size) for g in groups))
     else:
         bands, rows = choose_bands(min_threshold, num_perm)
+        # Template groups are scored by dense products here too (a bucket of a template's records
+        # would otherwise propose all their pairs); LSH proposes the pairs outside them.
+        groups = [] if on_pairs is not None else (
+            dense.plan(searched, prefix_matrix(searched, min_threshold))[0] if plan is None else plan[0])
+        candidates = sum(dense.process(searched, g, min_threshold, sink) for g in groups)
         signatures = minhash_signatures(searched, bands * rows, seed,
                                         None if progress is None else lambda f, s: search_progress(0.2 * f, s))
-        candidates = 0
         for cand_a, cand_b in lsh_candidate_batches(
                 signatures, bands, rows,
-                progress=None if progress is None else lambda f, s: search_progress(0.2 + 0.8 * f, s)):
+                progress=None if progress is None else lambda f, s: search_progress(0.2 + 0.8 * f, s),
+                group=dense.group_of(searched.shape[0], groups) if groups else None):
             candidates += int(cand_a.size)
             verify_candidates(searched, cand_a, cand_b, min_threshold, sink=target)
         fields = dict(method="minhash-lsh", candidates=candidates, num_perm=num_perm, bands=bands, rows=rows,
-                      seed=seed)
+                      seed=seed, **({"dense_groups": tuple(int(g.ids.size) for g in groups)} if groups else {}))
     if node_classes_ is None:
         return sink.result(**common, **fields)
     return expand(sink.result(**common, **fields), node_classes_, weight=weight, **common, **fields)

@@ -103,7 +103,7 @@ def exact_all_pairs(nodes: sp.csr_matrix, min_threshold: float, sink, progress=N
         # Each group's blocks move the bar, in proportion to its pairs (the largest takes most).
         group_progress = None if progress is None else (
             lambda f, stage, i=i: progress(0.5 * (done[i] + f * (done[i + 1] - done[i])), stage))
-        scored += dense.process(nodes, group, min_threshold, sink, progress=group_progress)
+        scored += dense.process(nodes, group, min_threshold, sink, group_progress)
     n = nodes.shape[0]
     join_progress = None if progress is None else (
         (lambda f, stage: progress(0.5 + 0.5 * f, stage)) if groups else progress)
