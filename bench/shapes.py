@@ -226,3 +226,12 @@ def realistic(n: int, pool: list[str], seed: int = 1, copies=(10, 50), rates=(0.
     texts = [t if h < 0 else heads[h] + " " + t for t, h in zip(texts, which.tolist())]
     perm = rng.permutation(n)
     return [texts[i] for i in perm]
+
+
+def shared_prefix(n: int, pool: list[str], seed: int = 1, chars: int = 320) -> list[str]:
+    """``n`` records that open with one ``chars``-character instruction (real instructions,
+    cut at a word) before an edited copy of a real question (``edited_copies`` without shared
+    passages): a prompt dataset built on one system prompt."""
+    head = instruction_templates(1, seed, words=(80, 80))[0]
+    head = head[:chars].rsplit(" ", 1)[0]
+    return [head + " " + t for t in edited_copies(n, pool, seed, passage_share=0.0)]
