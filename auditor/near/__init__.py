@@ -6,10 +6,16 @@ One job per module:
 - ``prefix``: records with identical shingle sets collapse into one *node* (100,000 copies of
   a text cost one node); each node's prefix (its rarest shingles) and the candidate pairs that
   share a prefix shingle, cut down by a size filter and an overlap bound;
+- ``classes``: nodes that only private shingles (held by one node) tell apart, such as a
+  notice with an id word or one swapped word, are searched once per class, and the class
+  pairs expanded back to node pairs exactly;
 - ``verifier``: exact Jaccard of candidates (a compiled merge of sorted shingle lists);
 - ``dense``: template groups (thousands of nodes sharing most shingles), scored by blocked
   dense products and counted, never listed;
-- ``join``: the exact search (``exact-all-pairs``) that drives both, block by block;
+- ``join``: the exact search (``exact-all-pairs``) that drives both, block by block; past a
+  work budget (``EXACT_WORK`` product entries, AUDITOR_NEAR_WORK) candidates the forest already
+  implies at their Jaccard's upper bound are verified in a seeded sample only: clusters stay
+  exact, pair counts become estimates with a 95% interval (``result.EstimatedCounts``);
 - ``lsh``: MinHash-LSH candidates instead, when the exact search's candidate bound (known in
   advance) passes ``MAX_EXACT_CANDIDATES``, or on request; the catch probability per threshold
   is reported;

@@ -4,14 +4,17 @@ similar, so the prefix join would list each one as a sparse candidate; instead e
 verified by blocked dense products (BLAS) and its pairs are only counted, never listed.
 
 Which nodes form a group: a prefix shingle held by at least ``HEAVY_DF`` prefixes is *heavy*,
-and a *template* shingle when the prefixes holding it are typically full of heavy shingles;
-the nodes joined through template shingles form a candidate group, taken when listing its
-candidates sparsely would cost more than scoring all its pairs densely.
+and a *template* shingle when the prefixes holding it are typically full of heavy shingles.
+Template shingles held by (nearly) the same prefixes mark one template; each node joins the
+template it holds most of, and a template's nodes form a candidate group, taken when listing
+its candidates sparsely would cost more than scoring all its pairs densely. A phrase that
+several templates share bridges their groups instead of merging them (40 instruction
+templates chained by common phrases made one group of 53,000 nodes: 2.8 billion products).
 
 Why nothing is missed or counted twice: a pair at or above the threshold shares a prefix
-shingle. If that shingle is heavy and belongs to a dense group, both nodes hold it in their
-prefixes, so both are in that group, whose pairs are all scored here. Otherwise they share a
-prefix shingle that stays in the sparse join (which drops pairs inside one dense group).
+shingle. A template shingle leaves the sparse join only when every prefix holding it is in one
+dense group, so a pair sharing it is inside that group, whose pairs are all scored here. Any
+other shared prefix shingle stays in the sparse join (which drops pairs inside one dense group).
 
 Within a group, pass 1 counts every pair (exact histograms) and keeps each node's k best
 partners; their maximum spanning forest seeds the sink. Pass 2 scores the pairs again and
