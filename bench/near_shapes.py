@@ -72,7 +72,7 @@ def cli(checkout: Path, source: Path, out: Path, timeout: float, extra=()) -> di
         return {"status": f"failed: {proc.stderr.read().decode()[-200:]}"}
     summary = json.loads((out / "summary.json").read_text())
     curve = {f"{p['threshold']:g}": p for p in summary["curve"]}
-    return {"status": "ok", "wall": wall, "peak_rss_mb": usage.ru_maxrss / 1024,
+    return {"status": "ok", "wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "peak_rss_mb": usage.ru_maxrss / 1024,
             "pairs": {t: p["pairs"] for t, p in curve.items()},
             "clusters": {t: p["clusters"] for t, p in curve.items()},
             "estimated": any(p.get("pairs_estimated") for p in curve.values()),
@@ -173,9 +173,9 @@ def main(argv=None) -> int:
 def render(rows: list[dict], args) -> str:
     lines = [f"Run: `python bench/near_shapes.py --cases {args.cases} --methods {args.methods}` "
              f"(timeout {args.timeout:.0f} s per measurement)", "",
-             "| case | records | method | status | wall s | peak RSS MB | load | pairs at 0.9 / 0.7 / 0.5 / 0.3 | "
+             "| case | records | method | status | wall s | CPU s | peak RSS MB | load | pairs at 0.9 / 0.7 / 0.5 / 0.3 | "
              "clusters at 0.9 / 0.7 / 0.5 / 0.3 | notes |",
-             "|---|---:|---|---|---:|---:|---:|---|---|---|"]
+             "|---|---:|---|---|---:|---:|---:|---:|---|---|---|"]
     for r in rows:
         pick = (lambda d: " / ".join(f"{d[k]:,}" if isinstance((d or {}).get(k), int) else "-"
                                      for k in ("0.9", "0.7", "0.5", "0.3")) if d else "")
@@ -191,7 +191,8 @@ def render(rows: list[dict], args) -> str:
                          f"({r['bands']}x{r['rows']} LSH, unverified)")
         if r["method"] == "datasketch" and r.get("status") == "ok":
             notes.append("at 0.7 only, candidates verified")
-        lines.append(f"| {r['case']} | {r['records']:,} | {r['method']} | {r.get('status', 'ok')} | {wall} | {peak} | "
+        cpu = f"{r['cpu']:.1f}" if "cpu" in r else "-"
+        lines.append(f"| {r['case']} | {r['records']:,} | {r['method']} | {r.get('status', 'ok')} | {wall} | {cpu} | {peak} | "
                      f"{r['load']:.1f} | {pick(r.get('pairs'))} | {pick(r.get('clusters'))} | {'; '.join(notes)} |")
     return "\n".join(lines) + "\n"
 

@@ -65,9 +65,11 @@ def node_classes(nodes: sp.csr_matrix, weight: np.ndarray, min_saving: float = M
     h2 = rng.integers(0, 2 ** 63, size=nodes.shape[1], dtype=np.uint64)
     key1 = np.zeros(n, np.uint64)
     key2 = np.zeros(n, np.uint64)
-    with np.errstate(over="ignore"):
-        np.add.at(key1, row[shared], h1[nodes.indices[shared]])
-        np.add.at(key2, row[shared], h2[nodes.indices[shared]])
+    nonempty = np.diff(nodes.indptr) > 0
+    starts = nodes.indptr[:-1][nonempty]
+    with np.errstate(over="ignore"):             # sums wrap modulo 2^64, as collapse_identical's
+        for key, h in ((key1, h1), (key2, h2)):
+            key[nonempty] = np.add.reduceat(np.where(shared, h[nodes.indices], np.uint64(0)), starts)
     order = np.lexsort((np.arange(n), private, shared_size, key2, key1))
     k1, k2, ss, pv = key1[order], key2[order], shared_size[order], private[order]
     starts = np.r_[True, (k1[1:] != k1[:-1]) | (k2[1:] != k2[:-1]) | (ss[1:] != ss[:-1]) | (pv[1:] != pv[:-1])]
