@@ -24,8 +24,15 @@ from auditor import AuditorError  # noqa: E402
 from auditor.env import env_int  # noqa: E402
 from ui.api import audit_json, dedup_file, leak_json  # noqa: E402,F401  (the named endpoints)
 from ui.layout import CSS, HEAD, build  # noqa: E402
-from ui.state import (DEFAULTS, ROW_CAP, ResultCache, make_request, resolve_source,  # noqa: E402,F401
-                      result_bytes, run_audit)
+from ui.state import (  # noqa: E402,F401
+    DEFAULTS,
+    ROW_CAP,
+    ResultCache,
+    make_request,
+    resolve_source,
+    result_bytes,
+    run_audit,
+)
 
 log = logging.getLogger("auditor.app")
 demo = build()

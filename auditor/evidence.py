@@ -26,7 +26,16 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .contamination import _PUNCT, _keys, tokenize
+from .contamination import ngram_keys
+from .errors import AuditorError
+from .io.outputs import CSV_LINE_END
+from .io.sources import peek_records
+from .normalize import normalized
+from .report.common import printable
+from .report.leak import EVIDENCE_MATCHES, MATCH_KINDS
+from .roles import joined_text, resolve_text_spec, text_fields
+from .shingles import jaccard_rows, set_sizes, shingle_matrix
+from .wordtokens import PUNCT, tokenize
 
 _WORD = re.compile(r"\S+")          # \s is str.isspace(), what str.split() splits on
 RUNS_LISTED = 50                    # shared runs listed per pair (the spans cover every one)
@@ -44,11 +53,11 @@ def token_spans(text: str | None) -> list:
         return _ascii_token_spans(text)
     for m in _WORD.finditer(text):
         word = m.group()
-        token = _PUNCT.sub("", word.lower())
+        token = PUNCT.sub("", word.lower())
         if not token:
             continue
-        first = next(i for i, c in enumerate(word) if _PUNCT.sub("", c.lower()))
-        last = next(i for i in range(len(word) - 1, -1, -1) if _PUNCT.sub("", word[i].lower()))
+        first = next(i for i, c in enumerate(word) if PUNCT.sub("", c.lower()))
+        last = next(i for i in range(len(word) - 1, -1, -1) if PUNCT.sub("", word[i].lower()))
         out.append((token, m.start() + first, m.start() + last + 1))
     return out
 
@@ -82,7 +91,6 @@ def contamination_spans(benchmark_text: str | None, corpus_text: str | None, n: 
     writes it), longest_span {benchmark, corpus}, benchmark_spans, corpus_spans (merged
     [start, end) character spans), runs [{benchmark, corpus, tokens}] (the longest ones), truncated}."""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        from .errors import AuditorError
         raise AuditorError("usage", f"n-gram size {n!r:.20} is not a whole number >= 1.", "Use e.g. 13.")
     n = int(n)
     bt, ct = token_spans(benchmark_text), token_spans(corpus_text)
@@ -94,8 +102,8 @@ def contamination_spans(benchmark_text: str | None, corpus_text: str | None, n: 
     vocab: dict = {}
     b_ids = np.fromiter((vocab.setdefault(t, len(vocab)) for t, _, _ in bt), np.int64, count=len(bt))
     c_ids = np.fromiter((vocab.setdefault(t, len(vocab)) for t, _, _ in ct), np.int64, count=len(ct))
-    b_keys = _keys(b_ids, np.arange(len(bt) - n + 1), n)
-    c_keys = _keys(c_ids, np.arange(len(ct) - n + 1), n)
+    b_keys = ngram_keys(b_ids, np.arange(len(bt) - n + 1), n)
+    c_keys = ngram_keys(c_ids, np.arange(len(ct) - n + 1), n)
     order = np.argsort(c_keys, kind="stable")
     sorted_c = c_keys[order]
     lo, hi = np.searchsorted(sorted_c, b_keys, "left"), np.searchsorted(sorted_c, b_keys, "right")
@@ -199,8 +207,6 @@ def corpus_texts(corpus, rows, *, config=None, split=None, text=None, token=None
     wanted = set(int(r) for r in rows)
     if isinstance(corpus, (list, tuple)):
         return {r: corpus[r] for r in sorted(wanted) if 0 <= r < len(corpus)}
-    from .roles import joined_text, resolve_text_spec, text_fields
-    from .sources import peek_records
     out: dict = {}
     if not wanted:
         return out
@@ -244,10 +250,6 @@ def leak_evidence(result, limit: int | None = None) -> list:
     texts' shingle sets; None when both texts are empty), b_text, a_text, b_answer, a_answer, and
     b_id / a_id when the side has an id field. The one format of evidence.csv, the CLI's and the
     app's, for both engines."""
-    from .dedup import jaccard_rows
-    from .exact import normalized
-    from .leakage import EVIDENCE_MATCHES, MATCH_KINDS
-    from .shingles import set_sizes, shingle_matrix
     b_rows = result.leaked_b_rows[:limit] if limit is not None else result.leaked_b_rows
     if not b_rows:
         return []
@@ -301,8 +303,6 @@ def evidence_csv(rows: list, columns: list | None = None) -> str:
     order; lists and dicts (spans) as JSON; CRLF rows (``outputs.CSV_LINE_END``)."""
     columns = columns or list(dict.fromkeys(k for r in rows for k in r))
     buf = io.StringIO()
-    from .outputs import CSV_LINE_END
-    from .report.common import printable
     writer = csv.DictWriter(buf, fieldnames=columns, lineterminator=CSV_LINE_END)
     writer.writeheader()
     for r in rows:

@@ -363,7 +363,7 @@ def prefix_candidates(start: int, stop: int, q_indptr: np.ndarray, q_indices: np
 
 FNV_PRIME = np.uint64(0x100000001B3)
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-# What a byte (wordtokens._CLASS) or a character (wordtokens.unicode_table) is to the words; numba
+# What a byte (wordtokens.BYTE_CLASS) or a character (wordtokens.unicode_table) is to the words; numba
 # reads these as constants. OTHER: a non-ASCII byte, or a character the table cannot decide alone.
 DELETE, KEEP, SPACE, OTHER, SIGMA = 0, 1, 2, 3, 4
 CASED, IGNORABLE = 1, 2     # a character's part in the final-sigma rule (wordtokens.UnicodeTable.context)

@@ -14,14 +14,17 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from .audit import scan
 from .errors import AuditorError
-from .exact import key_ids, normalized
+from .exact import key_ids
+from .io.sources import looks_local
 from .near import collapse_identical, find_pairs
+from .normalize import normalized
 from .prepare import prepare
 from .progress import Progress
-from .settings import NearSettings
+from .report import matrix as report
+from .settings import NearSettings, ScanSettings, check_max_rows
 from .shingles import shingle_matrix
-from .sources import check_max_rows, looks_local
 
 # The matrix run's stages: (name, what the progress callback says, share of the run).
 STAGES = (("load", "loading", 0.6), ("near", "searching near duplicates", 0.1), ("compare", "scanning", 0.3))
@@ -69,11 +72,9 @@ class MatrixResult:
     threshold: float
 
     def summary(self) -> dict:
-        from .report import matrix as report
         return report.summary(self)
 
     def markdown(self) -> str:
-        from .report import matrix as report
         return report.markdown(self)
 
 
@@ -110,7 +111,6 @@ def overlap_matrix(specs: list, *, text=None, near: bool = False, threshold: flo
                                                       dataset_of_group)
     comparison = []
     if compare:
-        from .audit import ScanSettings, scan
         for gi, (g, side) in enumerate(zip(groups, sides)):
             with run.stage("compare", f"scanning {g.name}", at=gi / len(groups)):
                 r = scan(side.table, text=side.roles.text, settings=ScanSettings(threshold=threshold))

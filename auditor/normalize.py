@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-NORMALIZERS = ("exact", "default", "code")
+from .settings import check_normalizer
 
 _WS = re.compile(r"\s+")
 # One pass over the text: string literals are matched (and kept) before comment
@@ -71,12 +71,7 @@ def _lower_outside_strings(value: str) -> str:
 
 def get(name: str):
     """The normaliser function called ``name``."""
-    try:
-        return {"exact": exact, "default": default, "code": code}[name]
-    except KeyError:
-        from .errors import AuditorError
-        raise AuditorError("usage", f"Unknown normaliser {name!r}.",
-                           f"Choose one of: {', '.join(NORMALIZERS)}.") from None
+    return {"exact": exact, "default": default, "code": code}[check_normalizer(name)]
 
 
 def looks_like_code(values, sample: int = 200) -> bool:
@@ -85,3 +80,11 @@ def looks_like_code(values, sample: int = 200) -> bool:
                          r"|[;{}]\s*$|\bdef \w+\(|\bSELECT\b.*\bFROM\b", re.I | re.M)
     seen = [v for v in values[:sample * 5] if v][:sample]
     return bool(seen) and sum(1 for v in seen if pattern.search(v)) >= 0.5 * len(seen)
+
+
+def normalized(values: list | None, normalizer: str) -> list | None:
+    if values is None:
+        return None
+    fn = get(normalizer)
+    # Blank values are missing, not duplicates of each other (they are degenerate).
+    return [fn(v) if v is not None and v.strip() else None for v in values]

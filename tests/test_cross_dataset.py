@@ -301,7 +301,7 @@ def test_clean_cli_writes_each_format(run_cli, real_data, tmp_path):
 
 
 def test_leak_settings_object_and_keywords_agree(real_data):
-    from auditor.leakage import LeakSettings
+    from auditor.settings import LeakSettings
     from auditor.settings import NearSettings
     a, b = str(real_data / "gsm8k/test.jsonl"), str(real_data / "gsm8k/test_socratic.jsonl")
     by_keywords = leak(a, b, threshold=0.8, method="lsh").summary()

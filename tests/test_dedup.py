@@ -345,7 +345,7 @@ def test_a_jsonl_input_is_written_line_for_line(real_data, tmp_path, run_cli):
 def test_a_jsonl_input_rewritten_after_its_scan_is_never_copied(real_data, tmp_path):
     """The lines are copied only while the file is the one scanned: rewritten since with as many
     lines, the copy is refused (it would hold records never audited) and nothing is written."""
-    from auditor.decontaminate import local_stamps
+    from auditor.io.copies import local_stamps
     questions = [r["question"] for r in auditor.load(str(real_data / "gsm8k" / "test.jsonl")).rows[:20]]
     path = tmp_path / "in.jsonl"
     path.write_text("".join(json.dumps({"question": q}) + "\n" for q in questions + questions[:2]), encoding="utf-8")

@@ -24,7 +24,7 @@ from auditor.shingles import ShingleSpec, shingle_matrix
 
 
 def python_tokens(texts):
-    """What _word_tokens must return, from Python alone: ids in sorted word order."""
+    """What word_tokens must return, from Python alone: ids in sorted word order."""
     words = [t.lower().split() if t else [] for t in texts]
     vocabulary = {w: i for i, w in enumerate(sorted({w for ws in words for w in ws}))}
     return [vocabulary[w] for ws in words for w in ws], [len(ws) for ws in words]
@@ -47,7 +47,7 @@ def test_arrow_tokens_equal_python_on_every_ascii_character(arrow_always):
     # Every ASCII character, alone, between words, and doubled: Python splits on \t\n\v\f\r, space
     # and \x1c-\x1f; Arrow's ASCII split must agree wherever it is used.
     texts = [f"a{chr(c)}b {chr(c)}C{chr(c)}{chr(c)}d" for c in range(128)] + [chr(c) for c in range(128)]
-    ids, lengths = shingles._word_tokens(texts)
+    ids, lengths = shingles.word_tokens(texts)
     want_ids, want_lengths = python_tokens(texts)
     assert ids.tolist() == want_ids and lengths.tolist() == want_lengths
 
@@ -59,7 +59,7 @@ def test_arrow_tokens_equal_python_on_mixed_texts(arrow_always, seed):
     texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))) for _ in range(400)]
     texts += ASCII_CASES + UNICODE_CASES
     rng.shuffle(texts)
-    ids, lengths = shingles._word_tokens(texts)
+    ids, lengths = shingles.word_tokens(texts)
     want_ids, want_lengths = python_tokens(texts)
     assert ids.tolist() == want_ids and lengths.tolist() == want_lengths
 

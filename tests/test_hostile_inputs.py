@@ -360,7 +360,7 @@ def test_bad_hub_timeout_warns_and_the_hub_error_is_clear(run_cli, tmp_path, val
 
 
 def test_hub_timeout_is_read_when_used_not_at_import(monkeypatch):
-    from auditor import hub
+    from auditor.io import hub
     monkeypatch.setenv("AUDITOR_HUB_TIMEOUT", "3.5")
     assert hub.hub_timeout() == 3.5
     monkeypatch.setenv("AUDITOR_HUB_TIMEOUT", "never")
@@ -369,10 +369,11 @@ def test_hub_timeout_is_read_when_used_not_at_import(monkeypatch):
 
 
 def test_max_bytes_sizes_and_threads(monkeypatch):
-    from auditor import parallel, sources
+    from auditor import parallel
+    from auditor.io import budget, sources
     for raw, value in (("64M", 64 * MB), ("2G", 2 << 30), ("1GiB", 1 << 30), ("512k", 512 << 10), ("12345", 12345)):
         monkeypatch.setenv("AUDITOR_MAX_BYTES", raw)
-        assert sources.max_bytes() == value
+        assert budget.max_bytes() == value
     monkeypatch.setenv("AUDITOR_THREADS", "3")
     assert parallel._workers() == 3
     monkeypatch.setenv("AUDITOR_THREADS", "100000")
@@ -492,12 +493,12 @@ def test_cross_dataset_api_checks_its_arguments(tmp_path, call, fragment):
 def test_a_row_cap_stops_reading_for_every_format(tmp_path, monkeypatch):
     """Files far beyond the byte budget: read whole they are refused; with a small row cap only
     their first rows are read, so the budget is never reached (JSONL, JSON list, CSV, Parquet)."""
-    from auditor import sources
+    from auditor.io import budget, sources
     rows = [{"text": f"row {i} " + "filler words " * 20, "answer": str(i)} for i in range(20_000)]
     files = {"big.jsonl": "".join(json.dumps(r) + "\n" for r in rows).encode(),
              "big.jsonl.gz": gzip.compress("".join(json.dumps(r) + "\n" for r in rows).encode(), 1),
              "big.json": json.dumps(rows).encode(), "big.csv": _csv(rows), "big.parquet": _parquet(rows)}
-    monkeypatch.setattr(sources, "MAX_BYTES", 1_000_000)
+    monkeypatch.setattr(budget, "MAX_BYTES", 1_000_000)
     for name, data in files.items():
         path = tmp_path / name
         path.write_bytes(data)

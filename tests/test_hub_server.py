@@ -287,7 +287,7 @@ def test_unreachable_endpoint_dataset_info_fails_fast(tmp_path):
 
 CLASSIFY = """
     import datasets, huggingface_hub
-    from auditor.hub import _classify
+    from auditor.io.hub import _classify
     def code(fn, repo="x/y", config=None):
         try:
             fn()

@@ -21,7 +21,7 @@ import pytest
 import auditor
 import real_data
 from auditor.errors import AuditorError
-from auditor.table import Table
+from auditor.io.table import Table
 from ground_truth import Reference, engine_record_pairs, shingle_sets
 
 MATH = "Solve the following grade-school math problem. Show your reasoning and give the final answer."

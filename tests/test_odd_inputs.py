@@ -126,17 +126,17 @@ def test_shingle_size_zero_is_refused():
 
 
 def test_huge_file_without_a_cap_is_refused(tmp_path, monkeypatch):
-    from auditor import sources
+    from auditor.io import budget, sources
     path = tmp_path / "huge.json"
     path.write_text(json.dumps([{"text": "x " * 100}] * 200), encoding="utf-8")
-    monkeypatch.setattr(sources, "MAX_BYTES", 1000)
+    monkeypatch.setattr(budget, "MAX_BYTES", 1000)
     with pytest.raises(AuditorError) as info:
         auditor.load(str(path))
     assert info.value.code == "too_large" and "--max-rows" in info.value.hint
     # With a row cap, reading streams and stops at the cap: a file far beyond the byte limit gives
     # its first rows (the limit counts what is read, in chunks of at most 1/16 of it or 64 KiB).
     jsonl = write_jsonl(tmp_path / "huge.jsonl", [{"text": "x " * 100}] * 2000)
-    monkeypatch.setattr(sources, "MAX_BYTES", 200_000)
+    monkeypatch.setattr(budget, "MAX_BYTES", 200_000)
     with pytest.raises(AuditorError) as info:
         auditor.load(jsonl)
     assert info.value.code == "too_large" and "--max-rows" in info.value.hint

@@ -9,10 +9,11 @@ in place; the files are checked against what each run should write, computed her
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
-import auditor.outputs as outputs
+import auditor.io.outputs as outputs
 from auditor.decontaminate import decontaminate
 from auditor.errors import AuditorError
 from test_real_data_sweep import read_jsonl, write_jsonl
@@ -36,14 +37,17 @@ def corpus(real_data, tmp_path):
 
 
 def kill_at(monkeypatch, target):
-    """Make writing ``target`` raise KeyboardInterrupt, as a Ctrl-C at that moment would."""
+    """Make writing ``target`` raise KeyboardInterrupt, as a Ctrl-C at that moment would (in every
+    loaded module that calls ``outputs.write_text`` by name)."""
     real = outputs.write_text
 
     def write_text(path, text, **kwargs):
         if str(path) == str(target):
             raise KeyboardInterrupt("killed before the manifest")
         return real(path, text, **kwargs)
-    monkeypatch.setattr(outputs, "write_text", write_text)
+    for module in [m for name, m in list(sys.modules.items()) if name.startswith("auditor")]:
+        if getattr(module, "write_text", None) is real:
+            monkeypatch.setattr(module, "write_text", write_text)
 
 
 def lines(path) -> int:
@@ -149,7 +153,7 @@ def test_clean_killed_before_its_report_leaves_no_stale_report(real_data, tmp_pa
     hook = tmp_path / "hook"
     hook.mkdir()
     (hook / "sitecustomize.py").write_text(
-        "import os, time, auditor.outputs as o\n"
+        "import os, time, auditor.io.outputs as o\n"
         "real = o.write_text\n"
         "def write_text(path, text, **kw):\n"
         f"    if str(path).endswith('.dropped.json'):\n"

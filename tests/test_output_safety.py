@@ -1,5 +1,5 @@
 """Outputs never destroy inputs, never replace each other, and are never left half-written
-(auditor/outputs.py: check_outputs and atomic_write, used by every CLI command, report.write_outputs,
+(auditor/io/outputs.py: check_outputs and atomic_write, used by every CLI command, report.write_outputs,
 clean.write_rows and the app's downloads).
 
 Data: small JSONL files made in tmp_path.
@@ -20,8 +20,8 @@ import pytest
 
 from auditor import AuditorError
 from auditor import cli
-from auditor.clean import write_rows
-from auditor.outputs import TEMP_SUFFIX, atomic_write, check_outputs, write_text
+from auditor.io.copies import write_rows
+from auditor.io.outputs import TEMP_SUFFIX, atomic_write, check_outputs, write_text
 from auditor.report import write_outputs
 
 REPO = Path(__file__).resolve().parents[1]
@@ -396,7 +396,7 @@ def test_atomic_write_refuses_bad_targets(tmp_path):
 
 SLOW_CLEAN = textwrap.dedent("""
     import json, sys, time, types
-    import auditor.clean as clean_module
+    import auditor.io.copies as copies_module
     calls = [0]
     def dumps(obj, **kwargs):   # the 50th row: say so, then wait to be signalled mid-write
         calls[0] += 1
@@ -404,7 +404,7 @@ SLOW_CLEAN = textwrap.dedent("""
             print("writing", flush=True)
             time.sleep(60)
         return json.dumps(obj, **kwargs)
-    clean_module.json = types.SimpleNamespace(dumps=dumps)
+    copies_module.json = types.SimpleNamespace(dumps=dumps)
     from auditor.cli import main
     sys.exit(main(sys.argv[1:]))
 """)

@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 from auditor import normalize
 from auditor.clusters import curve
-from auditor.exact import duplicate_groups, key_ids, normalized
+from auditor.exact import duplicate_groups, key_ids
+from auditor.normalize import normalized
 from auditor.near import find_pairs
 from auditor.shingles import ShingleSpec, shingle_matrix
 

@@ -20,10 +20,12 @@ pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
 from auditor.clean import clean  # noqa: E402
+from auditor.engines import EngineSettings, clean as clean_on  # noqa: E402
 from auditor.distributed import leak as ray_engine  # noqa: E402
 from auditor.distributed.leak import ray_leak  # noqa: E402
 from auditor.errors import AuditorError  # noqa: E402
-from auditor.leakage import LeakSettings, RoleNames, leak  # noqa: E402
+from auditor.leakage import leak  # noqa: E402
+from auditor.settings import LeakSettings, RoleNames  # noqa: E402
 from auditor.settings import NearSettings  # noqa: E402
 from ray_leak_helpers import edit, local_ray, read  # noqa: E402,F401  (local_ray: autouse)
 
@@ -176,7 +178,8 @@ def test_small_batches_and_char_shingles_equal_local(gsm8k):
 def test_clean_on_ray_drops_what_local_drops(gsm8k):
     folder, _, test, test_path = gsm8k
     local = clean(str(test_path), [str(folder)], near=True, threshold=THRESHOLD)
-    on_ray = clean(str(test_path), [str(folder)], near=True, threshold=THRESHOLD, engine="ray", quiet=True)
+    on_ray = clean_on(str(test_path), [str(folder)], near=True, threshold=THRESHOLD,
+                      engine=EngineSettings("ray", quiet=True))
     assert on_ray.dropped == local.dropped and on_ray.kept == local.kept
     assert {d["row"] for d in on_ray.dropped} >= {item for item, _ in PLANTED.values()}
     assert len(on_ray.kept) == len(test) - len(on_ray.dropped)

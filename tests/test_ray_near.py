@@ -13,6 +13,7 @@ import ground_truth as gt
 import real_data
 from auditor import AuditorError
 from auditor.audit import scan
+from auditor.engines import scan as scan_on
 from auditor.clusters import cluster_labels, curve
 from auditor.distributed import near as ray_near
 from auditor.distributed.near import exact_partitions, ray_find_pairs
@@ -186,7 +187,7 @@ def test_dataset_input_in_any_block_order():
 def test_scan_on_ray_writes_the_local_summary(real_data, tmp_path):
     source = real_data / "mbpp" / "mbpp.jsonl"
     local = scan(str(source)).summary()
-    ours = scan(str(source), engine="ray").summary()
+    ours = scan_on(str(source), engine="ray").summary()
     engine = ours.pop("engine")
     assert engine["name"] == "ray" and engine["seconds"] > 0 and "engine" not in local
     assert json.dumps(ours, sort_keys=True) == json.dumps(local, sort_keys=True)
@@ -205,4 +206,4 @@ def test_bad_arguments_are_clear_errors():
     with pytest.raises(AuditorError, match="no 'body' column"):
         ray_find_pairs(ray.data.from_items([{"text": "a b c"}]), 0.5, text="body")
     with pytest.raises(AuditorError, match="engine"):
-        scan("unused.jsonl", engine="spark")
+        scan_on("unused.jsonl", engine="spark")

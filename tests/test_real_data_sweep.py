@@ -1,6 +1,6 @@
 """Correctness sweep on real benchmark splits (Spider, MBPP full and sanitized, GSM8K, HumanEval and
 LLM rephrasings of GSM8K test) against a reference written here from the documented definitions
-alone (README "How it works", the docstrings of auditor/shingles.py and auditor/normalize.py):
+alone (docs/how-it-works.md, the docstrings of auditor/shingles.py and auditor/normalize.py):
 plain Python sets and dicts, pandas value_counts and a scipy sparse product over a shingle
 vocabulary built here. No auditor function is used to compute an expected figure; roles are given
 explicitly only where the test checks the guess separately.

@@ -167,7 +167,7 @@ def test_csv_outputs_keep_a_bare_carriage_return_inside_its_field(gsm, tmp_path)
     reader then split the record there. evidence.csv (evidence.evidence_csv) and a clean copy
     written as .csv (clean.write_rows) must read back as written."""
     import auditor
-    from auditor.clean import write_rows
+    from auditor.io.copies import write_rows
     from auditor.leakage import leak
     train, test = gsm
     a, b = leak_pair(train, test)

@@ -17,7 +17,7 @@ import auditor
 import real_data
 from auditor.audit import scan
 from auditor.leakage import leak
-from auditor.table import choose_split
+from auditor.io.table import choose_split
 from ground_truth import reference, word_shingles
 
 

@@ -4,7 +4,7 @@
   ("[]," is 3 bytes and about 64 in memory; an empty CSV cell 1 byte and a dict slot; a Parquet
   file of boolean columns a few bits a row) was loaded at 10-250 times its charge: measured, a
   60 MB JSONL of empty lists held 1.46 GB, a 1 MB Parquet file of 3,000 boolean columns 3 GB.
-  Each value is now charged at least sources.VALUE_BYTES. The ground truth here is the size of
+  Each value is now charged at least budget.VALUE_BYTES. The ground truth here is the size of
   the records as Python objects, measured in the test (sys.getsizeof over the parsed records).
 - A NUL character (JSON "\\u0000") was written raw into dedup/clean CSV output and the leak
   evidence CSV: files the auditor itself then refused as binary.
@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 import auditor
-from auditor import sources
+from auditor.io import budget, sources
 from auditor.errors import AuditorError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -94,7 +94,7 @@ def test_tiny_values_are_charged_what_they_hold_in_memory(tmp_path, monkeypatch,
     assert held > 5 * size                      # the hostile shape: far more in memory than on disk
     cap = 2 * size + 256 * 5_000                # room for the bytes and every record, not the objects
     assert cap * 2 < held
-    monkeypatch.setattr(sources, "MAX_BYTES", cap)
+    monkeypatch.setattr(budget, "MAX_BYTES", cap)
     with pytest.raises(AuditorError) as info:
         auditor.load(str(path))
     assert info.value.code == "too_large" and "per value" in info.value.message
@@ -115,7 +115,7 @@ def test_tiny_values_are_charged_what_they_hold_in_memory(tmp_path, monkeypatch,
     assert abs(prose.stat().st_size - size) < size
     assert len(auditor.load(str(prose)).rows) == len(rows)
     # With room for its values the hostile file reads whole, each record as json/csv reads it.
-    monkeypatch.setattr(sources, "MAX_BYTES", 8 * held)
+    monkeypatch.setattr(budget, "MAX_BYTES", 8 * held)
     assert auditor.load(str(path)).rows == rows
 
 
@@ -141,13 +141,13 @@ def test_parquet_values_are_charged_before_they_become_python_objects(tmp_path, 
     held = python_size(table.to_pylist())
     cap = 2 * table.nbytes + 256 * n            # the Arrow bytes and every record
     assert cap * 2 < held
-    monkeypatch.setattr(sources, "MAX_BYTES", cap)
+    monkeypatch.setattr(budget, "MAX_BYTES", cap)
     with pytest.raises(AuditorError) as info:
         auditor.load(str(path))
     assert info.value.code == "too_large" and "per value" in info.value.message
     rows = auditor.load(str(path), max_rows=3).rows
     assert [r["text"] for r in rows] == ["row 0 words", "row 1 words", "row 2 words"]
-    monkeypatch.setattr(sources, "MAX_BYTES", 64 * held)         # enough: read whole, unchanged
+    monkeypatch.setattr(budget, "MAX_BYTES", 64 * held)         # enough: read whole, unchanged
     assert auditor.load(str(path)).rows[5] == table.slice(5, 1).to_pylist()[0]
 
 
@@ -245,7 +245,7 @@ def test_an_output_checked_against_a_glob_of_many_stars_is_answered(tmp_path):
     deep = tmp_path.joinpath(*[f"d{i}" for i in range(25)])
     deep.mkdir(parents=True)
     pattern = str(tmp_path / ("**/" * 20 + "*.jsonl"))
-    code = ("import sys\nfrom auditor.outputs import check_outputs\n"
+    code = ("import sys\nfrom auditor.io.outputs import check_outputs\n"
             "check_outputs([sys.argv[1]], [('--out', sys.argv[2])])\nprint('OK')\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.run([sys.executable, "-c", code, pattern, str(deep / "out.parquet")],

@@ -10,7 +10,7 @@ import pytest
 
 import auditor
 import real_data
-from auditor.table import Table
+from auditor.io.table import Table
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 

@@ -29,11 +29,10 @@ pq = pytest.importorskip("pyarrow.parquet")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import real_data  # noqa: E402
 
-from auditor import sources  # noqa: E402
+from auditor.io import sources
 from auditor.cli import main  # noqa: E402
 from auditor.contamination import contamination  # noqa: E402
-from auditor.distributed.runtime import (RECORD_FORMATS, list_shards, open_shard, record_batches,  # noqa: E402
-                                         split_shards)
+from auditor.io.shards import RECORD_FORMATS, list_shards, open_shard, record_batches, split_shards  # noqa: E402
 from auditor.errors import AuditorError  # noqa: E402
 from auditor.roles import resolve_roles  # noqa: E402
 

@@ -1,5 +1,5 @@
 """A hostile review of the reused-buffer JSONL reader (``textstream.text_blocks`` over
-``sources._Counted.chunk_into``), the word-at-a-time ASCII skip of ``kernels.odd_runs``, and the
+``budget.CountedStream.chunk_into``), the word-at-a-time ASCII skip of ``kernels.odd_runs``, and the
 split choice of ``contamination`` on both engines. Ground truth is always independent of the code
 under test: ``json.loads`` of each line, ``contamination.tokenize`` (the definition) and naive
 n-gram sets, the files a folder was built from.
@@ -24,7 +24,8 @@ ray = pytest.importorskip("ray")
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
-from auditor import sources, textstream, wordtokens  # noqa: E402
+from auditor.io import budget, sources
+from auditor import textstream, wordtokens
 from auditor.contamination import build_index, contamination, scan_batch, tokenize  # noqa: E402
 from auditor.distributed.contamination import ray_contamination  # noqa: E402
 from auditor.errors import AuditorError  # noqa: E402
@@ -79,7 +80,7 @@ class Trickle(io.RawIOBase):
 
 def read_all(data: bytes, sizes=None):
     """(every text of the stream's blocks, all blocks kept to the end, the checked stream)."""
-    stream = sources._Counted(Trickle(data, sizes or itertools.repeat(1 << 30)), sources.Budget(limited=False),
+    stream = budget.CountedStream(Trickle(data, sizes or itertools.repeat(1 << 30)), budget.Budget(limited=False),
                               "x.jsonl", b"\n")
     blocks = list(textstream.text_blocks(stream, "x.jsonl", "text"))
     texts = [t for block in blocks for t in (block.to_pylist() if hasattr(block, "to_pylist") else block)]
@@ -138,7 +139,7 @@ def test_a_line_over_the_cap_is_refused_wherever_it_falls(monkeypatch):
     fix a whole over-long line inside one read was accepted, while the row reader refused it. A
     line of exactly the cap is read."""
     monkeypatch.setenv("AUDITOR_MAX_BYTES", "1M")
-    cap = sources.Budget(limited=False).line_cap
+    cap = budget.Budget(limited=False).line_cap
     assert cap == 64 * 1024
     head = [json.dumps({"text": "a"}), ""]
     at_cap = json.dumps({"text": "b" * (cap - 12)})

@@ -18,6 +18,8 @@ import gradio as gr
 
 import auditor
 from auditor import AuditorError
+from auditor.dedup import dedup, input_format, write_dedup
+from auditor.io.copies import local_stamps
 from auditor.leakage import leak
 from auditor.report import to_json
 
@@ -83,8 +85,6 @@ def leak_json(a_dataset: str = "", a_config: str = "", a_split: str = "", a_file
 def dedup_file(dataset: str = "", config: str = "", split: str = "", file=None, text: str = "", answer: str = "",
                threshold: float = state.DEFAULT_THRESHOLD, keep: str = "first") -> tuple[str, str]:
     """(deduplicated file, manifest): one record kept per near-duplicate cluster at ``threshold``."""
-    from auditor.decontaminate import local_stamps
-    from auditor.dedup import dedup, input_format, write_dedup
     try:
         name = f"upload:{state.upload_path(file).name}" if file else dataset
         req = state.make_request(name, config, split, text, answer, "", [], threshold, None)

@@ -16,16 +16,41 @@ import numpy as np
 import pandas as pd
 
 import auditor
-from auditor import AuditorError
-from auditor.contamination import BENCHMARKS, scan_corpus
-from auditor.decontaminate import local_stamps
-from auditor.hub import describe
+from auditor import AuditorError, semantic
+from auditor.contamination import BENCHMARKS, MAX_NGRAM, scan_corpus
+from auditor.dedup import (
+    dedup,
+    input_format,
+    load_review,
+    pair_jaccard,
+    ranked_clusters,
+    review_json,
+    write_dedup,
+)
+from auditor.evidence import (
+    contamination_evidence,
+    evidence_csv,
+    leak_evidence,
+    leak_evidence_csv,
+)
+from auditor.io.copies import copy_record_lines, local_stamps, write_rows
+from auditor.io.hub import describe
+from auditor.io.listing import format_of
+from auditor.io.outputs import write_text
+from auditor.io.sources import example_layout
+from auditor.io.table import choose_split
 from auditor.leakage import leak
-from auditor.clean import write_rows
-from auditor.outputs import write_text
-from auditor.roles import available_fields, extract, resolve_roles
-from auditor.sources import example_layout
-from auditor.table import choose_split
+from auditor.prepare import in_source, prepare
+from auditor.roles import (
+    available_fields,
+    extract,
+    joined_text,
+    resolve_roles,
+    resolve_text_spec,
+    text_column,
+    text_fields,
+)
+from auditor.semantic import DEFAULT_THRESHOLD
 
 from . import state, views
 from .state import CACHE, DEFAULTS, MIN_THRESHOLD, ROW_CAP, blank, user_token
@@ -111,7 +136,6 @@ def threshold_views(result, st: dict) -> dict:
 
 
 def ranked(result, threshold: float, keep: str, marks) -> tuple:
-    from auditor.dedup import ranked_clusters
     return ranked_clusters(result, threshold=threshold, keep=keep, not_duplicates=marks)
 
 
@@ -300,7 +324,6 @@ def linked_leak(params: dict, st: dict, result, progress=None) -> dict:
 def linked_marks(result, nd) -> tuple:
     """A link's "not a duplicate" marks that are pairs of this audit (Jaccard >= MIN_THRESHOLD): a
     mark on two unrelated records was counted as a reviewed pair in the captions and the manifest."""
-    from auditor.dedup import pair_jaccard
     marks = [(a, b) for a, b in state.parse_marks(nd) if b < result.records]
     scores = pair_jaccard(result, [a for a, _ in marks], [b for _, b in marks])
     return tuple(m for m, j in zip(marks, scores) if j is not None and j >= MIN_THRESHOLD - 1e-9)
@@ -512,7 +535,6 @@ def with_marks(result, st: dict, marks) -> dict:
 
 
 def write_review(result, st: dict) -> Path:
-    from auditor.dedup import review_json
     folder = state.folder_for("review", st["key"], tuple(st.get("marks") or ()))
     path = folder / "review.json"
     write_text(path, review_json(result, tuple(map(tuple, st.get("marks") or ()))))
@@ -527,7 +549,6 @@ def load_review_file(st, path) -> dict:
     if result is None:
         return error(EXPIRED)
     try:
-        from auditor.dedup import load_review
         marks = {tuple(map(int, p)) for p in load_review(str(state.upload_path(path)), result)}
         out = with_marks(result, st, marks)
         out["status"] = gr.update(value=f"Loaded {len(marks):,} “not a duplicate” marks from the review file.",
@@ -583,7 +604,6 @@ def build_dedup(st, upload) -> dict:
     if result is None:
         return error(EXPIRED)
     try:
-        from auditor.dedup import dedup, input_format, write_dedup
         marks = tuple(map(tuple, st.get("marks") or ()))
         d = dedup(result, threshold=st["threshold"], keep=st.get("keep", "first"), not_duplicates=marks)
         fmt = input_format(result.table)
@@ -725,7 +745,6 @@ def share_of(st) -> str:
 def check_ngram(ngram) -> str | int:
     """The contamination scan's n-gram size from the form or a link: "auto" (blank too) or a whole
     number from 1 to MAX_NGRAM."""
-    from auditor.contamination import MAX_NGRAM
     text = str(ngram).strip() if ngram is not None else ""
     if text.lower() in ("", "auto"):
         return "auto"
@@ -742,8 +761,6 @@ def bench_side(bench, upload, text, token) -> dict | None:
     ``texts``: its items' texts (the evidence); ``link``: what a share link says."""
     bench = (bench or "").strip()
     if upload:
-        from auditor.prepare import in_source
-        from auditor.roles import text_column
         src = state.upload_source(upload)
         # As the main upload: the same readers, byte budget (AUDITOR_MAX_BYTES) and row cap.
         tbl = auditor.load(src.value, None, None, max_rows=ROW_CAP, kind="local", default_split="test")
@@ -790,7 +807,6 @@ def bench_side(bench, upload, text, token) -> dict | None:
 def b_side(b_table, req, b_text):
     """B prepared with A's roles where B has those fields, its own guess where it has not (B blank
     took A's: HumanEval as B of a GSM8K audit failed, "The text field 'question' is in no record")."""
-    from auditor.prepare import prepare
     rows = b_table.rows
 
     def holds(roles: dict) -> bool:
@@ -815,7 +831,6 @@ def b_roles_note(lr) -> str:
 
 
 def leak_views(lr, t: float, a_src, b_src) -> dict:
-    from auditor.evidence import leak_evidence, leak_evidence_csv
     rows = leak_evidence(lr)
     folder = state.new_folder("leak-" + secrets.token_hex(8))
     write_text(folder / "leak_evidence.csv", leak_evidence_csv(lr, rows))   # the CLI's evidence.csv
@@ -838,10 +853,6 @@ def benchmark_texts(bench: str, token) -> list:
 
 def contamination_views(result, bench, token, progress=None, fields=(), source=None, ngram="auto") -> dict:
     """The contamination view of A by ``bench`` (a bundled benchmark's name, or a ``bench_side``)."""
-    from auditor.decontaminate import copy_record_lines
-    from auditor.evidence import contamination_evidence, evidence_csv
-    from auditor.roles import joined_text, resolve_text_spec, text_fields
-    from auditor.sources import format_of
     side = bench if isinstance(bench, dict) else bench_side(bench, None, None, token)
     bench = side["name"]
     # A's texts from the cached audit; other fields as `auditor contamination --text a,b` reads them.
@@ -859,7 +870,6 @@ def contamination_views(result, bench, token, progress=None, fields=(), source=N
     write_text(folder / "contamination_evidence.csv", evidence_csv(rows))
     # A without the records that share an n-gram with the benchmark (what `--decontaminate` writes),
     # in A's own format, each kept record as read.
-    from auditor.dedup import input_format
     dropped = set(np.concatenate(matched).tolist()) if matched else set()
     fmt = input_format(result.table)
     stem = state.download_stem(result.table.source)
@@ -899,7 +909,6 @@ PARA_EXPIRED = "This paraphrase search has expired from the cache: press **Find 
 
 def semantic_ready() -> bool:
     """Whether the semantic extra (model and runtime) is installed: the view is offered only then."""
-    from auditor import semantic
     return semantic.available()
 
 
@@ -910,7 +919,6 @@ def cleared_paraphrases() -> dict:
 
 def check_cosine(value) -> float:
     """The semantic threshold from the slider: a cosine in [0, 1] (blank: the calibrated default)."""
-    from auditor.semantic import DEFAULT_THRESHOLD
     try:
         t = round(float(DEFAULT_THRESHOLD if value in (None, "") else value), 4)
     except (TypeError, ValueError, OverflowError):
@@ -934,7 +942,6 @@ def paraphrases(st, b_dataset, b_config, b_split, b_text, b_upload, allow_self, 
     if result is None:
         return {**out, **error(EXPIRED, "para_status")}
     try:
-        from auditor import semantic
         t = check_cosine(threshold)
         token = user_token(token)
         if not semantic.available():
@@ -1013,7 +1020,6 @@ def flagged_pairs(sr, threshold: float) -> list:
 
 
 def paraphrase_views(sr, pst: dict) -> dict:
-    from auditor.evidence import evidence_csv
     t = pst["threshold"]
     rows = flagged_pairs(sr, t)
     path = state.folder_for("paraphrases", pst["key"], t) / "paraphrases.csv"

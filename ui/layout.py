@@ -9,13 +9,19 @@ from __future__ import annotations
 import gradio as gr
 
 from auditor.contamination import BENCHMARKS
+from auditor.io.sources import example_names
 from auditor.semantic import DEFAULT_THRESHOLD as SEMANTIC_THRESHOLD
 from auditor.settings import KEEP_RULES
-from auditor.sources import example_names
 
 from . import api, handlers, views
-from .state import DEFAULTS, MIN_THRESHOLD, ROW_CAP, SEMANTIC_ITEMS, SEMANTIC_RECORDS, base_url
-
+from .state import (
+    DEFAULTS,
+    MIN_THRESHOLD,
+    ROW_CAP,
+    SEMANTIC_ITEMS,
+    SEMANTIC_RECORDS,
+    base_url,
+)
 
 HEADER = ("# Dataset Integrity Auditor\n"
           "Is a benchmark redundant, and does its training data overlap what it is tested on? Audit a dataset for "

@@ -18,8 +18,12 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from auditor import AuditorError
+from auditor.evidence import excerpt
 from auditor.report import EXACT_KINDS, md_cell, overview_rows, pairs_text, pct, plural, roles_rows
 from auditor.report.common import NO_TEXT, NO_WORDS, unusable_note
+from auditor.semantic import CAVEAT
+
+from .state import role_columns
 
 log = logging.getLogger("auditor.app")
 
@@ -385,7 +389,6 @@ def clusters_frame(result, clusters) -> pd.DataFrame:
 
 def members_frame(result, rows, kept_row: int | None, limit: int = 200) -> pd.DataFrame:
     """Members of one cluster with every role (and the file's id) as columns."""
-    from .state import role_columns
     cols = role_columns(result)
     out = []
     for r in list(rows)[:limit]:
@@ -555,7 +558,6 @@ def contamination_evidence_html(rows: list, limit: int = EVIDENCE_SHOWN) -> str:
     """Benchmark item and corpus record side by side, the matched spans marked in both."""
     if not rows:
         return ""
-    from auditor.evidence import excerpt
     parts = []
     for r in rows[:limit]:
         spans = r.get("spans") or {}
@@ -578,7 +580,6 @@ def contamination_evidence_html(rows: list, limit: int = EVIDENCE_SHOWN) -> str:
 
 def paraphrase_markdown(sr, threshold: float, flagged: int, bench: str, a_name: str, notices) -> str:
     """The Paraphrases view's caption: how many items are flagged at ``threshold``, the caveat, notices."""
-    from auditor.semantic import CAVEAT
     items = sr.benchmark_records
     share = f"{100 * flagged / items:.2f}%" if items else "–"
     dist = sr.distribution()

@@ -28,9 +28,22 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from ..contamination import ContaminationResult, HitSet, _benchmark_texts, build_index, choose_n, scan_batch
+from ..contamination import (
+    STAGES,
+    ContaminationResult,
+    HitSet,
+    benchmark_texts,
+    build_index,
+    choose_n,
+    scan_batch,
+)
 from ..errors import AuditorError
-from .runtime import RECORD_FORMATS, ray_session, read_dataset, run, split_shards
+from ..io.outputs import atomic_write, check_shard_dir
+from ..io.shards import RECORD_FORMATS, source_name, split_shards
+from ..io.sources import source_text
+from ..progress import Progress
+from ..wordtokens import TOKENIZER
+from .runtime import ray_session, read_dataset, resolve_text_field, run
 
 BATCH_ROWS = 16384          # rows per scanned batch (Parquet; a JSONL block is at most 8 MiB): memory per task
 SHARD_FILE_VERSION = 4          # 2: a shard's matches reduced to a HitSet (bounded by the benchmark); 3: + texts with
@@ -54,33 +67,28 @@ def ray_contamination(corpus, benchmark: str, *, corpus_split=None, corpus_text=
     """Benchmark items sharing an n-gram with a sharded ``corpus`` (a file, directory, glob or URI;
     shards named as splits, like train-*.parquet and test-*.parquet, are chosen as locally:
     ``corpus_split``, else train)."""
-    return _scan(corpus, benchmark, corpus_split=corpus_split, corpus_text=corpus_text,
+    return scan_shards(corpus, benchmark, corpus_split=corpus_split, corpus_text=corpus_text,
                  benchmark_config=benchmark_config, benchmark_split=benchmark_split, benchmark_text=benchmark_text,
                  ngram=ngram, token=token, progress=progress, address=address, num_cpus=num_cpus,
                  shard_dir=shard_dir, quiet=quiet)
 
 
-def _scan(corpus, benchmark: str, *, corpus_split, corpus_text, benchmark_config, benchmark_split, benchmark_text,
+def scan_shards(corpus, benchmark: str, *, corpus_split, corpus_text, benchmark_config, benchmark_split, benchmark_text,
           ngram, token, progress, address, num_cpus, shard_dir, quiet, after=None) -> ContaminationResult:
     """``ray_contamination``; ``after(filesystem, shards, join)`` runs in the Ray session once every
     shard is joined (``ray_decontaminate``'s copy)."""
-    from ..sources import source_text
     if ngram != "auto":
         choose_n([], ngram)
-    corpus, benchmark = _source_text_or_uri(corpus), source_text(benchmark)
-    from ..outputs import check_shard_dir
+    corpus, benchmark = source_text_or_uri(corpus), source_text(benchmark)
     check_shard_dir(shard_dir, [corpus, benchmark], "contamination")     # a benchmark may be a local folder
-    from ..contamination import STAGES
-    from ..progress import Progress
     run_progress = Progress(progress, STAGES)
     with run_progress.stage("index"):
-        bench_texts, bench_info = _benchmark_texts(benchmark, benchmark_config, benchmark_split, benchmark_text,
+        bench_texts, bench_info = benchmark_texts(benchmark, benchmark_config, benchmark_split, benchmark_text,
                                                    None, token)
         index = build_index(bench_texts, ngram)
     with run_progress.stage("scan"):
         with ray_session(address, num_cpus, quiet=quiet) as ray:
             filesystem, shards, split, notices = split_shards(corpus, corpus_split, RECORD_FORMATS)  # CSV/TSV too
-            from .runtime import resolve_text_field
             field = resolve_text_field(filesystem, shards, corpus_text, corpus)
             # The matching rows themselves travel and are kept only for a copy (they grow with the
             # contaminated records, the rest with the benchmark); a saved result says which it holds.
@@ -115,7 +123,6 @@ def _scan(corpus, benchmark: str, *, corpus_split, corpus_text, benchmark_config
               "seconds": round(seconds, 3),
               "mb_per_s": round(scanned_bytes / 2 ** 20 / seconds, 1) if todo and seconds > 0 else None,
               "cpus": int(cpus) if cpus else None}
-    from .runtime import source_name
     info = {"source": source_name(corpus), "config": None, "split": split, "text": field,
             **({"notices": notices} if notices else {})}
     run_progress.done()
@@ -156,7 +163,7 @@ class ShardJoin:
             self.joined += 1
 
 
-def _source_text_or_uri(corpus) -> str:
+def source_text_or_uri(corpus) -> str:
     """A corpus source: a path (str or os.PathLike) or a URI (s3://, gs://, hf://, file://)."""
     if isinstance(corpus, os.PathLike):
         corpus = os.fspath(corpus)
@@ -245,7 +252,6 @@ def _reduce(results, todo, join: ShardJoin, store, stop_after: int) -> None:
 def _run_key(bench_info: dict, n: int, field: str, rows: bool = False) -> str:
     """What a saved shard result depends on besides the shard itself (``rows``: it lists the
     matching rows, for a copy)."""
-    from ..contamination import TOKENIZER
     blob = json.dumps({"benchmark": bench_info.get("fingerprint"), "records": bench_info.get("records"), "n": n,
                        "text": field, "tokenizer": TOKENIZER, "version": SHARD_FILE_VERSION, "rows": rows},
                       sort_keys=True)
@@ -278,7 +284,6 @@ class ShardStore:
             return None                         # unreadable or not ours: the shard is scanned again
 
     def save(self, shard, result: dict) -> None:
-        from ..outputs import atomic_write
         with atomic_write(self.path(shard), sync=False) as handle:     # a resume cache: checked when read
             json.dump({**shard.identity(), **{name: result[name] for name in COUNTS},
                        "hits": result["hits"].to_json(), "matched": result["matched"]}, handle)

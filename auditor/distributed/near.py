@@ -34,14 +34,16 @@ from dataclasses import replace
 import numpy as np
 import scipy.sparse as sp
 
+from .. import parallel
 from ..errors import AuditorError
 from ..near import (MAX_EXACT_CANDIDATES, PRODUCT_BUDGET, CandidateFilter, PairSink, Pairs, Verifier,
                     choose_bands, collapse_identical, dense, estimated_candidates, minhash_signatures,
                     prefix_matrix, searched_threshold, size_fits)
 from ..near.classes import expand, node_classes
-from ..near.lsh import BATCH, band_keys, group_runs
+from ..near.lsh import BATCH, band_keys, group_runs, splitmix64
 from ..near.result import SCORE_SCALE
-from ..shingles import set_sizes
+from ..shingles import ShingleSpec, set_sizes, shingle_matrix
+from .runtime import ray_session
 
 PARTITIONS_PER_CPU = 2        # default partitions per cluster CPU: evens out unequal partitions
 ENTRY_COST = 32              # join work of one (node, shared prefix shingle) entry, in product pairs
@@ -124,7 +126,6 @@ def _as_matrix(data, text: str, shingle) -> sp.csr_matrix:
         return data.tocsr()
     import ray.data
     if isinstance(data, ray.data.Dataset):
-        from ..shingles import ShingleSpec, shingle_matrix
         if text not in data.columns():
             raise AuditorError("usage", f"The dataset has no {text!r} column.",
                                f"Its columns: {', '.join(data.columns())}.")
@@ -193,7 +194,6 @@ class _Lazy:
 
 def _one_thread() -> None:
     """Each task holds one CPU; the local engine's thread pool would oversubscribe it."""
-    from .. import parallel
     parallel.WORKERS = 1
 
 
@@ -243,9 +243,9 @@ def join_partition(ids, nodes, prefixes, joined, group, weight, lo: int, hi: int
 
 def _intersections(matrix: sp.csr_matrix, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """|row a[i] & row b[i]| (sorted indices)."""
-    from ..kernels import intersections
     out = np.empty(a.size, np.int64)
     if a.size:
+        from ..kernels import intersections     # numba: compiled on first use
         intersections(matrix.indptr.astype(np.int64), matrix.indices, a, b, out)
     return out
 
@@ -319,9 +319,8 @@ def band_rows(keys: np.ndarray, lo: int, hi: int, partitions: int):
     """The (node, band, partition) rows of nodes lo..hi-1, as an Arrow table; the partition is
     a hash of the band and its key, so nodes with equal band values meet in one partition."""
     import pyarrow as pa
-    from ..near.lsh import _splitmix64
     bands = keys.shape[1]
-    route = _splitmix64(keys[lo:hi].astype(np.uint64) ^ _splitmix64(np.arange(bands, dtype=np.uint64)))
+    route = splitmix64(keys[lo:hi].astype(np.uint64) ^ splitmix64(np.arange(bands, dtype=np.uint64)))
     return pa.table({"node": np.repeat(np.arange(lo, hi, dtype=np.int64), bands),
                      "band": np.tile(np.arange(bands, dtype=np.int32), hi - lo),
                      "part": (route.reshape(-1) % np.uint64(partitions)).astype(np.int32)})
@@ -332,13 +331,13 @@ def lsh_group(node: np.ndarray, band: np.ndarray, keys: np.ndarray, nodes: sp.cs
     """One partition of (node, band) rows: per band, the nodes with equal keys; a pair is
     proposed only in the first band where the two agree (``band_first_pairs``), then verified
     into a local sink."""
-    from ..kernels import band_first_pairs
 
     ids = np.unique(node)                  # this partition's nodes; the sink numbers them 0..
     local = nodes[ids]
     sizes = set_sizes(local)
     sink = PairSink(weight[ids], min_threshold, None if multiplicity is None else multiplicity[ids])
     verifier = Verifier(local, min_threshold, sink)
+    from ..kernels import band_first_pairs      # numba: compiled on first use
     out_a, out_b = np.empty(BATCH, np.int64), np.empty(BATCH, np.int64)
     candidates = 0
     for b in np.unique(band).tolist():
@@ -422,7 +421,6 @@ def _merge(weight: np.ndarray, min_threshold: float, pieces: list[dict], common:
 def scan_pairs(matrix: sp.csr_matrix, settings, ray_address: str | None = None, *, quiet: bool = False) -> Pairs:
     """The scan's near-duplicate step on Ray (``audit.scan(..., engine="ray")``): joins the
     cluster at ``ray_address`` / RAY_ADDRESS, or starts a local Ray for the step."""
-    from .runtime import ray_session
     with ray_session(ray_address, quiet=quiet):
         return ray_find_pairs(matrix, settings.min_threshold, settings.method, num_perm=settings.num_perm,
                               seed=settings.seed)

@@ -33,11 +33,12 @@ import scipy.sparse as sp
 
 from ..env import env_int
 from ..errors import AuditorError
+from ..settings import MAX_EXACT_CANDIDATES
 from ..shingles import set_sizes
 from . import dense
 from .classes import NodeClasses, expand, node_classes
 from .join import EXACT_WORK, SAMPLE_RATE, exact_all_pairs, prefix_join
-from .lsh import (TARGET_RECALL, _distinct, choose_bands, lsh_band_pairs, lsh_candidate_batches, lsh_candidates,
+from .lsh import (TARGET_RECALL, distinct_rows, choose_bands, lsh_band_pairs, lsh_candidate_batches, lsh_candidates,
                   minhash_signatures, minhash_signatures_numpy, pairs_within_groups)
 from .prefix import (PRODUCT_BUDGET, CandidateFilter, PrefixIndex, collapse_identical, estimated_candidates,
                      prefix_matrix, size_fits)
@@ -45,12 +46,6 @@ from .result import EPS, STRATUM_CAP, CrossPairs, EstimatedCounts, Pairs, ScoreC
 from .sink import CrossSink, PairSink
 from .verifier import ListSink, Verifier, verify, verify_candidates
 
-# "auto" uses LSH only when the exact search's candidate bound passes this. The bound (sum of
-# squared prefix frequencies) overcounts pairs that share several prefix shingles (edited copies
-# share dozens), LSH at a low threshold is no cheaper on dense clusters, and only the exact
-# search streams its pairs in bounded memory, so the switch is kept for extreme inputs
-# (measured in BENCHMARKS.md: exact beat LSH on every benchmark set, templated ones included).
-MAX_EXACT_CANDIDATES = 30_000_000_000
 PLAN_SHARE = 0.1              # of a search's progress: collapsing, classes, prefixes and template groups
 CROSS_MATCHES = 5             # A matches kept per B record across two datasets
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import AuditorError
 from .. import parallel
+from ..errors import AuditorError
 from ..parallel import thread_map
 
 TARGET_RECALL = 0.99         # per-pair catch probability wanted at the lowest threshold
@@ -30,7 +30,7 @@ def choose_bands(min_threshold: float, num_perm: int) -> tuple[int, int]:
 _MASK32 = np.uint64(0xFFFFFFFF)
 
 
-def _splitmix64(x: np.ndarray) -> np.ndarray:
+def splitmix64(x: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore"):
         x = x + np.uint64(0x9E3779B97F4A7C15)
         x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
@@ -47,7 +47,7 @@ def _permutations(num_perm: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _shingle_hashes(nodes: sp.csr_matrix, seed: int) -> np.ndarray:
     """A 64-bit hash of every (node, shingle) entry's shingle id."""
-    return _splitmix64(np.arange(nodes.shape[1], dtype=np.uint64) ^ np.uint64(seed))[nodes.indices]
+    return splitmix64(np.arange(nodes.shape[1], dtype=np.uint64) ^ np.uint64(seed))[nodes.indices]
 
 
 def minhash_signatures(nodes: sp.csr_matrix, num_perm: int, seed: int, progress=None) -> np.ndarray:
@@ -175,7 +175,7 @@ def lsh_band_pairs(sig: np.ndarray, band: int, rows: int) -> np.ndarray:
     return pairs_within_groups(_band_keys(sig, band, rows))
 
 
-def _distinct(values: np.ndarray) -> np.ndarray:
+def distinct_rows(values: np.ndarray) -> np.ndarray:
     """Sorted distinct values; sort + mask is 6-9x faster than np.unique here (BENCHMARKS.md)."""
     values = np.sort(values)
     return values[np.r_[True, values[1:] != values[:-1]]] if values.size else values

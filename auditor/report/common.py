@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..io.outputs import atomic_write, write_error
+
 SCHEMA_VERSION = 1
 PARAPHRASE_CAVEAT = ("Overlap here is lexical (shared words and n-grams). Paraphrases, translations and "
                      "reformatted items are not detected.")
@@ -57,7 +59,6 @@ def to_json(summary: dict) -> str:
 def write_outputs(out_dir: str | Path, summary_dict: dict, markdown_text: str, extra: dict | None = None) -> list:
     """REPORT.md, any extra files (name -> text), then summary.json into ``out_dir``; each written
     atomically, summary.json last, so a folder holding a summary.json is complete."""
-    from ..outputs import atomic_write, write_error
     out = Path(out_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)

@@ -2,21 +2,26 @@
 ContaminationResult."""
 from __future__ import annotations
 
-from .common import NO_WORDS, PARAPHRASE_CAVEAT, SCHEMA_VERSION, md_cell, md_note, unusable_note
-
+from .common import (
+    NO_WORDS,
+    PARAPHRASE_CAVEAT,
+    SCHEMA_VERSION,
+    md_cell,
+    md_note,
+    unusable_note,
+)
 
 LISTED = 50         # contaminated items in REPORT.md's table (summary.json has them all)
 
 
 def summary(result) -> dict:
-    from ..contamination import TOKENIZER
     n_b = result.benchmark["records"]
     return {
         "schema_version": SCHEMA_VERSION, "kind": "contamination",
         "corpus": {**result.corpus, "records": result.corpus_records, "tokens": result.corpus_tokens,
                    "no_words": result.corpus_no_words},
         "benchmark": result.benchmark,
-        "settings": {"ngram": result.n, "tokenizer": TOKENIZER},
+        "settings": {"ngram": result.n, "tokenizer": result.tokenizer},
         "contaminated": {"records": len(result.items),
                          "fraction": round(len(result.items) / n_b, 6) if n_b else 0.0},
         "too_short": {"records": len(result.too_short), "rows": result.too_short[:100]},
@@ -29,13 +34,12 @@ def summary(result) -> dict:
 
 
 def markdown(result) -> str:
-    from ..contamination import TOKENIZER
     d = summary(result)
     b, c = d["benchmark"], d["corpus"]
     lines = [f"# Contamination: {md_cell(b['name'])} in {md_cell(c['source'])}", "",
              f"{d['contaminated']['records']:,} of {b['records']:,} benchmark items "
              f"({100 * d['contaminated']['fraction']:.2f}%) share at least one {result.n}-gram with the corpus "
-             f"({c['records']:,} records, {c['tokens']:,} tokens). Tokens: {TOKENIZER}.", ""]
+             f"({c['records']:,} records, {c['tokens']:,} tokens). Tokens: {result.tokenizer}.", ""]
     if c.get("text") and b.get("text"):
         # Only these fields are checked: a corpus whose text sits in another field looks clean.
         fields = ", ".join(f"`{md_cell(name)}`" for name in c["text"].split(","))

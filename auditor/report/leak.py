@@ -7,7 +7,14 @@ text_jaccard is the two texts' own).
 """
 from __future__ import annotations
 
-from .common import NO_TEXT, PARAPHRASE_CAVEAT, SCHEMA_VERSION, md_cell, md_note, unusable_note
+from .common import (
+    NO_TEXT,
+    PARAPHRASE_CAVEAT,
+    SCHEMA_VERSION,
+    md_cell,
+    md_note,
+    unusable_note,
+)
 
 PAIRS_SAMPLE = 50
 EVIDENCE_MATCHES = 5        # A rows listed per leaked B record

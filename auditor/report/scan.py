@@ -2,8 +2,16 @@
 with the overview and roles rows the app shows too."""
 from __future__ import annotations
 
-from .. import __version__
-from .common import PARAPHRASE_CAVEAT, SCHEMA_VERSION, md_cell, md_note, pct, plain, plural
+from ..version import __version__
+from .common import (
+    PARAPHRASE_CAVEAT,
+    SCHEMA_VERSION,
+    md_cell,
+    md_note,
+    pct,
+    plain,
+    plural,
+)
 
 SCHEMA_ISSUES_SHOWN = 50      # REPORT.md's schema table; summary.json lists every issue
 

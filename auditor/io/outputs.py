@@ -24,15 +24,15 @@ that says what went wrong. Nothing here installs a signal handler or touches glo
 from __future__ import annotations
 
 import errno
-import fnmatch
-import functools
 import os
 import secrets
 import stat
 from contextlib import contextmanager
 from pathlib import Path
 
-from .errors import AuditorError
+from ..errors import AuditorError
+from .listing import expand_local, format_of, glob_parts_match
+from .sources import example_layout, example_names
 
 TEMP_SUFFIX = ".tmp"          # temporaries: ".NAME.XXXXXXXX.tmp", hidden and without a data suffix
 # CSV rows end in CRLF (RFC 4180): Python's csv module quotes a field holding "\r" or "\n" only when
@@ -127,7 +127,6 @@ def _input_targets(source):
     """(kind, target, existing files) of a source: "file", "dir" or "glob"; none for non-local ones."""
     if not isinstance(source, (str, os.PathLike)):
         return []                       # a Table, already in memory
-    from .sources import expand_local, example_layout, example_names
     text = os.fspath(source).strip()
     if text.startswith("example:"):
         name = text.split(":", 1)[1].strip().lower()
@@ -160,7 +159,6 @@ def _clobbers(kind: str, target: str, files: list, out: str) -> bool:
 
 
 def _is_data_name(path: str) -> bool:
-    from .sources import format_of
     name = os.path.basename(path)
     return not name.startswith(".") and format_of(Path(name)) is not None
 
@@ -168,19 +166,6 @@ def _is_data_name(path: str) -> bool:
 def _glob_match(pattern: str, path: str) -> bool:
     """Whether glob.glob(pattern, recursive=True) would list ``path`` (both absolute)."""
     return glob_parts_match(Path(pattern).parts, Path(path).parts)
-
-
-def glob_parts_match(pattern, parts) -> bool:
-    """Whether a path's ``parts`` match a glob's ``pattern`` parts as glob.glob(recursive=True)
-    matches them ("**": any number of folders; each other part by fnmatch)."""
-    @functools.lru_cache(maxsize=None)      # without it, time exponential in the number of "**"
-    def match(i: int, j: int) -> bool:
-        if i == len(pattern):
-            return j == len(parts)
-        if pattern[i] == "**":
-            return any(match(i + 1, k) for k in range(j, len(parts) + 1))
-        return j < len(parts) and fnmatch.fnmatch(parts[j], pattern[i]) and match(i + 1, j + 1)
-    return match(0, 0)
 
 
 def _real_prefix(pattern: str) -> str:

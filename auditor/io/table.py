@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .errors import AuditorError
+from ..errors import AuditorError
 
 
 @dataclass(frozen=True)

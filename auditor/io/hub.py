@@ -24,7 +24,8 @@ from __future__ import annotations
 import itertools
 import os
 
-from .errors import AuditorError
+from ..env import env_float
+from ..errors import AuditorError
 from .table import Table, choose_split
 
 DEFAULT_HUB_TIMEOUT = 10.0
@@ -33,7 +34,6 @@ DEFAULT_HUB_TIMEOUT = 10.0
 def hub_timeout() -> float:
     """Seconds the pre-flight question to the hub may take: AUDITOR_HUB_TIMEOUT, read when asked
     (a bad value warns and the default applies; at most 600)."""
-    from .env import env_float
     return env_float("AUDITOR_HUB_TIMEOUT", DEFAULT_HUB_TIMEOUT, 0.0, 600.0)
 
 
@@ -59,9 +59,15 @@ def _classify(exc: Exception, repo_id: str, config=None) -> AuditorError:
     errors of the HTTP client huggingface_hub uses (not OSError), builtin ConnectionError and
     TimeoutError after retries, and datasets' ValueError for an unknown config."""
     from datasets.exceptions import DatasetNotFoundError
-    from huggingface_hub.errors import (GatedRepoError, OfflineModeIsEnabled, RepositoryNotFoundError,
-                                        RevisionNotFoundError)
-    from huggingface_hub.utils import httpx as hub_http   # the HTTP client huggingface_hub is built on
+    from huggingface_hub.errors import (
+        GatedRepoError,
+        OfflineModeIsEnabled,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
+    from huggingface_hub.utils import (
+        httpx as hub_http,  # the HTTP client huggingface_hub is built on
+    )
     text = str(exc)
     if isinstance(exc, GatedRepoError) or (isinstance(exc, DatasetNotFoundError) and "is a gated dataset" in text):
         return AuditorError("gated", f"{repo_id} is a gated dataset: access needs a token of an account that "
