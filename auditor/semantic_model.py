@@ -32,6 +32,7 @@ import numpy as np
 from . import parallel
 from .errors import AuditorError
 from .io.hub import hub_timeout
+from .normalize import fold
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 DEFAULT_WINDOW = 256                 # tokens, special tokens included (the model's max_seq_length)
@@ -102,13 +103,14 @@ class Encoder:
         step = self.max_tokens - 2 - self.overlap
         char_cap = CHARS_PER_TOKEN_CAP * (self.max_tokens + step * (MAX_WINDOWS - 1))
         encodings, owner, windowed, cut, long = [], [], 0, 0, []
-        cut_texts = [t[:char_cap] for t in texts]
+        folded = [fold(t) for t in texts]                        # as every check reads texts
+        cut_texts = [t[:char_cap] for t in folded]
         for i, e in enumerate(self.tokenizer.encode_batch(cut_texts)):
             parts = [e, *e.overflowing]
             if len(parts) > 1 or len(e.ids) > SHORT_FROM:
                 windowed += 1
                 long.append(i)
-            if len(parts) > MAX_WINDOWS or len(texts[i]) > char_cap:
+            if len(parts) > MAX_WINDOWS or len(folded[i]) > char_cap:
                 cut += 1
                 parts = parts[:MAX_WINDOWS]
             encodings.append(parts)

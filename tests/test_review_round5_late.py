@@ -70,7 +70,7 @@ def test_a_guessed_layout_with_numeric_inputs_keeps_the_whole_record_as_corpus_t
     assert resolve_text_spec(rows) == ",".join(["instruction", "input", "output"])
 
 
-def test_a_symlinked_manifest_is_replaced_at_its_target(tmp_path, run_cli):
+def test_a_symlinked_manifest_is_refused_and_its_target_kept(tmp_path, run_cli):
     rows = [{"id": i, "text": f"record number {i} says something about apples and pears"} for i in range(6)]
     rows += [dict(rows[1], id=100), dict(rows[4], id=101)]
     src = tmp_path / "in.jsonl"
@@ -82,13 +82,11 @@ def test_a_symlinked_manifest_is_replaced_at_its_target(tmp_path, run_cli):
     os.symlink(os.path.join("keep", "m.json"), link)
     out = tmp_path / "out.jsonl"
     code, _, err = run_cli("dedup", str(src), "--out", str(out), "--manifest", str(link), "--quiet")
-    assert code == 0, err
+    # outputs are never written through a link (a planted one had its target overwritten): refused
+    # before the work, the link and its target as they were, no copy written
+    assert code == 2 and "symbolic link" in err and "Traceback" not in err, err
     assert link.is_symlink() and os.readlink(link) == os.path.join("keep", "m.json")
-    doc = json.loads(target.read_text(encoding="utf-8"))
-    seen, dropped = set(), []
-    for i, r in enumerate(rows):
-        (dropped.append(i) if norm(r["text"]) in seen else seen.add(norm(r["text"])))
-    assert sorted(d["row"] for d in doc["dropped_rows"]) == dropped == [6, 7]
+    assert target.read_text(encoding="utf-8") == '{"previous": "run"}\n' and not out.exists()
 
 
 def test_nested_shards_notices_are_named_alike_in_both_engines(gsm, tmp_path):
