@@ -426,7 +426,9 @@ def render(r: dict) -> str:
              f"set of distinct items of one task are flagged (GSM8K train in halves, both ways, "
              f"{cal['halves_items']:,} items: {100 * cal['halves_rate']:.2f}% flagged); an empty neighbour slot "
              f"counts as the unrelated median cosine, {cal['unrelated_median']:.3f}. Defaults in the code: "
-             f"threshold {t:g}, floor {floor:g}. Load average when the part ended: {cal.get('load', '?')}.", "",
+             f"threshold {t:g}, floor {floor:g}.", "",
+             f"Load average (1 minute) when each part ended: calibration {cal.get('load', '?')}, rephrase sets "
+             f"{q.get('load', '?')}, flag rates {sd.get('load', '?')}; speed: beside each figure.", "",
              "| rephrase set | paper | items (with a rephrase) | texts windowed | flagged | precision | recall | "
              "**F1** | F1, cosine ≥ floor alone (the previous default) | top-1 own rephrase | best F1 over "
              "thresholds (oracle) |", "|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -448,6 +450,8 @@ def render(r: dict) -> str:
               "| benchmark → corpus | items | flagged (default) | of which same text | flagged by cosine ≥ floor "
               "alone | margin p50 / p95 |", "|---|---|---|---|---|---|"]
     for name, x in sd.items():
+        if not isinstance(x, dict):           # the part's "load" entry
+            continue
         lines.append(f"| {name} | {x['items']:,} | **{100 * x['flagged']:.2f}%** | {x['flagged_same_text']:,} | "
                      f"{100 * x['cosine_only']:.2f}% | {x['margin_p50']:.3f} / {x['margin_p95']:.3f} |")
     lines += ["", f"**The scores measured** (the issue's list): each thresholded the same way, at most "
