@@ -123,18 +123,20 @@ def scan(source: str | Table, *, config: str | None = None, split: str | None = 
          text: str | list | None = None, answer: str | None = None, group: str | None = None,
          labels=None, id: str | None = None, settings: ScanSettings | None = None,
          max_rows: int | None = None, token=None, kind: str = "auto", progress=None,
-         engine: str = "local", ray_address: str | None = None) -> ScanResult:
+         engine: str = "local", ray_address: str | None = None, revision: str | None = None) -> ScanResult:
     """Audit one dataset. ``source`` is anything ``auditor.load`` takes (``kind`` as there), a
     ``SourceSpec``, or a loaded Table. ``text`` names the text field, or several ("instruction,input"
     or a list) read as one text per record (``roles.resolve_roles``): exact and near duplicates, the
     evaluated-field split and the report all use that joined text. ``progress(fraction, stage)`` is
-    called as the steps advance.
+    called as the steps advance. ``revision``: a Hub dataset's commit, branch or tag (default: the
+    latest; the report records the commit read).
     ``engine="ray"`` runs the near-duplicate search on Ray (``distributed.near``; the cluster at
     ``ray_address`` / RAY_ADDRESS, else a local Ray), with the same result."""
     settings = (settings or ScanSettings()).validated()
     if engine not in ("local", "ray"):
         raise AuditorError("usage", f"Unknown engine {engine!r:.40}.", "Use local or ray.")
-    spec = source if isinstance(source, SourceSpec) else SourceSpec(source, config, split, max_rows, token, kind)
+    spec = source if isinstance(source, SourceSpec) else SourceSpec(source, config, split, max_rows, token, kind,
+                                                                     revision=revision)
     run = Progress(progress, STAGES)
     with run.stage("load"):
         table = load_table(spec.validated())

@@ -91,6 +91,8 @@ def _add_source_options(p: argparse.ArgumentParser) -> None:
                    help="a label field (repeatable, or comma-separated)")
     p.add_argument("--id", help="field holding a record id")
     p.add_argument("--max-rows", type=_positive_int, help="read at most N rows (stated in the report)")
+    p.add_argument("--revision", metavar="SHA", help="a Hugging Face dataset's commit sha, branch or tag (default: "
+                   "its latest; the report's input.revision is the commit read)")
 
 
 def _add_output_options(p: argparse.ArgumentParser) -> None:
@@ -309,7 +311,8 @@ def cmd_scan(args) -> int:
     _check_outputs(args, [args.source])
     result = scan(args.source, config=args.config, split=args.split, text=args.text, answer=args.answer,
                   group=args.group, labels=args.labels, id=args.id, settings=settings, max_rows=args.max_rows,
-                  progress=_progress(args.quiet), engine=args.engine, ray_address=args.ray_address)
+                  progress=_progress(args.quiet), engine=args.engine, ray_address=args.ray_address,
+                  revision=args.revision)
     _emit(args, result.summary(), result.markdown())
     return 0
 
@@ -493,7 +496,7 @@ def cmd_dedup(args) -> int:
     stamps = local_stamps(args.source, args.split)      # before the scan: a file changed since is an error
     result = scan(args.source, config=args.config, split=args.split, text=args.text, answer=args.answer,
                   group=args.group, labels=args.labels, id=args.id, settings=settings, max_rows=args.max_rows,
-                  progress=_progress(args.quiet))
+                  progress=_progress(args.quiet), revision=args.revision)
     marks = load_review(args.review, result) if args.review else ()
     deduped = dedup(result, args.threshold, args.keep, marks)
     notices = [*deduped.notices, *write_dedup(result, deduped, args.out, manifest, source=args.source,

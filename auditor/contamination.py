@@ -61,6 +61,15 @@ _ASCII_PUNCT = {c: None for c in range(128) if not (chr(c).isalnum() or chr(c).i
 
 
 MAX_NGRAM = 64     # GPT-3 used 13; beyond 64 words an n-gram test says nothing an exact match does not
+# An item counts as contaminated when it shares one n-gram with the corpus (GPT-3's definition, the
+# count reported). Its coverage, the share of its own n-grams found in the corpus, tells a copy
+# (most of the item is there) from an item that only shares a stock phrase with another text.
+COPIED_COVERAGE = 0.5
+
+
+def verdict(coverage: float) -> str:
+    """"copied" when at least COPIED_COVERAGE of an item's n-grams are in the corpus, else "phrase"."""
+    return "copied" if coverage >= COPIED_COVERAGE else "phrase"
 
 
 def choose_n(lengths: list[int], ngram="auto") -> int:
@@ -460,9 +469,12 @@ class HitSet:
             for prev, cur in zip(starts, starts[1:]):
                 run = run + 1 if cur == prev + 1 else 1
                 longest = max(longest, run)
+            item_ngrams = int(max(b_lengths[item] - n + 1, 0))
+            coverage = round(len(starts) / item_ngrams, 4) if item_ngrams else 0.0
             items.append({"benchmark_row": item, "corpus_rows": self.first[item],
                           "corpus_matches": self.count[item], "matched_ngrams": len(starts),
-                          "item_ngrams": int(max(b_lengths[item] - n + 1, 0)), "longest_span": longest + n - 1})
+                          "item_ngrams": item_ngrams, "longest_span": longest + n - 1,
+                          "coverage": coverage, "verdict": verdict(coverage)})
         return items
 
 

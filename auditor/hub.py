@@ -93,14 +93,31 @@ def _remote(repo_id: str) -> str:
     return f"hf://datasets/{repo_id}"
 
 
-def _check_reachable(repo_id: str, token: str | bool) -> None:
+def _check_reachable(repo_id: str, token: str | bool, revision: str | None = None) -> str | None:
+    """The dataset's commit at ``revision`` (None: its latest), asked with a short timeout; None
+    offline (the datasets cache answers, or load_dataset says offline)."""
     if os.environ.get("HF_HUB_OFFLINE") == "1":
-        return  # the datasets cache answers, or load_dataset says offline
+        return None
     from huggingface_hub import HfApi
+    from huggingface_hub.errors import RevisionNotFoundError
     try:
-        HfApi().dataset_info(repo_id, token=token, timeout=hub_timeout())
+        return HfApi().dataset_info(repo_id, revision=revision, token=token, timeout=hub_timeout()).sha
+    except RevisionNotFoundError:
+        raise AuditorError("not_found", f"{repo_id} has no revision {revision!r:.80}.",
+                           "Give a commit sha, a branch or a tag of the dataset (see its page's history), "
+                           "or leave the revision out to read the latest.") from None
     except Exception as exc:  # the hub client raises many types (httpx2.*, HfHubHTTPError, ...)
         raise _classify(exc, repo_id) from None
+
+
+def resolve_revision(repo_id: str, revision: str | None = None, token=None) -> tuple[str | None, str | None]:
+    """(the commit ``revision`` names, the dataset's latest commit): equal when the revision is the
+    latest or not given. A server keys its cache on the first and says when the second differs."""
+    token = _token(token)
+    latest = _check_reachable(repo_id, token)
+    if revision is None or revision == latest:
+        return latest, latest
+    return _check_reachable(repo_id, token, revision), latest
 
 
 def describe(repo_id: str, config: str | None = None, token=None, sample_rows: int = 50) -> dict:
@@ -127,13 +144,23 @@ def describe(repo_id: str, config: str | None = None, token=None, sample_rows: i
     return {"configs": configs, "config": chosen, "splits": splits, "columns": columns, "rows": rows}
 
 
-def load_hub(repo_id: str, config, split, max_rows, token, default_split: str = "train") -> Table:
+def load_hub(repo_id: str, config, split, max_rows, token, default_split: str = "train",
+             revision: str | None = None) -> Table:
+    """Rows of a Hub dataset, read at one commit: ``revision`` (a sha, branch or tag) or the latest.
+    The Table records the commit (``revision``), so a report says exactly what it audited; a
+    revision that is no longer the latest is read as asked and the notices say a newer one exists."""
     token = _token(token)
-    _check_reachable(repo_id, token)
+    latest = _check_reachable(repo_id, token)
+    commit = latest if revision in (None, latest) else _check_reachable(repo_id, token, revision)
+    if commit is None:                  # offline: what the cache holds for the revision asked
+        commit = revision
     import datasets
     notices = []
+    if revision is not None and latest is not None and commit != latest:
+        notices.append(f"revision {commit} read as asked; the dataset has a newer one ({latest})")
+    pinned = {"revision": commit} if commit else {}
     try:
-        configs = list(datasets.get_dataset_config_names(_remote(repo_id), token=token))
+        configs = list(datasets.get_dataset_config_names(_remote(repo_id), token=token, **pinned))
     except Exception as exc:
         raise _classify(exc, repo_id) from None
     if config is None:
@@ -146,7 +173,7 @@ def load_hub(repo_id: str, config, split, max_rows, token, default_split: str = 
         raise AuditorError("bad_config", f"{repo_id} has no config {config!r}.",
                            f"Available configs: {', '.join(configs)}.")
     try:
-        splits = list(datasets.get_dataset_split_names(_remote(repo_id), config, token=token))
+        splits = list(datasets.get_dataset_split_names(_remote(repo_id), config, token=token, **pinned))
     except Exception as exc:
         raise _classify(exc, repo_id, config) from None
     split, note = choose_split(split, splits, repo_id, default_split)
@@ -155,7 +182,7 @@ def load_hub(repo_id: str, config, split, max_rows, token, default_split: str = 
     rows: list[dict] = []
     truncated = False
     try:
-        stream = datasets.load_dataset(_remote(repo_id), config, split=split, streaming=True, token=token)
+        stream = datasets.load_dataset(_remote(repo_id), config, split=split, streaming=True, token=token, **pinned)
         for row in stream:
             if max_rows is not None and len(rows) >= max_rows:
                 truncated = True
@@ -167,4 +194,4 @@ def load_hub(repo_id: str, config, split, max_rows, token, default_split: str = 
         raise AuditorError("empty_input", f"{repo_id} ({config}/{split}) has no rows.", "Try another split.")
     return Table(rows=rows, source=repo_id, config=config, split=split, files=(f"{repo_id}/{config}/{split}",),
                  row_cap=max_rows, truncated=truncated, splits=tuple(splits), configs=tuple(configs),
-                 notices=tuple(notices))
+                 notices=tuple(notices), revision=commit)

@@ -77,7 +77,7 @@ def load_table(spec: SourceSpec) -> Table:
     if isinstance(source, Table):
         return source
     return load(source, spec.config, spec.split, max_rows=spec.max_rows, token=spec.token, kind=spec.kind,
-                default_split=spec.default_split)
+                default_split=spec.default_split, revision=spec.revision)
 
 
 def prepare(source, *, config=None, split=None, max_rows=None, token=None, kind: str = "auto",

@@ -53,6 +53,7 @@ class SourceSpec:
     token: object = field(default=None, repr=False)     # never shown, stored or written
     kind: Literal["auto", "example", "local", "hub"] = "auto"
     default_split: str = "train"        # read when no split is given and there are several
+    revision: str | None = None         # a Hub dataset's commit, branch or tag (None: its latest)
 
     def validated(self) -> "SourceSpec":
         from .sources import check_max_rows

@@ -23,7 +23,9 @@ def side_block(side) -> dict:
     """What the report says about one side (a PreparedSide): where it came from, its size and roles."""
     t = side.table
     notices = list(getattr(t, "notices", ()))      # what the reader chose or skipped (a split, a Spark _temporary/)
-    return {"source": t.source, "config": t.config, "split": t.split, "records": side.records,
+    revision = getattr(t, "revision", None)      # a Hub dataset's commit read (absent for files)
+    return {"source": t.source, "config": t.config, "split": t.split, **({"revision": revision} if revision else {}),
+            "records": side.records,
             "no_text": side.no_text, "fingerprint": side.fingerprint, "truncated": t.truncated,
             "roles": side.roles.to_dict(), **({"notices": notices} if notices else {})}
 

@@ -9,7 +9,10 @@ SCHEMA_ISSUES_SHOWN = 50      # REPORT.md's schema table; summary.json lists eve
 
 
 def input_block(table, fingerprint: str) -> dict:
-    return {"source": table.source, "config": table.config, "split": table.split, "records": len(table.rows),
+    # A Hub dataset's commit read (absent for files and examples, whose reports stay as they were).
+    revision = getattr(table, "revision", None)
+    return {"source": table.source, "config": table.config, "split": table.split,
+            **({"revision": revision} if revision else {}), "records": len(table.rows),
             "fingerprint": fingerprint, "files": list(table.files), "row_cap": table.row_cap,
             "truncated": table.truncated, "notices": list(table.notices)}
 
@@ -107,6 +110,9 @@ def markdown(result, threshold: float | None = None) -> str:
     lines = [f"# Integrity audit: {md_cell(d['input']['source'])}", ""]
     cfg = ", ".join(f"{k} {md_cell(d['input'][k])}" for k in ("config", "split") if d["input"][k])
     lines += [f"{n:,} records{' (' + cfg + ')' if cfg else ''}; fingerprint `{d['input']['fingerprint']}`.", ""]
+    if d["input"].get("revision"):
+        lines += [f"Hub revision `{md_cell(d['input']['revision'])}` (the dataset's commit read: "
+                  "`--revision` reads it again).", ""]
     if d["input"]["truncated"]:
         lines += [f"> **Row cap:** only the first {d['input']['row_cap']:,} records were read; the source has "
                   "more. Figures describe that prefix.", ""]
