@@ -81,6 +81,7 @@ class ScanResult:
     # under the default normaliser (missing its own value); dedup names a dropped row's differences by them.
     evaluated_keys: dict = field(default_factory=dict, repr=False)
     engine: dict | None = None           # {"name": "ray", "seconds": ...} when the search ran on Ray
+    data_fingerprint: str = ""           # records and role fields, named or guessed (review files)
 
     @property
     def records(self) -> int:
@@ -89,7 +90,8 @@ class ScanResult:
     @property
     def side(self) -> PreparedSide:
         """The audited dataset as a prepared side (e.g. ``leak(result.side, test)``)."""
-        return PreparedSide(self.table, self.roles, self.fields, self.fingerprint)
+        return PreparedSide(self.table, self.roles, self.fields, self.fingerprint,
+                            data_fingerprint=self.data_fingerprint)
 
     def near_duplicates(self, threshold: float | None = None) -> NearDuplicates:
         """Near-duplicate figures at any threshold within the searched range, from the cache."""
@@ -177,7 +179,8 @@ def scan(source: str | Table, *, config: str | None = None, split: str | None = 
                       exact_by_normalizer=by_normalizer, pairs=pairs, curve=points, concentration=conc,
                       label_conflicts=conflicts, fields=fields, evaluated_key=_combined(evaluated_keys),
                       evaluated_keys=evaluated_keys, timings=run.timings,
-                      engine={"name": "ray", "seconds": run.timings["near_duplicates"]} if engine == "ray" else None)
+                      engine={"name": "ray", "seconds": run.timings["near_duplicates"]} if engine == "ray" else None,
+                      data_fingerprint=side.data_fingerprint)
 
 
 def _exact_duplicates(fields: Fields, records: list, text_normalizer: str, answer_normalizer: str | None):

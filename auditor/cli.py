@@ -239,7 +239,8 @@ def build_parser() -> argparse.ArgumentParser:
     dedup.add_argument("--keep", choices=KEEP_RULES, default="first",
                        help="which record of a cluster is kept: first (lowest row), longest (text), "
                        "most_common_answer (ties: lowest row)")
-    dedup.add_argument("--review", metavar="JSON", help="review file of 'not a duplicate' marks to respect")
+    dedup.add_argument("--review", metavar="JSON", help="review file (the app's review.json) whose decisions to respect: "
+                       "'not a duplicate' marks, rows kept apart, clusters split")
     dedup.add_argument("--out", required=True, help="output file: .jsonl, .json, .csv, .tsv or .parquet "
                        "(another extension: the input's format)")
     dedup.add_argument("--manifest", metavar="FILE", help="every dropped row and why: .csv, else JSON "
@@ -483,7 +484,7 @@ def cmd_clean(args) -> int:
 
 def cmd_dedup(args) -> int:
     from .audit import ScanSettings, scan
-    from .dedup import dedup, load_review, write_dedup
+    from .dedup import dedup, load_review_file, write_dedup
     from .outputs import write_text
     from .report import to_json
     from .shingles import ShingleSpec
@@ -497,8 +498,8 @@ def cmd_dedup(args) -> int:
     result = scan(args.source, config=args.config, split=args.split, text=args.text, answer=args.answer,
                   group=args.group, labels=args.labels, id=args.id, settings=settings, max_rows=args.max_rows,
                   progress=_progress(args.quiet), revision=args.revision)
-    marks = load_review(args.review, result) if args.review else ()
-    deduped = dedup(result, args.threshold, args.keep, marks)
+    review = load_review_file(args.review, result) if args.review else None
+    deduped = dedup(result, args.threshold, args.keep, review=review)
     notices = [*deduped.notices, *write_dedup(result, deduped, args.out, manifest, source=args.source,
                                               stamps=stamps)]
     for notice in notices:

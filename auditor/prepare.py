@@ -11,12 +11,13 @@ anything else under the text normaliser.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from . import normalize
 from .errors import AuditorError
 from .exact import normalized
-from .roles import Fields, Roles, canonical_record, extract, fingerprint, resolve_roles, text_column
+from .roles import (Fields, Roles, canonical_record, extract, fingerprint_of, fold_records, resolve_roles,
+                    text_column)
 from .settings import SourceSpec
 from .sources import load
 from .table import Table
@@ -29,6 +30,9 @@ class PreparedSide:
     fields: Fields = field(repr=False)
     fingerprint: str
     _normalized: dict = field(default_factory=dict, repr=False, compare=False)
+    # The records and the role fields, however the roles were chosen (named or guessed): what a
+    # review file is bound to (``dedup.review_fingerprint``).
+    data_fingerprint: str = ""
 
     @property
     def records(self) -> int:
@@ -101,5 +105,7 @@ def prepare(source, *, config=None, split=None, max_rows=None, token=None, kind:
     except AuditorError as exc:
         raise in_source(exc, table.source) from None
     records = [canonical_record(r) for r in table.rows]
-    side = PreparedSide(table, roles, fields, fingerprint(records, roles))
+    fold = fold_records(records)
+    side = PreparedSide(table, roles, fields, fingerprint_of(fold, roles),
+                        data_fingerprint=fingerprint_of(fold, replace(roles, guessed=())))
     return (side, records) if with_records else side
