@@ -62,13 +62,15 @@ _ASCII_PUNCT = {c: None for c in range(128) if not (chr(c).isalnum() or chr(c).i
 
 MAX_NGRAM = 64     # GPT-3 used 13; beyond 64 words an n-gram test says nothing an exact match does not
 # An item counts as contaminated when it shares one n-gram with the corpus (GPT-3's definition, the
-# count reported). Its coverage, the share of its own n-grams found in the corpus, tells a copy
-# (most of the item is there) from an item that only shares a stock phrase with another text.
+# count reported). Its coverage, the share of its words that lie in one of its n-grams found in the
+# corpus, tells a copy (most of the item is there, even with a word changed) from an item that only
+# shares a stock phrase with another text. (The share of its n-grams found would call a 30-word
+# item with one word changed a phrase: 5 of its 18 13-grams hold that word.)
 COPIED_COVERAGE = 0.5
 
 
 def verdict(coverage: float) -> str:
-    """"copied" when at least COPIED_COVERAGE of an item's n-grams are in the corpus, else "phrase"."""
+    """"copied" when at least COPIED_COVERAGE of an item's words are covered, else "phrase"."""
     return "copied" if coverage >= COPIED_COVERAGE else "phrase"
 
 
@@ -205,9 +207,14 @@ def scan_corpus(corpus, benchmark: str, *, corpus_config=None, corpus_split=None
     with run.stage("scan"):
         corpus_info, records, compiled = _corpus_batches(corpus, corpus_config, corpus_split, corpus_text, max_rows,
                                                          token)
+        total = len(corpus) if isinstance(corpus, (list, tuple)) else None
         for batch_start, batch in records:
             scanned = scan_batch(index, batch, compiled)
             n_records += scanned.records
+            # Each batch moves the progress (a corpus read from a source has no known total: the
+            # fraction then approaches the end as records go by).
+            run.at(n_records / total if total else n_records / (n_records + BATCH),
+                   f"scanning corpus: {n_records:,}{f' of {total:,}' if total else ''} records")
             n_tokens += scanned.tokens
             n_silent += scanned.no_words
             hits.extend(HitSet.from_batch(scanned, index), batch_start)
@@ -470,7 +477,10 @@ class HitSet:
                 run = run + 1 if cur == prev + 1 else 1
                 longest = max(longest, run)
             item_ngrams = int(max(b_lengths[item] - n + 1, 0))
-            coverage = round(len(starts) / item_ngrams, 4) if item_ngrams else 0.0
+            covered = np.zeros(int(b_lengths[item]), dtype=bool)
+            for s in starts:
+                covered[s:s + n] = True
+            coverage = round(float(covered.mean()), 4) if covered.size else 0.0
             items.append({"benchmark_row": item, "corpus_rows": self.first[item],
                           "corpus_matches": self.count[item], "matched_ngrams": len(starts),
                           "item_ngrams": item_ngrams, "longest_span": longest + n - 1,

@@ -48,11 +48,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_app(tmp: Path) -> tuple[subprocess.Popen, str]:
+def start_app(tmp: Path, extra_env: dict | None = None) -> tuple[subprocess.Popen, str]:
+    """app.py in a subprocess on a free 127.0.0.1 port (offline unless ``extra_env`` says otherwise)."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")}
     env.update({"GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_SERVER_PORT": str(port), "HF_HUB_OFFLINE": "1",
-                "HF_HOME": str(tmp / "hf"), "GRADIO_ANALYTICS_ENABLED": "False"})
+                "HF_HOME": str(tmp / "hf"), "GRADIO_ANALYTICS_ENABLED": "False",
+                "AUDITOR_UPLOADS_DIR": str(tmp / "uploads"), **(extra_env or {})})
     proc = subprocess.Popen([sys.executable, "app.py"], cwd=REPO, env=env, stdout=open(tmp / "app.log", "wb"),
                             stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"

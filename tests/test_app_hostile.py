@@ -166,7 +166,7 @@ def test_hostile_upload_every_field_renders_as_text(page, app_url, tmp_path):
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
 
     open_app(page, app_url)
-    page.locator("#upload input[type=file]").set_input_files(str(path))
+    page.locator("input[type=file]:has(+ #upload)").set_input_files(str(path))
     # The widget shows the original (hostile) name as text; the stored name is Gradio's sanitised one.
     # (Gradio draws the stem and the extension in two spans: a layout may put a space between.)
     stem, ext = UPLOAD_NAME.rsplit(".", 1)

@@ -40,13 +40,13 @@ def test_leakage_between_two_uploads_with_evidence_and_the_self_check(page, app_
     assert copied == 11
 
     open_app(page, app_url)
-    page.locator("#upload input[type=file]").set_input_files(str(a))
+    page.locator("input[type=file]:has(+ #upload)").set_input_files(str(a))
     expect(dataset_box(page)).to_have_value("upload:train_part.jsonl")
     expect(status(page)).to_contain_text("Fields of")
     page.locator("#run").click()
     wait_audited(page, "200", "train_part.jsonl")
     open_tab(page, "Leakage")
-    page.locator("#leak-upload input[type=file]").set_input_files(str(b))
+    page.locator("input[type=file]:has(+ #leak-upload)").set_input_files(str(b))
     page.locator("#leak-run").click()
     expect(page.locator("#leak-status")).to_contain_text("Checked leakage", timeout=TIMEOUT)
     summary = page.locator("#leak-summary")
@@ -65,7 +65,7 @@ def test_leakage_between_two_uploads_with_evidence_and_the_self_check(page, app_
 
     # The same file as B is refused (no 100% figure on screen), unless the box is ticked.
     page.locator("#leak-upload button[aria-label='Clear']").click()
-    page.locator("#leak-upload input[type=file]").set_input_files(str(a))
+    page.locator("input[type=file]:has(+ #leak-upload)").set_input_files(str(a))
     page.locator("#leak-run").click()
     expect(page.locator("#leak-status")).to_contain_text("same", timeout=TIMEOUT)
     expect(page.locator("#leak-status")).to_have_class(re.compile(r"\berror\b"))
@@ -188,7 +188,7 @@ def test_contamination_evidence_highlights_the_shared_span_as_text(page, app_url
     rows[5]["answer"] = "Worked from: " + test[12]["question"]     # found once the answer field is searched too
     path = write_jsonl(tmp_path / "corpus.jsonl", rows)
     open_app(page, app_url)
-    page.locator("#upload input[type=file]").set_input_files(str(path))
+    page.locator("input[type=file]:has(+ #upload)").set_input_files(str(path))
     expect(status(page)).to_contain_text("Fields of")
     page.locator("#run").click()
     wait_audited(page, "7", "corpus.jsonl")

@@ -62,7 +62,7 @@ def leak_journey(pg, app_url, folder: Path, name: str, a_rows, b_rows) -> int:
 
 def check_b(pg, path: Path):
     open_tab(pg, "Leakage")
-    pg.locator("#leak-upload input[type=file]").set_input_files(str(path))
+    pg.locator("input[type=file]:has(+ #leak-upload)").set_input_files(str(path))
     pg.locator("#leak-run").click()
     expect(pg.locator("#leak-status")).to_contain_text("Checked leakage", timeout=TIMEOUT)
 
@@ -280,7 +280,7 @@ def test_conversation_upload_is_read_as_its_turns_and_shown_as_text(page, app_ur
     rows, n = conversations(shape)
     path = write_jsonl(tmp_path / f"chat_{shape}.jsonl", rows)
     open_app(page, app_url)
-    page.locator("#upload input[type=file]").set_input_files(str(path))
+    page.locator("input[type=file]:has(+ #upload)").set_input_files(str(path))
     expect(status(page)).to_contain_text("Fields of")
     expect(page.locator("#text input")).to_have_value(role)
     page.locator("#run").click()

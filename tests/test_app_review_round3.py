@@ -229,7 +229,7 @@ def test_two_visitors_at_once_see_only_their_own_data_and_downloads(browser, app
             open_app(pages[name][1], app_url)
         for name, (path, _, _) in sides.items():
             pg = pages[name][1]
-            pg.locator("#upload input[type=file]").set_input_files(str(path))
+            pg.locator("input[type=file]:has(+ #upload)").set_input_files(str(path))
             expect(status(pg)).to_contain_text("Fields of data.jsonl")
         for name in sides:                         # both audits in flight together
             pages[name][1].locator("#run").click()

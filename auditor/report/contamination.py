@@ -25,7 +25,7 @@ def summary(result) -> dict:
         "contaminated": {"records": len(result.items),
                          "fraction": round(len(result.items) / n_b, 6) if n_b else 0.0},
         "too_short": {"records": len(result.too_short), "rows": result.too_short[:100]},
-        # Of the contaminated items: copied (at least COPIED_COVERAGE of their n-grams in the corpus)
+        # Of the contaminated items: copied (at least COPIED_COVERAGE of their words in n-grams found)
         # and those that only share a phrase (additive keys: "contaminated" stays the GPT-3 count).
         "copied": {**_share(copied, n_b), "min_coverage": COPIED_COVERAGE},
         "phrase_only": _share(len(result.items) - copied, n_b),
@@ -47,9 +47,10 @@ def markdown(result) -> str:
              f"({c['records']:,} records, {c['tokens']:,} tokens). Tokens: {TOKENIZER}.", ""]
     if result.items:
         lines += [f"Of these, **{d['copied']['records']:,} look copied** (at least "
-                  f"{100 * d['copied']['min_coverage']:.0f}% of the item's own {result.n}-grams are in the corpus) and "
-                  f"**{d['phrase_only']['records']:,} only share a phrase** (a stock sentence or a shared setup: "
-                  "read them before calling them contaminated). Coverage is the share of an item's n-grams found.", ""]
+                  f"{100 * d['copied']['min_coverage']:.0f}% of the item's words lie in its {result.n}-grams found in "
+                  f"the corpus) and **{d['phrase_only']['records']:,} only share a phrase** (a stock sentence or a "
+                  "shared setup: read them before calling them contaminated). Coverage is that share of an item's "
+                  "words.", ""]
     if c.get("text") and b.get("text"):
         # Only these fields are checked: a corpus whose text sits in another field looks clean.
         fields = ", ".join(f"`{md_cell(name)}`" for name in c["text"].split(","))

@@ -1,10 +1,12 @@
-"""Contamination verdicts that read right: each contaminated item's coverage (the share of its own
-n-grams found in the corpus) tells a copied item from one that only shares a stock phrase, in
-summary.json (additive keys: "contaminated" stays the GPT-3 count) and REPORT.md.
+"""Contamination verdicts that read right: each contaminated item's coverage (the share of its words
+that lie in one of its n-grams found in the corpus) tells a copied item, even with a word changed,
+from one that only shares a stock phrase, in summary.json (additive keys: "contaminated" stays the
+GPT-3 count) and REPORT.md.
 
 The corpus: 150 GSM8K train questions, 6 GSM8K test questions copied whole (inside longer records),
-and 6 records that share only a 16-word run with another test question, inside text of their own.
-Coverage is counted here with the documented tokenizer, independently of the tool."""
+6 copied with one word in the middle changed, and 6 records that share only a 16-word run with
+another test question, inside text of their own. Coverage is counted here with the documented
+tokenizer, independently of the tool."""
 from __future__ import annotations
 
 import json
@@ -25,8 +27,12 @@ def tokens(text: str) -> list:
 
 def coverage(item: str, corpus: list) -> float:
     grams = {tuple(t[i:i + N]) for t in map(tokens, corpus) for i in range(len(t) - N + 1)}
-    mine = [tuple(tokens(item)[i:i + N]) for i in range(len(tokens(item)) - N + 1)]
-    return sum(g in grams for g in mine) / len(mine)
+    words = tokens(item)
+    covered = set()
+    for i in range(len(words) - N + 1):
+        if tuple(words[i:i + N]) in grams:
+            covered.update(range(i, i + N))
+    return len(covered) / len(words)
 
 
 def test_copied_items_are_told_apart_from_stock_phrase_sharers(tmp_path):
@@ -36,6 +42,11 @@ def test_copied_items_are_told_apart_from_stock_phrase_sharers(tmp_path):
     copied, sharers = long_items[:6], long_items[6:]
     for k, i in enumerate(copied):
         corpus[10 + 20 * k] = "Practice problem. " + test[i] + " Show your work."
+    edited = [i for i, q in enumerate(test) if 28 <= len(tokens(q)) <= 34][:6]     # short: few 13-grams
+    for k, i in enumerate(edited):
+        words = test[i].split()
+        words[len(words) // 2] = "zebra"
+        corpus[12 + 20 * k] = " ".join(words)
     for k, i in enumerate(sharers):
         words = test[i].split()
         phrase = " ".join(words[10:26])          # 16 words from the middle of another problem
@@ -47,6 +58,7 @@ def test_copied_items_are_told_apart_from_stock_phrase_sharers(tmp_path):
     found = {i: c for i, c in truth.items() if c > 0}
     assert set(copied) | set(sharers) <= set(found)
     assert all(truth[i] == 1.0 for i in copied) and all(0 < truth[i] < 0.5 for i in sharers)
+    assert all(0.9 < truth[i] < 1.0 for i in edited)            # a copy with one word changed is a copy
 
     code, out, err = run_cli("contamination", str(path), "--benchmark", "gsm8k", "--ngram", str(N), "--json", "-",
                              "--quiet")
@@ -61,7 +73,8 @@ def test_copied_items_are_told_apart_from_stock_phrase_sharers(tmp_path):
     n_copied = sum(c >= 0.5 for c in found.values())
     assert s["copied"] == {"records": n_copied, "fraction": round(n_copied / 1319, 6), "min_coverage": 0.5}
     assert s["phrase_only"]["records"] == len(found) - n_copied
-    assert {items[i]["verdict"] for i in copied} == {"copied"} and {items[i]["verdict"] for i in sharers} == {"phrase"}
+    assert {items[i]["verdict"] for i in copied + edited} == {"copied"}
+    assert {items[i]["verdict"] for i in sharers} == {"phrase"}
 
     out_dir = tmp_path / "out"
     code, _, err = run_cli("contamination", str(path), "--benchmark", "gsm8k", "--ngram", str(N), "--out-dir",
