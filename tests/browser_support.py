@@ -70,10 +70,19 @@ def read_jsonl(path) -> list:
 
 
 def download(pg, elem_id: str) -> str:
-    """The path of the file a download button gives."""
+    """The path of the file a download button gives (the audit's files are all in the Downloads
+    tab: it is opened for the click, and the tab that was open is opened again)."""
+    button = pg.locator(f"#{elem_id}")
+    back = None
+    if not button.is_visible():
+        back = pg.locator("#tabs [role='tab'][aria-selected='true']").first.inner_text().strip()
+        open_tab(pg, "Downloads")
     with pg.expect_download() as info:
-        pg.locator(f"#{elem_id}").click()
-    return info.value.path()
+        button.click()
+    path = info.value.path()
+    if back:
+        open_tab(pg, back)
+    return path
 
 
 def status(pg):

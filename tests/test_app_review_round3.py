@@ -38,6 +38,7 @@ def upload(pg, path: Path, records: int):
 
 
 def set_threshold(pg, value: str):
+    open_form(pg)                 # (the threshold sits with the fields, folded after a run)
     box = pg.locator("#threshold input[type=number]")
     box.fill(value)
     box.press("Enter")
@@ -89,12 +90,17 @@ def test_a_new_threshold_moves_every_view_and_download_without_a_rescan(page, ap
     open_tab(page, "Threshold curve")
     expect(page.locator("#curve-threshold input[type=number]")).to_have_value("0.5")
     expect(page.locator("#curve-plot text", has_text="selected 0.5")).to_have_count(1)
-    # the curve table: pairs and clusters at each threshold, as the exact all-pairs search finds them
-    expect(page.locator("#curve-table [data-testid='cell-6-0']")).to_have_text("0.3")
-    shown = [[page.locator(f"#curve-table [data-testid='cell-{r}-{c}']").inner_text().strip() for c in range(3)]
-             for r in range(7)]
-    assert shown == [[f"{t:g}", str(ref.pair_count(t)), str(ref.cluster_count(t))]
-                     for t in (0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3)]
+    # the curve table: what dedup does at each threshold (every 0.05, rows kept and dropped, clusters,
+    # the largest, pairs), as the exact all-pairs search finds them
+    cells = page.locator("#curve-table tbody tr").evaluate_all(
+        "rows => rows.map(r => [...r.children].map(c => c.innerText.trim()))")
+    table = {row[0]: [x.split(" ")[0].replace(",", "") for x in row[1:]] for row in cells}
+    assert list(table)[:2] == ["0.30", "0.35"] and list(table)[-1] == "1.00"     # as the sliders run
+    for t in (0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3):
+        clusters_t = ref.clusters(t)
+        dropped_t = sum(len(c) - 1 for c in clusters_t)
+        assert table[f"{t:.2f}"] == [str(len(rows) - dropped_t), str(dropped_t), str(len(clusters_t)),
+                                     str(max(map(len, clusters_t), default=0)), str(ref.pair_count(t))]
     open_tab(page, "Near-duplicate pairs")
     expect(page.locator("#pairs-info")).to_contain_text(f"{ref.pair_count(0.5)} pairs at Jaccard ≥ 0.5")
     open_tab(page, "Clusters")
@@ -119,7 +125,7 @@ def test_a_new_threshold_moves_every_view_and_download_without_a_rescan(page, ap
     assert all(abs(listed[p] - expected[p]) < 1e-4 for p in expected)
 
     # The deduplicated file: the first record of each cluster (the rule stated), every other dropped.
-    open_tab(page, "Clusters")
+    open_tab(page, "Downloads")      # every file of the audit, the deduplicated one with its row count
     page.locator("#dedup-run").click()
     info = page.locator("#dedup-info")
     kept_rows = sorted(set(range(len(rows))) - {r for c in clusters for r in c[1:]})
@@ -177,6 +183,7 @@ def test_a_share_link_reopens_the_same_audit_on_the_same_tab_in_a_fresh_browser(
         expect(fresh.locator("#clusters-info")).to_have_text(caption)
         assert fresh.locator("#cards").inner_text() == cards
         assert share_box(fresh).input_value() == link
+        open_form(fresh)
         for key, value in (("text", "question"), ("answer", "answer")):
             assert f"&{key}={value}&" in link
             assert fresh.locator(f"#{key} input").first.input_value() == value
@@ -192,7 +199,7 @@ def test_a_share_link_reopens_the_same_audit_on_the_same_tab_in_a_fresh_browser(
 
         # Hostile or invalid values: a specific message (or the value ignored), never markup.
         base = {"dataset": "example:gsm8k", "config": "main", "split": "train"}
-        for extra, message in (({"threshold": "7"}, "Threshold 7 is outside [0.3, 1]"),
+        for extra, message in (({"threshold": "7"}, "Threshold 7 is outside (0, 1]"),
                                ({"text": "no_such_field"}, "The text field 'no_such_field' is in no record"),
                                ({"group": XSS}, "is in no record"),
                                ({"tab": XSS, "threshold": "0.6"}, "Audited example:gsm8k")):
@@ -242,6 +249,7 @@ def test_two_visitors_at_once_see_only_their_own_data_and_downloads(browser, app
             summary = json.loads(Path(download(pg, "dl-summary")).read_text(encoding="utf-8"))
             assert summary["input"]["records"] == len(rows)
             open_tab(pg, "Clusters")
+            open_tab(pg, "Downloads")
             pg.locator("#dedup-run").click()
             expect(pg.locator("#dedup-info")).to_contain_text("Deduplicated file")
             # this visitor's rows only, the first of each cluster (ground truth at 0.7)

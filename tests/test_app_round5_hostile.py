@@ -138,7 +138,7 @@ LINK_CASES = [
     ({"bench": "gsm8k", "ngram": "NaN"}, "N-gram size 'NaN' is not a whole number from 1 to 64", "error"),
     # a superscript digit: str.isdigit() says yes, int() fails ("Something went wrong (ValueError)")
     ({"bench": "gsm8k", "ngram": "\u00b2"}, "N-gram size '\u00b2' is not a whole number from 1 to 64", "error"),
-    ({"b": "example:humaneval", "b_threshold": "inf"}, "Threshold inf is outside [0.3, 1]", "error"),
+    ({"b": "example:humaneval", "b_threshold": "inf"}, "Threshold inf is outside (0, 1]", "error"),
     ({"b": "acme/tiny\u202eevil\u0000"}, "is not a Hugging Face dataset id", "error"),
     ({"bench": "gsm8k\u200b"}, "'gsm8k\\u200b' is not a bundled benchmark", "error"),
     ({"b": "example:humaneval", "b_text": '<img src=x onerror="window.__xss=2">'},

@@ -27,11 +27,11 @@ def caption(t: float, tally: dict, keep: str, shown: tuple, matching: int, filte
     review = (f" Before your review: {raw_clusters:,} clusters." if raw_clusters != c else "")
     what = (f"{matching:,} of them match the filters; " if filtered else "") + \
         (f"showing {shown[0]:,}–{shown[1]:,}" if matching else "none to show: widen the filters")
-    return (f"**{c:,} cluster{'s' if c != 1 else ''} at Jaccard ≥ {t:g}** ({tally['identical']:,} identical, "
-            f"{c - tally['identical']:,} variants), holding {tally['in_clusters']:,} records: the deduplicated file "
-            f"keeps one per cluster (rule **{keep.replace('_', ' ')}**), **{tally['kept']:,} of {n:,} rows**, and "
-            f"drops {tally['dropped']:,} ({pct(tally['dropped'], n)}).{review} {what}, largest first. **Select a "
-            "cluster** to see its records.")
+    return (f"**{c:,} cluster{'s' if c != 1 else ''} at Jaccard ≥ {t:g}**, largest first ({tally['identical']:,} "
+            f"identical, {c - tally['identical']:,} variants), holding {tally['in_clusters']:,} records. Kept per "
+            f"cluster: **{keep.replace('_', ' ')}**: the deduplicated file keeps **{tally['kept']:,} of {n:,} rows**, "
+            f"dropping {tally['dropped']:,} ({pct(tally['dropped'], n)}).{review} {what[0].upper()}"
+            f"{what[1:]}. **Select a cluster** to see its records.")
 
 
 def review_html(st_review: dict, effect: int | None) -> str:

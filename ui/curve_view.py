@@ -41,7 +41,7 @@ def figure(points, threshold: float, records: int) -> go.Figure:
     fig.add_vline(x=threshold, line=dict(color="#111827", dash="dash", width=1))
     chosen = at(points, threshold)
     fig.add_annotation(x=threshold, y=1, yref="paper", yanchor="bottom", showarrow=False,
-                       text=h(f"≥ {threshold:g}: drops {chosen.rows_dropped:,}"), font=dict(color="#111827"))
+                       text=h(f"selected {threshold:g}: dedup drops {chosen.rows_dropped:,}"), font=dict(color="#111827"))
     fig.update_xaxes(title_text="Jaccard threshold (looser ← → stricter)", range=[x[0] - 0.01, 1.01], dtick=0.1,
                      tickformat=".1f")
     fig.update_yaxes(title_text="rows / clusters", rangemode="tozero", tickformat=",d")

@@ -151,7 +151,7 @@ new MutationObserver(() => {
 document.addEventListener('keydown', (e) => {
   if (e.ctrlKey || e.metaKey || e.altKey || e.shiftKey) return;
   const t = e.target;
-  if (t && (t.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT', 'BUTTON'].includes(t.tagName))) return;
+  if (t && (t.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName))) return;
   const panel = document.getElementById('pairs-panel');
   if (!panel || panel.offsetParent === null) return;
   const inTable = t && t.closest && t.closest('#pairs-table');

@@ -271,7 +271,13 @@ def check_threshold(threshold) -> float:
         except ValueError:
             raise AuditorError("usage", f"Threshold {threshold!r:.40} is not a number.",
                                "Use a Jaccard threshold such as 0.7.") from None
-    return round(check_jaccard(value), 6)
+        if value.is_integer():
+            value = int(value)          # "7" is quoted back as 7, not 7.0
+    t = round(check_jaccard(value), 6)
+    if t < MIN_THRESHOLD:       # the page's range (its sliders and curve), not a rule of the setting
+        raise AuditorError("usage", f"Threshold {t:g} is below {MIN_THRESHOLD:g}, the lowest this page shows.",
+                           f"Use {MIN_THRESHOLD:g} to 1 here; `auditor scan --thresholds` searches lower.")
+    return t
 
 
 def check_max_rows(max_rows) -> int | None:
