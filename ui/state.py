@@ -98,6 +98,10 @@ def kept_upload(upload, move: bool = False):
     if is_upload_id(upload):
         return STORE.get(upload)
     path = upload_path(upload)
+    if path is None or isinstance(upload, str) and not os.path.isabs(upload):
+        # a link's value that is no id of the store (never a path: the server's files are not offered)
+        raise AuditorError("not_found", "This link names an uploaded file, but no upload id this server makes.",
+                           "Ask for the link again, or upload the file yourself.")
     return STORE.keep(path, path.name, move=move)
 
 
