@@ -371,7 +371,7 @@ def test_contamination_evidence_marks_the_shared_span_as_escaped_text(tmp_path):
 def test_a_without_its_contaminated_records_is_offered_in_its_own_format(tmp_path, fmt):
     """The Space's "A without contaminated records": A's rows less those sharing an n-gram with
     the benchmark (by the n-gram reference), in A's format, each kept row as read."""
-    from test_real_data_sweep import contamination_reference
+    from definitions import contamination_reference
     train, test = real_data.rows("gsm8k/train.jsonl"), real_data.rows("gsm8k/test.jsonl")
     rows = [{"question": r["question"], "answer": r["answer"][:40]} for r in train[:400]]
     for at, item in ((3, 11), (150, 12), (399, 13)):

@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 from conftest import REPO
-from test_real_data_sweep import read_jsonl, write_jsonl
+from definitions import read_jsonl, write_jsonl
 
 
 # The CLI, reporting its own peak at exit: VmHWM of its own memory. (The rusage of a child counts

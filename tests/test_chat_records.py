@@ -2,7 +2,7 @@
 [{from, value}]), the shape most fine-tuning data now has: with no field named, the text is guessed
 as every turn's text but the system prompt's (``messages.content``), never a string id beside it,
 and the checks find what is planted in a turn. Built from real GSM8K problems; compared with the n-gram reference of
-tests/test_real_data_sweep.py on the turns' texts joined as the role reader joins a list (spaces).
+tests/definitions.py on the turns' texts joined as the role reader joins a list (spaces).
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from test_real_data_sweep import contamination_reference, duplicate_figures, norm_default, read_jsonl, write_jsonl
+from definitions import contamination_reference, duplicate_figures, norm_default, read_jsonl, write_jsonl
 
 PLANTED = {17: 40, 333: 41}          # corpus row -> GSM8K test row whose question is its user turn
 

@@ -1,7 +1,7 @@
 """Contamination over several corpus fields (``--text instruction,input,output``): each record's
 present fields, read as one field is read, joined by a newline and checked as one text, alike by
 every reader (Arrow's JSON blocks, the row reader, Parquet, both engines), against a reference
-written here from that definition (tests/test_real_data_sweep.py's n-gram reference).
+written here from that definition (tests/definitions.py's n-gram reference).
 
 The corpus is instruction-tuning records built from real data (MBPP task texts as instructions,
 GSM8K train solutions as outputs) with GSM8K test questions planted in each field, and one split
@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from test_real_data_sweep import contamination_reference, read_jsonl, write_jsonl
+from definitions import contamination_reference, read_jsonl, write_jsonl
 
 FIELDS = ("instruction", "input", "output")
 PLANTED = {11: ("instruction", 60), 222: ("input", 61), 900: ("output", 62)}     # corpus row -> (field, test row)

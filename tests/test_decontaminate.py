@@ -1,5 +1,5 @@
 """``contamination --decontaminate``: a copy of a training corpus without the records that share an
-n-gram with the benchmark, checked against the n-gram reference of tests/test_real_data_sweep.py
+n-gram with the benchmark, checked against the n-gram reference of tests/definitions.py
 (the rows dropped are exactly the union of the rows it finds for any item; every other record is
 written unchanged and in order), on real data: GSM8K train solutions and MBPP task texts as
 instruction records, GSM8K test questions planted whole, cut short and split across records.
@@ -19,7 +19,7 @@ import auditor.contamination as contamination_module
 from auditor import wordtokens
 from auditor.decontaminate import decontaminate
 from auditor.errors import AuditorError
-from test_real_data_sweep import contamination_reference, read_jsonl, write_jsonl
+from definitions import contamination_reference, read_jsonl, write_jsonl
 
 PLANTED = {40: 60, 777: 61, 1450: 62}            # corpus row -> GSM8K test row planted in it
 

@@ -16,7 +16,7 @@ from auditor.report import to_json
 THRESHOLDS = (0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3)
 
 
-def write_jsonl(path, rows) -> str:
+def write_jsonl(path, rows):
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return str(path)
 

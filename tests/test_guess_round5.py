@@ -18,7 +18,7 @@ import pytest
 import auditor
 from auditor.errors import AuditorError
 from auditor.roles import resolve_roles, resolve_text_spec
-from test_real_data_sweep import read_jsonl
+from definitions import read_jsonl
 
 TEMPLATE = "Rewrite the following problem in plain words."
 

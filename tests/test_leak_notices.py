@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from auditor.leakage import leak
-from test_real_data_sweep import read_jsonl, write_jsonl
+from definitions import read_jsonl, write_jsonl
 
 
 @pytest.fixture()

@@ -15,7 +15,7 @@ import pytest
 import auditor.io.outputs as outputs
 from auditor.decontaminate import decontaminate
 from auditor.errors import AuditorError
-from test_real_data_sweep import read_jsonl, write_jsonl
+from definitions import read_jsonl, write_jsonl
 
 
 @pytest.fixture()

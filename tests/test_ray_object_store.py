@@ -259,7 +259,7 @@ def test_decontaminated_copies_written_to_s3_are_the_local_engines_copy(stores, 
     bucket = stores["bucket"]
     local = decontaminate(str(folder), "gsm8k", tmp_path / "local.jsonl")
     # the rows dropped are the n-gram reference's, the planted ones among them
-    from test_real_data_sweep import contamination_reference
+    from definitions import contamination_reference
     texts = corpus[1]
     questions = [r["question"] for r in real_data_files.rows("gsm8k/test.jsonl")]
     found = contamination_reference(texts, questions, local.contamination.n)

@@ -1,6 +1,6 @@
 """Review of ``contamination --decontaminate``: awkward JSONL lines and small Arrow blocks against
 an independent reading of the bytes (split at "\\n", blank lines skipped, the n-gram reference of
-tests/test_real_data_sweep.py), a Ray OUT folder that already holds other data, and the Space's
+tests/definitions.py), a Ray OUT folder that already holds other data, and the Space's
 download of a cut A saying it is cut.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ import auditor.contamination as contamination_module
 from auditor import textstream, wordtokens
 from auditor.decontaminate import decontaminate
 from auditor.errors import AuditorError
-from test_real_data_sweep import contamination_reference, read_jsonl
+from definitions import contamination_reference, read_jsonl
 
 
 def expected_copy(raw: bytes, fields: list[str], questions: list[str], n: int) -> tuple[list[int], bytes]:
@@ -212,7 +212,7 @@ def test_two_objects_on_a_line_balanced_by_one_cut_over_two_is_an_error_not_a_mi
 def test_the_copy_says_which_benchmark_items_it_did_not_look_for(real_data, questions, tmp_path):
     """Items shorter than n are never looked for: a corpus holding one whole kept it with no word in
     the copy's section (only the scan's line above said "too short to check")."""
-    from test_real_data_sweep import words
+    from definitions import words
     items = [" ".join(q.split()[:5]) for q in questions[:3]] + [questions[3]]
     bench = tmp_path / "bench.jsonl"
     bench.write_text("".join(json.dumps({"question": q}) + "\n" for q in items), encoding="utf-8")

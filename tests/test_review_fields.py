@@ -1,7 +1,7 @@
 """Hostile review of four features: contamination over several corpus fields, conversation records,
 leak's CI gate (text_leak / answer_only) and the one evidence.csv format. Real GSM8K records
 (tests/real_data.py) in the shapes curators meet; every expectation is computed here from the
-definitions (tests/ground_truth.py, the n-gram reference of tests/test_real_data_sweep.py), never
+definitions (tests/ground_truth.py, the n-gram reference of tests/definitions.py), never
 from the auditor's own output.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import ground_truth
-from test_real_data_sweep import contamination_reference, norm_default, read_jsonl, write_jsonl
+from definitions import contamination_reference, norm_default, read_jsonl, write_jsonl
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))

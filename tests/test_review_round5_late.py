@@ -23,7 +23,7 @@ import pytest
 import auditor
 from auditor.errors import AuditorError
 from auditor.roles import resolve_roles, resolve_text_spec
-from test_real_data_sweep import read_jsonl, write_jsonl
+from definitions import read_jsonl, write_jsonl
 
 TEMPLATE = "Answer the question using the passage."
 

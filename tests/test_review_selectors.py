@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from test_real_data_sweep import contamination_reference, read_jsonl, write_jsonl
+from definitions import contamination_reference, read_jsonl, write_jsonl
 
 SYSTEM = "You are a careful maths tutor: explain every step of the working before the answer."
 

@@ -23,7 +23,7 @@ ROWS = [
 ]
 
 
-def write_jsonl(path: Path, rows) -> Path:
+def write_jsonl(path, rows):
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path
 
