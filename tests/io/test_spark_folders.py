@@ -1,45 +1,33 @@
-"""Review round 5, readers: what a folder written by Spark / Hadoop / Dask holds beside its part
-files, and JSON documents shaped as columns plus values or as SQuAD.
-
-1. A folder of part-*.parquet with _SUCCESS, _committed_*, _started_*, .crc checksums, _metadata /
-   _common_metadata and a _temporary/ folder of a job's attempt files reads as exactly its part
-   files, in the local engine (load, scan, contamination, leak) and in the Ray listing
-   (list_shards, split_shards, ray_contamination): the _temporary/ rows were read as data (30 rows
-   in a folder of 20). A skipped _temporary/ is said in a notice; a "_" folder the user names is read.
-2. {"question": [...], "answer": [...], "version": "1.0"} was read as one record: now its columns,
-   with the version named in a notice.
-3. SQuAD's {"version", "data": [{"title", "paragraphs": [{"context", "qas": [...]}]}]} was read one
-   record per article (the text guessed: the title): now one record per question.
-
-Ground truth: the part files' own rows read with pandas, records built in the test by plain loops.
-"""
+"""Folders written by Spark / Hadoop / Dask: exactly the part files are read (``_SUCCESS``,
+checksums, metadata and ``_temporary/`` attempt files are not data), by the local engine and the
+Ray listing, locally and on S3; ground truth: the part files' own rows read with pandas."""
 from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
-
 import pandas as pd
 import pytest
-
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 import real_data  # noqa: E402
-
 from auditor.io import sources
 from auditor.cli import main  # noqa: E402
 from auditor.contamination import contamination  # noqa: E402
-from auditor.distributed.runtime import (RECORD_FORMATS, list_shards, open_shard, record_batches,  # noqa: E402
-                                         split_shards)
+from auditor.distributed.runtime import (RECORD_FORMATS, list_shards, open_shard, record_batches,
+                                         split_shards)  # noqa: E402
 from auditor.errors import AuditorError  # noqa: E402
-from auditor.roles import resolve_roles  # noqa: E402
+
 
 TRAIN = real_data.rows("gsm8k/train.jsonl")
+
+
 TEST = real_data.rows("gsm8k/test.jsonl")
+
+
 PARTS = ("part-00000-7c1e-4b2a.c000.snappy.parquet", "part-00001-7c1e-4b2a.c000.snappy.parquet")
+
+
 ATTEMPT = "_temporary/0/_temporary/attempt_202612021200_0003_m_000002_5/part-00002-7c1e-4b2a.c000.snappy.parquet"
 
 
@@ -79,6 +67,7 @@ def spark(tmp_path_factory):
 
 
 def test_the_local_engine_reads_exactly_the_part_files(spark):
+    """From the round-5 review (readers)."""
     folder, committed, _ = spark
     table = sources.load(str(folder))
     assert table.rows == committed
@@ -91,6 +80,7 @@ def test_the_local_engine_reads_exactly_the_part_files(spark):
 
 
 def test_the_ray_listing_is_the_same_set(spark):
+    """From the round-5 review (readers)."""
     folder, committed, _ = spark
     _, shards = list_shards(str(folder), RECORD_FORMATS)
     assert [s.name for s in shards] == list(PARTS)
@@ -108,6 +98,7 @@ def test_the_ray_listing_is_the_same_set(spark):
 
 
 def test_scan_contamination_and_leak_see_only_committed_rows(spark, tmp_path):
+    """From the round-5 review (readers)."""
     folder, committed, planted = spark
     out = tmp_path / "scan.json"
     assert main(["scan", str(folder), "--json", str(out), "--quiet"]) == 0
@@ -133,6 +124,7 @@ def test_scan_contamination_and_leak_see_only_committed_rows(spark, tmp_path):
 
 
 def test_ray_contamination_reads_the_same_rows(spark):
+    """From the round-5 review (readers)."""
     ray = pytest.importorskip("ray")
     from auditor.distributed.contamination import ray_contamination
     folder, committed, planted = spark
@@ -150,7 +142,8 @@ def test_ray_contamination_reads_the_same_rows(spark):
 
 
 def test_an_unfinished_write_and_folders_the_user_names(tmp_path):
-    """No _SUCCESS beside a _temporary/ holding files: the notice says the write may be unfinished.
+    """From the round-5 review (readers): No _SUCCESS beside a _temporary/ holding files: the notice says the
+    write may be unfinished.
     A "_" folder named by the user (or spelled in a glob) is read; found by a wildcard it is not."""
     job = tmp_path / "job"
     _write(job / "part-00000.parquet", TRAIN[:40])
@@ -187,91 +180,9 @@ def test_an_unfinished_write_and_folders_the_user_names(tmp_path):
                 in exc.message, exc.message
 
 
-def test_columns_with_a_version_are_read_as_records(tmp_path):
-    rows = TEST[:25]
-    path = tmp_path / "gsm8k_columns.json"
-    path.write_text(json.dumps({"question": [r["question"] for r in rows], "answer": [r["answer"] for r in rows],
-                                "version": "1.0"}))
-    expected = [{"question": r["question"], "answer": r["answer"]} for r in rows]
-    table = sources.load(str(path))
-    assert table.rows == expected
-    [notice] = table.notices
-    assert "'version': \"1.0\"" in notice and "25 records" in notice
-    assert resolve_roles(table.rows).text == "question"
-    # the Ray engine reads JSON shards with the same parser
-    filesystem, [shard] = list_shards(str(path))
-    assert [r for batch in record_batches(open_shard(filesystem, shard), shard) for r in batch] == expected
-    # one record with lists of one length and a text beside them stays one record
-    record = {"id": 7, "text": TEST[0]["question"], "tokens": TEST[0]["question"].split()[:5],
-              "tags": ["O"] * 5}
-    (tmp_path / "one.json").write_text(json.dumps(record))
-    assert sources.load(str(tmp_path / "one.json")).rows == [record]
-
-
-def _squad(rows: list[dict], articles: int = 4, paragraphs: int = 2) -> dict:
-    data, k = [], 0
-    for a in range(articles):
-        article = {"title": f"GSM8K_{a}", "paragraphs": []}
-        for p in range(paragraphs):
-            context = rows[k]["answer"]
-            qas = []
-            for q in range(1 + (a + p) % 3):
-                question = rows[k + q]["question"]
-                final = rows[k + q]["answer"].split("####")[-1].strip()
-                qas.append({"question": question, "id": f"q{k + q}", "is_impossible": final not in context,
-                            "answers": [{"text": final, "answer_start": context.find(final)}]
-                            if final in context else []})
-            k += len(qas)
-            article["paragraphs"].append({"context": context, "qas": qas})
-        data.append(article)
-    return {"version": "v2.0", "data": data}
-
-
-def test_squad_is_read_one_record_per_question(tmp_path):
-    doc = _squad(TEST)
-    path = tmp_path / "dev-v2.0.json"
-    path.write_text(json.dumps(doc))
-    expected = []
-    for article in doc["data"]:
-        for paragraph in article["paragraphs"]:
-            for qa in paragraph["qas"]:
-                expected.append({"id": qa["id"], "title": article["title"], "context": paragraph["context"],
-                                 "question": qa["question"], "is_impossible": qa["is_impossible"],
-                                 "answers": qa["answers"]})
-    table = sources.load(str(path))
-    assert table.rows == expected and len(expected) > len(doc["data"]) * 2
-    assert "SQuAD layout" in table.notices[0] and f"{len(expected)} questions in 4 articles" in table.notices[0]
-    roles = resolve_roles(table.rows)
-    assert roles.text == "question" and roles.answer == "answers.text"
-    filesystem, [shard] = list_shards(str(path))
-    assert [r for batch in record_batches(open_shard(filesystem, shard), shard) for r in batch] == expected
-    out = tmp_path / "scan.json"
-    assert main(["scan", str(path), "--json", str(out), "--quiet"]) == 0
-    summary = json.loads(out.read_text())
-    assert summary["input"]["records"] == len(expected) and summary["roles"]["text"] == "question"
-
-
-def test_other_two_level_nesting_is_named(tmp_path):
-    """Not SQuAD's own keys: each top-level item stays one record, and a notice names the nesting."""
-    doc = _squad(TEST)
-    renamed = {"data": [{"name": a["title"], "sections": [{"body": p["context"], "items": p["qas"]}
-                                                          for p in a["paragraphs"]]} for a in doc["data"]]}
-    path = tmp_path / "nested.json"
-    path.write_text(json.dumps(renamed))
-    table = sources.load(str(path))
-    assert table.rows == renamed["data"]
-    assert any("'sections' -> 'items'" in n for n in table.notices)
-    # chat records whose messages hold content parts are ordinary records: no notice
-    chat = [{"messages": [{"role": "user", "content": [{"type": "text", "text": r["question"]}]},
-                          {"role": "assistant", "content": [{"type": "text", "text": r["answer"]}]}]}
-            for r in TEST[:5]]
-    (tmp_path / "chat.json").write_text(json.dumps(chat))
-    table = sources.load(str(tmp_path / "chat.json"))
-    assert table.rows == chat and table.notices == ()
-
-
 def test_an_s3_folder_written_by_spark_lists_its_part_files(spark, monkeypatch):
-    """The same folder on S3 (a local moto server): the Ray listing skips _temporary/ there too,
+    """From the round-5 review (readers): The same folder on S3 (a local moto server): the Ray listing skips
+    _temporary/ there too,
     and the parts read back equal the local ones."""
     moto_server = pytest.importorskip("moto.server")
     pafs = pytest.importorskip("pyarrow.fs")

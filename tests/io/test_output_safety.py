@@ -24,7 +24,7 @@ from auditor.io.copies import write_rows
 from auditor.io.outputs import TEMP_SUFFIX, atomic_write, check_outputs, write_text
 from auditor.report import write_outputs
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma".split()
 PREVIOUS = b"previous complete file\n"
 

@@ -27,7 +27,7 @@ from app_server import GATED_TOKEN, TINY_TEST, TINY_TRAIN, AppServer, _jsonl, st
 
 pytest_plugins = ["browser_support"]
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SERVER_TOKEN = "hf_server_own_token_never_lend"     # the HF_TOKEN of the machine / the Space
 SAVED_TOKEN = "hf_saved_login_token_never_lend"     # a token saved by `hf auth login` there
 USER_TOKEN = "hf_token_passed_by_the_caller"        # what a caller passes / a visitor types

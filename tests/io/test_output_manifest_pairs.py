@@ -9,13 +9,19 @@ in place; the files are checked against what each run should write, computed her
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
+import auditor
 import auditor.io.outputs as outputs
 from auditor.decontaminate import decontaminate
 from auditor.errors import AuditorError
 from definitions import read_jsonl, write_jsonl
+
+
+def norm(text: str) -> str:
+    return " ".join(text.lower().split())
 
 
 @pytest.fixture()
@@ -48,6 +54,55 @@ def kill_at(monkeypatch, target):
 
 def lines(path) -> int:
     return len(path.read_text(encoding="utf-8").splitlines())
+
+
+def test_a_symlinked_manifest_is_replaced_at_its_target(tmp_path, run_cli):
+    """From the review of the late round-5 commits."""
+    rows = [{"id": i, "text": f"record number {i} says something about apples and pears"} for i in range(6)]
+    rows += [dict(rows[1], id=100), dict(rows[4], id=101)]
+    src = tmp_path / "in.jsonl"
+    write_jsonl(src, rows)
+    (tmp_path / "keep").mkdir()
+    target = tmp_path / "keep" / "m.json"
+    target.write_text('{"previous": "run"}\n', encoding="utf-8")
+    link = tmp_path / "m.json"
+    os.symlink(os.path.join("keep", "m.json"), link)
+    out = tmp_path / "out.jsonl"
+    code, _, err = run_cli("dedup", str(src), "--out", str(out), "--manifest", str(link), "--quiet")
+    assert code == 0, err
+    assert link.is_symlink() and os.readlink(link) == os.path.join("keep", "m.json")
+    doc = json.loads(target.read_text(encoding="utf-8"))
+    seen, dropped = set(), []
+    for i, r in enumerate(rows):
+        (dropped.append(i) if norm(r["text"]) in seen else seen.add(norm(r["text"])))
+    assert sorted(d["row"] for d in doc["dropped_rows"]) == dropped == [6, 7]
+
+
+def test_a_manifest_through_stdout_redirected_to_a_file_lands_in_that_file(tmp_path):
+    # --manifest naming stdout (here a link to /dev/stdout), the shell sending stdout to log.txt:
+    # the manifest is written into log.txt. Retiring through the link removed log.txt (the
+    # manifest then went to a file named "log.txt (deleted)"), or removed the link itself.
+    """From the review of the late round-5 commits."""
+    import subprocess
+    import sys
+    from conftest import REPO
+    rows = [{"text": f"line {i} of a small file with several words in it"} for i in range(5)]
+    rows.append(dict(rows[2]))
+    src = tmp_path / "in.jsonl"
+    write_jsonl(src, rows)
+    link = tmp_path / "stdout.json"
+    os.symlink("/dev/stdout", link)
+    log = tmp_path / "log.txt"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    with open(log, "w", encoding="utf-8") as fh:
+        proc = subprocess.run([sys.executable, "-m", "auditor", "dedup", str(src), "--out", str(tmp_path / "o.jsonl"),
+                               "--manifest", str(link), "--quiet"], stdout=fh, stderr=subprocess.PIPE, text=True,
+                              env=env, cwd=str(REPO), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl", "log.txt", "o.jsonl", "stdout.json"]
+    assert os.path.islink(link) and os.readlink(link) == "/dev/stdout"
+    doc = json.loads(log.read_text(encoding="utf-8"))
+    assert [d["row"] for d in doc["dropped_rows"]] == [5]
 
 
 def test_decontaminate_killed_before_its_manifest_leaves_no_stale_manifest(corpus, tmp_path, monkeypatch):
