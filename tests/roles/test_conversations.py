@@ -7,10 +7,55 @@ tests/definitions.py on the turns' texts joined as the role reader joins a list 
 from __future__ import annotations
 
 import json
+import os
+import sys
+from pathlib import Path
 
 import pytest
 
-from definitions import contamination_reference, duplicate_figures, norm_default, read_jsonl, write_jsonl
+from definitions import contamination_reference, norm_default, read_jsonl, write_jsonl, duplicate_figures
+
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+
+PLANTED_IN_PARTS = {3: 20, 150: 21, 299: 22}          # corpus row -> GSM8K test row planted in its user turn
+
+
+@pytest.fixture(scope="module")
+def gsm(real_data):
+    return read_jsonl(real_data / "gsm8k/train.jsonl"), read_jsonl(real_data / "gsm8k/test.jsonl")
+
+
+def items_of(summary: dict) -> dict:
+    return {it["benchmark_row"]: (it["corpus_rows"], it["matched_ngrams"], it["item_ngrams"])
+            for it in summary["items"]}
+
+
+def cli_json(run_cli, *args, code=0) -> dict:
+    got, out, err = run_cli(*map(str, args), "--json", "-", "--quiet", timeout=300)
+    assert got == code and "Traceback" not in err, err
+    return json.loads(out)
+
+
+def parts_chats(train, test) -> list:
+    """OpenAI / Hugging Face chat records whose turns hold their text as a list of parts
+    ([{"type": "text", "text": ...}], an image part beside it in some), with a long string id."""
+    rows = []
+    for i, r in enumerate(train[:300]):
+        question = test[PLANTED_IN_PARTS[i]]["question"] if i in PLANTED_IN_PARTS else r["question"]
+        user = [{"type": "text", "text": question}]
+        if i % 7 == 0:
+            user.append({"type": "image_url", "image_url": {"url": f"https://img.example/{i}.png"}})
+        rows.append({"id": f"chat-{i:06d}-" + "x" * 40,
+                     "messages": [{"role": "user", "content": user},
+                                  {"role": "assistant", "content": [{"type": "text", "text": r["answer"]}]}]})
+    return rows
+
+
+def parts_text(row: dict) -> str:
+    """The definition: every text part of every turn, in order, joined by a space."""
+    return " ".join(p["text"] for turn in row["messages"] for p in turn["content"] if p.get("text"))
+
 
 PLANTED = {17: 40, 333: 41}          # corpus row -> GSM8K test row whose question is its user turn
 
@@ -37,6 +82,74 @@ def summary_of(run_cli, *args) -> dict:
     code, out, err = run_cli(*map(str, args), "--json", "-", "--quiet", timeout=300)
     assert code == 0, err
     return json.loads(out)
+
+
+def test_content_parts_named_by_their_dotted_path_are_read(gsm, run_cli, tmp_path):
+    """From the review of several fields, conversations, the leak gate and evidence: `--text
+    messages.content` on parts is refused with a hint naming messages.content.text;
+    that path must then read the parts' text, not silently give every record an empty text
+    (roles.lookup does not descend into a list inside a list: 0 items found, exit 0)."""
+    train, test = gsm
+    rows = parts_chats(train, test)
+    write_jsonl(tmp_path / "chat.jsonl", rows)
+    code, _, err = run_cli("contamination", tmp_path / "chat.jsonl", "--benchmark", "gsm8k",
+                           "--text", "messages.content", "--quiet")
+    assert code == 2 and "messages.content.text" in err and "Traceback" not in err
+    got = cli_json(run_cli, "contamination", tmp_path / "chat.jsonl", "--benchmark", "gsm8k",
+                   "--text", "messages.content.text")
+    assert got["corpus"]["no_words"] == 0
+    expected = contamination_reference([parts_text(r) for r in rows], [r["question"] for r in test],
+                                       got["settings"]["ngram"])
+    assert {(row, item) for row, item in PLANTED_IN_PARTS.items()} <= {(r, i) for i, (rs, _, _) in expected.items() for r in rs}
+    assert items_of(got) == expected
+
+
+def test_content_parts_are_guessed_as_the_turns_text_never_the_id(gsm, run_cli, tmp_path):
+    """From the review of several fields, conversations, the leak gate and evidence: With no field named, a
+    conversation whose turns hold lists of parts must not fall back to
+    the longest string field (here the id: the contamination check then reads ids, finds nothing
+    and passes --fail-on-overlap)."""
+    train, test = gsm
+    rows = parts_chats(train, test)
+    write_jsonl(tmp_path / "chat.jsonl", rows)
+    got = cli_json(run_cli, "contamination", tmp_path / "chat.jsonl", "--benchmark", "gsm8k", "--fail-on-overlap",
+                   code=1)
+    assert got["corpus"]["text"] != "id" and got["corpus"]["text"].startswith("messages.")
+    expected = contamination_reference([parts_text(r) for r in rows], [r["question"] for r in test],
+                                       got["settings"]["ngram"])
+    assert items_of(got) == expected
+
+
+def test_tool_call_turns_with_null_content_are_still_a_conversation(gsm):
+    """From the review of several fields, conversations, the leak gate and evidence: OpenAI function-calling
+    records: assistant turns that call a tool have content null. Half
+    the turns null is no reason to read the id as the text (_chat_field counts null as not text)."""
+    from auditor.roles import column, resolve_roles
+    train, _ = gsm
+    rows = [{"id": f"call-{i:06d}-" + "y" * 40,
+             "messages": [{"role": "user", "content": r["question"]},
+                          {"role": "assistant", "content": None, "tool_calls": [{"function": {"name": "calc"}}]},
+                          {"role": "tool", "content": r["answer"].split("####")[-1].strip()},
+                          {"role": "assistant", "content": None, "tool_calls": [{"function": {"name": "say"}}]}]}
+             for i, r in enumerate(train[:200])]
+    roles = resolve_roles(rows)
+    assert roles.text == "messages.content"
+    assert column(rows[:5], roles.text) == [" ".join(t["content"] for t in r["messages"] if t["content"])
+                                            for r in rows[:5]]
+
+
+def test_one_malformed_turn_does_not_move_the_guess_to_the_system_prompt(gsm):
+    """From the review of several fields, conversations, the leak gate and evidence: ShareGPT records with a
+    system prompt: one stray string among 400 turns makes the
+    conversation guess give up (every turn must be an object), and the longest string, the system
+    prompt that every record repeats, becomes the text."""
+    from auditor.roles import resolve_roles
+    train, _ = gsm
+    system = "You are a careful assistant who solves grade-school mathematics problems step by step."
+    rows = [{"system": system, "conversations": [{"from": "human", "value": r["question"]},
+                                                 {"from": "gpt", "value": r["answer"]}]} for r in train[:200]]
+    rows[57]["conversations"].append("<end of conversation>")
+    assert resolve_roles(rows).text == "conversations.value"
 
 
 @pytest.mark.parametrize("shape", ["openai", "sharegpt"])
@@ -91,7 +204,7 @@ def test_the_space_reads_an_uploaded_conversation_file(chats, tmp_path):
     conversation present twice (rows 499 and 500), shown with the file's own ids."""
     import sys
     from pathlib import Path
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from ui import handlers
     openai, _, _ = chats
     path = tmp_path / "chat.jsonl"
@@ -104,8 +217,6 @@ def test_the_space_reads_an_uploaded_conversation_file(chats, tmp_path):
     shown = handlers.pairs_event(view["state"], "next")
     assert f"id <b>{openai[499]['id']}</b>" in shown["pair_view"] and f"id <b>{openai[500]['id']}</b>" in shown["pair_view"]
 
-
-# --------------------------------------------------------------------------- turns chosen by speaker
 
 @pytest.mark.parametrize("shape", ["openai", "sharegpt"])
 def test_turns_chosen_by_speaker(chats, run_cli, tmp_path, shape):

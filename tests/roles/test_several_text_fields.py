@@ -24,13 +24,18 @@ from auditor.errors import AuditorError
 from auditor.io.table import Table
 from ground_truth import Reference, engine_record_pairs, shingle_sets
 
+
 MATH = "Solve the following grade-school math problem. Show your reasoning and give the final answer."
+
+
 CODE = "Write a Python function that solves the task below."
+
+
 OTHER = "Answer the question below."
+
+
 THRESHOLDS = (0.9, 0.7, 0.5, 0.3)
 
-
-# --------------------------------------------------------------------------- reference
 
 def joined(row: dict, fields) -> str | None:
     """The record's text as the tool defines it: its present (non-null) fields joined by a newline."""
@@ -65,8 +70,6 @@ def write_jsonl(path: Path, rows: list) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path
 
-
-# --------------------------------------------------------------------------- data
 
 @pytest.fixture(scope="module")
 def gsm():
@@ -106,7 +109,39 @@ def alpaca_file(alpaca, tmp_path_factory):
     return write_jsonl(tmp_path_factory.mktemp("alpaca") / "alpaca.jsonl", alpaca)
 
 
-# --------------------------------------------------------------------------- scan
+@pytest.fixture(scope="module")
+def leak_sides(gsm, tmp_path_factory):
+    """A: 300 GSM8K training tasks under one instruction; B: 60 test tasks under it, plus copies of
+    A tasks (whole, with another answer, under another instruction, with a word changed)."""
+    train, test = gsm
+    a = [{"instruction": MATH, "input": r["question"], "output": r["answer"]} for r in train[:300]]
+    b = [{"instruction": MATH, "input": r["question"], "output": r["answer"]} for r in test[:60]]
+    b += [dict(a[3]), dict(a[7]),
+          dict(a[21], output=test[0]["answer"]),
+          dict(a[11], instruction=OTHER),
+          dict(a[20], input=a[20]["input"].replace(a[20]["input"].split()[0], "Yesterday", 1)),
+          {"input": a[30]["input"], "output": a[30]["output"]}]
+    d = tmp_path_factory.mktemp("leak")
+    return a, b, write_jsonl(d / "train.jsonl", a), write_jsonl(d / "eval.jsonl", b)
+
+
+def leak_truth(a, b, fields, threshold=0.7) -> dict:
+    ta, tb = [joined(r, fields) for r in a], [joined(r, fields) for r in b]
+    na, nb = [norm(t) for t in ta], [norm(t) for t in tb]
+    xa, xb = [norm(r["output"]) for r in a], [norm(r["output"]) for r in b]
+    texts, answers, both = set(na) - {None}, set(xa) - {None}, set(zip(na, xa))
+    sa, sb = shingle_sets(ta, "word", 3), shingle_sets(tb, "word", 3)
+    out = {"identical_text": {i for i, t in enumerate(nb) if t in texts},
+           "identical_answer": {i for i, x in enumerate(xb) if x in answers},
+           "identical_both": {i for i, p in enumerate(zip(nb, xb)) if None not in p and p in both},
+           "near_duplicate": {i for i, s in enumerate(sb) if s and any(reaches(s, x, threshold) for x in sa)}}
+    out["any_leak"] = set().union(*out.values())
+    return out
+
+
+def questions(gsm, n=80):
+    return [r["question"] for r in gsm[0][:n]], [r["answer"] for r in gsm[0][:n]]
+
 
 def test_several_text_fields_give_the_reference_duplicates(alpaca, alpaca_file):
     fields = ("instruction", "input")
@@ -250,38 +285,6 @@ def test_a_field_whose_name_has_a_comma_is_that_field(gsm):
         auditor.scan(Table(rows, "comma"), text=["problem, restated", "problem"])
 
 
-# --------------------------------------------------------------------------- leak
-
-@pytest.fixture(scope="module")
-def leak_sides(gsm, tmp_path_factory):
-    """A: 300 GSM8K training tasks under one instruction; B: 60 test tasks under it, plus copies of
-    A tasks (whole, with another answer, under another instruction, with a word changed)."""
-    train, test = gsm
-    a = [{"instruction": MATH, "input": r["question"], "output": r["answer"]} for r in train[:300]]
-    b = [{"instruction": MATH, "input": r["question"], "output": r["answer"]} for r in test[:60]]
-    b += [dict(a[3]), dict(a[7]),
-          dict(a[21], output=test[0]["answer"]),
-          dict(a[11], instruction=OTHER),
-          dict(a[20], input=a[20]["input"].replace(a[20]["input"].split()[0], "Yesterday", 1)),
-          {"input": a[30]["input"], "output": a[30]["output"]}]
-    d = tmp_path_factory.mktemp("leak")
-    return a, b, write_jsonl(d / "train.jsonl", a), write_jsonl(d / "eval.jsonl", b)
-
-
-def leak_truth(a, b, fields, threshold=0.7) -> dict:
-    ta, tb = [joined(r, fields) for r in a], [joined(r, fields) for r in b]
-    na, nb = [norm(t) for t in ta], [norm(t) for t in tb]
-    xa, xb = [norm(r["output"]) for r in a], [norm(r["output"]) for r in b]
-    texts, answers, both = set(na) - {None}, set(xa) - {None}, set(zip(na, xa))
-    sa, sb = shingle_sets(ta, "word", 3), shingle_sets(tb, "word", 3)
-    out = {"identical_text": {i for i, t in enumerate(nb) if t in texts},
-           "identical_answer": {i for i, x in enumerate(xb) if x in answers},
-           "identical_both": {i for i, p in enumerate(zip(nb, xb)) if None not in p and p in both},
-           "near_duplicate": {i for i, s in enumerate(sb) if s and any(reaches(s, x, threshold) for x in sa)}}
-    out["any_leak"] = set().union(*out.values())
-    return out
-
-
 def test_leak_with_several_text_fields(leak_sides):
     a, b, _, _ = leak_sides
     from auditor.leakage import leak
@@ -320,12 +323,6 @@ def test_cli_leak_with_several_text_fields(leak_sides, run_cli, tmp_path):
     for r in rows:          # both texts as the records' fields joined
         assert r["b_text"] == joined(b[int(r["b_row"])], fields)
         assert r["a_text"] == joined(a[int(r["a_row"])], fields)
-
-
-# --------------------------------------------------------------------------- dotted names
-
-def questions(gsm, n=80):
-    return [r["question"] for r in gsm[0][:n]], [r["answer"] for r in gsm[0][:n]]
 
 
 @pytest.mark.parametrize("shape, expected_text, expected_answer", [
