@@ -13,14 +13,14 @@ import json
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from auditor import wordtokens
 from auditor.contamination import ROWS_LISTED, HitSet, build_index, contamination, scan_batch, tokenize
 from auditor.errors import AuditorError
 from auditor.roles import as_text
 from auditor.textstream import jsonl_texts
+
 
 EDGE_CASES = [
     "", None, " ", "\t\n", "\x1c\x1d\x1e\x1fa\x1fb",            # str.split() splits on \x1c-\x1f too
@@ -53,6 +53,11 @@ def check_words(texts, compiled=True):
     assert scan.no_words == sum(not tokenize(t) for t in texts)       # reported as records with no word
     assert hits.count == {item: len(r) for item, r in rows.items()}
     assert hits.first == {item: r[:ROWS_LISTED] for item, r in rows.items()}
+
+
+def write_jsonl(path, lines):
+    data = "".join(line + "\n" for line in lines).encode("utf-8", "surrogatepass")
+    path.write_bytes(gzip.compress(data) if path.name.endswith(".gz") else data)
 
 
 def test_edge_cases():
@@ -217,11 +222,6 @@ def test_bad_utf8_in_a_parquet_column_is_a_clear_error(tmp_path):
     with pytest.raises(AuditorError) as err:
         scan_batch(build_index(["row with words"], 1), column)
     assert err.value.code == "bad_format" and "UTF-8" in err.value.message
-
-
-def write_jsonl(path, lines):
-    data = "".join(line + "\n" for line in lines).encode("utf-8", "surrogatepass")
-    path.write_bytes(gzip.compress(data) if path.name.endswith(".gz") else data)
 
 
 @pytest.mark.parametrize("name", ["c.jsonl", "c.jsonl.gz"])

@@ -7,16 +7,36 @@ import csv
 import io
 import json
 import random
+import unicodedata
 from difflib import SequenceMatcher
+from pathlib import Path
 
 import pytest
 
 import auditor
 import ground_truth as gt
+import real_data
 from auditor.contamination import contamination, tokenize
-from auditor.evidence import (contamination_evidence, contamination_spans, corpus_texts, evidence_csv, excerpt,
-                              leak_evidence, token_spans)
+from auditor.evidence import (contamination_evidence, contamination_spans, corpus_texts, evidence_csv,
+                              excerpt, leak_evidence, token_spans)
 from auditor.leakage import leak
+from conftest import run_cli
+from ground_truth import reference, word_shingles
+
+pytest_plugins = ["app_server", "browser_support"]
+
+
+def _lines(path):
+    return [line for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
+
+
+def _shingles(text):
+    words = text.lower().split()
+    return {tuple(words[i:i + 3]) for i in range(max(len(words) - 2, 1))}
+
+
+def norm_plain(value: str) -> str:
+    return " ".join(unicodedata.normalize("NFC", value).lower().split())
 
 
 def _texts(real_data):
@@ -29,24 +49,6 @@ def _texts(real_data):
                 row = json.loads(line)
                 out += [row[f] for f in fields]
     return out
-
-
-def test_offsets_tokenizer_gives_the_contamination_tokens(real_data):
-    texts = _texts(real_data)
-    assert len(texts) > 20_000
-    rng = random.Random(7)
-    tricky = ("İıßΣσς ǅ _-–—'’\"“”.,;:!?()[]{}<>#$%&*+/=@\\^`|~"
-              "\u0301\u0307\u00a0\u2003\u3000\x1c\x1f\t\n\r\x0b\x0c")
-    alphabet = tricky + "abcXYZ019éÉøÅ日本語ΑΩ"
-    ascii_only = "".join(map(chr, range(128)))
-    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60))) for _ in range(1500)]
-    texts += ["".join(rng.choice(ascii_only) for _ in range(rng.randint(0, 60))) for _ in range(1500)]
-    for k, text in enumerate(texts):
-        spans = token_spans(text)
-        assert [t for t, _, _ in spans] == tokenize(text), text
-        for token, start, end in spans if k % 10 == 0 or k >= len(texts) - 3000 else ():
-            assert tokenize(text[start:end]) == [token]
-            assert tokenize(text[start]) and tokenize(text[end - 1])       # starts and ends on a kept char
 
 
 def _ngram_truth(b_text: str, c_text: str, n: int):
@@ -85,6 +87,80 @@ def contaminated(real_data):
         corpus.append(" ".join(rng.choice(["alpha", "beta", "gamma", "delta"]) for _ in range(30)))
     result = contamination(corpus, "gsm8k")
     return questions, corpus, result
+
+
+def write_jsonl_unicode(path: Path, rows) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_evidence_jaccard_is_each_pairs_own(real_data):
+    # Spider dev questions whose SQL equals a train query but whose wording differs ("How many
+    # airlines do we have?" / "How many airlines are there?"): matched by answer, not near duplicates.
+    result = leak(str(real_data / "spider/train_spider.jsonl"), str(real_data / "spider/dev.jsonl"),
+                  text="question", answer="query", threshold=0.5)
+    train_rows = [json.loads(l) for l in _lines(real_data / "spider/train_spider.jsonl")]
+    train = [r["question"] for r in train_rows]
+    evidence = list(csv.DictReader(io.StringIO(result.evidence_csv())))
+    answer_only = [r for r in evidence if r["b_kinds"] == "identical_answer"]
+    near = [r for r in evidence if "near_duplicate" in r["b_kinds"]]
+    assert len(answer_only) >= 3 and near
+    for r in answer_only:
+        # the pair's own text similarity, under the threshold (never a 1.0 borrowed from the answer)
+        assert float(r["text_jaccard"]) < 0.5 and r["kind"] == "identical_answer"
+        assert r["a_answer"] == train_rows[int(r["a_row"])]["query"] and r["a_text"] == train[int(r["a_row"])]
+        b = _shingles(r["b_text"])
+        for a_row in map(int, r["a_rows"].split()):
+            a = _shingles(train[a_row])
+            assert len(a & b) / len(a | b) < 0.5     # independently: the texts are not near duplicates
+    for r in near:
+        assert 0.5 <= float(r["text_jaccard"]) <= 1.0
+    sample = {p["b"]: p for p in result.summary()["pairs_sample"]}
+    assert all(sample[int(r["b_row"])]["jaccard"] is None for r in answer_only if int(r["b_row"]) in sample)
+    assert "| identical_answer | – |" in result.markdown()
+
+
+def test_evidence_jaccard_and_ids_on_mbpp_versions(tmp_path):
+    """From the round-4 review (real data): MBPP against its sanitized version (B's text field is ``prompt``;
+    both guess ``task_id`` as
+    id): the evidence names every leaked B record once, with the right ids and the exact Jaccard of
+    the two texts."""
+    a_rows = real_data.rows("mbpp/mbpp.jsonl")
+    b_rows = real_data.rows("mbpp/sanitized-mbpp.jsonl")
+    a_path, b_path = tmp_path / "mbpp.jsonl", tmp_path / "sanitized.jsonl"
+    a_path.write_bytes(real_data.content("mbpp/mbpp.jsonl"))
+    b_path.write_bytes(real_data.content("mbpp/sanitized-mbpp.jsonl"))
+    result = leak(str(a_path), str(b_path), text_b="prompt")
+    rows = result.evidence_rows()
+    a_text = {norm_plain(r["text"]) for r in a_rows}
+    ref = reference([r["text"] for r in a_rows] + [r["prompt"] for r in b_rows], "word", 3, 0.7)
+    near = {b - len(a_rows) for (a, b) in ref.record_pairs(0.7) if a < len(a_rows) <= b}
+    text_leak = {i for i, r in enumerate(b_rows) if norm_plain(r["prompt"]) in a_text} | near
+    assert result.summary()["text_leak"]["records"] == len(text_leak) == 228
+    assert len({r["b_row"] for r in rows}) == len(rows) == result.summary()["any_leak"]["records"]
+    for row in rows:
+        b, a = int(row["b_row"]), int(row["a_row"])
+        assert str(row["b_id"]) == str(b_rows[b]["task_id"]) and str(row["a_id"]) == str(a_rows[a]["task_id"])
+        sa, sb = word_shingles(a_rows[a]["text"]), word_shingles(b_rows[b]["prompt"])
+        assert abs(float(row["text_jaccard"]) - len(sa & sb) / len(sa | sb)) < 1e-4
+
+
+def test_offsets_tokenizer_gives_the_contamination_tokens(real_data):
+    texts = _texts(real_data)
+    assert len(texts) > 20_000
+    rng = random.Random(7)
+    tricky = ("İıßΣσς ǅ _-–—'’\"“”.,;:!?()[]{}<>#$%&*+/=@\\^`|~"
+              "\u0301\u0307\u00a0\u2003\u3000\x1c\x1f\t\n\r\x0b\x0c")
+    alphabet = tricky + "abcXYZ019éÉøÅ日本語ΑΩ"
+    ascii_only = "".join(map(chr, range(128)))
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60))) for _ in range(1500)]
+    texts += ["".join(rng.choice(ascii_only) for _ in range(rng.randint(0, 60))) for _ in range(1500)]
+    for k, text in enumerate(texts):
+        spans = token_spans(text)
+        assert [t for t, _, _ in spans] == tokenize(text), text
+        for token, start, end in spans if k % 10 == 0 or k >= len(texts) - 3000 else ():
+            assert tokenize(text[start:end]) == [token]
+            assert tokenize(text[start]) and tokenize(text[end - 1])       # starts and ends on a kept char
 
 
 def test_spans_are_the_shared_runs(contaminated):
@@ -191,3 +267,23 @@ def test_leak_evidence_ids(real_data):
     for r in rows:
         assert r["a_id"] == str(a_rows[r["a_row"]]["task_id"]) and r["b_id"] == str(b_rows[r["b_row"]]["task_id"])
     assert sum(r["a_id"] == r["b_id"] for r in rows) >= 30     # sanitized is a subset of full, same tasks
+
+
+def test_cli_leak_evidence_shows_the_a_record_the_b_text_repeats(tmp_path):
+    """From a curator's review of the Space: B's record repeats A row 1 (text and answer); A row 0 shares
+    only the answer. The evidence
+    row's a_text must be row 1's text, not the lower-numbered answer-only match."""
+    train = real_data.rows("gsm8k/train.jsonl")
+    a_rows = [{"question": train[0]["question"], "answer": "#### 42"},
+              {"question": train[1]["question"], "answer": "#### 42"}]
+    b_rows = [{"question": train[1]["question"], "answer": "#### 42"}]
+    a = write_jsonl_unicode(tmp_path / "a.jsonl", a_rows)
+    b = write_jsonl_unicode(tmp_path / "b.jsonl", b_rows)
+    evidence = tmp_path / "evidence.csv"
+    code, _, err = run_cli("leak", a, b, "--evidence", evidence, "--json", tmp_path / "s.json", "--quiet")
+    assert code == 0, err
+    with open(evidence, encoding="utf-8", newline="") as fh:
+        (row,) = list(csv.DictReader(fh))
+    assert row["b_text"] == b_rows[0]["question"]
+    assert row["a_text"] == a_rows[1]["question"]
+    assert row["a_rows"].split() == ["1", "0"]

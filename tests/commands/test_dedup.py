@@ -18,6 +18,7 @@ from auditor import normalize
 from auditor.dedup import KEEP_RULES, dedup, load_review, ranked_clusters, review_json, write_dedup
 from auditor.errors import AuditorError
 
+
 THRESHOLDS = (0.7, 0.5)
 
 
@@ -69,6 +70,44 @@ def _expected_keep(rows, comp, keep, answer_norm) -> int:
 
 def _evaluated(row) -> tuple:
     return tuple(" ".join(str(row[k]).lower().split()) for k in ("question", "query", "db_id"))
+
+
+def _marks_for(ref, threshold, rows):
+    """Review marks that split clusters: every pair of some clusters' first member (isolating it),
+    a pair of identical questions, and marks that join nothing (different clusters)."""
+    pairs = ref.record_pairs(threshold)
+    comps = ref.clusters(threshold)
+    marks = set()
+    for comp in comps[::4]:
+        head = comp[0]
+        marks |= {(head, j) for j in comp[1:] if (head, j) in pairs}
+    same_text = [(a, b) for (a, b), j in pairs.items() if rows[a]["question"] == rows[b]["question"]]
+    assert same_text
+    marks |= set(same_text[:5])
+    marks.add((comps[1][0], comps[2][0]))        # in two clusters: nothing to split
+    return sorted(marks)
+
+
+@pytest.fixture(scope="module")
+def small_inputs(real_data, tmp_path_factory):
+    """The first 1,500 Spider questions as JSONL, JSON, CSV and Parquet files."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    rows = _rows(real_data / "spider" / "train_spider.jsonl")[:1500]
+    rows = [{"id": f"q{i:05d}", **r} for i, r in enumerate(rows)]
+    folder = tmp_path_factory.mktemp("inputs")
+    (folder / "in.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    (folder / "in.json").write_text(json.dumps(rows, indent=1), encoding="utf-8")
+    with open(folder / "in.csv", "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    with open(folder / "in.tsv", "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]), delimiter="\t")
+        writer.writeheader()
+        writer.writerows(rows)
+    pq.write_table(pa.Table.from_pylist(rows), folder / "in.parquet")
+    return folder, rows
 
 
 @pytest.mark.parametrize("threshold", THRESHOLDS)
@@ -124,22 +163,6 @@ def test_ranked_clusters(spider):
         assert c.kept_row == _expected_keep(rows, c.rows, "longest", result.answer_normalizer)
         assert c.identical == (len({_evaluated(rows[i]) for i in c.rows}) == 1)
     assert any(c.identical for c in ranked) and any(not c.identical for c in ranked)
-
-
-def _marks_for(ref, threshold, rows):
-    """Review marks that split clusters: every pair of some clusters' first member (isolating it),
-    a pair of identical questions, and marks that join nothing (different clusters)."""
-    pairs = ref.record_pairs(threshold)
-    comps = ref.clusters(threshold)
-    marks = set()
-    for comp in comps[::4]:
-        head = comp[0]
-        marks |= {(head, j) for j in comp[1:] if (head, j) in pairs}
-    same_text = [(a, b) for (a, b), j in pairs.items() if rows[a]["question"] == rows[b]["question"]]
-    assert same_text
-    marks |= set(same_text[:5])
-    marks.add((comps[1][0], comps[2][0]))        # in two clusters: nothing to split
-    return sorted(marks)
 
 
 def test_review_marks_split_exactly_the_brute_force_components(spider):
@@ -227,28 +250,6 @@ def test_marks_on_a_sampled_cluster_never_drop_more(real_data):
     assert len(d.kept_rows) >= truth
     no_marks = dedup(result, 0.7)
     assert no_marks.exact and len(no_marks.kept_rows) == len(texts) - 210 + 1
-
-
-@pytest.fixture(scope="module")
-def small_inputs(real_data, tmp_path_factory):
-    """The first 1,500 Spider questions as JSONL, JSON, CSV and Parquet files."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-    rows = _rows(real_data / "spider" / "train_spider.jsonl")[:1500]
-    rows = [{"id": f"q{i:05d}", **r} for i, r in enumerate(rows)]
-    folder = tmp_path_factory.mktemp("inputs")
-    (folder / "in.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    (folder / "in.json").write_text(json.dumps(rows, indent=1), encoding="utf-8")
-    with open(folder / "in.csv", "w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    with open(folder / "in.tsv", "w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]), delimiter="\t")
-        writer.writeheader()
-        writer.writerows(rows)
-    pq.write_table(pa.Table.from_pylist(rows), folder / "in.parquet")
-    return folder, rows
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "json", "csv", "tsv", "parquet"])

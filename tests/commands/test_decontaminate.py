@@ -21,6 +21,7 @@ from auditor.decontaminate import decontaminate
 from auditor.errors import AuditorError
 from definitions import contamination_reference, read_jsonl, write_jsonl
 
+
 PLANTED = {40: 60, 777: 61, 1450: 62}            # corpus row -> GSM8K test row planted in it
 
 

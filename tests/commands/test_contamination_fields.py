@@ -154,7 +154,7 @@ def test_the_space_searches_the_fields_picked(data, tmp_path):
     import re
     import sys
     from pathlib import Path
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from ui import handlers
     rows, _, questions = data
     path = tmp_path / "sft.jsonl"

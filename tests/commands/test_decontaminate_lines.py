@@ -1,8 +1,6 @@
-"""Review of ``contamination --decontaminate``: awkward JSONL lines and small Arrow blocks against
-an independent reading of the bytes (split at "\\n", blank lines skipped, the n-gram reference of
-tests/definitions.py), a Ray OUT folder that already holds other data, and the Space's
-download of a cut A saying it is cut.
-"""
+"""``contamination --decontaminate`` on awkward JSONL lines and small Arrow blocks, against an
+independent reading of the bytes (split at "\n", blank lines skipped, the n-gram reference of
+tests/definitions.py)."""
 from __future__ import annotations
 
 import json
@@ -64,6 +62,7 @@ def awkward(real_data, questions):
 def test_awkward_lines_are_dropped_and_kept_exactly(awkward, questions, tmp_path, monkeypatch, compiled, block):
     # Both scan paths; and Arrow blocks of 2 KiB, so records straddle blocks and the blocks holding
     # a number, a list or a lone surrogate (which Arrow refuses) go to the row reader mid-file.
+    """From the review of --decontaminate."""
     monkeypatch.setattr(contamination_module, "COMPILED_MIN_BYTES", 0 if compiled else 1 << 40)
     monkeypatch.setattr(wordtokens, "SMALL_BYTES", 0 if compiled else 1 << 40)
     monkeypatch.setattr(textstream, "BLOCK", block)
@@ -81,6 +80,7 @@ def test_awkward_lines_are_dropped_and_kept_exactly(awkward, questions, tmp_path
 
 
 def test_several_fields_and_a_json_array_copy(real_data, questions, tmp_path):
+    """From the review of --decontaminate."""
     train = read_jsonl(real_data / "gsm8k/train.jsonl")[:200]
     rows = [{"instruction": r["question"], "output": r["answer"]} for r in train]
     rows[7] = {"instruction": "Solve it.", "output": questions[20]}          # only in the second field
@@ -97,102 +97,10 @@ def test_several_fields_and_a_json_array_copy(real_data, questions, tmp_path):
     assert json.loads(out.read_text(encoding="utf-8")) == [json.loads(line) for line in copy.decode().splitlines()]
 
 
-@pytest.fixture(scope="module")
-def local_ray():
-    ray_module = pytest.importorskip("ray")
-    ray_module.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray_module.shutdown()
-
-
-def test_ray_out_folder_holding_other_data_is_refused(local_ray, real_data, questions, tmp_path):
-    """A former run's shard left in OUT would be read back with the copies (its contaminated
-    records too) while the report counts only this run's: refused before the scan, and a re-run
-    into the same folder (the same shards' copies, replaced) still works."""
-    from auditor.distributed.decontaminate import ray_decontaminate
-    train = read_jsonl(real_data / "gsm8k/train.jsonl")[:120]
-    rows = [{"text": r["question"]} for r in train]
-    rows[30]["text"] = questions[40]
-    corpus = tmp_path / "corpus"
-    (corpus / "z").mkdir(parents=True)
-    (corpus / "part-0.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows[:70]), encoding="utf-8")
-    (corpus / "z" / "part-1.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows[70:]),
-                                                   encoding="utf-8")
-    out = tmp_path / "clean"
-    (out / "old").mkdir(parents=True)
-    (out / "old" / "part-9.jsonl").write_text(json.dumps({"text": questions[41]}) + "\n", encoding="utf-8")
-    (out / ".hidden.jsonl").write_text("not data\n", encoding="utf-8")
-    with pytest.raises(AuditorError) as refused:
-        ray_decontaminate(str(corpus), "gsm8k", str(out), corpus_text="text", quiet=True)
-    assert refused.value.code == "output_path" and "old/part-9.jsonl" in refused.value.message
-    assert not (out / "part-0.jsonl").exists() and not (tmp_path / "clean.dropped.json").exists()
-    (out / "old" / "part-9.jsonl").unlink()
-    for attempt in range(2):            # the second run replaces the first one's copies
-        result = ray_decontaminate(str(corpus), "gsm8k", str(out), corpus_text="text", quiet=True)
-        dropped, _ = expected_copy("".join(json.dumps(r) + "\n" for r in rows).encode(), ["text"], questions,
-                                   result.contamination.n)
-        assert 30 in dropped and result.dropped_rows.tolist() == dropped
-        copied = [json.loads(line) for name in ("part-0.jsonl", "z/part-1.jsonl")
-                  for line in (out / name).read_text(encoding="utf-8").splitlines()]
-        assert copied == [r for i, r in enumerate(rows) if i not in dropped]
-
-
-def test_ray_copy_names_and_outputs_inside_out_are_checked_before_the_scan(tmp_path, run_cli):
-    from auditor.distributed.decontaminate import ray_decontaminate
-    pq = pytest.importorskip("pyarrow.parquet")
-    import pyarrow as pa
-    corpus = tmp_path / "corpus"
-    corpus.mkdir()
-    (corpus / "part.jsonl").write_text('{"text": "a b c"}\n', encoding="utf-8")
-    pq.write_table(pa.table({"text": ["d e f"]}), corpus / "part.parquet")
-    # No Ray session is needed to refuse it: the shards are listed before the scan starts.
-    with pytest.raises(AuditorError, match="would both be copied to 'part.jsonl'"):
-        ray_decontaminate(str(corpus), "gsm8k", str(tmp_path / "clean"), corpus_text="text", quiet=True,
-                          address="127.0.0.1:1")
-    # A manifest inside OUT would be read as one of the copies (a .json shard): refused too.
-    (corpus / "part.parquet").unlink()
-    (tmp_path / "clean").mkdir()
-    with pytest.raises(AuditorError, match="inside the --decontaminate folder"):
-        ray_decontaminate(str(corpus), "gsm8k", str(tmp_path / "clean"), corpus_text="text", quiet=True,
-                          manifest=str(tmp_path / "clean" / "dropped.json"), address="127.0.0.1:1")
-    assert not list((tmp_path / "clean").iterdir())
-    # So are the reports and saved shard results: --out-dir OUT put summary.json and shards/*.json
-    # among the copies (the run succeeded; reading OUT back read them as data).
-    for option, value in (("--out-dir", "clean"), ("--json", "clean/summary.json"), ("--shard-dir", "clean/s")):
-        code, _, err = run_cli("contamination", corpus, "--benchmark", "gsm8k", "--engine", "ray", "--ray-address",
-                               "127.0.0.1:1", "--decontaminate", tmp_path / "clean", option, tmp_path / value,
-                               "--quiet")
-        assert code == 2 and f"{option} " in err and "inside the --decontaminate folder" in err, err
-    assert not list((tmp_path / "clean").iterdir())
-
-
-def test_the_space_download_of_a_cut_a_says_it_is_cut(real_data, questions, tmp_path):
-    """A read up to Max rows: the download holds only those records and says so (it said "99 of
-    100 records" for a file of 400, as if it were the whole of A)."""
-    pytest.importorskip("gradio")
-    from ui import handlers
-    rows = [{"question": r["question"], "answer": "1"} for r in read_jsonl(real_data / "gsm8k/train.jsonl")[:400]]
-    rows[3]["question"] = "Copied: " + questions[11]
-    rows[350]["question"] = "Copied: " + questions[12]
-    path = tmp_path / "a.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    for max_rows, cut in (("100", True), ("", False)):
-        st = handlers.run("upload:a.jsonl", "", "", "", "", "", [], 0.7, max_rows, str(path), None,
-                          "upload:a.jsonl", "http://localhost/")["state"]
-        got = handlers.leak_check(st, "", "", "", "", None, False, "gsm8k", "")
-        read = 100 if cut else 400
-        n = int(got["contam_md"].split("sharing a ")[1].split("-gram")[0])
-        found = contamination_reference([r["question"] for r in rows[:read]], questions, n)
-        dropped = set().union(*(set(r) for r, _, _ in found.values()))
-        with open(got["dl_decontam"]["value"], encoding="utf-8") as fh:
-            assert sum(1 for line in fh if line.strip()) == read - len(dropped)
-        assert f"{read - len(dropped):,} of {read:,} records" in got["contam_md"]
-        assert ("read only up to its first 100 records" in got["contam_md"]) is cut
-
-
 def test_two_objects_on_a_line_balanced_by_one_cut_over_two_is_an_error_not_a_misnumbered_copy(
         real_data, questions, tmp_path):
-    """Arrow read '{..}{..}' on one line and an object cut over the next two as as many rows as
+    """From the review of --decontaminate: Arrow read '{..}{..}' on one line and an object cut over the next
+    two as as many rows as
     lines, so the scan numbered the rows after them wrongly: the copy dropped the cut object's
     first line and kept the planted question (exit 0, a broken JSON line written). Now the block
     goes to the row reader, which names the line; no copy is written."""
@@ -210,7 +118,8 @@ def test_two_objects_on_a_line_balanced_by_one_cut_over_two_is_an_error_not_a_mi
 
 
 def test_the_copy_says_which_benchmark_items_it_did_not_look_for(real_data, questions, tmp_path):
-    """Items shorter than n are never looked for: a corpus holding one whole kept it with no word in
+    """From the review of --decontaminate: Items shorter than n are never looked for: a corpus holding one
+    whole kept it with no word in
     the copy's section (only the scan's line above said "too short to check")."""
     from definitions import words
     items = [" ".join(q.split()[:5]) for q in questions[:3]] + [questions[3]]
