@@ -35,8 +35,13 @@ def norm(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+def python_files(d: Path) -> list[Path]:
+    """The .py files of a dev folder: tests/ with its behaviour folders, bench/ and scripts/ flat."""
+    return sorted(d.rglob("*.py") if d.name == "tests" else d.glob("*.py"))
+
+
 def local_modules(*dirs: Path) -> set[str]:
-    return {p.stem for d in dirs for p in d.glob("*.py")}
+    return {p.stem for d in dirs for p in python_files(d)}
 
 
 def imported(files) -> dict[str, set[str]]:
@@ -93,7 +98,7 @@ PACKAGE = imported(sorted(p for p in (REPO / "auditor").rglob("*.py")
 EXTRAS = {name: imported([REPO / f for f in files]) for name, files in OPTIONAL.items()}
 APP = imported([REPO / "app.py", *sorted((REPO / "ui").glob("*.py"))])   # the Space: app.py and its ui package
 DEV_DIRS = [REPO / "tests", REPO / "bench", REPO / "scripts"]
-DEV = {m: f for m, f in imported([p for d in DEV_DIRS for p in sorted(d.glob("*.py"))]).items()
+DEV = {m: f for m, f in imported([p for d in DEV_DIRS for p in python_files(d)]).items()
        if m not in local_modules(*DEV_DIRS)}
 
 
