@@ -1,23 +1,6 @@
-"""Review round 4 of ``--engine ray`` (contamination, leak): shard layouts and resume cases the
-other Ray tests leave out, each against the local engine and against rows planted in the test.
-
-- a folder holding a link to another folder (and a link loop): the Ray listing entered it (Arrow's
-  recursive listing follows links), so the linked rows were read twice over (a loop: ~40 times),
-  where the local engine, like ``Path.rglob``, reads a linked file and does not enter a linked folder;
-- a shard rewritten with the same size and its old modification time put back (``touch -r``,
-  ``cp -p``, ``rsync -t``) between an interrupted run and its resume: its stale saved result was
-  taken, and the resumed report missed the item now in it;
-- a Spark-style folder (``_SUCCESS``, hidden ``.crc`` files, an empty shard, zstd Parquet, a JSON
-  array, gzip'd JSONL, shards from 10 rows to 5,000) equals the local engine;
-- a glob that matches nothing names the pattern as given;
-- a stale ``ray_current_cluster`` (a ``ray start`` head that is gone) made a run without an address
-  wait without end (measured: over 5 minutes) instead of starting its own Ray;
-- SIGTERM of the CLI ended it with exit 15 and Ray's C++ stack dump (ray.init had replaced the
-  CLI's handler), not "terminated", exit 143; the run then resumes from its saved shards.
-
-One local Ray (2 CPUs) serves the module (``ray_leak_helpers.local_ray``); the last test runs the
-CLI, which starts a Ray of its own.
-"""
+"""``--engine ray`` (contamination, leak): shard layouts and resume cases, each against the local
+engine and rows planted in the test: linked folders, Spark-style folders, a glob matching nothing,
+shards rewritten with their old size and time, a stale ``ray start`` record and SIGTERM."""
 from __future__ import annotations
 
 import gzip
@@ -25,13 +8,9 @@ import json
 import os
 import shutil
 import tempfile
-
 import pytest
-
-ray = pytest.importorskip("ray")
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
-
 import real_data as real_data_files  # noqa: E402
 from auditor.contamination import contamination  # noqa: E402
 from auditor.distributed.contamination import ray_contamination  # noqa: E402
@@ -39,7 +18,8 @@ from auditor.distributed.leak import ray_leak  # noqa: E402
 from auditor.distributed.runtime import list_shards  # noqa: E402
 from auditor.errors import AuditorError  # noqa: E402
 from auditor.leakage import leak  # noqa: E402
-from ray_leak_helpers import local_ray  # noqa: E402,F401  (autouse: the module's Ray)
+from ray_leak_helpers import local_ray  # noqa: E402
+
 
 # GSM8K test row -> the corpus row it is planted at (the corpus: GSM8K train, question + answer)
 PLANTED = {0: 3, 5: 1200, 17: 2701, 42: 5000, 100: 7000}
@@ -69,7 +49,25 @@ def jsonl(rows) -> str:
     return "".join(json.dumps(r) + "\n" for r in rows)
 
 
+def _rewrite_same_size_same_mtime(path, row: int, text: str, key: str = "text") -> None:
+    """Record ``row`` of the JSONL shard ``path`` replaced by one with ``text`` (padded with spaces
+    to the old line's length), the file's size and modification time as they were."""
+    before = os.stat(path)
+    lines = path.read_bytes().split(b"\n")
+    old = json.loads(lines[row])
+    new = {**old, key: text}
+    pad = len(lines[row]) - len(json.dumps(new).encode())
+    assert pad >= 0
+    new[key] = text + " " * pad
+    lines[row] = json.dumps(new).encode()
+    path.write_bytes(b"\n".join(lines))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = os.stat(path)
+    assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+
+
 def test_a_linked_folder_is_not_entered_and_a_link_loop_not_followed(gsm8k, tmp_path):
+    """From the round-4 review of the Ray engine."""
     texts, _ = gsm8k
     rows = [{"id": i, "text": t} for i, t in enumerate(texts)]
     elsewhere = tmp_path / "elsewhere"
@@ -94,6 +92,7 @@ def test_a_linked_folder_is_not_entered_and_a_link_loop_not_followed(gsm8k, tmp_
 
 
 def test_a_spark_style_folder_of_mixed_shards_equals_local(gsm8k, tmp_path):
+    """From the round-4 review of the Ray engine."""
     texts, _ = gsm8k
     rows = [{"id": i, "text": t} for i, t in enumerate(texts)]
     folder = tmp_path / "spark"
@@ -115,6 +114,7 @@ def test_a_spark_style_folder_of_mixed_shards_equals_local(gsm8k, tmp_path):
 
 
 def test_a_glob_that_matches_nothing_names_the_pattern(tmp_path):
+    """From the round-4 review of the Ray engine."""
     (tmp_path / "a.jsonl").write_text('{"text": "x"}\n', encoding="utf-8")
     pattern = str(tmp_path / "nothing" / "*.jsonl")
     with pytest.raises(AuditorError) as caught:
@@ -123,24 +123,8 @@ def test_a_glob_that_matches_nothing_names_the_pattern(tmp_path):
     assert "matches no" in caught.value.message
 
 
-def _rewrite_same_size_same_mtime(path, row: int, text: str, key: str = "text") -> None:
-    """Record ``row`` of the JSONL shard ``path`` replaced by one with ``text`` (padded with spaces
-    to the old line's length), the file's size and modification time as they were."""
-    before = os.stat(path)
-    lines = path.read_bytes().split(b"\n")
-    old = json.loads(lines[row])
-    new = {**old, key: text}
-    pad = len(lines[row]) - len(json.dumps(new).encode())
-    assert pad >= 0
-    new[key] = text + " " * pad
-    lines[row] = json.dumps(new).encode()
-    path.write_bytes(b"\n".join(lines))
-    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
-    after = os.stat(path)
-    assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
-
-
 def test_a_shard_rewritten_with_its_old_size_and_time_is_scanned_again(gsm8k, tmp_path):
+    """From the round-4 review of the Ray engine."""
     texts, test = gsm8k
     rows = [{"id": i, "text": t} for i, t in enumerate(texts)]
     folder = tmp_path / "corpus"
@@ -164,6 +148,7 @@ def test_a_shard_rewritten_with_its_old_size_and_time_is_scanned_again(gsm8k, tm
 
 
 def test_leak_resume_compares_a_rewritten_shard_again(real_data, tmp_path):
+    """From the round-4 review of the Ray engine."""
     train = real_data_files.rows("gsm8k/train.jsonl")
     test_path = real_data / "gsm8k" / "test.jsonl"
     test = real_data_files.rows("gsm8k/test.jsonl")
@@ -185,7 +170,8 @@ def test_leak_resume_compares_a_rewritten_shard_again(real_data, tmp_path):
 
 
 def test_a_stale_ray_start_record_and_sigterm_then_resume(gsm8k, tmp_path):
-    """A ``ray start`` head recorded in RAY_TMPDIR/ray/ray_current_cluster but gone: the CLI starts
+    """From the round-4 review of the Ray engine: A ``ray start`` head recorded in
+    RAY_TMPDIR/ray/ray_current_cluster but gone: the CLI starts
     its own Ray, as the help says (ray.init() without an address joined the recorded head and
     waited for it without end). SIGTERM mid-scan then ends it as the CLI ends a run: "terminated",
     exit 143 (ray.init had replaced the CLI's handler: exit 15 after Ray's C++ stack dump). The
@@ -202,7 +188,7 @@ def test_a_stale_ray_start_record_and_sigterm_then_resume(gsm8k, tmp_path):
         (folder / f"part-{k}.jsonl").write_text(jsonl(rows * 3), encoding="utf-8")
     shard_dir = tmp_path / "shards"
     short = tempfile.mkdtemp(prefix="r4ray")        # Ray's socket paths must stay short
-    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = {**os.environ, "RAY_TMPDIR": short, "RAY_ADDRESS": "",
            "PYTHONPATH": os.pathsep.join([repo, os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
     try:
