@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from auditor import semantic  # noqa: E402
 from ui import handlers, state, views  # noqa: E402
@@ -28,7 +28,7 @@ from ui import handlers, state, views  # noqa: E402
 pytest_plugins = ["app_server", "browser_support"]
 pytestmark = pytest.mark.skipif(not semantic.available(), reason="the semantic extra is not installed")
 
-DATA = Path(__file__).resolve().parent / "data" / "semantic"
+DATA = Path(__file__).resolve().parents[1] / "data" / "semantic"
 BASE = "http://space.example/"
 XSS = '<img src=x onerror="window.__xss=1"> '
 

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import ground_truth  # noqa: E402
 import real_data  # noqa: E402

@@ -1,9 +1,10 @@
-"""Round 5, hostile input, in a real headless Chromium: share-link values of the leakage tab (B, the
-benchmark, the n-gram size, the threshold B was compared at) written by a hostile visitor, benchmark
-files uploaded by a careless curator (empty, NUL bytes, a gzip bomb, a 200 MB line, numbers only, a
-copy of the dataset itself) and the text box naming several fields. Each ends in a clear, specific
-message in the page (never markup, never a local path read, never the server's own HF token) and the
-page stays usable. Expected figures come from the data here (plain Python), never from the app."""
+"""Hostile input to the leakage and contamination tabs, in a real headless Chromium: share-link
+values of the leakage tab (B, the benchmark, the n-gram size, the threshold B was compared at)
+written by a hostile visitor, benchmark files uploaded by a careless curator (empty, NUL bytes, a
+gzip bomb, a 200 MB line, numbers only, a copy of the dataset itself) and the text box naming
+several fields. Each ends in a clear, specific message in the page (never markup, never a local
+path read, never the server's own HF token) and the page stays usable. Expected figures come from
+the data here (plain Python), never from the app."""
 from __future__ import annotations
 
 import csv
@@ -20,12 +21,16 @@ from playwright.sync_api import expect
 
 import real_data
 from app_server import AppServer
-from browser_support import TIMEOUT, TRAP, download, new_page, share_box, upload_and_run, wait_audited, write_jsonl
+from browser_support import (TIMEOUT, TRAP, download, new_page, share_box, upload_and_run, wait_audited,
+                             write_jsonl)
 
 pytest_plugins = ["app_server", "browser_support"]
 pytestmark = pytest.mark.browser
 
+
 SERVER_TOKEN = "hf_server_own_secret_never_lent"
+
+
 DONE = re.compile(r"^\s*(Checked|Could not|No B|A has|This link)")
 
 
@@ -121,8 +126,6 @@ class PeakRss:
         self._thread.join()
 
 
-# --------------------------------------------------------------------------- share-link values
-
 LINK_CASES = [
     # (link values, what the leakage status must say, whether a check ran: "none" / "error" / "note")
     ({"b": "/etc"}, "'/etc' is not a Hugging Face dataset id", "error"),
@@ -148,7 +151,34 @@ LINK_CASES = [
 ]
 
 
+def zero_bomb(path: Path, gib: int = 4) -> Path:
+    """A gzip of ``gib`` GiB of '0' on one line (concatenated gzip members: a few MB on disk)."""
+    member = gzip.compress(b"0" * (1 << 24), compresslevel=9)
+    with open(path, "wb") as fh:
+        fh.write(gzip.compress(b'{"question": "'))
+        for _ in range(gib * 64):
+            fh.write(member)
+    return path
+
+
+def lines_bomb(path: Path) -> Path:
+    """A gzip of ~1.3 GB of short JSON lines (10 million items)."""
+    member = gzip.compress(b'{"question": "what is two and two apples"}\n' * 100_000, compresslevel=9)
+    with open(path, "wb") as fh:
+        for _ in range(300):
+            fh.write(member)
+    return path
+
+
+def wide(path: Path) -> Path:
+    """A gzip (~60 KB) of 6,000 items of 4,000 characters of words: 23 MiB of benchmark text."""
+    member = gzip.compress(('{"question": "' + "apple pear plum " * 250 + '"}\n').encode() * 1000)
+    path.write_bytes(member * 6)
+    return path
+
+
 def test_hostile_link_values_say_what_is_wrong_and_the_page_stays_usable(browser, app_url, app_server):
+    """From the round-5 hostile review of the Space."""
     ctx, pg = new_page(browser, app_url, init_script=TRAP)
     try:
         for params, message, kind in LINK_CASES:
@@ -194,6 +224,7 @@ def test_hostile_link_values_say_what_is_wrong_and_the_page_stays_usable(browser
 
 
 def test_a_gated_b_in_a_link_is_never_read_with_the_servers_token(browser, app_url, app_server):
+    """From the round-5 hostile review of the Space."""
     ctx, pg = new_page(browser, app_url, init_script=TRAP)
     try:
         seen = len(app_server.hub.authorizations)
@@ -208,35 +239,8 @@ def test_a_gated_b_in_a_link_is_never_read_with_the_servers_token(browser, app_u
         ctx.close()
 
 
-# --------------------------------------------------------------------------- uploaded benchmark files
-
-def zero_bomb(path: Path, gib: int = 4) -> Path:
-    """A gzip of ``gib`` GiB of '0' on one line (concatenated gzip members: a few MB on disk)."""
-    member = gzip.compress(b"0" * (1 << 24), compresslevel=9)
-    with open(path, "wb") as fh:
-        fh.write(gzip.compress(b'{"question": "'))
-        for _ in range(gib * 64):
-            fh.write(member)
-    return path
-
-
-def lines_bomb(path: Path) -> Path:
-    """A gzip of ~1.3 GB of short JSON lines (10 million items)."""
-    member = gzip.compress(b'{"question": "what is two and two apples"}\n' * 100_000, compresslevel=9)
-    with open(path, "wb") as fh:
-        for _ in range(300):
-            fh.write(member)
-    return path
-
-
-def wide(path: Path) -> Path:
-    """A gzip (~60 KB) of 6,000 items of 4,000 characters of words: 23 MiB of benchmark text."""
-    member = gzip.compress(('{"question": "' + "apple pear plum " * 250 + '"}\n').encode() * 1000)
-    path.write_bytes(member * 6)
-    return path
-
-
 def test_hostile_benchmark_files_are_refused_clearly_within_the_budget(browser, app_url, app_server, tmp_path):
+    """From the round-5 hostile review of the Space."""
     big_line = tmp_path / "bigline.jsonl"
     with open(big_line, "wb") as fh:
         fh.write(b'{"question": "')
@@ -285,7 +289,8 @@ def test_hostile_benchmark_files_are_refused_clearly_within_the_budget(browser, 
 
 
 def test_a_benchmark_of_numbers_or_tiny_items_is_not_passed_as_clean(page, app_url, tmp_path):
-    """Items with no words to compare (numbers, one token): none can be checked, and the page must
+    """From the round-5 hostile review of the Space: Items with no words to compare (numbers, one token):
+    none can be checked, and the page must
     not let that pass for a clean benchmark."""
     page.goto(app_url + "/?dataset=example:gsm8k")
     wait_audited(page, "7,473", "example:gsm8k")
@@ -305,6 +310,7 @@ def test_a_benchmark_of_numbers_or_tiny_items_is_not_passed_as_clean(page, app_u
 
 
 def test_a_benchmark_identical_to_the_dataset_is_all_contaminated_and_the_downloads_are_right(page, app_url, tmp_path):
+    """From the round-5 hostile review of the Space."""
     rows = [{"question": r["question"], "answer": r["answer"]} for r in real_data.rows("gsm8k/train.jsonl")[:150]]
     a_path = write_jsonl(tmp_path / "same.jsonl", rows)
     page.goto(app_url + "/")
@@ -338,10 +344,9 @@ def test_a_benchmark_identical_to_the_dataset_is_all_contaminated_and_the_downlo
                                    f"sharing a {n}-gram")
 
 
-# --------------------------------------------------------------------------- the text box, several fields
-
 def test_the_text_box_naming_fields_hostile_ways(page, app_url, tmp_path):
-    """Records whose instructions repeat in pairs while input, a field named 'x,y' and a nested
+    """From the round-5 hostile review of the Space: Records whose instructions repeat in pairs while input,
+    a field named 'x,y' and a nested
     meta.prompt tell them apart: the duplicate counts follow the fields named, and bad names are
     refused with the reason."""
     qs = [r["question"] for r in real_data.rows("gsm8k/train.jsonl")[:30]]

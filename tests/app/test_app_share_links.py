@@ -1,10 +1,6 @@
-"""Round 5, in a real headless Chromium: a share link carries the whole audit (B, its split, the
-threshold B was compared at, the contamination benchmark, its n-gram size and A's fields searched),
-so a collaborator opening it sees the same leakage counts and contamination items; an uploaded side
-cannot travel in a link and the opened page says so (never another dataset checked in its place);
-link values are validated (clear messages, nothing rendered as markup). And a curator's own
-benchmark file (CSV here) is scanned for n-gram contamination: exactly the planted items are found.
-Every expected figure comes from the data here (plain Python), never from the app."""
+"""Share links, in a real headless Chromium: a link carries the whole audit (B, its split and
+threshold, the benchmark, its n-gram size, the fields searched); uploaded sides cannot travel;
+bad or oversized values give a clear message and are never poured into the form."""
 from __future__ import annotations
 
 import csv
@@ -18,11 +14,11 @@ from playwright.sync_api import expect
 
 import ground_truth
 import real_data
-from browser_support import (TIMEOUT, TRAP, download, new_page, share_box, upload_and_run, wait_audited,
-                             write_jsonl)
+from browser_support import (TIMEOUT, TRAP, download, new_page, share_box, wait_audited, write_jsonl,
+                             dataset_box, status)
 
 pytest_plugins = ["app_server", "browser_support"]
-pytestmark = pytest.mark.browser
+
 
 REPO = "acme/r5share"
 
@@ -93,9 +89,16 @@ def shared(app_server):
     return {"a": a_rows, "b": b_rows, "test": test}
 
 
-# --------------------------------------------------------------------------- the link carries B and the benchmark
+@pytest.fixture
+def plain_page(browser, app_url):
+    context, pg = new_page(browser, app_url)
+    yield pg
+    context.close()
 
+
+@pytest.mark.browser
 def test_a_link_carrying_b_and_the_benchmark_reproduces_both_views(browser, app_url, shared):
+    """From the round-5 review of share links and benchmark uploads."""
     a_texts, b_texts = [r["question"] for r in shared["a"]], [r["question"] for r in shared["b"]]
     keys = {norm(t) for t in a_texts}
     identical, near = sum(norm(t) in keys for t in b_texts), ground_truth.near_leak_count(a_texts, b_texts, 0.7)
@@ -165,77 +168,9 @@ def test_a_link_carrying_b_and_the_benchmark_reproduces_both_views(browser, app_
             ctx2.close()
 
 
-# --------------------------------------------------------------------------- an uploaded benchmark
-
-def test_an_uploaded_benchmark_finds_exactly_the_planted_items(page, app_url, tmp_path):
-    """GSM8K train questions with 5 HumanEval prompts planted in them (inside longer records); the
-    benchmark is a CSV of the first 40 HumanEval items (multi-line prompts, quoted): its text field
-    is guessed ('prompt'), and exactly the planted items are contaminated."""
-    humaneval = real_data.rows("humaneval/HumanEval.jsonl")[:40]
-    items = [r["prompt"] for r in humaneval]
-    corpus = [{"question": r["question"], "answer": r["answer"]} for r in real_data.rows("gsm8k/train.jsonl")[:300]]
-    planted = {}
-    for k, i in enumerate(range(20, 300, 60)):
-        corpus[i] = {"question": "Complete this code:\n" + items[10 + k] + "\nThanks!", "answer": ""}
-        planted[10 + k] = i
-    a_path = write_jsonl(tmp_path / "corpus.jsonl", corpus)
-    bench_path = tmp_path / "he_bench.csv"
-    with open(bench_path, "w", encoding="utf-8", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(["task_id", "prompt", "entry_point"])
-        writer.writerows([r["task_id"], r["prompt"], r["entry_point"]] for r in humaneval)
-
-    upload_and_run_fresh(page, app_url, a_path, len(corpus))
-    page.get_by_role("tab", name="Leakage", exact=True).click()
-    upload(page, "bench-upload", bench_path)
-    check(page)
-    expect(page.locator("#leak-status")).to_contain_text("Checked contamination.")
-    contam = page.locator("#contam-summary")
-    expect(contam).to_contain_text("Contamination: is he_bench.csv inside A?")
-    expect(contam).to_contain_text(f"Benchmark he_bench.csv: {len(items)} items")
-    n = int(re.search(r"shares a (\d+)-token sequence", contam.inner_text()).group(1))
-    truth = ngram_hits(items, [r["question"] for r in corpus], n)
-    assert truth == set(planted)                      # the ground truth is the planted set
-    expect(contam).to_contain_text(f"share an n-gram with A (contaminated) {len(planted)} (")
-    rows = csv_rows(download(page, "dl-contam"))
-    assert {(int(r["benchmark_row"]), int(r["corpus_row"])) for r in rows} == set(planted.items())
-    assert all(r["benchmark_text"] == items[int(r["benchmark_row"])] for r in rows)
-    kept = [json.loads(line) for line in Path(download(page, "dl-decontam")).read_text("utf-8").splitlines()]
-    assert kept == [r for i, r in enumerate(corpus) if i not in set(planted.values())]
-    # A named text field that is not there, then an n-gram size out of range: clear messages.
-    box(page, "bench-text").fill("question")
-    check(page, "Could not")
-    expect(page.locator("#leak-status")).to_contain_text("The text field 'question' is in no record")
-    expect(page.locator("#leak-status")).to_contain_text("task_id, prompt, entry_point")
-    box(page, "bench-text").fill("prompt")
-    box(page, "ngram").fill("99")
-    check(page, "Could not")
-    expect(page.locator("#leak-status")).to_contain_text("N-gram size '99' is not a whole number from 1 to 64")
-    box(page, "ngram").fill("auto")
-    # A file with no text field, then an empty file
-    numbers = write_jsonl(tmp_path / "numbers.jsonl", [{"a": i, "b": i * 2} for i in range(5)])
-    upload(page, "bench-upload", numbers)
-    box(page, "bench-text").fill("")
-    check(page, "Could not")
-    expect(page.locator("#leak-status")).to_contain_text("numbers.jsonl: no text field could be guessed")
-    empty = tmp_path / "empty.jsonl"
-    empty.write_text("\n", encoding="utf-8")
-    upload(page, "bench-upload", empty)
-    check(page, "Could not")
-    expect(page.locator("#leak-status")).to_contain_text("empty.jsonl: no records found")
-    expect(contam).to_have_text("")
-    assert page.evaluate("window.__xss_hits.slice()") == []
-
-
-def upload_and_run_fresh(pg, app_url, path, records):
-    pg.goto(app_url + "/")
-    wait_audited(pg, "7,473")
-    upload_and_run(pg, path, records)
-
-
-# --------------------------------------------------------------------------- uploaded sides in a link
-
+@pytest.mark.browser
 def test_a_link_names_uploaded_sides_and_checks_nothing_in_their_place(browser, app_url, shared, tmp_path):
+    """From the round-5 review of share links and benchmark uploads."""
     b_rows = shared["b"][:30]
     b_path = write_jsonl(tmp_path / "my_b.jsonl", b_rows)
     he = real_data.rows("humaneval/HumanEval.jsonl")[:10]
@@ -282,8 +217,7 @@ def test_a_link_names_uploaded_sides_and_checks_nothing_in_their_place(browser, 
             ctx2.close()
 
 
-# --------------------------------------------------------------------------- link values are user input
-
+@pytest.mark.browser
 @pytest.mark.parametrize("params, message", [
     ({"b": '<img src=x onerror="window.__xss=1">', "bench": "gsm8k"}, "is not a Hugging Face dataset id"),
     ({"bench": "gsm8k", "ngram": "0"}, "N-gram size '0' is not a whole number from 1 to 64"),
@@ -292,6 +226,7 @@ def test_a_link_names_uploaded_sides_and_checks_nothing_in_their_place(browser, 
     ({"b": "acme/gated"}, "acme/gated"),
 ])
 def test_bad_link_values_give_a_clear_message_and_nothing_else(page, app_url, params, message):
+    """From the round-5 review of share links and benchmark uploads."""
     page.goto(app_url + "/?" + urlencode({"dataset": "example:gsm8k", "zzz_unknown": "1", **params}))
     wait_audited(page, "7,473", "example:gsm8k")
     page.get_by_role("tab", name="Leakage", exact=True).click()
@@ -303,3 +238,23 @@ def test_bad_link_values_give_a_clear_message_and_nothing_else(page, app_url, pa
     assert page.locator("#leak-status img, #leak-status b").count() == 0     # text, never markup
     assert page.evaluate("window.__xss_hits.slice()") == []
     assert "zzz_unknown" not in share_box(page).input_value()
+
+
+@pytest.mark.browser
+def test_share_link_with_an_oversized_value_is_refused_and_never_poured_into_the_form(plain_page, app_url):
+    """From a curator's review of the Space."""
+    plain_page.goto(app_url + "/?" + urlencode({"dataset": "acme/" + "a" * 5000, "threshold": "0.5"}))
+    expect(status(plain_page)).to_contain_text("over 1,000 characters long", timeout=30_000)
+    assert len(status(plain_page).inner_text()) < 400          # the value is not quoted back
+    assert dataset_box(plain_page).input_value() == ""
+    # A long id typed in the box (no Hub id is this long) is refused before any Hub call, quoted short.
+    box = dataset_box(plain_page)
+    box.fill("b" * 300)
+    plain_page.locator("#run").click()
+    expect(status(plain_page)).to_contain_text("is not a Hugging Face dataset id")
+    assert len(status(plain_page).inner_text()) < 400
+    # ... and the page stays usable.
+    humaneval = len(real_data.rows("humaneval/HumanEval.jsonl"))
+    box.fill("example:humaneval")
+    plain_page.locator("#run").click()
+    wait_audited(plain_page, f"{humaneval:,}", "example:humaneval")
