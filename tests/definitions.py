@@ -17,6 +17,8 @@ from fractions import Fraction
 import numpy as np
 import scipy.sparse as sp
 
+THRESHOLDS = (0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3)      # the cluster curve's thresholds
+
 
 def read_jsonl(path) -> list[dict]:
     with open(path, encoding="utf-8") as fh:
