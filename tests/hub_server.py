@@ -24,7 +24,7 @@ what huggingface_hub.utils.hf_raise_for_status keys on. `rev` may be "main" or t
 Gated repos: repo info/tree are public (as on the real Hub); file downloads and auth-check need
 `Authorization: Bearer <gated_token>` -> 401 without a token, 403 with a wrong one (both GatedRepo).
 
-OBSERVED CLIENT BEHAVIOUR (datasets 5.2.0, huggingface_hub 2.4.0, measured; pinned by tests/test_hub_server.py)
+OBSERVED CLIENT BEHAVIOUR (datasets 5.2.0, huggingface_hub 2.4.0, measured; pinned by tests/io/test_hub_server.py)
 Request sequence of load_dataset(repo, config, split): HEAD+GET resolve/main/README.md (a 404 EntryNotFound
 falls back to GET /api/datasets/{repo}), then at the pinned sha: HEAD {name}.py, .huggingface.yaml,
 dataset_infos.json (404s), GET /api/.../revision/{sha}, GET tree/{sha}/{dir}?recursive=false&expand=false,
@@ -94,7 +94,7 @@ class FakeHub:
         self.repos: dict[str, dict] = {}  # repo_id -> {"sha": str, "gated_token": str | None}
         self.requests: list[tuple[str, str]] = []  # (method, path incl. query), in arrival order
         # (method, path incl. query, Authorization header or None) of every request, in arrival order:
-        # what tests/test_token_isolation.py checks (which token, if any, reached the hub).
+        # what tests/io/test_hub_tokens.py checks (which token, if any, reached the hub).
         self.authorizations: list[tuple[str, str, str | None]] = []
         self._server: ThreadingHTTPServer | None = None
         self.endpoint: str | None = None  # set by start()

@@ -13,6 +13,7 @@ pq = pytest.importorskip("pyarrow.parquet")
 from auditor.contamination import contamination, tokenize  # noqa: E402
 from auditor.distributed.contamination import ray_contamination  # noqa: E402
 from auditor.errors import AuditorError  # noqa: E402
+from ray_leak_helpers import local_ray  # noqa: E402,F401  (autouse: the shared local Ray)
 
 
 PLANTED = {0: 3, 7: 410, 42: 1333}       # GSM8K test row -> the corpus row it is planted at
@@ -21,11 +22,6 @@ PLANTED = {0: 3, 7: 410, 42: 1333}       # GSM8K test row -> the corpus row it i
 ARROW_CODECS = {".zst": "zstd", ".lz4": "lz4", ".br": "brotli"}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def local_ray():
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
 
 
 def read_jsonl(path, field):

@@ -20,15 +20,11 @@ from auditor.contamination import contamination  # noqa: E402
 from auditor.distributed import contamination as ray_engine  # noqa: E402
 from auditor.distributed.contamination import ray_contamination  # noqa: E402
 from auditor.errors import AuditorError  # noqa: E402
+from ray_leak_helpers import local_ray  # noqa: E402,F401  (autouse: the shared local Ray)
 
 PLANTED = {0: 3, 5: 1200, 17: 2701, 42: 2950}     # GSM8K test row -> the corpus row it is planted at
 
 
-@pytest.fixture(scope="module", autouse=True)
-def local_ray():
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
 
 
 @pytest.fixture(scope="module")
@@ -390,7 +386,7 @@ def test_ray_decontaminate_copies_each_shard_as_the_local_engine_copies_the_corp
 def test_ray_decontaminate_refusals(corpus, tmp_path, run_cli):
     folder, _, _ = corpus
     address = ray.get_runtime_context().gcs_address
-    # (a store that cannot be reached, here with no network, is named: tests/test_ray_object_store.py
+    # (a store that cannot be reached, here with no network, is named: tests/engines/test_ray_object_store.py
     # writes copies to one)
     for out, said in [(folder / "copy", "inside"), ("s3://bucket/copy", "'s3://bucket/copy'")]:
         code, _, err = run_cli("contamination", folder, "--benchmark", "gsm8k", "--engine", "ray", "--ray-address",

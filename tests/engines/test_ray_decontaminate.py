@@ -8,6 +8,7 @@ import pytest
 
 from auditor.errors import AuditorError
 from definitions import contamination_reference, read_jsonl
+from ray_leak_helpers import local_ray  # noqa: E402,F401  (autouse: the shared local Ray)
 
 
 def expected_copy(raw: bytes, fields: list[str], questions: list[str], n: int) -> tuple[list[int], bytes]:
@@ -32,12 +33,6 @@ def questions(real_data):
     return [r["question"] for r in read_jsonl(real_data / "gsm8k/test.jsonl")]
 
 
-@pytest.fixture(scope="module")
-def local_ray():
-    ray_module = pytest.importorskip("ray")
-    ray_module.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray_module.shutdown()
 
 
 def test_ray_out_folder_holding_other_data_is_refused(local_ray, real_data, questions, tmp_path):

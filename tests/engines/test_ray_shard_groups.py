@@ -18,13 +18,9 @@ from auditor.contamination import contamination  # noqa: E402
 from auditor.distributed import contamination as ray_engine  # noqa: E402
 from auditor.distributed import runtime  # noqa: E402
 from auditor.distributed.contamination import ray_contamination  # noqa: E402
+from ray_leak_helpers import local_ray  # noqa: E402,F401  (autouse: the shared local Ray)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def local_ray():
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
 
 
 # --------------------------------------------------------------------------- the grouping itself

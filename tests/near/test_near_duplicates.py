@@ -119,7 +119,7 @@ UNTUNED = {
     "humaneval-prompt": ("humaneval/HumanEval.jsonl", "prompt", None, ShingleSpec("word", 3)),
     "humaneval-solution": ("humaneval/HumanEval.jsonl", "canonical_solution", None, ShingleSpec("word", 3)),
     # answer named explicitly: left blank, the guess lands on the dict-valued `sql` field (see
-    # test_exact_and_checks.py::test_guessed_answer_skips_object_valued_fields).
+    # roles/test_role_guessing.py::test_guessed_answer_skips_object_valued_fields).
     "spider-dev-query": ("spider/dev.jsonl", "query", None, ShingleSpec("word", 3)),
     "gsm8k-train-answer-3000": ("gsm8k/train.jsonl", "answer", 3000, ShingleSpec("word", 3)),
     "spider-dev-question-word2": ("spider/dev.jsonl", "question", None, ShingleSpec("word", 2)),
