@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pytest
 
 import auditor
 from auditor.clean import clean
@@ -94,6 +95,7 @@ def test_clean_cli_writes_each_format(run_cli, real_data, tmp_path):
         assert report["dropped"] == 7 and report["kept"] == 1027
 
 
+@pytest.mark.sweep
 def test_clean_drops_exactly_the_leaked_rows(real_data, run_cli, tmp_path):
     """``clean``: dropped = B rows whose normalised text is an A text, plus (--near) rows with an A
     text at Jaccard >= 0.7, plus (--dedup) later copies of a B text; the kept file is the other

@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import real_data
 from auditor.contamination import choose_n, contamination, tokenize
@@ -129,6 +130,7 @@ def test_contamination_report_module_formats_as_the_result_does(real_data):
     assert report.summary(result) == result.summary() and report.markdown(result) == result.markdown()
 
 
+@pytest.mark.sweep
 def test_contamination_finds_planted_items_at_their_rows(real_data, run_cli, tmp_path):
     """A corpus of GSM8K train problems with GSM8K test questions planted at known rows (whole, or
     only their last 15 words) and LLM rephrasings of other test questions: exactly the planted
@@ -172,6 +174,7 @@ def test_contamination_finds_planted_items_at_their_rows(real_data, run_cli, tmp
     assert summary["too_short"]["records"] == sum(length < n for length in lengths)
 
 
+@pytest.mark.sweep
 def test_contamination_mbpp_auto_ngram_and_too_short(real_data, run_cli, tmp_path):
     """MBPP test as the benchmark: N is the 5th percentile of its item lengths (clamped 8..13), the
     items shorter than N are counted, and a planted test item is found at its row while a planted

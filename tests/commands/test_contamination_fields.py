@@ -101,6 +101,7 @@ def test_the_arrow_reader_and_the_row_reader_join_alike(data, tmp_path):
     assert isinstance(block, pa.Array) and block.to_pylist() == [None, "x", "y", ""]
 
 
+@pytest.mark.sweep
 def test_parquet_and_the_ray_engine_agree(data, run_cli, tmp_path):
     """The same records as JSONL, as Parquet, and as shards of both on Ray: the same report."""
     pytest.importorskip("ray")

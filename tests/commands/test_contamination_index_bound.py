@@ -13,6 +13,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from conftest import REPO
 from definitions import read_jsonl, write_jsonl
 
@@ -39,6 +41,7 @@ def run_measured(args, env) -> tuple[int, str, float]:
     return proc.returncode, "\n".join(line for line in lines if not line.startswith("PEAK_KB ")), peak[0] / 1024
 
 
+@pytest.mark.sweep
 def test_a_benchmark_larger_than_its_index_budget_is_refused_in_bounded_memory(real_data, tmp_path):
     test = read_jsonl(real_data / "gsm8k/test.jsonl")
     corpus = tmp_path / "corpus.jsonl"

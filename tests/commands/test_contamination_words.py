@@ -64,6 +64,7 @@ def test_edge_cases():
     check_words(EDGE_CASES)
 
 
+@pytest.mark.sweep
 def test_every_character_up_to_u_ffff():
     """The compiled scan's Unicode table against the definition, character by character, alone and
     between letters, spaces and capital sigma (whose lowercase depends on its neighbours)."""
@@ -75,6 +76,7 @@ def test_every_character_up_to_u_ffff():
     check_words(texts)
 
 
+@pytest.mark.sweep
 def test_capital_sigma_after_and_before_every_character():
     """Capital sigma's lowercase (final or not) in the compiled scan follows Python's rule with
     every character up to U+FFFF, and a sample of planes 1-2, as its neighbour: right before and
@@ -152,6 +154,7 @@ def test_real_benchmark_texts(real_data):
     check_words(texts)
 
 
+@pytest.mark.sweep
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.one_of(st.none(), st.text(), st.text(alphabet=" \t\n\x0b\x1fAbZ_9-'.:ΣσςİéŉǅⅫ①\u00a0\u3000\u0301\u0345\u00ad"))))
 def test_random_texts(texts):

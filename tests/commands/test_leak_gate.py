@@ -106,6 +106,7 @@ def test_leak_gate_ignores_shared_multiple_choice_letters(run_cli, tmp_path):
     assert summary["answer_only"]["records"] == len(ans - ident - near) == 27
 
 
+@pytest.mark.sweep
 def test_gate_evidence_and_clean_agree_with_the_definitions_on_both_engines(gsm, run_cli, tmp_path):
     """From the review of several fields, conversations, the leak gate and evidence: A (3 shards, ids,
     answers; one B text copied 8 times across the shards) against B with

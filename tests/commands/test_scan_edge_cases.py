@@ -46,6 +46,7 @@ def test_text_field_present_in_no_row(tmp_path):
     assert "question" in info.value.hint
 
 
+@pytest.mark.sweep
 def test_single_ten_megabyte_record_and_a_million_tokens(tmp_path):
     """From the odd-inputs review."""
     rng = random.Random(5)
@@ -60,6 +61,7 @@ def test_single_ten_megabyte_record_and_a_million_tokens(tmp_path):
     assert summary["near_duplicates"]["pairs"] == 1 and summary["near_duplicates"]["pairs_sample"][0]["jaccard"] == 1.0
 
 
+@pytest.mark.sweep
 def test_one_hundred_thousand_identical_records(tmp_path):
     """From the odd-inputs review."""
     path = tmp_path / "same.jsonl.gz"

@@ -17,6 +17,8 @@ from auditor.audit import scan
 from definitions import curve, duplicate_figures, norm_default, norm_python, norm_sql, read_jsonl
 from ground_truth import reference
 
+pytestmark = pytest.mark.sweep      # a long sweep: run by CI and scripts/test.sh --all
+
 
 THRESHOLDS = (0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3)
 
