@@ -206,6 +206,7 @@ def test_out_of_memory_hint_never_suggests_the_row_cap_already_given():
         cli.COMMANDS["scan"] = old
 
 
+@pytest.mark.sweep
 @pytest.mark.parametrize("name", sorted(BOMBS))
 def test_gzip_bombs_and_huge_lines_are_refused_within_the_budget(tmp_path, name):
     """From the hostile-input review."""
@@ -229,6 +230,7 @@ def test_a_row_cap_reads_a_bomb_only_as_far_as_it_needs(tmp_path):
     assert first == "LOADED" and peak < 48 * MB
 
 
+@pytest.mark.sweep
 @pytest.mark.parametrize("name", sorted(TINY_VALUES))
 def test_tiny_values_are_charged_what_they_hold_in_memory(tmp_path, monkeypatch, name):
     """From the round-4 review (hostile inputs)."""
@@ -264,6 +266,7 @@ def test_tiny_values_are_charged_what_they_hold_in_memory(tmp_path, monkeypatch,
     assert auditor.load(str(path)).rows == rows
 
 
+@pytest.mark.sweep
 @pytest.mark.parametrize("shape", ["boolean_columns", "list_column"])
 def test_parquet_values_are_charged_before_they_become_python_objects(tmp_path, monkeypatch, shape):
     """From the round-4 review (hostile inputs)."""

@@ -177,6 +177,7 @@ def test_damaged_file_is_a_clear_error_in_the_library(damaged, name):
         assert name.split(".")[0] in info.value.message or name == "empty_dir"   # it names the file
 
 
+@pytest.mark.sweep
 @pytest.mark.parametrize("name", sorted(FILE_CASES))
 def test_damaged_file_is_a_clear_error_in_the_cli(damaged, run_cli, name):
     """From the hostile-input review."""
