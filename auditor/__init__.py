@@ -9,15 +9,28 @@ the data it is evaluated on?
 The engine is a pipeline of small steps, each a module with one job, imported one way, down the
 layers (docs/architecture.md): io (sources) -> roles -> schema / exact -> shingles -> near ->
 clusters -> report; the commands compose them, ``engines`` chooses where they run, and this
-module, the CLI and the app are the front ends.
+facade, the CLI and the app are the front ends.
+
+Every ``import auditor.x`` runs this file first, so it stays light: the engine (numpy, scipy,
+pyarrow) is imported when ``scan``, ``leak`` or a result type is first asked for. (The one place
+an auditor module is imported inside a function on purpose; tests/structure checks the rest.)
 """
-from .audit import ScanResult, ScanSettings
-from .engines import leak, scan
+from importlib import import_module
+
 from .errors import AuditorError
 from .io.sources import load
 from .io.table import Table
-from .settings import EngineSettings, ShingleSpec
+from .settings import EngineSettings, ScanSettings, ShingleSpec
 from .version import __version__
+
+_ENGINE_NAMES = {"scan": "engines", "leak": "engines", "ScanResult": "audit"}
+
+
+def __getattr__(name):
+    if name in _ENGINE_NAMES:
+        return getattr(import_module(f".{_ENGINE_NAMES[name]}", __name__), name)
+    raise AttributeError(f"module 'auditor' has no attribute {name!r}")
+
 
 # (``auditor.engines`` has clean and contamination on either engine too; the names here would hide
 # the modules ``auditor.clean`` and ``auditor.contamination``.)

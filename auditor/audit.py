@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import normalize
 from .clusters import GIANT_SHARE, CurvePoint, clusters_at, curve  # noqa: F401  (CurvePoint: the curve's type)
 from .concentration import Concentration, concentration
 from .errors import AuditorError
@@ -30,7 +29,7 @@ from .progress import Progress
 from .report import scan as report
 from .roles import Fields, Roles
 from .schema import Degenerate, Schema, check_degenerate, check_schema
-from .settings import NearSettings, SourceSpec
+from .settings import NearSettings, ScanSettings, SourceSpec
 from .shingles import shingle_matrix
 
 PAIRS_SAMPLE = 50
@@ -38,22 +37,6 @@ PAIRS_SAMPLE = 50
 STAGES = (("load", "loading", 0.15), ("roles", "reading fields", 0.10),
           ("exact", "checking schema and exact duplicates", 0.10), ("shingles", "hashing shingles", 0.10),
           ("near_duplicates", "searching near duplicates", 0.40), ("curve", "clustering", 0.15))
-
-
-@dataclass(frozen=True)
-class ScanSettings(NearSettings):
-    """The near-duplicate settings (``settings.NearSettings``) plus the exact-duplicate normalisers."""
-    normalizer: str = "default"          # for text, text+answer and record duplicates
-    answer_normalizer: str = "auto"      # "auto": code for code/SQL answers, else the text normaliser
-
-    def validated(self) -> "ScanSettings":
-        checked = super().validated()
-        for name in (self.normalizer, *(() if self.answer_normalizer == "auto" else (self.answer_normalizer,))):
-            if not isinstance(name, str):
-                raise AuditorError("usage", f"A normaliser is named by a string, got {name!r:.40}.",
-                                   "Use exact, default or code.")
-            normalize.get(name)
-        return checked
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,10 @@ import os
 from dataclasses import dataclass
 
 from .errors import AuditorError
-from .leakage import LeakSettings, RoleNames, drop_reason, leak
+from .leakage import drop_reason, leak
 from .prepare import prepare
 from .report import clean as report
-from .settings import NearSettings
+from .settings import LeakSettings, NearSettings, RoleNames
 
 
 @dataclass(frozen=True)

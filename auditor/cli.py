@@ -18,14 +18,12 @@ import time
 import warnings
 
 from . import engines
-from .audit import ScanSettings
 from .contamination import BENCHMARKS
 from .dedup import dedup, load_review, write_dedup
 from .errors import AuditorError
 from .io.copies import local_stamps, write_rows
 from .io.outputs import check_out_dir, check_outputs, retire, write_error, write_text
 from .io.sources import URL_SCHEME
-from .leakage import LeakSettings, RoleNames
 from .matrix import overlap_matrix
 from .report import printable, to_json, write_outputs
 from .report.leak import SAME_RECORDS, same_records
@@ -35,7 +33,10 @@ from .settings import (
     KEEP_RULES,
     SEMANTIC_THRESHOLD,
     EngineSettings,
+    LeakSettings,
     NearSettings,
+    RoleNames,
+    ScanSettings,
     ShingleSpec,
     check_threshold,
 )
@@ -126,7 +127,7 @@ def _add_engine_options(p: argparse.ArgumentParser, shards: bool = False) -> Non
                    "else a local Ray started for the run)")
     if shards:
         p.add_argument("--shard-dir", metavar="DIR", help="--engine ray: keep each finished shard's result here "
-                       "and skip it when re-run (default: OUT_DIR/shards with --out-dir)")
+                       "and skip it when re-run (default: OUT_DIR/shards where the command has --out-dir)")
 
 
 def _unit_interval(value: str) -> float:
@@ -199,7 +200,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     cont = sub.add_parser("contamination", help="benchmark items sharing an n-gram with a corpus",
                           allow_abbrev=False)
-    cont.add_argument("corpus", help="corpus source (JSONL and Parquet stream)")
+    cont.add_argument("corpus", help="corpus source (local JSONL, CSV, TSV and Parquet files are streamed)")
     cont.add_argument("--benchmark", required=True, help="gsm8k, humaneval, mbpp, mbpp-sanitized, or any source")
     cont.add_argument("--benchmark-config")
     cont.add_argument("--benchmark-split", help="default: its test split, when it has several")
@@ -280,7 +281,7 @@ def _progress(quiet: bool):
 
 def _check_outputs(args, inputs: list, outputs: list = (), out_dir_files=("REPORT.md", "summary.json")) -> None:
     """Before any work: refuse outputs that are an input, inside an input folder or glob, or another
-    output; or that cannot be created (see auditor/outputs.py)."""
+    output; or that cannot be created (see auditor/io/outputs.py)."""
     outputs = list(outputs)
     out_dir = getattr(args, "out_dir", None)
     if out_dir:

@@ -25,8 +25,7 @@ from .distributed.runtime import ray_session
 from .errors import AuditorError
 from .io.outputs import check_shard_dir
 from .io.sources import URL_SCHEME
-from .leakage import LeakSettings
-from .settings import EngineSettings, SourceSpec
+from .settings import EngineSettings, LeakSettings, SourceSpec
 
 
 def scan(source, *, engine=None, **options) -> audit.ScanResult:

@@ -23,7 +23,7 @@ from .progress import Progress
 from .report import leak as report
 from .report import to_json  # noqa: F401  (re-exported: auditor.leakage.to_json)
 from .report.leak import EVIDENCE_MATCHES, MATCH_KINDS, PAIRS_SAMPLE  # noqa: F401  (re-exported)
-from .settings import NearSettings, SourceSpec
+from .settings import LeakSettings, NearSettings, RoleNames, SourceSpec
 from .shingles import ShingleSpec, shingle_matrix
 
 Side = PreparedSide          # the old name of a prepared side
@@ -31,32 +31,6 @@ Side = PreparedSide          # the old name of a prepared side
 # Leak's stages: (name, what the progress callback says, share of the run).
 STAGES = (("load_a", "loading", 0.2), ("load_b", "loading", 0.2), ("exact", "comparing exactly", 0.15),
           ("near_duplicates", "searching near duplicates", 0.45))
-
-
-@dataclass(frozen=True)
-class RoleNames:
-    """The fields a side's roles are read from (blank: guessed). ``text`` may name several fields
-    ("instruction,input", or a tuple), read as one text per record (``roles.resolve_roles``)."""
-    text: str | tuple | None = None
-    answer: str | None = None
-    group: str | None = None
-
-
-@dataclass(frozen=True)
-class LeakSettings:
-    """Everything ``leak`` is asked besides its two sources. ``roles_b`` fields left blank take
-    A's (the two sides of one dataset usually share a layout)."""
-    near: NearSettings = NearSettings()
-    roles_a: RoleNames = RoleNames()
-    roles_b: RoleNames = RoleNames()
-
-    def validated(self) -> "LeakSettings":
-        return LeakSettings(near=self.near.validated(), roles_a=self.roles_a, roles_b=self.roles_b)
-
-    @property
-    def roles_for_b(self) -> RoleNames:
-        a, b = self.roles_a, self.roles_b
-        return RoleNames(b.text or a.text, b.answer or a.answer, b.group or a.group)
 
 
 def prepare_side(source, config, split, text, answer, group, max_rows, token) -> PreparedSide:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .audit import ScanSettings, scan
+from .audit import scan
 from .errors import AuditorError
 from .exact import key_ids
 from .io.sources import looks_local
@@ -23,7 +23,7 @@ from .normalize import normalized
 from .prepare import prepare
 from .progress import Progress
 from .report import matrix as report
-from .settings import NearSettings, check_max_rows
+from .settings import NearSettings, ScanSettings, check_max_rows
 from .shingles import shingle_matrix
 
 # The matrix run's stages: (name, what the progress callback says, share of the run).

@@ -12,9 +12,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from .errors import AuditorError
-
-NORMALIZERS = ("exact", "default", "code")
+from .settings import check_normalizer
 
 _WS = re.compile(r"\s+")
 # One pass over the text: string literals are matched (and kept) before comment
@@ -73,11 +71,7 @@ def _lower_outside_strings(value: str) -> str:
 
 def get(name: str):
     """The normaliser function called ``name``."""
-    try:
-        return {"exact": exact, "default": default, "code": code}[name]
-    except KeyError:
-        raise AuditorError("usage", f"Unknown normaliser {name!r}.",
-                           f"Choose one of: {', '.join(NORMALIZERS)}.") from None
+    return {"exact": exact, "default": default, "code": code}[check_normalizer(name)]
 
 
 def looks_like_code(values, sample: int = 200) -> bool:

@@ -21,6 +21,7 @@ DEFAULT_THRESHOLDS = (0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3)
 METHODS = ("auto", "exact", "lsh")
 SOURCE_KINDS = ("auto", "example", "local", "hub")
 ENGINES = ("local", "ray")
+NORMALIZERS = ("exact", "default", "code")     # auditor.normalize holds what each does
 KEEP_RULES = ("first", "longest", "most_common_answer")     # dedup: which record of a cluster stays
 # The semantic pass's default cosine threshold, calibrated on unrelated bundled sets (auditor.semantic's
 # docstring, bench/semantic.py --calibrate); here so the CLI's help states it without loading the model code.
@@ -61,6 +62,14 @@ def check_max_rows(max_rows) -> None:
     if max_rows > MAX_ROWS_LIMIT:
         raise AuditorError("usage", f"max_rows {max_rows:,} is more than any source can hold (at most "
                            f"{MAX_ROWS_LIMIT:,}).", "Leave it out to read every row.")
+
+
+
+def check_normalizer(name) -> str:
+    """A normaliser's name: one of NORMALIZERS."""
+    if name not in NORMALIZERS:
+        raise AuditorError("usage", f"Unknown normaliser {name!r:.40}.", f"Choose one of: {', '.join(NORMALIZERS)}.")
+    return name
 
 
 @dataclass(frozen=True)
@@ -159,6 +168,48 @@ class NearSettings:
         if self.method != "auto":
             return self.method
         return "exact" if n_a * n_b <= CROSS_PAIRS_FACTOR * MAX_EXACT_CANDIDATES else "lsh"
+
+
+@dataclass(frozen=True)
+class ScanSettings(NearSettings):
+    """The near-duplicate settings (``settings.NearSettings``) plus the exact-duplicate normalisers."""
+    normalizer: str = "default"          # for text, text+answer and record duplicates
+    answer_normalizer: str = "auto"      # "auto": code for code/SQL answers, else the text normaliser
+
+    def validated(self) -> "ScanSettings":
+        checked = super().validated()
+        for name in (self.normalizer, *(() if self.answer_normalizer == "auto" else (self.answer_normalizer,))):
+            if not isinstance(name, str):
+                raise AuditorError("usage", f"A normaliser is named by a string, got {name!r:.40}.",
+                                   "Use exact, default or code.")
+            check_normalizer(name)
+        return checked
+
+
+@dataclass(frozen=True)
+class RoleNames:
+    """The fields a side's roles are read from (blank: guessed). ``text`` may name several fields
+    ("instruction,input", or a tuple), read as one text per record (``roles.resolve_roles``)."""
+    text: str | tuple | None = None
+    answer: str | None = None
+    group: str | None = None
+
+
+@dataclass(frozen=True)
+class LeakSettings:
+    """Everything ``leak`` is asked besides its two sources. ``roles_b`` fields left blank take
+    A's (the two sides of one dataset usually share a layout)."""
+    near: NearSettings = NearSettings()
+    roles_a: RoleNames = RoleNames()
+    roles_b: RoleNames = RoleNames()
+
+    def validated(self) -> "LeakSettings":
+        return LeakSettings(near=self.near.validated(), roles_a=self.roles_a, roles_b=self.roles_b)
+
+    @property
+    def roles_for_b(self) -> RoleNames:
+        a, b = self.roles_a, self.roles_b
+        return RoleNames(b.text or a.text, b.answer or a.answer, b.group or a.group)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ NUL bytes, UTF-16 marks, gzip magic and over-long lines are refused as for any l
 Arrow's JSON reader with a schema holding only the text field, as a string. The block's rows are
 taken from Arrow only when Arrow read it without error and found exactly one record per non-blank
 line; otherwise (a field that is a number in one row, a lone surrogate, two objects on a line, bad
-UTF-8, ...) the block goes through the local row reader (``sources.jsonl_rows`` and
+UTF-8, ...) the block goes through the local row reader (``io.formats.jsonl_rows`` and
 ``roles.as_text``), which gives the same texts or the same error, naming the line.
 """
 from __future__ import annotations
@@ -42,7 +42,7 @@ def jsonl_texts(path: Path, field: str, first_row: int = 0):
 
 
 def text_blocks(stream, name: str, field: str, first_row: int = 0):
-    """``jsonl_texts`` over any checked byte stream (``sources.CountedStream``); ``name`` is the file as
+    """``jsonl_texts`` over any checked byte stream (``io.budget.CountedStream``); ``name`` is the file as
     error messages show it. ``field`` may name several fields, joined by commas: each record's text
     is then theirs joined as ``roles.joined_text`` joins them. (The Ray engine reads its shards with this.)"""
     budget = Budget(limited=False)

@@ -1,5 +1,5 @@
-"""The documented definitions, written again in plain Python for the tests' ground truth (README
-"How it works", the docstrings of auditor/shingles.py and auditor/normalize.py): JSONL in and out,
+"""The documented definitions, written again in plain Python for the tests' ground truth
+(docs/how-it-works.md, the docstrings of auditor/shingles.py and auditor/normalize.py): JSONL in and out,
 the default, SQL and Python normalisers, duplicate figures, word 3-gram shingles, every pair's
 Jaccard (a scipy sparse product over a shingle vocabulary built here), components, the cluster
 curve, near-duplicate hits between two sides, and the GPT-3-style n-gram contamination reference.

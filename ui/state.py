@@ -28,12 +28,12 @@ import numpy as np
 
 import auditor
 from auditor import AuditorError
-from auditor.settings import DEFAULT_THRESHOLDS
 from auditor.env import env_bytes, env_int
 from auditor.io.listing import COMPRESSED, DATA_SUFFIXES
 from auditor.io.outputs import atomic_write, write_text
 from auditor.io.sources import HUB_ID
 from auditor.report import to_json
+from auditor.settings import DEFAULT_THRESHOLDS
 
 ROW_CAP = env_int("AUDITOR_MAX_ROWS", 200_000, 1, sys.maxsize)   # rows read per dataset, at most
 CACHE_SIZE = 32                # audited results kept in memory (the expensive pairs included), at most ...

@@ -39,18 +39,11 @@ from ..contamination import (
 )
 from ..errors import AuditorError
 from ..io.outputs import atomic_write, check_shard_dir
+from ..io.shards import RECORD_FORMATS, source_name, split_shards
 from ..io.sources import source_text
 from ..progress import Progress
 from ..wordtokens import TOKENIZER
-from .runtime import (
-    RECORD_FORMATS,
-    ray_session,
-    read_dataset,
-    resolve_text_field,
-    run,
-    source_name,
-    split_shards,
-)
+from .runtime import ray_session, read_dataset, resolve_text_field, run
 
 BATCH_ROWS = 16384          # rows per scanned batch (Parquet; a JSONL block is at most 8 MiB): memory per task
 SHARD_FILE_VERSION = 4          # 2: a shard's matches reduced to a HitSet (bounded by the benchmark); 3: + texts with

@@ -27,28 +27,27 @@ import numpy as np
 
 from ..contamination import BENCHMARKS
 from ..decontaminate import DecontaminationResult
-from ..report import decontaminate as report
 from ..errors import AuditorError
-from ..io import sources
+from ..io.budget import Budget, CountedStream
 from ..io.copies import record_line, stream_record_lines
 from ..io.listing import codec_of
 from ..io.outputs import atomic_write, check_out_dir, check_outputs, retire, write_text
-from ..io.sources import source_text
-from .contamination import scan_shards, source_text_or_uri
-from .runtime import (
+from ..io.shards import (
     RECORD_FORMATS,
     URI,
     ctime_ns,
     filesystem_of,
-    map_shards,
     open_shard,
-    run,
     shard_error,
     shard_format,
     shown_uri,
     split_glob,
     split_shards,
 )
+from ..io.sources import source_text
+from ..report import decontaminate as report
+from .contamination import scan_shards, source_text_or_uri
+from .runtime import map_shards, run
 
 
 def ray_decontaminate(corpus, benchmark: str, out_dir, *, manifest=None, corpus_split=None, corpus_text=None,
@@ -367,7 +366,7 @@ class _CopyFn:
     def _lines(self, shard):
         """A JSONL shard's record lines (not blank), through the local engine's checked stream."""
         with open_shard(self.filesystem, shard) as f:
-            stream = sources._Counted(f, sources.Budget(limited=False), shard.name, b"\n")
+            stream = CountedStream(f, Budget(limited=False), shard.name, b"\n")
             try:
                 yield from stream_record_lines(stream, shard.name)
             except AuditorError:

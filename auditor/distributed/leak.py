@@ -47,7 +47,8 @@ import scipy.sparse as sp
 from ..errors import AuditorError
 from ..io.listing import display_name
 from ..io.outputs import atomic_write, check_shard_dir
-from ..leakage import LeakResult, LeakSettings, add_near_matches, prepared_side
+from ..io.shards import RECORD_FORMATS, first_records, shown_uri, source_name, split_shards
+from ..leakage import LeakResult, add_near_matches, prepared_side
 from ..near import CROSS_MATCHES, CrossSink, verify
 from ..near.prefix import size_fits
 from ..near.result import EPS
@@ -64,19 +65,9 @@ from ..roles import (
     lookup,
     resolve_roles,
 )
-from ..settings import SourceSpec
+from ..settings import LeakSettings, SourceSpec
 from ..shingles import set_sizes, windows_to_matrix, word_tokens
-from .runtime import (
-    RECORD_FORMATS,
-    ROLE_SAMPLE,
-    first_records,
-    map_shards,
-    ray_session,
-    run,
-    shown_uri,
-    source_name,
-    split_shards,
-)
+from .runtime import ROLE_SAMPLE, map_shards, ray_session, run
 
 BATCH_ROWS = 50_000           # A records per batch in a task (memory per task: one batch and B's index; >= shingles.ARROW_MIN_TEXTS, so Arrow tokenises)
 SHARD_FILE_VERSION = 5          # 2: + records with no text; 3: + answers and ids of the rows reported; 4: + notices; 5: named as locally

@@ -36,7 +36,6 @@ import scipy.sparse as sp
 
 from .. import parallel
 from ..errors import AuditorError
-from ..kernels import band_first_pairs, intersections
 from ..near import (
     MAX_EXACT_CANDIDATES,
     PRODUCT_BUDGET,
@@ -236,6 +235,7 @@ def _intersections(matrix: sp.csr_matrix, a: np.ndarray, b: np.ndarray) -> np.nd
     """|row a[i] & row b[i]| (sorted indices)."""
     out = np.empty(a.size, np.int64)
     if a.size:
+        from ..kernels import intersections     # numba: compiled on first use
         intersections(matrix.indptr.astype(np.int64), matrix.indices, a, b, out)
     return out
 
@@ -327,6 +327,7 @@ def lsh_group(node: np.ndarray, band: np.ndarray, keys: np.ndarray, nodes: sp.cs
     sizes = set_sizes(local)
     sink = PairSink(weight[ids], min_threshold)
     verifier = Verifier(local, min_threshold, sink)
+    from ..kernels import band_first_pairs      # numba: compiled on first use
     out_a, out_b = np.empty(BATCH, np.int64), np.empty(BATCH, np.int64)
     candidates = 0
     for b in np.unique(band).tolist():

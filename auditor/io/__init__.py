@@ -6,5 +6,8 @@
 - ``formats``: the JSONL / JSON / CSV / TSV / Parquet parsers;
 - ``hub``: Hugging Face datasets, through ``datasets`` and ``huggingface_hub``;
 - ``sources``: ``load``: a source string (file, folder, glob, hub id, ``example:NAME``) to a Table;
-- ``outputs``: output paths checked against inputs, atomic writes, and copies of records.
+- ``shards``: a sharded corpus (local or any URI pyarrow or fsspec opens) listed and read for both
+  engines;
+- ``outputs``: output paths checked against inputs, atomic writes;
+- ``copies``: rows written in a format, and a corpus's records copied line for line.
 """

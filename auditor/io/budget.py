@@ -13,8 +13,6 @@ import lzma
 import zlib
 from pathlib import Path
 
-import pyarrow as pa
-
 from ..env import env_bytes, format_bytes
 from ..errors import AuditorError
 from .listing import CODECS, codec_of
@@ -180,6 +178,7 @@ def open_decompressed(path: Path):
     python = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}.get(codec)   # their errors are mapped below
     if python:
         return python(path, "rb")
+    import pyarrow as pa             # zstd, lz4, brotli: pyarrow's, no further package
     return pa.input_stream(str(path), compression=CODECS[codec][1])
 
 

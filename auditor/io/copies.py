@@ -10,8 +10,6 @@ import os
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from ..errors import AuditorError
 from .budget import READ_ERRORS, Budget, open_stream, read_error
@@ -79,6 +77,8 @@ def _write_rows(rows: list, path: Path, fmt: str | None = None, before_replace=N
                 writer.writerow({k: (json.dumps(v, ensure_ascii=False) if isinstance(v, (list, dict)) else v)
                                  for k, v in r.items()})
     elif suffix in (".parquet", ".pq"):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
         columns = list(dict.fromkeys(k for r in rows for k in r))
         arrays, notices = {}, []
         for name in columns:
@@ -175,7 +175,7 @@ def record_line(record) -> str:
 
 def record_lines(files):
     """Each record's line (without its line end), in order. JSONL: the lines the row reader reads
-    as records (``sources.jsonl_rows``: every line that is not blank), through the same checked
+    as records (``formats.jsonl_rows``: every line that is not blank), through the same checked
     stream (UTF-8, line cap, decompression); other formats: ``record_line`` of each record read."""
     for path in files:
         if format_of(path) != "jsonl":
@@ -192,8 +192,8 @@ def record_lines(files):
 
 
 def stream_record_lines(stream, name: str):
-    """The record lines of a checked JSONL stream (``sources.CountedStream``): every line not blank,
-    without its line end, as ``sources.jsonl_rows`` counts records."""
+    """The record lines of a checked JSONL stream (``budget.CountedStream``): every line not blank,
+    without its line end, as ``formats.jsonl_rows`` counts records."""
     for lines in line_blocks(stream, name, {}):
         yield from filter(str.strip, lines)
 

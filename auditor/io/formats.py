@@ -12,9 +12,6 @@ import re
 import sys
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 from ..errors import AuditorError
 from .budget import (
     READ_ERRORS,
@@ -66,6 +63,7 @@ def stream_batches(f, name: str, fmt: str, notices: list | None = None, *, parqu
     errors as ``file_batches``, for a file another filesystem opened (the Ray engine's shards).
     Memory: one chunk (1 MiB, or 4,096 JSON items, or ``parquet_rows`` Parquet rows) at a time."""
     if fmt == "parquet":
+        import pyarrow.parquet as pq      # pyarrow only for Parquet: `import auditor` and a JSONL load stay light
         for batch in parquet_batches(pq.ParquetFile(f), parquet_rows, name, notices):
             yield batch.to_pylist()
         return
@@ -794,6 +792,7 @@ def parquet_batches(pf, batch_size: int, name: str, notices: list | None = None)
 def _arrow_values(array) -> int:
     """The Python objects ``to_pylist`` makes of an Arrow array: one per item, nested ones included
     (a row holding a list of 20,000 small numbers is 20,001)."""
+    import pyarrow as pa
     kind = array.type
     if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind) \
             or pa.types.is_map(kind):
@@ -806,6 +805,7 @@ def _arrow_values(array) -> int:
 def parquet_file_batches(path: Path, budget: Budget, batch: int | None, notices: list | None = None):
     """Rows of a Parquet file, a batch at a time; the row groups' declared size is checked first,
     then every batch's real size is charged as it is read."""
+    import pyarrow.parquet as pq
     name = path.name
     try:
         gz = codec_of(path) is not None

@@ -79,7 +79,7 @@ def source_text(source) -> str:
         suggestion = f" For a Hub dataset pass its id: {hub.group(1)!r}." if hub else ""
         raise AuditorError("usage", f"{source.strip()!r}: {url.group(1)}:// sources are not supported.",
                            "Supported: a local file, directory or glob of JSONL / JSON / CSV / TSV / Parquet "
-                           "(optionally .gz), a Hugging Face dataset id (owner/name), or a bundled example:NAME. "
+                           "(optionally compressed: .gz, .bz2, .xz, .zst, .lz4, .br), a Hugging Face dataset id (owner/name), or a bundled example:NAME. "
                            f"Download the file first.{suggestion}")
     return source
 

@@ -210,7 +210,7 @@ def test_the_ray_copy_task_names_a_shard_it_cannot_read(tmp_path):
     no longer decompresses is an error naming the shard, and its file is not written."""
     pytest.importorskip("ray")
     from auditor.distributed.decontaminate import OutFolder, _CopyFn
-    from auditor.distributed.runtime import list_shards
+    from auditor.io.shards import list_shards
     shard_file = tmp_path / "in" / "part-0.jsonl.gz"
     shard_file.parent.mkdir()
     with gzip.open(shard_file, "wt", encoding="utf-8") as fh:
@@ -229,7 +229,7 @@ def test_the_ray_copy_task_refuses_a_shard_rewritten_since_it_was_listed(tmp_pat
     change time tells, and the copy is refused rather than written with another version's rows."""
     pytest.importorskip("ray")
     from auditor.distributed.decontaminate import OutFolder, _CopyFn
-    from auditor.distributed.runtime import list_shards
+    from auditor.io.shards import list_shards
     shard_file = tmp_path / "in" / "part-0.jsonl"
     shard_file.parent.mkdir()
     shard_file.write_text("".join(json.dumps({"text": f"record {i}"}) + "\n" for i in range(50)), encoding="utf-8")

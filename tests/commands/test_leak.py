@@ -124,7 +124,7 @@ def test_leak_takes_an_audited_side_as_it_is(real_data):
 
 
 def test_leak_settings_object_and_keywords_agree(real_data):
-    from auditor.leakage import LeakSettings
+    from auditor.settings import LeakSettings
     from auditor.settings import NearSettings
     a, b = str(real_data / "gsm8k/test.jsonl"), str(real_data / "gsm8k/test_socratic.jsonl")
     by_keywords = leak(a, b, threshold=0.8, method="lsh").summary()

@@ -260,7 +260,7 @@ def test_split_layouts_are_recognised_alike_by_scan_and_both_engines(real_data, 
 def test_hidden_files_and_folders_are_not_shards_as_locally(tmp_path):
     """Checkpoint copies (.ipynb_checkpoints/), .git and dot-files are skipped by both engines, even
     when the corpus itself sits in a hidden folder."""
-    from auditor.distributed.runtime import list_shards
+    from auditor.io.shards import list_shards
     from auditor.io.listing import expand_local
     folder = tmp_path / ".cache" / "corpus"
     for rel in ("a.jsonl", "sub/b.jsonl", ".ipynb_checkpoints/a-checkpoint.jsonl", "sub/.git/x.jsonl",

@@ -27,9 +27,10 @@ pq = pytest.importorskip("pyarrow.parquet")
 from auditor.contamination import contamination  # noqa: E402
 from auditor.distributed.contamination import ray_contamination  # noqa: E402
 from auditor.distributed.leak import ray_leak  # noqa: E402
-from auditor.distributed.runtime import list_shards  # noqa: E402
+from auditor.io.shards import list_shards  # noqa: E402
 from auditor.errors import AuditorError  # noqa: E402
-from auditor.leakage import LeakSettings, leak  # noqa: E402
+from auditor.leakage import leak  # noqa: E402
+from auditor.settings import LeakSettings  # noqa: E402
 from auditor.settings import NearSettings  # noqa: E402
 from ray_leak_helpers import local_ray, read  # noqa: E402,F401  (local_ray: autouse)
 
@@ -240,7 +241,7 @@ def test_a_missing_field_names_the_dataset_as_locally(data, tmp_path):
     with pytest.raises(AuditorError) as local:
         contamination(str(folder), "gsm8k", corpus_text="nope")
     assert on_ray.value.message == local.value.message and on_ray.value.message.startswith("named_corpus: ")
-    from auditor.leakage import RoleNames
+    from auditor.settings import RoleNames
     b = tmp_path / "b.jsonl"
     b.write_text(json.dumps({"nope": "q"}) + "\n", encoding="utf-8")         # B has the field, A does not
     with pytest.raises(AuditorError) as on_ray:

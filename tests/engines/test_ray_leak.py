@@ -24,7 +24,8 @@ from auditor.engines import EngineSettings, clean as clean_on  # noqa: E402
 from auditor.distributed import leak as ray_engine  # noqa: E402
 from auditor.distributed.leak import ray_leak  # noqa: E402
 from auditor.errors import AuditorError  # noqa: E402
-from auditor.leakage import LeakSettings, RoleNames, leak  # noqa: E402
+from auditor.leakage import leak  # noqa: E402
+from auditor.settings import LeakSettings, RoleNames  # noqa: E402
 from auditor.settings import NearSettings  # noqa: E402
 from ray_leak_helpers import edit, local_ray, read  # noqa: E402,F401  (local_ray: autouse)
 

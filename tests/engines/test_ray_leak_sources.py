@@ -21,7 +21,8 @@ pq = pytest.importorskip("pyarrow.parquet")
 
 from auditor.distributed.leak import a_shards, ray_leak  # noqa: E402
 from auditor.errors import AuditorError  # noqa: E402
-from auditor.leakage import LeakSettings, leak  # noqa: E402
+from auditor.leakage import leak  # noqa: E402
+from auditor.settings import LeakSettings  # noqa: E402
 from auditor.settings import NearSettings  # noqa: E402
 from ray_leak_helpers import edit, local_ray, read  # noqa: E402,F401  (local_ray: autouse)
 

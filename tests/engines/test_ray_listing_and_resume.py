@@ -15,7 +15,7 @@ import real_data as real_data_files  # noqa: E402
 from auditor.contamination import contamination  # noqa: E402
 from auditor.distributed.contamination import ray_contamination  # noqa: E402
 from auditor.distributed.leak import ray_leak  # noqa: E402
-from auditor.distributed.runtime import list_shards  # noqa: E402
+from auditor.io.shards import list_shards  # noqa: E402
 from auditor.errors import AuditorError  # noqa: E402
 from auditor.leakage import leak  # noqa: E402
 from ray_leak_helpers import local_ray  # noqa: E402

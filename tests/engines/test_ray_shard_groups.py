@@ -17,6 +17,7 @@ ray = pytest.importorskip("ray")
 from auditor.contamination import contamination  # noqa: E402
 from auditor.distributed import contamination as ray_engine  # noqa: E402
 from auditor.distributed import runtime  # noqa: E402
+from auditor.io import shards as shards_io  # noqa: E402
 from auditor.distributed.contamination import ray_contamination  # noqa: E402
 from ray_leak_helpers import local_ray  # noqa: E402,F401  (autouse: the shared local Ray)
 
@@ -101,7 +102,7 @@ def without_engine(summary: dict) -> dict:
 
 def test_many_small_shards_equal_the_local_engine(tiny_shards, tmp_path):
     folder, n_shards, planted = tiny_shards
-    filesystem, shards = runtime.list_shards(str(folder))
+    filesystem, shards = shards_io.list_shards(str(folder))
     assert len(shards) == n_shards > 300
     datasource = runtime._datasource_class()(shards, filesystem, "text", 1024)
     assert 8 <= len(datasource.groups) < n_shards / 10         # several shards to a task

@@ -161,7 +161,7 @@ def test_dataset_infos_json_beside_the_data_is_not_a_record(gsm_train_and_test, 
     dataset_infos.json the datasets library wrote. The
     metadata was read as one more record (301 of 300), in a folder and in a glob, by both engines'
     listings."""
-    from auditor.distributed.runtime import list_shards
+    from auditor.io.shards import list_shards
     _, test = gsm_train_and_test
     folder = tmp_path / "snapshot"
     folder.mkdir()

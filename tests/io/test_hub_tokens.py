@@ -1,7 +1,7 @@
 """Which token reaches the Hub: the library, the CLI and the app, against a local fake Hub that
 records the Authorization header of every request (tests/hub_server.py, ``hub.authorizations``).
 
-The contract (auditor/io/hub.py, README "Python API" and "The app"):
+The contract (auditor/io/hub.py, docs/python-api.md and docs/app.md, "Tokens"):
 - library ``token=False`` (or a blank string): no Authorization header at all, whatever HF_TOKEN or
   a saved ``hf auth login`` token say;
 - library ``token="hf_..."``: that token, on every request;

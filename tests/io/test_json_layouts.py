@@ -13,7 +13,7 @@ import auditor
 import real_data  # noqa: E402
 from auditor import AuditorError
 from auditor.cli import main
-from auditor.distributed.runtime import list_shards, open_shard, record_batches  # noqa: E402
+from auditor.io.shards import list_shards, open_shard, record_batches  # noqa: E402
 from auditor.io import sources  # noqa: E402
 from auditor.leakage import leak
 from auditor.roles import resolve_roles

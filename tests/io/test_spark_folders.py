@@ -14,8 +14,7 @@ import real_data  # noqa: E402
 from auditor.io import sources
 from auditor.cli import main  # noqa: E402
 from auditor.contamination import contamination  # noqa: E402
-from auditor.distributed.runtime import (RECORD_FORMATS, list_shards, open_shard, record_batches,
-                                         split_shards)  # noqa: E402
+from auditor.io.shards import RECORD_FORMATS, list_shards, open_shard, record_batches, split_shards  # noqa: E402
 from auditor.errors import AuditorError  # noqa: E402
 
 

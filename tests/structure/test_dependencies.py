@@ -92,7 +92,9 @@ def pins(name: str) -> dict[str, str]:
 
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
 OPTIONAL = {"semantic": ["auditor/semantic.py"],          # extra -> the modules that need it
-            "ray": sorted(str(p.relative_to(REPO)) for p in (REPO / "auditor" / "distributed").glob("*.py"))}
+            # the Ray engine, and the shard reader it uses for URIs pyarrow has no filesystem for (fsspec)
+            "ray": sorted(str(p.relative_to(REPO)) for p in (REPO / "auditor" / "distributed").glob("*.py"))
+            + ["auditor/io/shards.py"]}
 PACKAGE = imported(sorted(p for p in (REPO / "auditor").rglob("*.py")
                           if str(p.relative_to(REPO)) not in {f for fs in OPTIONAL.values() for f in fs}))
 EXTRAS = {name: imported([REPO / f for f in files]) for name, files in OPTIONAL.items()}
