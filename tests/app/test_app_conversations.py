@@ -14,8 +14,6 @@ from browser_support import XSS, open_app, open_tab, status, upload_and_run, wai
 
 pytest_plugins = ["app_server", "browser_support"]
 pytestmark = pytest.mark.browser
-
-
 THRESHOLD = 0.7             # the page's default
 
 

@@ -26,11 +26,7 @@ from browser_support import (TIMEOUT, TRAP, download, new_page, share_box, uploa
 
 pytest_plugins = ["app_server", "browser_support"]
 pytestmark = pytest.mark.browser
-
-
 SERVER_TOKEN = "hf_server_own_secret_never_lent"
-
-
 DONE = re.compile(r"^\s*(Checked|Could not|No B|A has|This link)")
 
 

@@ -43,8 +43,6 @@ def upload(pg, elem_id: str, path: Path):
 
 
 DATA = Path(__file__).resolve().parents[1] / "data"
-
-
 THRESHOLD = 0.7             # the page's default
 
 

@@ -18,8 +18,6 @@ from browser_support import (TIMEOUT, TRAP, download, new_page, share_box, wait_
                              dataset_box, status)
 
 pytest_plugins = ["app_server", "browser_support"]
-
-
 REPO = "acme/r5share"
 
 

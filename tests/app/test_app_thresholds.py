@@ -20,8 +20,6 @@ from browser_support import (download, open_app, open_form, open_tab, status, up
 
 pytest_plugins = ["app_server", "browser_support"]
 pytestmark = pytest.mark.browser
-
-
 FIELDS = ("db_id", "question", "query")
 
 

@@ -14,8 +14,6 @@ import real_data
 from browser_support import dataset_box, new_page, open_app, open_form, open_tab, status, wait_audited
 
 pytest_plugins = ["app_server", "browser_support"]
-
-
 BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 

@@ -17,8 +17,6 @@ from definitions import near_hits, norm_default, norm_python, norm_sql, read_jso
 from ground_truth import reference
 
 pytestmark = pytest.mark.sweep      # a long sweep: run by CI and scripts/test.sh --all
-
-
 REPHRASED = Path(__file__).resolve().parents[1] / "data" / "semantic"      # GSM8K test rows 0-59, rephrased
 
 

@@ -12,8 +12,6 @@ from auditor import AuditorError, ScanSettings, ShingleSpec
 
 
 APPLE_ROWS = [{"text": f"some words here about apples number {i}", "answer": str(i)} for i in range(300)]
-
-
 JSONL = "".join(json.dumps(r) + "\n" for r in APPLE_ROWS).encode()
 
 

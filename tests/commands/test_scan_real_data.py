@@ -18,8 +18,6 @@ from definitions import curve, duplicate_figures, norm_default, norm_python, nor
 from ground_truth import reference
 
 pytestmark = pytest.mark.sweep      # a long sweep: run by CI and scripts/test.sh --all
-
-
 THRESHOLDS = (0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3)
 
 

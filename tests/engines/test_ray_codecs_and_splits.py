@@ -17,8 +17,6 @@ from ray_leak_helpers import local_ray  # noqa: E402,F401  (autouse: the shared 
 
 
 PLANTED = {0: 3, 7: 410, 42: 1333}       # GSM8K test row -> the corpus row it is planted at
-
-
 ARROW_CODECS = {".zst": "zstd", ".lz4": "lz4", ".br": "brotli"}
 
 

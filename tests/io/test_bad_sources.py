@@ -137,8 +137,6 @@ SUBPROCESS_CASES = ["empty file", "invalid utf-8", "corrupt jsonl line", "ragged
 
 
 APPLE_ROWS = [{"text": f"some words here about apples number {i}", "answer": str(i)} for i in range(300)]
-
-
 JSONL = "".join(json.dumps(r) + "\n" for r in APPLE_ROWS).encode()
 
 

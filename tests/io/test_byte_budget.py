@@ -21,11 +21,7 @@ from conftest import REPO
 
 
 APPLE_ROWS = [{"text": f"some words here about apples number {i}", "answer": str(i)} for i in range(300)]
-
-
 JSONL = "".join(json.dumps(r) + "\n" for r in APPLE_ROWS).encode()
-
-
 MB = 1 << 20
 
 

@@ -78,11 +78,7 @@ def make_format(tmp_path: Path, fmt: str) -> Path:
 
 
 FORMATS = ["jsonl", "ndjson", "json-list", "json-columns", "json-data-key", "csv", "tsv", "parquet"]
-
-
 APPLE_ROWS = [{"text": f"some words here about apples number {i}", "answer": str(i)} for i in range(300)]
-
-
 JSONL = "".join(json.dumps(r) + "\n" for r in APPLE_ROWS).encode()
 
 

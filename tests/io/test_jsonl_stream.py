@@ -21,8 +21,6 @@ from auditor.errors import AuditorError  # noqa: E402
 
 
 PLANTED = {0: 3, 7: 410, 42: 1333}       # GSM8K test row -> the corpus row it is planted at
-
-
 ARROW_CODECS = {".zst": "zstd", ".lz4": "lz4", ".br": "brotli"}
 
 

@@ -19,14 +19,8 @@ from auditor.errors import AuditorError  # noqa: E402
 
 
 TRAIN = real_data.rows("gsm8k/train.jsonl")
-
-
 TEST = real_data.rows("gsm8k/test.jsonl")
-
-
 PARTS = ("part-00000-7c1e-4b2a.c000.snappy.parquet", "part-00001-7c1e-4b2a.c000.snappy.parquet")
-
-
 ATTEMPT = "_temporary/0/_temporary/attempt_202612021200_0003_m_000002_5/part-00002-7c1e-4b2a.c000.snappy.parquet"
 
 

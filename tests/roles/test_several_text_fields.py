@@ -26,14 +26,8 @@ from ground_truth import Reference, engine_record_pairs, shingle_sets
 
 
 MATH = "Solve the following grade-school math problem. Show your reasoning and give the final answer."
-
-
 CODE = "Write a Python function that solves the task below."
-
-
 OTHER = "Answer the question below."
-
-
 THRESHOLDS = (0.9, 0.7, 0.5, 0.3)
 
 
