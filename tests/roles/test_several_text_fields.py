@@ -231,6 +231,7 @@ def test_cli_bad_spec_exits_2_without_traceback(alpaca_file, run_cli, tmp_path):
     assert "The text field 'inptu' is in no record." in err and "Available fields: instruction, input, output" in err
 
 
+@pytest.mark.sweep
 def test_ray_leak_reads_several_text_fields_as_the_local_engine(alpaca_file, run_cli, tmp_path):
     """``leak --engine ray --text instruction,input``: A's text is the fields joined, as locally
     (it once read one field, so several read no text at all); the summaries are equal apart from

@@ -90,6 +90,7 @@ def test_a_selector_with_no_field_after_it_is_refused_by_every_reader(corpus, ru
         assert "is an object" in doc["error"]["message"]
 
 
+@pytest.mark.sweep
 def test_speaker_turns_find_the_planted_questions_on_every_engine(corpus, run_cli):
     """From the review of turn selectors and the dedup manifest: The human turns hold the planted test
     questions, the model's turns none of them: the items
