@@ -299,6 +299,7 @@ def expect_refused(pg, app_url: str, value: str, message: str, quoted: bool = Fa
 
 @pytest.mark.parametrize("payload", ['<img src=x onerror="window.__xss=21">', "[click](javascript:alert(6))",
                                      "<details open ontoggle=window.__xss=22>![pic](x)"])
+@pytest.mark.sweep
 def test_hostile_dataset_id_is_shown_as_text(page, app_url, payload):
     # Typed in the box, then Run audit and Load fields: a clear error that quotes it as text.
     expect_refused(page, app_url, payload, "not a Hugging Face dataset id", quoted=True)
@@ -317,6 +318,7 @@ def test_hostile_dataset_id_is_shown_as_text(page, app_url, payload):
 
 @pytest.mark.parametrize("path", ["app.py", "/etc/passwd", "../auditor", "auditor/examples", "./app.py",
                                   "example:../../app.py"])
+@pytest.mark.sweep
 def test_dataset_box_refuses_server_paths(page, app_url, path):
     # "auditor/examples" is a well-formed hub id: the hub (not the server's folders) answers it.
     expected = "no bundled example" if path.startswith("example:") else \

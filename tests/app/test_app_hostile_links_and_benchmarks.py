@@ -235,6 +235,7 @@ def test_a_gated_b_in_a_link_is_never_read_with_the_servers_token(browser, app_u
         ctx.close()
 
 
+@pytest.mark.sweep
 def test_hostile_benchmark_files_are_refused_clearly_within_the_budget(browser, app_url, app_server, tmp_path):
     """From the round-5 hostile review of the Space."""
     big_line = tmp_path / "bigline.jsonl"

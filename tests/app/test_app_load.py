@@ -21,6 +21,8 @@ from gradio_client.utils import Status
 import auditor
 from auditor.report import to_json
 
+pytestmark = pytest.mark.sweep      # a long sweep: run by CI and scripts/test.sh --all
+
 pytest_plugins = ["app_server"]
 
 # The app caps every read at AUDITOR_MAX_ROWS (default 200,000); the cap is part of summary.json.

@@ -223,6 +223,7 @@ def test_a_link_names_uploaded_sides_and_checks_nothing_in_their_place(browser, 
     ({"b": "example:gsm8k", "b_threshold": "7"}, "Threshold 7 is outside"),
     ({"b": "acme/gated"}, "acme/gated"),
 ])
+@pytest.mark.sweep
 def test_bad_link_values_give_a_clear_message_and_nothing_else(page, app_url, params, message):
     """From the round-5 review of share links and benchmark uploads."""
     page.goto(app_url + "/?" + urlencode({"dataset": "example:gsm8k", "zzz_unknown": "1", **params}))

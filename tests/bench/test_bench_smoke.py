@@ -11,6 +11,8 @@ import pytest
 
 from conftest import REPO
 
+pytestmark = pytest.mark.sweep      # a long sweep: run by CI and scripts/test.sh --all
+
 METHODS = ("ours-exact", "ours-auto", "ours-lsh", "datasketch", "rensa", "pure-python", "ours-scan", "auditor-cli")
 
 

@@ -66,6 +66,7 @@ def write_split_folder(root, names, rows_by_name):
             path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
 
 
+@pytest.mark.sweep
 def test_every_codec_through_ray_equals_local(codec_corpus):
     """From the review of the streaming JSONL reader."""
     folder, texts = codec_corpus
@@ -131,6 +132,7 @@ def test_a_missing_split_is_refused_by_both_engines_and_the_cli(real_data, tmp_p
         assert code == 2 and "no split 'validation'" in err and "Traceback" not in err, err
 
 
+@pytest.mark.sweep
 def test_cli_outputs_are_the_same_bytes_on_both_engines(real_data, tmp_path, run_cli):
     """From the review of the streaming JSONL reader: REPORT.md byte for byte, summary.json but for its
     engine block, from a folder of split

@@ -287,6 +287,7 @@ def test_cli_engine_ray_joins_a_running_cluster(corpus, tmp_path, run_cli):
     assert code == 2 and "--max-rows" in err and "Traceback" not in err
 
 
+@pytest.mark.sweep
 def test_a_wrong_ray_address_is_a_clear_error_in_bounded_time(corpus, run_cli):
     """Nothing listening, an unknown host, not an address, and a port that accepts connections
     but is no Ray head (Ray itself would wait without end): each a usage error naming the address,

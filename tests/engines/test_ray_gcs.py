@@ -43,6 +43,8 @@ from auditor.distributed import runtime  # noqa: E402
 from auditor.distributed.contamination import ray_contamination  # noqa: E402
 from auditor.errors import AuditorError  # noqa: E402
 
+pytestmark = pytest.mark.sweep      # a long sweep: run by CI and scripts/test.sh --all
+
 
 def closed_port() -> int:
     with socket.socket() as s:

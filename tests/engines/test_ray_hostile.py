@@ -249,6 +249,7 @@ def test_a_missing_field_names_the_dataset_as_locally(data, tmp_path):
     assert on_ray.value.message.startswith("named_corpus: ") and "'nope'" in on_ray.value.message
 
 
+@pytest.mark.sweep
 def test_every_codec_reads_the_same_records_on_both_engines(data, tmp_path):
     """A folder of shards in every compression both engines read (.gz .bz2 .xz .zst .lz4 .br, and
     plain): the same records and findings locally and on Ray (xz has no Arrow codec)."""

@@ -169,6 +169,7 @@ def test_leak_resume_compares_a_rewritten_shard_again(real_data, tmp_path):
     assert without_engine(again.summary()) == without_engine(leak(str(folder), str(test_path)).summary())
 
 
+@pytest.mark.sweep
 def test_a_stale_ray_start_record_and_sigterm_then_resume(gsm8k, tmp_path):
     """From the round-4 review of the Ray engine: A ``ray start`` head recorded in
     RAY_TMPDIR/ray/ray_current_cluster but gone: the CLI starts

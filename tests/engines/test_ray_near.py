@@ -87,6 +87,7 @@ def _same_structure(ours, theirs) -> None:
         np.testing.assert_array_equal(cluster_labels(ours, t)[0], cluster_labels(theirs, t)[0])
 
 
+@pytest.mark.sweep
 @pytest.mark.parametrize("name", list(_SETS))
 def test_exact_equals_local_engine(name):
     matrix = shingle_matrix(_SETS[name]())
