@@ -154,6 +154,7 @@ def test_dedup_killed_before_its_manifest_leaves_no_stale_manifest(real_data, tm
     assert lines(out) == 300 and not manifest.exists()
 
 
+@pytest.mark.sweep
 def test_ray_decontaminate_killed_before_its_manifest(corpus, tmp_path, monkeypatch):
     ray = pytest.importorskip("ray")
     from auditor.distributed.decontaminate import ray_decontaminate

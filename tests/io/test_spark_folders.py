@@ -116,6 +116,7 @@ def test_scan_contamination_and_leak_see_only_committed_rows(spark, tmp_path):
     assert leak["identical_text"]["records"] == 1           # TEST[0] only
 
 
+@pytest.mark.sweep
 def test_ray_contamination_reads_the_same_rows(spark):
     """From the round-5 review (readers)."""
     ray = pytest.importorskip("ray")
