@@ -173,6 +173,7 @@ def wide(path: Path) -> Path:
     return path
 
 
+@pytest.mark.sweep
 def test_hostile_link_values_say_what_is_wrong_and_the_page_stays_usable(browser, app_url, app_server):
     """From the round-5 hostile review of the Space."""
     ctx, pg = new_page(browser, app_url, init_script=TRAP)

@@ -81,6 +81,7 @@ def test_a_readers_notice_is_whole_in_the_markdown_reports(gsm_texts_and_answers
                for line in result.markdown().splitlines())
 
 
+@pytest.mark.sweep
 def test_nested_shards_notices_are_named_alike_in_both_engines(gsm_train200, tmp_path):
     """From the review of the late round-5 commits."""
     ray = pytest.importorskip("ray")

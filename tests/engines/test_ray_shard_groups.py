@@ -145,6 +145,7 @@ def test_a_corrupt_small_shard_is_named(tiny_shards, tmp_path):
 
 # --------------------------------------------------------------------------- a joined cluster's workers
 
+@pytest.mark.sweep
 def test_the_reading_limit_reaches_a_joined_clusters_workers(real_data, tmp_path, run_cli):
     """The CLI joins this module's Ray by address, as it would a cluster whose workers were started
     by its nodes (not from the user's shell). AUDITOR_MAX_BYTES=8M caps one line at 512 KiB: a

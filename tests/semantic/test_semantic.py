@@ -47,6 +47,7 @@ def test_finds_the_rephrases_that_13_grams_miss(sets, name):
     assert all(it["score"] >= DEFAULT_THRESHOLD for it in flagged)
 
 
+@pytest.mark.sweep
 def test_unrelated_corpora_raise_few_flags(sets):
     from auditor import load
     soc_q, soc_r = sets["sociology"]
@@ -210,6 +211,7 @@ def mixed(sets):
     return soc_q + gsm_q, train[:120] + soc_r + train[120:] + gsm_r, 120
 
 
+@pytest.mark.sweep
 def test_two_stage_equals_brute_force_transformer_search(mixed):
     """Independent ground truth: every corpus text embedded by the model, one dense product, argmax."""
     import numpy as np
