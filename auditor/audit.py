@@ -22,6 +22,7 @@ from .exact import (
 )
 from .io.table import Table
 from .near import Pairs, find_pairs
+from .normalize import DESCRIPTION as NORMALIZATION
 from .normalize import normalized
 from .prepare import PreparedSide, load_table, prepare
 from .prepare import answer_normalizer as choose_answer_normalizer
@@ -50,6 +51,13 @@ class NearDuplicates:
     largest_cluster: int
     giant_cluster: dict | None          # {records, share, sample_rows} when one cluster > 5% of records
     pairs_sample: list                  # [{a, b, jaccard}]
+    # A 95% interval for ``pairs`` when it is estimated (the work budget was passed); not serialised
+    # by the dataclass: reports add pairs_estimated / pairs_interval only then.
+    pairs_interval: tuple | None = field(default=None, repr=False)
+
+    @property
+    def pairs_estimated(self) -> bool:
+        return self.pairs_interval is not None
 
 
 @dataclass(frozen=True)
@@ -74,6 +82,7 @@ class ScanResult:
     # under the default normaliser (missing its own value); dedup names a dropped row's differences by them.
     evaluated_keys: dict = field(default_factory=dict, repr=False)
     engine: dict | None = None           # {"name": "ray", "seconds": ...} when the search ran on Ray
+    normalization: str = NORMALIZATION   # the text normalisation (normalize.fold), as the report states it
 
     @property
     def records(self) -> int:
@@ -101,7 +110,7 @@ class ScanResult:
                               identical_clusters=int(clusters.identical.sum()),
                               variant_clusters=int((~clusters.identical).sum()),
                               records_in_clusters=int(clusters.sizes.sum()), largest_cluster=largest,
-                              giant_cluster=giant, pairs_sample=sample)
+                              giant_cluster=giant, pairs_sample=sample, pairs_interval=self.pairs.pairs_interval(t))
 
     def summary(self, threshold: float | None = None) -> dict:
         return report.summary(self, threshold)

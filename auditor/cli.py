@@ -1,20 +1,24 @@
 """The ``auditor`` command: parse arguments, call the library, print. No analysis here.
 
 Exit codes: 0 done (and clean, for checks with --fail-on-overlap); 1 overlap found
-with --fail-on-overlap; 2 bad input or usage, with the reason on stderr; 130 interrupted
-(Ctrl-C), 143 terminated (SIGTERM). Every output path is checked before the work starts
+with --fail-on-overlap, and nothing else; 2 bad input or usage, or an output that cannot be
+written (a closed stdout or pipe too), with the reason on stderr; 3 an internal error (a bug,
+with its traceback); 130 interrupted (Ctrl-C), 143 terminated (SIGTERM). Every output path is checked before the work starts
 (never an input, never another output: ``outputs.check_outputs``) and written atomically
 (``outputs.atomic_write``), so an interrupted run leaves the previous files whole.
 """
 from __future__ import annotations
 
 import argparse
+import errno
+import io
 import json
 import os
 import signal
 import sys
 import threading
 import time
+import traceback
 import warnings
 
 from . import engines
@@ -41,6 +45,8 @@ from .settings import (
     check_threshold,
 )
 from .version import __version__
+
+INTERNAL_ERROR = 3          # exit code of a bug (see the module docstring)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -481,8 +487,9 @@ COMMANDS = {"scan": cmd_scan, "leak": cmd_leak, "contamination": cmd_contaminati
 
 
 def _to_stdout(text: str | None = None) -> None:
-    """``text`` to stdout (a report, --json -), flushed now, so a full disk or a closed pipe is an
-    error with exit 2 rather than a traceback or a message at interpreter exit."""
+    """``text`` to stdout (a report, --json -), flushed now, so a closed stream, a closed pipe or a
+    full disk is one line and exit 2 (never exit 1, which means a finding) rather than a traceback
+    or a message at interpreter exit."""
     try:
         if text is not None:
             sys.stdout.write(text)
@@ -492,7 +499,53 @@ def _to_stdout(text: str | None = None) -> None:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         except (OSError, ValueError, AttributeError):
             pass
-        raise write_error("<stdout>", exc) from None
+        raise stdout_error(exc) from None
+
+
+def stdout_error(exc: OSError) -> AuditorError:
+    """A write to stdout that failed, as one line (no hint line): what happened and the way out."""
+    code = getattr(exc, "errno", None)
+    if code == errno.EBADF:
+        why = "stdout is closed"
+    elif code == errno.EPIPE:
+        why = "the program reading it closed the pipe"
+    else:
+        return write_error("<stdout>", exc)       # a full disk behind stdout: what and what to do
+    return AuditorError("output_path", f"Cannot write the report to stdout: {why}. Keep stdout open, or write the "
+                                       "report to files with --out-dir (--json FILE for summary.json).", None)
+
+
+class _ClosedStdout(io.TextIOBase):
+    """sys.stdout when the process started with stdout closed (``>&-``): a write is an EBADF error
+    (exit 2, one line), as writing to the closed descriptor would be."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if text:
+            raise OSError(errno.EBADF, "Bad file descriptor")
+        return 0
+
+    def fileno(self) -> int:
+        return 1
+
+
+def _guard_closed_stdout():
+    """When descriptor 1 is closed, point it at /dev/null (so no file this run opens takes it, and no
+    child process writes into one) and make sys.stdout refuse writes. Returns the sys.stdout to put
+    back, or False when stdout was open."""
+    try:
+        os.fstat(1)
+        return False
+    except OSError:
+        pass
+    fd = os.open(os.devnull, os.O_WRONLY)
+    if fd != 1:
+        os.dup2(fd, 1)
+        os.close(fd)
+    before, sys.stdout = sys.stdout, _ClosedStdout()
+    return before
 
 
 class Terminated(BaseException):
@@ -509,7 +562,11 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 def _report_error(exc: AuditorError, as_json: bool) -> None:
     if as_json:
-        sys.stdout.write(json.dumps(exc.to_dict(), indent=2) + "\n")
+        try:
+            sys.stdout.write(json.dumps(exc.to_dict(), indent=2) + "\n")
+            sys.stdout.flush()
+        except OSError:
+            pass        # stdout is what failed: the error line on stderr says so
     print(f"error: {exc.message}", file=sys.stderr)
     if exc.hint:
         print(f"hint: {exc.hint}", file=sys.stderr)
@@ -528,6 +585,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     wants_json_errors = "--json=-" in argv or ("--json" in argv and argv[argv.index("--json") + 1:][:1] == ["-"])
     installed, previous = False, None
+    stdout_before = _guard_closed_stdout()
     shown, warnings.showwarning = warnings.showwarning, _show_warning   # "warning: ..." on stderr
     if threading.current_thread() is threading.main_thread():   # signal handlers live in the main thread
         previous, installed = signal.signal(signal.SIGTERM, _on_sigterm), True
@@ -559,7 +617,14 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         print("hint: flatten the records; no dataset field needs that depth.", file=sys.stderr)
         return 2
+    except Exception:
+        # A bug, not a finding: exit 1 is only ever "overlap found" (what CI reads it as).
+        traceback.print_exc()
+        print("error: internal error (the traceback above); please report it.", file=sys.stderr)
+        return INTERNAL_ERROR
     finally:
+        if stdout_before is not False:
+            sys.stdout = stdout_before
         warnings.showwarning = shown
         engines.on_join_timeout(None)       # the process ends only for this run's join
         if installed:

@@ -1,7 +1,8 @@
 """Benchmark contamination: which benchmark items share an n-gram span with a corpus.
 
-GPT-3 style (Brown et al. 2020, appendix C): tokens are whitespace-separated words,
-lowercased, with punctuation stripped; N is the 5th percentile of benchmark item
+GPT-3 style (Brown et al. 2020, appendix C): tokens are whitespace-separated words of the
+text as every check reads it (``normalize.fold``: hidden characters removed, NFKC, case-folded,
+confusable letters mapped), lowercased, with punctuation stripped; N is the 5th percentile of benchmark item
 lengths in tokens, clamped to 8..13 (``ngram="auto"``), or a fixed N (13 as in
 lm-eval-harness). The benchmark's n-grams are indexed once (sorted 64-bit keys); the
 corpus streams through in batches, so its size does not bound memory. Every match
@@ -27,6 +28,7 @@ from .errors import AuditorError
 from .io.budget import max_bytes
 from .io.listing import codec_of, display_name, format_of, local_files
 from .io.sources import looks_local, peek_records, source_text
+from .normalize import DESCRIPTION as NORMALIZATION
 from .prepare import in_source, prepare
 from .progress import Progress
 from .report import PARAPHRASE_CAVEAT  # noqa: F401  (re-exported: the caveat the lexical checks share)
@@ -103,6 +105,7 @@ class ContaminationResult:
     # differs between engines and runs, so it is kept out of everything else; None: local engine.
     engine: dict | None = None
     tokenizer: str = TOKENIZER  # the tokens' definition, as the report states it
+    normalization: str = NORMALIZATION  # the text normalisation (normalize.fold), as the report states it
 
     def summary(self) -> dict:
         return report.summary(self)
@@ -299,9 +302,9 @@ def scan_batch(index: BenchmarkIndex, texts, compiled: bool | None = None) -> Ba
     """Match a batch of texts (a list of str/None or an Arrow string array) against the index.
     ``compiled``: the compiled pass or the small-batch path, both giving the same matches (None:
     by the batch's size, ``wordtokens.SMALL_BYTES``)."""
-    arr = wordtokens.as_string_array(texts)
-    b, off = wordtokens.batch_bytes(arr)
     try:
+        arr = wordtokens.folded(wordtokens.as_string_array(texts))
+        b, off = wordtokens.batch_bytes(arr)
         if compiled is False or (compiled is None and b.size < wordtokens.SMALL_BYTES):
             return _scan_small(index, arr)
         return _scan_compiled(index, b, off)
@@ -331,7 +334,7 @@ def _scan_small(index: BenchmarkIndex, arr) -> BatchScan:
     definition's tokens and numpy windows, quicker than loading the compiled scan."""
     n = index.n
     # Word ids (-1: a word no benchmark item uses), by an exact hash lookup of each word's bytes.
-    c_all, c_lengths = token_ids(arr, index.vocab)
+    c_all, c_lengths = token_ids(arr, index.vocab, folded=True)
     state = BatchScan.empty_state(index, int(c_lengths.size))
     window_hit, item_count, item_first, item_last, text_hit = state
     records, n_tokens = int(c_lengths.size), int(c_lengths.sum())

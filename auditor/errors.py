@@ -25,6 +25,7 @@ class AuditorError(Exception):
         "too_large",        # beyond a hard size limit
         "output_path",      # an output would overwrite an input or another output, or cannot be written
         "not_installed",    # an optional part (the semantic model) is not installed; the hint names the command
+        "cancelled",        # the caller cancelled the work (a Hub read: hub.CANCEL)
     })
 
     def __init__(self, code: str, message: str, hint: str = ""):

@@ -13,8 +13,10 @@
   is a leak's evidence.csv.
 
 Spans are [start, end) character offsets into the texts as given (Python string indices), so a
-viewer highlights ``text[start:end]``; each span starts and ends on a kept character (leading and
-trailing punctuation of a word are outside it).
+viewer highlights ``text[start:end]``; each span starts on a kept character and ends on one or on
+the marks it carries (leading and trailing punctuation of a word are outside it). The checks read texts normalised
+(``normalize.fold``); evidence shows them as they are, and the rows' texts (``shown``) with their
+hidden characters made visible (⟨U+200B⟩), spans moved to match.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ import csv
 import io
 import json
 import re
+import unicodedata
 from collections.abc import Mapping
 
 import numpy as np
@@ -30,12 +33,12 @@ from .contamination import ngram_keys
 from .errors import AuditorError
 from .io.outputs import CSV_LINE_END
 from .io.sources import peek_records
-from .normalize import normalized
+from .normalize import fold, normalized, visible, visible_spans
 from .report.common import printable
 from .report.leak import EVIDENCE_MATCHES, MATCH_KINDS
 from .roles import joined_text, resolve_text_spec, text_fields
 from .shingles import jaccard_rows, set_sizes, shingle_matrix
-from .wordtokens import PUNCT, tokenize
+from .wordtokens import PUNCT, folded_words, tokenize
 
 _WORD = re.compile(r"\S+")          # \s is str.isspace(), what str.split() splits on
 RUNS_LISTED = 50                    # shared runs listed per pair (the spans cover every one)
@@ -51,15 +54,25 @@ def token_spans(text: str | None) -> list:
         return out
     if text.isascii():
         return _ascii_token_spans(text)
+    # The fold keeps whitespace where it is (it removes, composes and maps characters within a
+    # word), so the text's tokens are its words' tokens, each word folded alone.
     for m in _WORD.finditer(text):
         word = m.group()
-        token = PUNCT.sub("", word.lower())
-        if not token:
+        tokens = folded_words(fold(word))
+        if not tokens:
             continue
-        first = next(i for i, c in enumerate(word) if PUNCT.sub("", c.lower()))
-        last = next(i for i in range(len(word) - 1, -1, -1) if PUNCT.sub("", word[i].lower()))
-        out.append((token, m.start() + first, m.start() + last + 1))
+        kept = [i for i, c in enumerate(word) if _kept(c)]
+        first, last = (kept[0], kept[-1]) if kept else (0, len(word) - 1)
+        while last + 1 < len(word) and unicodedata.category(word[last + 1])[0] == "M":
+            last += 1                       # the marks on the last kept letter (a decomposed accent)
+        out.extend((token, m.start() + first, m.start() + last + 1) for token in tokens)
     return out
+
+
+def _kept(char: str) -> bool:
+    """Whether a character gives its word something of a token (alone: a combining mark or a
+    hidden character does not), so a span starts and ends on one."""
+    return bool(PUNCT.sub("", fold(char).lower()).strip())
 
 
 # ASCII bytes the tokenizer keeps (letters and digits) and splits on (str.isspace: \t\n\v\f\r, space, \x1c-\x1f).
@@ -182,10 +195,13 @@ def contamination_evidence(result, benchmark_texts, corpus_texts_by_row, per_ite
             if per_item is not None and shown >= per_item:
                 break
             found = contamination_spans(b_text, c_text, result.n)
-            rows.append({"benchmark_row": b, "corpus_row": c, "benchmark_text": b_text or "",
-                         "corpus_text": c_text or "", "matched_ngrams": found["matched_ngrams"],
-                         "longest_tokens": found["longest_tokens"], "longest_span": found["longest"],
-                         "spans": {"benchmark": found["benchmark_spans"], "corpus": found["corpus_spans"]}})
+            # shown with hidden characters visible, the spans moved to index the shown texts
+            b_shown, b_spans = visible_spans(b_text or "", found["benchmark_spans"])
+            c_shown, c_spans = visible_spans(c_text or "", found["corpus_spans"])
+            rows.append({"benchmark_row": b, "corpus_row": c, "benchmark_text": b_shown,
+                         "corpus_text": c_shown, "matched_ngrams": found["matched_ngrams"],
+                         "longest_tokens": found["longest_tokens"], "longest_span": visible(found["longest"]),
+                         "spans": {"benchmark": b_spans, "corpus": c_spans}})
             shown += 1
     return rows
 
@@ -280,9 +296,9 @@ def leak_evidence(result, limit: int | None = None) -> list:
         row = {"b_row": b, "a_row": a, "a_rows": " ".join(map(str, [a, *listed][:EVIDENCE_MATCHES])),
                "kind": "+".join(x for x in MATCH_KINDS if facts[x]),
                "b_kinds": "+".join(x for x in MATCH_KINDS if m.get(x)), "text_jaccard": jac[i],
-               "b_text": fb.text[b] or "", "a_text": fa.text[a] or "",
-               "b_answer": (fb.answer[b] or "") if fb.answer is not None else "",
-               "a_answer": (fa.answer[a] or "") if fa.answer is not None else ""}
+               "b_text": visible(fb.text[b] or ""), "a_text": visible(fa.text[a] or ""),
+               "b_answer": visible(fb.answer[b] or "") if fb.answer is not None else "",
+               "a_answer": visible(fa.answer[a] or "") if fa.answer is not None else ""}
         if result.b.roles.id is not None:
             row["b_id"] = fb.ids[b]
         if result.a.roles.id is not None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from .errors import AuditorError
 from .evidence import leak_evidence, leak_evidence_csv
 from .near import CrossPairs, find_cross_pairs
+from .normalize import DESCRIPTION as NORMALIZATION
 from .prepare import PreparedSide, answer_normalizer, prepare
 from .progress import Progress
 from .report import leak as report
@@ -51,6 +52,7 @@ class LeakResult:
     shared_groups: list = field(default_factory=list)
     near: CrossPairs | None = field(default=None, repr=False)
     engine: dict | None = None          # --engine ray: shards, seconds, candidates (summary.json's engine block)
+    normalization: str = NORMALIZATION  # the text normalisation (normalize.fold), as the report states it
 
     @property
     def leaked_b_rows(self) -> list[int]:

@@ -33,6 +33,7 @@ import numpy as np
 from . import parallel
 from .contamination import benchmark_texts, corpus_stream
 from .errors import AuditorError
+from .normalize import fold
 from .progress import Progress
 from .report import md_cell
 from .semantic_static import StaticVectors
@@ -83,7 +84,7 @@ class Encoder:
 
     def tokenize(self, texts: list[str]) -> tuple[list, int]:
         """(encodings cut to the model's window, how many texts were cut)."""
-        encodings = self.tokenizer.encode_batch(list(texts))
+        encodings = self.tokenizer.encode_batch([fold(t) for t in texts])     # as every check reads texts
         return encodings, sum(1 for e in encodings if e.overflowing)
 
     def encode(self, texts: list[str]) -> tuple[np.ndarray, int]:

@@ -1,7 +1,9 @@
 """GPT-3's contamination words for a batch of texts, as the scan needs them, on Arrow buffers.
 
-The definition is ``tokenize``: lowercase, delete every character that is
-neither alphanumeric nor whitespace (and "_"), split on whitespace (``str.split()``). The compiled
+The definition is ``tokenize``: the text as every check reads it (``normalize.fold``: ``folded``
+applies it to a batch's non-ASCII texts, the rest are only lowercased, which the scan does), then
+lowercase, delete every character that is neither alphanumeric nor whitespace (and "_"), split on
+whitespace (``str.split()``). The compiled
 scan (``kernels.ngram_scan``) gives exactly its words one character at a time, because Python's
 lowercasing and deletion look at one character alone, with a single exception: capital sigma,
 whose lowercase (final or not) depends on the nearest letters around it that case ignores, never
@@ -36,6 +38,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import AuditorError
+from .normalize import fold
 
 # Every character that is neither a word character nor whitespace, and underscores: re's \s is
 # str.isspace(), the set str.split() splits on.
@@ -52,7 +55,7 @@ BYTE_CLASS = np.full(256, _OTHER, dtype=np.uint8)
 for _c in range(128):
     _ch = chr(_c)
     BYTE_CLASS[_c] = _KEEP if _ch.isalnum() else _SPACE if _ch.isspace() else _DELETE
-TOKENIZER = "whitespace words, lowercased, punctuation stripped"     # ``tokenize``, as reports state it
+TOKENIZER = "whitespace words, lowercased, punctuation stripped"     # ``tokenize``, of the text ``fold`` gives
 # ASCII characters the regex deletes: neither alphanumeric nor whitespace, or "_".
 _ASCII_PUNCT = {c: None for c in range(128) if not (chr(c).isalnum() or chr(c).isspace()) or chr(c) == "_"}
 SMALL_BYTES = 256 * 1024      # batches below this are tokenised text by text (see token_ids)
@@ -62,15 +65,23 @@ BYTE_LOWER = np.where(BYTE_CLASS == _KEEP, np.arange(256), BYTE_CLASS).astype(np
 BYTE_LOWER[ord("A"):ord("Z") + 1] += 32
 
 
-
 def tokenize(text: str | None) -> list[str]:
-    """Words of ``text``: lowercased, split on whitespace, punctuation and underscores removed,
-    empty words dropped."""
+    """Words of ``text`` as every check reads it (``normalize.fold``): lowercased, split on
+    whitespace, punctuation and underscores removed, empty words dropped."""
     if not text:
         return []
     if text.isascii():      # the same deletion as a table lookup: 5x faster than the regex
         return text.lower().translate(_ASCII_PUNCT).split()
+    return folded_words(fold(text))
+
+
+def folded_words(text: str) -> list[str]:
+    """``tokenize`` of a text already folded (``normalize.fold``): the words the compiled scan
+    reads from folded bytes."""
+    if text.isascii():
+        return text.lower().translate(_ASCII_PUNCT).split()
     return PUNCT.sub("", text.lower()).split()
+
 
 def as_string_array(texts) -> pa.Array:
     """A batch of texts (list of str/None, or an Arrow string array) as one string (or, when a text
@@ -96,14 +107,39 @@ def as_string_array(texts) -> pa.Array:
     return texts
 
 
-def token_ids(texts, vocab: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+def folded(arr: pa.Array) -> pa.Array:
+    """A batch (``as_string_array``'s) with each non-ASCII text replaced by its ``normalize.fold``:
+    what the compiled scan and ``token_ids(..., folded=True)`` read. ASCII texts are kept as they are
+    (their fold is their lowercase, which the scan does itself)."""
+    if pa.types.is_binary(arr.type):
+        odd = np.ones(len(arr), dtype=bool)
+    else:
+        odd = ~np.asarray(pc.fill_null(pc.string_is_ascii(arr), True))
+    if not odd.any():
+        return arr
+    rows = np.flatnonzero(odd)
+    values = arr.take(pa.array(rows)).to_pylist()
+    if pa.types.is_binary(arr.type):
+        values = [v.decode("utf-8", "surrogatepass") for v in values]
+        done = pa.array([fold(v).encode("utf-8", "surrogatepass") for v in values], pa.binary())
+    else:
+        done = [fold(v) for v in values]
+        try:
+            done = pa.array(done, arr.type)
+        except UnicodeEncodeError:        # cannot happen from valid UTF-8 (fold adds no surrogate); kept exact
+            return folded(arr.cast(pa.binary()))
+    return pc.replace_with_mask(arr, pa.array(odd), done)
+
+
+def token_ids(texts, vocab: pa.Array, folded: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(each word's index in ``vocab`` (binary, UTF-8), -1 for a word not in it; words per text),
-    by the definition text by text: the small-batch path, quicker than loading the compiled scan."""
+    by the definition text by text: the small-batch path, quicker than loading the compiled scan.
+    ``folded``: the texts are already ``folded`` (the scan's batches)."""
     arr = as_string_array(texts)
     values = arr.to_pylist()
     if pa.types.is_binary(arr.type):
         values = [v.decode("utf-8", "surrogatepass") for v in values]
-    words = [tokenize(t) for t in values]
+    words = [(folded_words if folded else tokenize)(t) if t else [] for t in values]
     flat = binary_array([w.encode("utf-8", "surrogatepass") for ws in words for w in ws])
     return _lookup(flat, vocab), np.fromiter(map(len, words), dtype=np.int64, count=len(words))
 

@@ -98,6 +98,10 @@ class FakeHub:
         self.authorizations: list[tuple[str, str, str | None]] = []
         self._server: ThreadingHTTPServer | None = None
         self.endpoint: str | None = None  # set by start()
+        # When set, the hub answers repo info (dataset_info, the pre-flight) and nothing else: every
+        # other request waits, unanswered, until stop() (a hub that answers, then hangs).
+        self.hang_after_info = False
+        self._release = threading.Event()
 
     def add_repo(self, repo_id, files, readme=None, gated_token=None):
         """Create/replace a dataset repo. ``files`` maps repo-relative paths to bytes."""
@@ -122,6 +126,7 @@ class FakeHub:
         return self.endpoint
 
     def stop(self):
+        self._release.set()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -188,6 +193,9 @@ def _make_handler(hub: FakeHub):
             if ".." in (m["dir"] or m["file"] or "").split("/"):
                 return self._error(404, "EntryNotFound", "no such path", head)
             repo_id = m["api_repo"] or m["dl_repo"]
+            if hub.hang_after_info and (m["dl_repo"] or m["op"] or m["auth"]):
+                hub._release.wait()          # accepted, never answered
+                return None
             repo = hub.repos.get(repo_id)
             if repo is None:
                 return self._error(404, "RepoNotFound", "Repository not found", head)

@@ -19,7 +19,6 @@ only on its input, so a retried task gives the same matches.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
@@ -43,6 +42,7 @@ from ..io.shards import RECORD_FORMATS, source_name, split_shards
 from ..io.sources import source_text
 from ..progress import Progress
 from ..wordtokens import TOKENIZER
+from . import resume
 from .runtime import ray_session, read_dataset, resolve_text_field, run
 
 BATCH_ROWS = 16384          # rows per scanned batch (Parquet; a JSONL block is at most 8 MiB): memory per task
@@ -251,15 +251,14 @@ def _reduce(results, todo, join: ShardJoin, store, stop_after: int) -> None:
 
 def _run_key(bench_info: dict, n: int, field: str, rows: bool = False) -> str:
     """What a saved shard result depends on besides the shard itself (``rows``: it lists the
-    matching rows, for a copy)."""
-    blob = json.dumps({"benchmark": bench_info.get("fingerprint"), "records": bench_info.get("records"), "n": n,
-                       "text": field, "tokenizer": TOKENIZER, "version": SHARD_FILE_VERSION, "rows": rows},
-                      sort_keys=True)
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+    matching rows, for a copy), and the code (``resume.run_key``)."""
+    return resume.run_key({"benchmark": bench_info.get("fingerprint"), "records": bench_info.get("records"), "n": n,
+                           "text": field, "tokenizer": TOKENIZER, "version": SHARD_FILE_VERSION, "rows": rows})
 
 
 class ShardStore:
-    """Per-shard results in a folder: ``contamination-KEY-NNNNN.json``, written atomically."""
+    """Per-shard results in a folder: ``contamination-KEY-NNNNN.json``, written atomically, signed and
+    checked when read (``resume``): a file this run's code did not write for these inputs is not used."""
 
     def __init__(self, folder, key: str):
         self.folder, self.key = Path(folder), key
@@ -274,17 +273,20 @@ class ShardStore:
         return self.folder / f"contamination-{self.key}-{shard.index:05d}.json"
 
     def load(self, shard) -> dict | None:
+        data = resume.load(self.path(shard), self.key, shard.identity())
+        if data is None:
+            return None                         # not ours, or not for this shard: scanned again
         try:
-            data = json.loads(self.path(shard).read_text(encoding="utf-8"))
-            if any(data.get(k) != v for k, v in shard.identity().items()):
-                return None                     # another file, or this one changed, since it was saved
             return {**{name: int(data[name]) for name in COUNTS}, "hits": HitSet.from_json(data["hits"]),
                     "matched": [int(r) for r in data["matched"]]}
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            return None                         # unreadable or not ours: the shard is scanned again
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return None
 
     def save(self, shard, result: dict) -> None:
+        text = resume.dump(self.key, shard.identity(), {**{name: result[name] for name in COUNTS},
+                                                        "hits": result["hits"].to_json(), "matched": result["matched"]})
+        if text is None:
+            return                              # no signing secret: nothing saved, nothing to trust later
         with atomic_write(self.path(shard), sync=False) as handle:     # a resume cache: checked when read
-            json.dump({**shard.identity(), **{name: result[name] for name in COUNTS},
-                       "hits": result["hits"].to_json(), "matched": result["matched"]}, handle)
+            handle.write(text)
         self.saved.append(shard.index)

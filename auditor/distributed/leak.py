@@ -34,7 +34,6 @@ size, modification time); a re-run maps only the other shards.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
@@ -66,7 +65,8 @@ from ..roles import (
     resolve_roles,
 )
 from ..settings import LeakSettings, SourceSpec
-from ..shingles import set_sizes, windows_to_matrix, word_tokens
+from ..shingles import char_text, set_sizes, windows_to_matrix, word_tokens
+from . import resume
 from .runtime import ROLE_SAMPLE, map_shards, ray_session, run
 
 BATCH_ROWS = 50_000           # A records per batch in a task (memory per task: one batch and B's index; >= shingles.ARROW_MIN_TEXTS, so Arrow tokenises)
@@ -157,7 +157,7 @@ def _tokens(texts: list, unit: str):
         vocabulary: list = []
         ids, lengths = word_tokens(texts, vocabulary)
         return ids, lengths, vocabulary
-    prepared = [" ".join(t.lower().split()) if t else "" for t in texts]
+    prepared = [char_text(t) for t in texts]
     lengths = np.fromiter((len(t) for t in prepared), dtype=np.int64, count=len(prepared))
     codepoints = np.frombuffer("".join(prepared).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     vocabulary, ids = np.unique(codepoints, return_inverse=True)
@@ -568,16 +568,16 @@ def ray_leak(a, b, *, settings=None, split_a=None, config_a=None, max_rows=None,
 
 def _run_key(side_b, settings, roles_a, answer_norm, paths: list) -> str:
     """What a saved shard result depends on besides the shard itself (A's files: two training
-    sides cleaned against into one folder do not share results)."""
+    sides cleaned against into one folder do not share results), and the code (``resume.run_key``)."""
     near = settings.near
-    blob = json.dumps({"a": paths, "b": side_b.fingerprint, "roles_a": roles_a.to_dict(), "answer_normalizer": answer_norm,
-                       "threshold": near.threshold, "shingle": str(near.shingle),
-                       "version": SHARD_FILE_VERSION}, sort_keys=True)
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+    return resume.run_key({"a": paths, "b": side_b.fingerprint, "roles_a": roles_a.to_dict(),
+                           "answer_normalizer": answer_norm, "threshold": near.threshold,
+                           "shingle": str(near.shingle), "version": SHARD_FILE_VERSION})
 
 
 class ShardStore:
-    """Per-shard results in a folder: ``leak-KEY-NNNNN.json``, written atomically."""
+    """Per-shard results in a folder: ``leak-KEY-NNNNN.json``, written atomically, signed and checked
+    when read (``resume``): a file this run's code did not write for these inputs is not used."""
 
     def __init__(self, folder, key: str):
         self.folder, self.key = Path(folder), key
@@ -592,17 +592,15 @@ class ShardStore:
         return self.folder / f"leak-{self.key}-{index:05d}.json"
 
     def load(self, shard) -> dict | None:
-        try:
-            data = json.loads(self.path(shard.index).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        if not isinstance(data, dict) or not isinstance(data.get("result"), dict):
-            return None                         # not ours: the shard is compared again
-        if any(data.get(k) != v for k, v in shard.identity().items()):
-            return None                         # another file, or this one changed, since it was saved
+        data = resume.load(self.path(shard.index), self.key, shard.identity())
+        if data is None or not isinstance(data.get("result"), dict):
+            return None                         # not ours, or not for this shard: compared again
         return data["result"]
 
     def save(self, shard, result: dict) -> None:
+        text = resume.dump(self.key, shard.identity(), {"result": result})
+        if text is None:
+            return                              # no signing secret: nothing saved, nothing to trust later
         with atomic_write(self.path(shard.index), sync=False) as handle:     # a resume cache: checked when read
-            json.dump({**shard.identity(), "result": result}, handle)
+            handle.write(text)
         self.saved.append(shard.name)

@@ -18,11 +18,20 @@ config and split listing and the streamed rows, gets the same one):
   ``HF_HUB_DISABLE_IMPLICIT_TOKEN`` is set.
 
 The clients never receive ``token=None``, so they never fall back to a token on their own.
+
+One deadline covers the whole read (``within_deadline``): AUDITOR_HUB_TIMEOUT is the longest the
+Hub may go without answering, retries included. Each question to it (the pre-flight, the config and
+split listings, opening the stream) and each wait for the next rows must end within it; the clients'
+own retries with back-off (6 min 39 s against a hub that answered the pre-flight, then hung) run
+inside it. A read can also be cancelled (``CANCEL``): the caller gets its answer at once.
 """
 from __future__ import annotations
 
+import contextvars
 import itertools
 import os
+import threading
+import time
 
 from ..env import env_float
 from ..errors import AuditorError
@@ -32,9 +41,71 @@ DEFAULT_HUB_TIMEOUT = 10.0
 
 
 def hub_timeout() -> float:
-    """Seconds the pre-flight question to the hub may take: AUDITOR_HUB_TIMEOUT, read when asked
-    (a bad value warns and the default applies; at most 600)."""
+    """Seconds the Hub may go without answering during a read, retries included (``within_deadline``;
+    the pre-flight question's own timeout too): AUDITOR_HUB_TIMEOUT, read when asked (a bad value
+    warns and the default applies; at most 600)."""
     return env_float("AUDITOR_HUB_TIMEOUT", DEFAULT_HUB_TIMEOUT, 0.0, 600.0)
+
+
+# A threading.Event the caller may set to stop a Hub read (a visitor who left the Space); None: not
+# cancellable. Read by the thread that waits for the read (``within_deadline``).
+CANCEL: contextvars.ContextVar = contextvars.ContextVar("auditor_hub_cancel", default=None)
+_POLL = 0.2          # seconds between looks at the clock and the cancel flag
+
+
+class _Read:
+    """A Hub read running in its own thread: its result or error, and when it last heard from the Hub."""
+
+    def __init__(self):
+        self.heard = time.monotonic()
+        self.done = threading.Event()
+        self.stop = threading.Event()        # set when the caller gave up: the thread stops at its next answer
+        self.result = None
+        self.error: BaseException | None = None
+
+    def progress(self) -> None:
+        """The Hub answered (a listing, the next rows): the deadline starts again."""
+        self.heard = time.monotonic()
+        if self.stop.is_set():
+            raise _Abandoned()
+
+
+class _Abandoned(Exception):
+    """Raised in an abandoned read's thread, to end it at its next answer."""
+
+
+def within_deadline(work, repo_id: str, what: str = "the dataset"):
+    """``work(progress)`` run in a daemon thread, its result returned, under one deadline: it fails
+    with a clear error once the Hub has not answered for ``hub_timeout()`` seconds (``work`` calls
+    ``progress()`` whenever it did), or at once when ``CANCEL``'s event is set. The clients cannot be
+    interrupted inside a request: an abandoned thread ends at its next answer or its clients' limit."""
+    read = _Read()
+    limit = hub_timeout()
+    cancel = CANCEL.get()
+
+    def run():
+        try:
+            read.result = work(read.progress)
+        except BaseException as exc:     # handed to the waiting thread
+            read.error = exc
+        finally:
+            read.done.set()
+
+    threading.Thread(target=run, name=f"auditor-hub-read:{repo_id}", daemon=True).start()
+    while not read.done.wait(_POLL):
+        if cancel is not None and cancel.is_set():
+            read.stop.set()
+            raise AuditorError("cancelled", f"The read of {repo_id!r} from the Hub was cancelled.",
+                               "Start it again when you need it.")
+        if time.monotonic() - read.heard > limit:
+            read.stop.set()
+            raise AuditorError("hub_unreachable", f"The Hub stopped answering while reading {what} of {repo_id!r}: "
+                               f"nothing for {limit:g} s (AUDITOR_HUB_TIMEOUT, retries included).",
+                               "Try again later, check the network (or HF_ENDPOINT), or raise AUDITOR_HUB_TIMEOUT; "
+                               "offline, use a local file or example:NAME.")
+    if read.error is not None:
+        raise read.error
+    return read.result
 
 
 def _token(token) -> str | bool:
@@ -111,22 +182,36 @@ def _check_reachable(repo_id: str, token: str | bool) -> None:
 
 def describe(repo_id: str, config: str | None = None, token=None, sample_rows: int = 50) -> dict:
     """Configs, the splits of ``config`` (or the first config), its columns and a few rows
-    (enough to guess roles from values as well as names)."""
+    (enough to guess roles from values as well as names). Under the Hub deadline (``within_deadline``)."""
     token = _token(token)
+    import datasets  # noqa: F401  (imported before the deadline starts: seconds of local work, not the Hub's)
+    return within_deadline(lambda progress: _describe(repo_id, config, token, sample_rows, progress), repo_id,
+                           "the description")
+
+
+def _describe(repo_id: str, config, token, sample_rows: int, progress) -> dict:
     _check_reachable(repo_id, token)
+    progress()
     import datasets
     try:
         configs = list(datasets.get_dataset_config_names(_remote(repo_id), token=token))
     except Exception as exc:
         raise _classify(exc, repo_id) from None
+    progress()
     chosen = config or (configs[0] if configs else None)
     if config is not None and configs and config not in configs:
         raise AuditorError("bad_config", f"{repo_id} has no config {config!r}.",
                            f"Available configs: {', '.join(configs)}.")
     try:
         splits = list(datasets.get_dataset_split_names(_remote(repo_id), chosen, token=token))
+        progress()
         stream = datasets.load_dataset(_remote(repo_id), chosen, split=splits[0], streaming=True, token=token)
-        rows = list(itertools.islice(iter(stream), sample_rows))
+        rows = []
+        for row in itertools.islice(iter(stream), sample_rows):
+            progress()
+            rows.append(row)
+    except (AuditorError, _Abandoned):
+        raise
     except Exception as exc:
         raise _classify(exc, repo_id, chosen) from None
     columns = list(dict.fromkeys(k for r in rows for k in r))
@@ -134,14 +219,23 @@ def describe(repo_id: str, config: str | None = None, token=None, sample_rows: i
 
 
 def load_hub(repo_id: str, config, split, max_rows, token, default_split: str = "train") -> Table:
+    """The rows of a Hub dataset's split, streamed, under the Hub deadline (``within_deadline``)."""
     token = _token(token)
+    import datasets  # noqa: F401  (imported before the deadline starts: seconds of local work, not the Hub's)
+    return within_deadline(lambda progress: _load_hub(repo_id, config, split, max_rows, token, default_split,
+                                                      progress), repo_id)
+
+
+def _load_hub(repo_id: str, config, split, max_rows, token, default_split: str, progress) -> Table:
     _check_reachable(repo_id, token)
+    progress()
     import datasets
     notices = []
     try:
         configs = list(datasets.get_dataset_config_names(_remote(repo_id), token=token))
     except Exception as exc:
         raise _classify(exc, repo_id) from None
+    progress()
     if config is None:
         if len(configs) > 1:
             config = "default" if "default" in configs else configs[0]
@@ -155,6 +249,7 @@ def load_hub(repo_id: str, config, split, max_rows, token, default_split: str = 
         splits = list(datasets.get_dataset_split_names(_remote(repo_id), config, token=token))
     except Exception as exc:
         raise _classify(exc, repo_id, config) from None
+    progress()
     split, note = choose_split(split, splits, repo_id, default_split)
     if note:
         notices.append(note)
@@ -163,10 +258,13 @@ def load_hub(repo_id: str, config, split, max_rows, token, default_split: str = 
     try:
         stream = datasets.load_dataset(_remote(repo_id), config, split=split, streaming=True, token=token)
         for row in stream:
+            progress()
             if max_rows is not None and len(rows) >= max_rows:
                 truncated = True
                 break
             rows.append(row)
+    except (AuditorError, _Abandoned):
+        raise
     except Exception as exc:
         raise _classify(exc, repo_id, config) from None
     if not rows:

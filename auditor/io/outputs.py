@@ -15,7 +15,12 @@
 
 ``atomic_write(path, mode)`` writes to a hidden temporary file in the same folder and renames it
 into place (``os.replace``) only once it is complete and flushed to disk, so the final path holds
-either the previous complete file or the new complete one, never a torn one. The temporary is
+either the previous complete file or the new complete one, never a torn one. It never follows a
+link to a file: the folder is opened once, the temporary is created relative to it with O_EXCL |
+O_NOFOLLOW, and the final name is looked at again just before the rename (which replaces a name,
+never writes through one), so a symlink swapped in for an output after the checks is refused with
+its target untouched; ``check_outputs`` refuses a link up front. Outputs are local: a URI
+(``s3://``, ``gs://``, ``file://``) is refused (``refuse_uri``), never written into a folder "s3:". The temporary is
 removed on any failure, KeyboardInterrupt and SystemExit included (the CLI turns SIGTERM into an
 exception, so this ``finally`` runs). Devices and pipes (``/dev/stdout``, ``/dev/full``) are
 written in place, as there is nothing to replace. Any OSError becomes an ``output_path`` error
@@ -25,6 +30,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import secrets
 import stat
 from contextlib import contextmanager
@@ -69,13 +75,33 @@ def check_outputs(inputs, outputs, make_dirs=()) -> None:
                 if hit:
                     raise AuditorError("output_path", _clobber_message(kind, label, path, source),
                                        "Write the output somewhere else: an input is never overwritten.")
+    for label, path in outs:
+        # a link is never written through (atomic_write refuses one however late it appears): say so now
+        if os.path.islink(path) and not (_is_stream_path(path) or _resolves_to_stream(path)):
+            raise link_error(f"{label} {path}")
+
+
+_URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def refuse_uri(label: str, path) -> None:
+    """Outputs here are local files: a URI (s3://, gs://, hf://, file://) is refused, never written
+    into a local folder named "s3:". (``contamination --decontaminate`` on Ray writes to stores: it
+    takes its URI before this check.)"""
+    text = os.fspath(path) if path is not None else ""
+    if isinstance(text, str) and _URI.match(text):
+        scheme = text.partition("://")[0]
+        raise AuditorError("usage", f"{label} {text!r} is a {scheme}:// URI: this output is written to a local "
+                           "file or folder.", "Give a local path (without file://); only contamination "
+                           "--decontaminate with --engine ray writes to an object store.")
 
 
 def check_out_dir(out_dir, label: str = "--out-dir") -> str | None:
     """An output folder (--out-dir, --shard-dir) must be a folder or a path that can become one;
-    returns it (user folder expanded), or None when none is given."""
+    returns it (user folder expanded), or None when none is given. A URI is refused."""
     if out_dir in (None, ""):
         return None
+    refuse_uri(label, out_dir)
     path = os.path.expanduser(os.fspath(out_dir))
     if os.path.exists(path) and not os.path.isdir(path):
         raise AuditorError("output_path", f"{label} {path!r} exists and is not a folder.",
@@ -97,6 +123,7 @@ def check_shard_dir(shard_dir, sources, prefix: str) -> None:
 
 
 def _check_target(label: str, path: str, made: list) -> None:
+    refuse_uri(label, path)
     if os.path.isdir(path):
         raise AuditorError("output_path", f"{label} {path!r} is a folder, not a file.",
                            "Give a file path, e.g. a name inside that folder.")
@@ -196,6 +223,59 @@ def _is_device(path: str) -> bool:
 
 # --------------------------------------------------------------------------- writing
 
+def _is_stream_path(path: str) -> bool:
+    """/dev/stdout, /proc/self/fd/1 and the like, or a link leading through one: the shell's stream
+    (maybe redirected to a file), written in place, never replaced or removed."""
+    shown = os.path.abspath(path)
+    for _ in range(40):                      # the link chain, hop by hop (realpath would skip /dev/stdout)
+        if shown.startswith(("/dev/", "/proc/")) and not shown.startswith("/dev/shm/"):
+            return True
+        if not os.path.islink(shown):
+            return False
+        shown = os.path.join(os.path.dirname(shown), os.readlink(shown))
+    return False
+
+
+def link_error(shown: str) -> AuditorError:
+    return AuditorError("output_path", f"Cannot write {shown!r}: it is a symbolic link. Outputs are never written "
+                        "through a link (one swapped in for an output could point at an input or any other file).",
+                        "Give the file's own path, or another name.")
+
+
+def _resolves_to_stream(path: str) -> bool:
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+@contextmanager
+def _write_stream(target: str, shown: str, mode: str, options: dict):
+    """A device or a pipe (/dev/stdout, /dev/null, /dev/full, a FIFO), written in place: nothing to
+    replace. Opened without truncation and checked once open, so a regular file swapped in for it
+    (through a link) is refused untouched."""
+    try:
+        fd = os.open(target, os.O_WRONLY | os.O_NOCTTY)
+    except OSError as exc:
+        raise write_error(shown, exc) from None
+    try:
+        info = os.fstat(fd)
+    except OSError as exc:
+        os.close(fd)
+        raise write_error(shown, exc) from None
+    if stat.S_ISREG(info.st_mode) and not _is_stream_path(target):
+        os.close(fd)
+        raise link_error(shown)
+    if stat.S_ISREG(info.st_mode):
+        os.ftruncate(fd, 0)                   # stdout redirected to a file by the shell: that file, from the start
+    try:
+        with os.fdopen(fd, mode, **options) as fh:
+            yield fh
+    except OSError as exc:
+        raise write_error(shown, exc) from None
+
+
 @contextmanager
 def atomic_write(path, mode: str = "w", *, encoding: str = "utf-8", errors: str | None = None,
                  newline: str | None = None, sync: bool = True, before_replace=None):
@@ -204,81 +284,115 @@ def atomic_write(path, mode: str = "w", *, encoding: str = "utf-8", errors: str 
     the flush to disk, for files whose loss in a power cut costs only work (a resume's per-shard
     results, which are checked when read and redone when unreadable): 2.6 ms a file here.
     ``before_replace()`` runs once the new file is complete, just before it takes ``path``'s place
-    (``retire`` a file that describes the old one)."""
+    (``retire`` a file that describes the old one).
+
+    A link is never followed to a file: the folder is opened once and everything happens relative
+    to it (the temporary is created with O_EXCL | O_NOFOLLOW, the final name is looked at again just
+    before the rename, which replaces a name and never writes through one), so a symlink swapped in
+    for the output after the checks (pointing at an input) is refused, its target untouched. A link
+    to a device or a pipe (/dev/stdout) is written in place."""
     if mode not in ("w", "wb"):
         raise ValueError(f"atomic_write mode must be 'w' or 'wb', not {mode!r}")
     shown = os.fspath(path)
+    refuse_uri("output", shown)
     target = os.path.expanduser(shown)
     options = {} if mode == "wb" else {"encoding": encoding, "errors": errors, "newline": newline}
     try:
-        st = os.stat(target)
+        st = os.lstat(target)
     except FileNotFoundError:
         st = None
     except OSError as exc:
         raise write_error(shown, exc) from None
+    if st is not None and stat.S_ISLNK(st.st_mode):
+        if not (_is_stream_path(target) or _resolves_to_stream(target)):
+            raise link_error(shown)
+        with _write_stream(target, shown, mode, options) as fh:
+            yield fh
+        return
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise write_error(shown, IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR)))
     if st is not None and not stat.S_ISREG(st.st_mode):
-        # A device or a pipe (/dev/stdout, /dev/null, /dev/full, a FIFO): nothing to replace.
-        try:
-            with open(target, mode, **options) as fh:
-                yield fh
-        except OSError as exc:
-            raise write_error(shown, exc) from None
+        with _write_stream(target, shown, mode, options) as fh:
+            yield fh
         return
     if st is not None and not os.access(target, os.W_OK):
         raise write_error(shown, PermissionError(errno.EACCES, os.strerror(errno.EACCES)))
-    final = os.path.realpath(target)          # through a symlink: its target is replaced
-    folder, name = os.path.split(final)
+    folder, name = os.path.split(os.path.abspath(target))
+    try:
+        dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as exc:
+        raise write_error(shown, exc) from None
     tmp = None
     try:
         while tmp is None:
-            candidate = os.path.join(folder, f".{name}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
+            candidate = f".{name}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
             try:
-                fd = os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)   # umask applies
+                fd = os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666,
+                             dir_fd=dir_fd)                  # umask applies
             except FileExistsError:
                 continue
             tmp = candidate
         with os.fdopen(fd, mode, **options) as fh:
             yield fh
             fh.flush()
+            if st is not None:
+                os.fchmod(fh.fileno(), stat.S_IMODE(st.st_mode))   # keep the mode of the file replaced
             if sync:
                 os.fsync(fh.fileno())
-        if st is not None:
-            os.chmod(tmp, stat.S_IMODE(st.st_mode))   # keep the mode of the file replaced
         if before_replace is not None:
             before_replace()
-        os.replace(tmp, final)
+        _check_final_name(dir_fd, name, shown)
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         tmp = None
+        if sync:
+            os.fsync(dir_fd)                  # the rename itself, on disk
     except OSError as exc:
         raise write_error(shown, exc) from None
     finally:
         if tmp is not None:
             try:
-                os.unlink(tmp)
+                os.unlink(tmp, dir_fd=dir_fd)
             except OSError:
                 pass
+        os.close(dir_fd)
+
+
+def _check_final_name(dir_fd: int, name: str, shown: str) -> None:
+    """The output's name, looked at again just before the rename: a link or a folder put there since
+    the checks is refused (the rename would replace a link, not its target, but the run says so)."""
+    try:
+        now = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(now.st_mode):
+        raise link_error(shown)
+    if stat.S_ISDIR(now.st_mode):
+        raise write_error(shown, IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR)))
 
 
 def retire(path) -> None:
     """Remove the file at ``path`` if there is one: a manifest is retired just before the file it
     describes is replaced (``atomic_write(before_replace=...)``), so a run killed between writing
-    the two leaves the new file without a manifest, never beside the previous run's."""
-    # Through a symlink its target goes, as ``atomic_write`` replaces a symlink's target: removing
-    # the link itself left the previous manifest at the target and a new file in the link's place.
-    # A stream (/dev/stdout, /proc/self/fd/1, a link to one) is no manifest file, even redirected
-    # to a file: that file is the shell's, and removing it left the manifest in "log (deleted)".
+    the two leaves the new file without a manifest, never beside the previous run's. A stream
+    (/dev/stdout, a link to one, even redirected to a file: that file is the shell's) is left alone;
+    a link to a file is refused (never followed, its target never removed)."""
     shown = os.path.abspath(os.path.expanduser(os.fspath(path)))
-    for _ in range(40):
-        if shown.startswith(("/dev/", "/proc/")) and not shown.startswith("/dev/shm/"):
-            return
-        if not os.path.islink(shown):
-            break
-        shown = os.path.join(os.path.dirname(shown), os.readlink(shown))
-    final = os.path.realpath(shown)
+    if _is_stream_path(shown):
+        return
     try:
-        if stat.S_ISREG(os.stat(final).st_mode):
-            os.unlink(final)
+        st = os.lstat(shown)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise write_error(os.fspath(path), exc) from None
+    if stat.S_ISLNK(st.st_mode):
+        if _resolves_to_stream(shown):
+            return
+        raise link_error(os.fspath(path))
+    if not stat.S_ISREG(st.st_mode):
+        return
+    try:
+        os.unlink(shown)                      # removes the name: a link swapped in now goes, not its target
     except FileNotFoundError:
         pass
     except OSError as exc:

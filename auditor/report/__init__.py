@@ -10,15 +10,6 @@ the same input and settings give byte-identical files.
 """
 from __future__ import annotations
 
-from .common import (  # noqa: F401
-                     PARAPHRASE_CAVEAT,
-                     SCHEMA_VERSION,
-                     md_cell,
-                     pct,
-                     plain,
-                     plural,
-                     printable,
-                     to_json,
-                     write_outputs,
-)
-from .scan import EXACT_KINDS, input_block, markdown, overview_rows, roles_rows, summary  # noqa: F401
+from .common import (PARAPHRASE_CAVEAT, SCHEMA_VERSION, md_cell, pct, plain, plural, printable,  # noqa: F401
+                     to_json, write_outputs)
+from .scan import EXACT_KINDS, input_block, markdown, overview_rows, pairs_text, roles_rows, summary  # noqa: F401

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..hidden import visible
 from ..io.outputs import atomic_write, write_error
 
 SCHEMA_VERSION = 1
@@ -75,8 +76,9 @@ def write_outputs(out_dir: str | Path, summary_dict: dict, markdown_text: str, e
 
 
 def md_cell(value) -> str:
-    """Dataset content inside a Markdown table: escaped so it renders as text, never markup."""
-    text = "" if value is None else str(value)
+    """Dataset content inside a Markdown table: escaped so it renders as text, never markup, its
+    hidden characters (zero-width, bidirectional) shown as ⟨U+200B⟩ (``hidden.visible``)."""
+    text = visible("" if value is None else str(value))
     text = text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("\r", " ")
     for ch in "`*_[]<>#!":
         text = text.replace(ch, "\\" + ch)

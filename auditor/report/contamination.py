@@ -21,7 +21,7 @@ def summary(result) -> dict:
         "corpus": {**result.corpus, "records": result.corpus_records, "tokens": result.corpus_tokens,
                    "no_words": result.corpus_no_words},
         "benchmark": result.benchmark,
-        "settings": {"ngram": result.n, "tokenizer": result.tokenizer},
+        "settings": {"ngram": result.n, "tokenizer": result.tokenizer, "normalization": result.normalization},
         "contaminated": {"records": len(result.items),
                          "fraction": round(len(result.items) / n_b, 6) if n_b else 0.0},
         "too_short": {"records": len(result.too_short), "rows": result.too_short[:100]},
@@ -39,7 +39,8 @@ def markdown(result) -> str:
     lines = [f"# Contamination: {md_cell(b['name'])} in {md_cell(c['source'])}", "",
              f"{d['contaminated']['records']:,} of {b['records']:,} benchmark items "
              f"({100 * d['contaminated']['fraction']:.2f}%) share at least one {result.n}-gram with the corpus "
-             f"({c['records']:,} records, {c['tokens']:,} tokens). Tokens: {result.tokenizer}.", ""]
+             f"({c['records']:,} records, {c['tokens']:,} tokens). Tokens: {result.tokenizer}, of the text "
+             f"normalised ({result.normalization}).", ""]
     if c.get("text") and b.get("text"):
         # Only these fields are checked: a corpus whose text sits in another field looks clean.
         fields = ", ".join(f"`{md_cell(name)}`" for name in c["text"].split(","))

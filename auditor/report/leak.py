@@ -51,7 +51,8 @@ def summary(result) -> dict:
         "a": side_block(result.a), "b": side_block(result.b),
         "settings": {"threshold": result.threshold,
                      "shingle": {"unit": result.shingle.unit, "size": result.shingle.size},
-                     "text_normalizer": "default", "answer_normalizer": result.answer_normalizer},
+                     "text_normalizer": "default", "answer_normalizer": result.answer_normalizer,
+                     "normalization": result.normalization},
         "method": {"near_duplicates": near.method if near else None,
                    "answer_identity": "the whole answer after the answer normaliser, not a final number"},
         "identical_text": frac(result.counts["identical_text"]),
@@ -127,7 +128,8 @@ def markdown(result) -> str:
     lines += ["", "**Reading it.** An identical question alone may be a reused stem asked of different data; "
               "an identical answer alone may be a common short answer. *Identical both* is the figure that "
               "means a model could score by memory. Answers are compared whole, after normalisation "
-              f"({result.answer_normalizer or 'no answer field'}), never by a final number alone."]
+              f"({result.answer_normalizer or 'no answer field'}), never by a final number alone. "
+              f"Texts are compared normalised: {result.normalization}."]
     for side in ("b", "a"):
         if d[side]["no_text"]:
             lines += ["", unusable_note(d[side]["no_text"], d[side]["records"], f"{side.upper()}'s", NO_TEXT)]

@@ -88,7 +88,7 @@ def test_grams_group_exactly_the_windows_with_equal_ids(monkeypatch, n):
         got = [windows[offsets[g]:offsets[g + 1]].tolist() for g in range(keys.size)]
         assert sorted(got) == sorted(expected.values())
         assert np.all(keys[1:] >= keys[:-1]) and offsets[-1] == starts.size
-        assert keys.tolist() == contamination._keys(ids, starts[windows[offsets[:-1]]], n).tolist()
+        assert keys.tolist() == contamination.ngram_keys(ids, starts[windows[offsets[:-1]]], n).tolist()
 
 
 @pytest.mark.parametrize("compiled", [True, False])

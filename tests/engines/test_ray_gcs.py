@@ -40,6 +40,7 @@ from object_store_helpers import (BUCKET, SHARDS, assert_equal_to_local, assert_
 from object_store_helpers import corpus as gzipped_corpus  # noqa: E402, F401   (a module fixture)
 
 from auditor.distributed import runtime  # noqa: E402
+from auditor.io import shards  # noqa: E402
 from auditor.distributed.contamination import ray_contamination  # noqa: E402
 from auditor.errors import AuditorError  # noqa: E402
 
@@ -185,7 +186,7 @@ def test_an_unreachable_gs_endpoint_fails_with_the_uri(gcs, monkeypatch):
     assert "UNAVAILABLE" in error.message and "retry_limit" not in error.message
     # No limit in the URI: the auditor's (GCS_RETRY_SECONDS, shortened here) bounds it; the endpoint
     # from the environment, as a user's CLOUD_STORAGE_EMULATOR_ENDPOINT or proxy would give it.
-    monkeypatch.setattr(runtime, "GCS_RETRY_SECONDS", 2)
+    monkeypatch.setattr(shards, "GCS_RETRY_SECONDS", 2)
     monkeypatch.setenv("CLOUD_STORAGE_EMULATOR_ENDPOINT", f"http://127.0.0.1:{port}")
     pattern = f"gs://{BUCKET}/corpus/*.jsonl"
     error = refused(pattern)

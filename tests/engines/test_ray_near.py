@@ -207,4 +207,4 @@ def test_bad_arguments_are_clear_errors():
     with pytest.raises(AuditorError, match="no 'body' column"):
         ray_find_pairs(ray.data.from_items([{"text": "a b c"}]), 0.5, text="body")
     with pytest.raises(AuditorError, match="engine"):
-        scan("unused.jsonl", engine="spark")
+        scan_on("unused.jsonl", engine="spark")

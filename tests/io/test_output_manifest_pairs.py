@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 
 import pytest
 
@@ -18,10 +19,6 @@ import auditor.io.outputs as outputs
 from auditor.decontaminate import decontaminate
 from auditor.errors import AuditorError
 from definitions import read_jsonl, write_jsonl
-
-
-def norm(text: str) -> str:
-    return " ".join(text.lower().split())
 
 
 @pytest.fixture()
@@ -42,21 +39,24 @@ def corpus(real_data, tmp_path):
 
 
 def kill_at(monkeypatch, target):
-    """Make writing ``target`` raise KeyboardInterrupt, as a Ctrl-C at that moment would."""
+    """Make writing ``target`` raise KeyboardInterrupt, as a Ctrl-C at that moment would (in every
+    loaded module that calls ``outputs.write_text`` by name)."""
     real = outputs.write_text
 
     def write_text(path, text, **kwargs):
         if str(path) == str(target):
             raise KeyboardInterrupt("killed before the manifest")
         return real(path, text, **kwargs)
-    monkeypatch.setattr(outputs, "write_text", write_text)
+    for module in [m for name, m in list(sys.modules.items()) if name.startswith("auditor")]:
+        if getattr(module, "write_text", None) is real:
+            monkeypatch.setattr(module, "write_text", write_text)
 
 
 def lines(path) -> int:
     return len(path.read_text(encoding="utf-8").splitlines())
 
 
-def test_a_symlinked_manifest_is_replaced_at_its_target(tmp_path, run_cli):
+def test_a_symlinked_manifest_is_refused_and_its_target_kept(tmp_path, run_cli):
     """From the review of the late round-5 commits."""
     rows = [{"id": i, "text": f"record number {i} says something about apples and pears"} for i in range(6)]
     rows += [dict(rows[1], id=100), dict(rows[4], id=101)]
@@ -69,13 +69,11 @@ def test_a_symlinked_manifest_is_replaced_at_its_target(tmp_path, run_cli):
     os.symlink(os.path.join("keep", "m.json"), link)
     out = tmp_path / "out.jsonl"
     code, _, err = run_cli("dedup", str(src), "--out", str(out), "--manifest", str(link), "--quiet")
-    assert code == 0, err
+    # outputs are never written through a link (a planted one had its target overwritten): refused
+    # before the work, the link and its target as they were, no copy written
+    assert code == 2 and "symbolic link" in err and "Traceback" not in err, err
     assert link.is_symlink() and os.readlink(link) == os.path.join("keep", "m.json")
-    doc = json.loads(target.read_text(encoding="utf-8"))
-    seen, dropped = set(), []
-    for i, r in enumerate(rows):
-        (dropped.append(i) if norm(r["text"]) in seen else seen.add(norm(r["text"])))
-    assert sorted(d["row"] for d in doc["dropped_rows"]) == dropped == [6, 7]
+    assert target.read_text(encoding="utf-8") == '{"previous": "run"}\n' and not out.exists()
 
 
 def test_a_manifest_through_stdout_redirected_to_a_file_lands_in_that_file(tmp_path):
@@ -205,7 +203,7 @@ def test_clean_killed_before_its_report_leaves_no_stale_report(real_data, tmp_pa
     hook = tmp_path / "hook"
     hook.mkdir()
     (hook / "sitecustomize.py").write_text(
-        "import os, time, auditor.outputs as o\n"
+        "import os, time, auditor.io.outputs as o\n"
         "real = o.write_text\n"
         "def write_text(path, text, **kw):\n"
         f"    if str(path).endswith('.dropped.json'):\n"

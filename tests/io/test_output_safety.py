@@ -343,7 +343,7 @@ def test_complete_write_replaces_the_file(tmp_path, name, writer):
         assert len(auditor.load(str(target)).rows) == len(BIG)
 
 
-def test_new_file_gets_the_usual_mode_and_symlinks_are_written_through(tmp_path):
+def test_new_file_gets_the_usual_mode_and_symlinks_are_never_written_through(tmp_path):
     plain = tmp_path / "plain.txt"
     plain.write_text("x")
     write_text(tmp_path / "new.txt", "y")
@@ -351,8 +351,11 @@ def test_new_file_gets_the_usual_mode_and_symlinks_are_written_through(tmp_path)
     real = tmp_path / "real.json"
     real.write_bytes(PREVIOUS)
     (tmp_path / "link.json").symlink_to("real.json")
-    write_text(tmp_path / "link.json", "{}")
-    assert (tmp_path / "link.json").is_symlink() and real.read_text() == "{}"
+    # a link is never followed to a file (tests/io/test_outputs_never_follow_links.py)
+    with pytest.raises(AuditorError) as caught:
+        write_text(tmp_path / "link.json", "{}")
+    assert caught.value.code == "output_path" and "symbolic link" in caught.value.message
+    assert (tmp_path / "link.json").is_symlink() and real.read_bytes() == PREVIOUS
 
 
 # (case, which file fails (0 = first written), files present afterwards)
@@ -396,7 +399,7 @@ def test_atomic_write_refuses_bad_targets(tmp_path):
 
 SLOW_CLEAN = textwrap.dedent("""
     import json, sys, time, types
-    import auditor.clean as clean_module
+    import auditor.io.copies as copies_module
     calls = [0]
     def dumps(obj, **kwargs):   # the 50th row: say so, then wait to be signalled mid-write
         calls[0] += 1
@@ -404,7 +407,7 @@ SLOW_CLEAN = textwrap.dedent("""
             print("writing", flush=True)
             time.sleep(60)
         return json.dumps(obj, **kwargs)
-    clean_module.json = types.SimpleNamespace(dumps=dumps)
+    copies_module.json = types.SimpleNamespace(dumps=dumps)
     from auditor.cli import main
     sys.exit(main(sys.argv[1:]))
 """)

@@ -21,11 +21,12 @@ import ground_truth as gt
 from ground_truth import read_field
 from auditor import near, parallel, shingles
 from auditor.shingles import ShingleSpec, shingle_matrix
+from auditor.normalize import fold
 
 
 def python_tokens(texts):
     """What word_tokens must return, from Python alone: ids in sorted word order."""
-    words = [t.lower().split() if t else [] for t in texts]
+    words = [fold(t).split() if t else [] for t in texts]      # the normalised text's words (tests/normalize)
     vocabulary = {w: i for i, w in enumerate(sorted({w for ws in words for w in ws}))}
     return [vocabulary[w] for ws in words for w in ws], [len(ws) for ws in words]
 
@@ -249,7 +250,7 @@ def test_bad_thread_setting_warns_and_runs(run_cli):
 def per_word_tokens(text):
     """The contamination tokenizer's definition, word by word: lowercase, split on whitespace,
     strip non-word characters and underscores from each word, drop empty words."""
-    return [t for t in (re.sub(r"[^\w]+|_", "", w) for w in text.lower().split()) if t] if text else []
+    return [t for t in (re.sub(r"[^\w]+|_", "", w) for w in fold(text).lower().split()) if t] if text else []
 
 
 def test_contamination_tokenizer_equals_its_per_word_definition():

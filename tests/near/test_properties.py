@@ -11,6 +11,7 @@ from auditor.clusters import curve
 from auditor.exact import duplicate_groups, key_ids
 from auditor.normalize import normalized
 from auditor.near import find_pairs
+from auditor.normalize import fold
 from auditor.shingles import ShingleSpec, shingle_matrix
 
 WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "Ünï", "e\u0301", "👍", "שלום", "\u200b", "x\x00y"]
@@ -37,7 +38,7 @@ def _reference_pairs(texts, threshold):
     """Plain-Python Jaccard over 3-word shingle sets (the documented preparation)."""
     sets = []
     for t in texts:
-        w = t.lower().split()
+        w = fold(t).split()          # the normalised text (normalize.fold, tested in tests/normalize)
         sets.append({tuple(w[i:i + 3]) for i in range(len(w) - 2)} if len(w) >= 3 else ({tuple(w)} if w else set()))
     out = {}
     for i, j in itertools.combinations(range(len(texts)), 2):

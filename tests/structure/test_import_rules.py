@@ -21,10 +21,11 @@ ROOT = Path(__file__).resolve().parents[2]
 # Lowest first. A module's layer is the first pattern that matches its dotted name.
 LAYERS = [
     ("core", ["auditor.version", "auditor.errors", "auditor.env", "auditor.settings", "auditor.progress",
-              "auditor.kernels", "auditor.parallel"]),
+              "auditor.kernels", "auditor.parallel", "auditor.hidden"]),
     ("io", ["auditor.io"]),
     ("report", ["auditor.report"]),
-    ("preparation", ["auditor.roles", "auditor.normalize", "auditor.schema", "auditor.prepare", "auditor.textstream"]),
+    ("preparation", ["auditor.roles", "auditor.confusables", "auditor.normalize", "auditor.schema", "auditor.prepare",
+                     "auditor.textstream"]),
     ("algorithms", ["auditor.exact", "auditor.shingles", "auditor.near", "auditor.clusters", "auditor.concentration",
                     "auditor.wordtokens", "auditor.contamination", "auditor.semantic", "auditor.semantic_static"]),
     ("commands", ["auditor.audit", "auditor.leakage", "auditor.decontaminate", "auditor.clean", "auditor.dedup",
