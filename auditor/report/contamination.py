@@ -8,6 +8,7 @@ from .common import (
     SCHEMA_VERSION,
     md_cell,
     md_note,
+    side_name,
     unusable_note,
 )
 
@@ -36,7 +37,7 @@ def summary(result) -> dict:
 def markdown(result) -> str:
     d = summary(result)
     b, c = d["benchmark"], d["corpus"]
-    lines = [f"# Contamination: {md_cell(b['name'])} in {md_cell(c['source'])}", "",
+    lines = [f"# Contamination: {md_cell(b['name'])} in {side_name(c)}", "",
              f"{d['contaminated']['records']:,} of {b['records']:,} benchmark items "
              f"({100 * d['contaminated']['fraction']:.2f}%) share at least one {result.n}-gram with the corpus "
              f"({c['records']:,} records, {c['tokens']:,} tokens). Tokens: {result.tokenizer}, of the text "
