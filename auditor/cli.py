@@ -229,7 +229,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     matrix = sub.add_parser("matrix", help="overlap matrices across several datasets and splits",
                             allow_abbrev=False)
-    matrix.add_argument("-d", "--dataset", action="append", required=True, metavar="NAME[:SPLIT]=SOURCE")
+    matrix.add_argument("-d", "--dataset", action="append", required=True, metavar="NAME[:[CONFIG:]SPLIT]=SOURCE",
+                        help="a dataset or split to compare (repeat); CONFIG picks one of a Hub dataset's configs")
     matrix.add_argument("--text")
     matrix.add_argument("--near", action="store_true", help="also count near duplicates")
     matrix.add_argument("--threshold", type=_threshold, default=0.7)
