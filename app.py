@@ -19,15 +19,20 @@ import logging  # noqa: E402
 import signal  # noqa: E402
 import sys  # noqa: E402
 
-import gradio as gr  # noqa: E402
-
 from auditor import AuditorError  # noqa: E402
 from auditor.env import env_int  # noqa: E402
-from auditor.sources import max_bytes  # noqa: E402
+from auditor.io.budget import max_bytes  # noqa: E402
 from ui.api import audit_json, dedup_file, leak_json  # noqa: E402,F401  (the named endpoints)
 from ui.layout import CSS, HEAD, build, theme  # noqa: E402
-from ui.state import (DEFAULTS, ROW_CAP, ResultCache, make_request, resolve_source,  # noqa: E402,F401
-                      result_bytes, run_audit)
+from ui.state import (  # noqa: E402,F401
+    DEFAULTS,
+    ROW_CAP,
+    ResultCache,
+    make_request,
+    resolve_source,
+    result_bytes,
+    run_audit,
+)
 from ui.uploads import keep_gradio_cache  # noqa: E402
 
 log = logging.getLogger("auditor.app")

@@ -6,24 +6,33 @@ the data it is evaluated on?
     result.summary()["curve"]
     result.near_duplicates(0.5)     # re-threshold from the cached pairs
 
-The engine is a pipeline of small steps (see README): sources -> roles -> schema/exact
--> shingles -> near -> clusters -> report; cross-dataset steps reuse them.
-"""
-__version__ = "0.1.0"
+The engine is a pipeline of small steps, each a module with one job, imported one way, down the
+layers (docs/architecture.md): io (sources) -> roles -> schema / exact -> shingles -> near ->
+clusters -> report; the commands compose them, ``engines`` chooses where they run, and this
+facade, the CLI and the app are the front ends.
 
-from .errors import AuditorError  # noqa: E402
-from .sources import Table, load  # noqa: E402
+Every ``import auditor.x`` runs this file first, so it stays light: the engine (numpy, scipy,
+pyarrow) is imported when ``scan``, ``leak`` or a result type is first asked for. (The one place
+an auditor module is imported inside a function on purpose; tests/structure checks the rest.)
+"""
+from importlib import import_module
+
+from .errors import AuditorError
+from .io.sources import load
+from .io.table import Table
+from .settings import EngineSettings, ScanSettings, ShingleSpec
+from .version import __version__
+
+_ENGINE_NAMES = {"scan": "engines", "leak": "engines", "ScanResult": "audit"}
 
 
 def __getattr__(name):
-    # Heavier steps import numpy/scipy: load them on first use, so `import auditor` stays fast.
-    if name in ("scan", "ScanSettings", "ScanResult"):
-        from . import audit as _scan
-        return getattr(_scan, name)
-    if name == "ShingleSpec":
-        from .shingles import ShingleSpec
-        return ShingleSpec
-    raise AttributeError(name)
+    if name in _ENGINE_NAMES:
+        return getattr(import_module(f".{_ENGINE_NAMES[name]}", __name__), name)
+    raise AttributeError(f"module 'auditor' has no attribute {name!r}")
 
 
-__all__ = ["AuditorError", "Table", "load", "scan", "ScanSettings", "ScanResult", "ShingleSpec", "__version__"]
+# (``auditor.engines`` has clean and contamination on either engine too; the names here would hide
+# the modules ``auditor.clean`` and ``auditor.contamination``.)
+__all__ = ["AuditorError", "EngineSettings", "ScanResult", "ScanSettings", "ShingleSpec", "Table", "__version__",
+           "leak", "load", "scan"]

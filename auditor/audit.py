@@ -9,41 +9,35 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import normalize
 from .clusters import GIANT_SHARE, CurvePoint, clusters_at, curve  # noqa: F401  (CurvePoint: the curve's type)
 from .concentration import Concentration, concentration
 from .errors import AuditorError
-from .exact import DuplicateGroups, LabelConflicts, combine, duplicate_groups, key_ids, label_conflicts, normalized
+from .exact import (
+    DuplicateGroups,
+    LabelConflicts,
+    combine,
+    duplicate_groups,
+    key_ids,
+    label_conflicts,
+)
+from .io.table import Table
 from .near import Pairs, find_pairs
-from .prepare import PreparedSide, answer_normalizer as choose_answer_normalizer, load_table, prepare
+from .normalize import DESCRIPTION as NORMALIZATION
+from .normalize import normalized
+from .prepare import PreparedSide, load_table, prepare
+from .prepare import answer_normalizer as choose_answer_normalizer
 from .progress import Progress
+from .report import scan as report
 from .roles import Fields, Roles
 from .schema import Degenerate, Schema, check_degenerate, check_schema
-from .settings import DEFAULT_THRESHOLDS, NearSettings, SourceSpec
+from .settings import NearSettings, ScanSettings, SourceSpec
 from .shingles import shingle_matrix
-from .table import Table
 
 PAIRS_SAMPLE = 50
 # The scan's stages: (name, what the progress callback says, share of the run).
 STAGES = (("load", "loading", 0.15), ("roles", "reading fields", 0.10),
           ("exact", "checking schema and exact duplicates", 0.10), ("shingles", "hashing shingles", 0.10),
           ("near_duplicates", "searching near duplicates", 0.40), ("curve", "clustering", 0.15))
-
-
-@dataclass(frozen=True)
-class ScanSettings(NearSettings):
-    """The near-duplicate settings (``settings.NearSettings``) plus the exact-duplicate normalisers."""
-    normalizer: str = "default"          # for text, text+answer and record duplicates
-    answer_normalizer: str = "auto"      # "auto": code for code/SQL answers, else the text normaliser
-
-    def validated(self) -> "ScanSettings":
-        checked = super().validated()
-        for name in (self.normalizer, *(() if self.answer_normalizer == "auto" else (self.answer_normalizer,))):
-            if not isinstance(name, str):
-                raise AuditorError("usage", f"A normaliser is named by a string, got {name!r:.40}.",
-                                   "Use exact, default or code.")
-            normalize.get(name)
-        return checked
 
 
 @dataclass(frozen=True)
@@ -57,6 +51,13 @@ class NearDuplicates:
     largest_cluster: int
     giant_cluster: dict | None          # {records, share, sample_rows} when one cluster > 5% of records
     pairs_sample: list                  # [{a, b, jaccard}]
+    # A 95% interval for ``pairs`` when it is estimated (the work budget was passed); not serialised
+    # by the dataclass: reports add pairs_estimated / pairs_interval only then.
+    pairs_interval: tuple | None = field(default=None, repr=False)
+
+    @property
+    def pairs_estimated(self) -> bool:
+        return self.pairs_interval is not None
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,7 @@ class ScanResult:
     # under the default normaliser (missing its own value); dedup names a dropped row's differences by them.
     evaluated_keys: dict = field(default_factory=dict, repr=False)
     engine: dict | None = None           # {"name": "ray", "seconds": ...} when the search ran on Ray
+    normalization: str = NORMALIZATION   # the text normalisation (normalize.fold), as the report states it
     data_fingerprint: str = ""           # records and role fields, named or guessed (review files)
 
     @property
@@ -110,14 +112,12 @@ class ScanResult:
                               identical_clusters=int(clusters.identical.sum()),
                               variant_clusters=int((~clusters.identical).sum()),
                               records_in_clusters=int(clusters.sizes.sum()), largest_cluster=largest,
-                              giant_cluster=giant, pairs_sample=sample)
+                              giant_cluster=giant, pairs_sample=sample, pairs_interval=self.pairs.pairs_interval(t))
 
     def summary(self, threshold: float | None = None) -> dict:
-        from .report import scan as report
         return report.summary(self, threshold)
 
     def markdown(self, threshold: float | None = None) -> str:
-        from .report import scan as report
         return report.markdown(self, threshold)
 
 
@@ -125,18 +125,16 @@ def scan(source: str | Table, *, config: str | None = None, split: str | None = 
          text: str | list | None = None, answer: str | None = None, group: str | None = None,
          labels=None, id: str | None = None, settings: ScanSettings | None = None,
          max_rows: int | None = None, token=None, kind: str = "auto", progress=None,
-         engine: str = "local", ray_address: str | None = None, revision: str | None = None) -> ScanResult:
+         search=None, revision: str | None = None) -> ScanResult:
     """Audit one dataset. ``source`` is anything ``auditor.load`` takes (``kind`` as there), a
     ``SourceSpec``, or a loaded Table. ``text`` names the text field, or several ("instruction,input"
     or a list) read as one text per record (``roles.resolve_roles``): exact and near duplicates, the
     evaluated-field split and the report all use that joined text. ``progress(fraction, stage)`` is
-    called as the steps advance. ``revision``: a Hub dataset's commit, branch or tag (default: the
-    latest; the report records the commit read).
-    ``engine="ray"`` runs the near-duplicate search on Ray (``distributed.near``; the cluster at
-    ``ray_address`` / RAY_ADDRESS, else a local Ray), with the same result."""
+    called as the steps advance. ``search(matrix, settings, progress)`` finds the near-duplicate
+    pairs (default: ``local_search``, in this process; ``engines.scan`` passes the Ray engine's).
+    ``revision``: a Hub dataset's commit, branch or tag (default: the latest; the report records the
+    commit read)."""
     settings = (settings or ScanSettings()).validated()
-    if engine not in ("local", "ray"):
-        raise AuditorError("usage", f"Unknown engine {engine!r:.40}.", "Use local or ray.")
     spec = source if isinstance(source, SourceSpec) else SourceSpec(source, config, split, max_rows, token, kind,
                                                                      revision=revision)
     run = Progress(progress, STAGES)
@@ -161,13 +159,7 @@ def scan(source: str | Table, *, config: str | None = None, split: str | None = 
     with run.stage("shingles"):
         matrix = shingle_matrix(fields.text, settings.shingle)
     with run.stage("near_duplicates"):
-        if engine == "ray":
-            from .distributed.near import scan_pairs
-            # quiet as the caller is (--quiet gives no progress): Ray's own log lines too
-            pairs = scan_pairs(matrix, settings, ray_address, quiet=progress is None)
-        else:
-            pairs = find_pairs(matrix, settings.min_threshold, settings.method, num_perm=settings.num_perm,
-                               seed=settings.seed, progress=run.within)
+        pairs = (search or local_search)(matrix, settings, run.within)
 
     with run.stage("curve"):
         points = curve(pairs, list(settings.thresholds))
@@ -178,9 +170,13 @@ def scan(source: str | Table, *, config: str | None = None, split: str | None = 
                       answer_normalizer=answer_normalizer, schema=schema, degenerate=degenerate, exact=exact,
                       exact_by_normalizer=by_normalizer, pairs=pairs, curve=points, concentration=conc,
                       label_conflicts=conflicts, fields=fields, evaluated_key=_combined(evaluated_keys),
-                      evaluated_keys=evaluated_keys, timings=run.timings,
-                      engine={"name": "ray", "seconds": run.timings["near_duplicates"]} if engine == "ray" else None,
-                      data_fingerprint=side.data_fingerprint)
+                      evaluated_keys=evaluated_keys, timings=run.timings, data_fingerprint=side.data_fingerprint)
+
+
+def local_search(matrix, settings: NearSettings, progress=None) -> Pairs:
+    """The near-duplicate pairs of a shingle matrix, searched in this process."""
+    return find_pairs(matrix, settings.min_threshold, settings.method, num_perm=settings.num_perm,
+                      seed=settings.seed, progress=progress)
 
 
 def _exact_duplicates(fields: Fields, records: list, text_normalizer: str, answer_normalizer: str | None):

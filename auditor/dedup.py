@@ -47,13 +47,18 @@ from scipy.sparse.csgraph import connected_components
 
 from .clusters import cluster_labels
 from .errors import AuditorError
-from .exact import key_ids, normalized
-from .settings import KEEP_RULES
+from .evidence import evidence_csv
+from .exact import key_ids
+from .io.copies import copy_record_lines, local_source_files, write_rows
+from .io.listing import codec_of, format_of
+from .io.outputs import check_outputs, retire, write_text
+from .io.sources import source_text
+from .normalize import normalized
+from .report import dedup as report
+from .report.dedup import REVIEW_KIND, REVIEW_VERSION
+from .settings import KEEP_RULES, check_threshold
+from .shingles import jaccard_rows, set_sizes, shingle_matrix
 
-REVIEW_KIND = "auditor-review"
-REVIEW_VERSION = 1
-MANIFEST_KIND = "auditor-dedup-manifest"
-SUMMARY_DROPPED = 100          # dropped rows listed in summary(); the manifest lists every one
 REVIEW_MAX_BYTES = 64 * 1024 ** 2
 # Decisions (marks, rows kept apart, splits) in one review, at most: a person reviews thousands; a
 # file of 4.4 million marks (49 MiB) took 142 s and 1.2 GB to apply in the Space.
@@ -88,19 +93,7 @@ class DedupResult:
     splits: int = 0              # clusters a reviewer split
 
     def summary(self) -> dict:
-        reasons: dict[str, int] = {}
-        for d in self.dropped:
-            reasons[d["reason"]] = reasons.get(d["reason"], 0) + 1
-        return {"kind": "dedup", "source": self.source, "fingerprint": self.fingerprint,
-                "threshold": self.threshold, "keep": self.keep, "records": self.records,
-                "clusters": self.clusters, "records_in_clusters": self.records_in_clusters,
-                "kept": len(self.kept_rows), "dropped": len(self.dropped), "by_reason": reasons,
-                "not_duplicates": self.not_duplicates,
-                **({"kept_apart": self.kept_apart} if self.kept_apart else {}),
-                **({"splits": self.splits} if self.splits else {}),
-                "exact": self.exact, "notices": list(self.notices),
-                "dropped_rows": [dict(d) for d in self.dropped[:SUMMARY_DROPPED]],
-                "dropped_rows_listed": min(len(self.dropped), SUMMARY_DROPPED)}
+        return report.summary(self)
 
 
 @dataclass(frozen=True)
@@ -183,7 +176,6 @@ def _normalise_splits(result, splits, threshold: float) -> list:
         except (TypeError, ValueError):
             raise AuditorError("usage", f"A split is a (row, threshold) pair, got {item!r:.60}.",
                                "Give e.g. [(30, 0.81)].") from None
-        from .settings import check_threshold
         row = _normalise_rows(result, [row], "A split's row")[0]
         at = result.pairs.check_threshold(check_threshold(at, "A split's threshold"))
         if at > threshold:
@@ -321,7 +313,6 @@ def _kept_rows(result, label: np.ndarray, n_clusters: int, keep: str) -> np.ndar
 def _grouping(result, threshold, keep, not_duplicates, keep_apart=(), splits=()) -> _Grouping:
     keep = _check_keep(keep)
     t = result.settings.threshold if threshold is None else threshold
-    from .shingles import check_threshold
     t = result.pairs.check_threshold(check_threshold(t))
     given = sum(len(x) if hasattr(x, "__len__") else 0 for x in (not_duplicates or (), keep_apart or (), splits or ()))
     if given > MAX_REVIEW_ITEMS:            # counted before anything is checked one by one
@@ -444,7 +435,6 @@ def pair_jaccard(result, rows_a, rows_b) -> list:
     decimals; None when both texts have no shingles. Read from the scan's pairs where they hold
     the pair (the same node: 1.0; a sampled pair: its score); the other records' shingles are
     computed again, with the scan's shingle setting."""
-    from .shingles import set_sizes, shingle_matrix
     rows_a, rows_b = np.asarray(rows_a, np.int64), np.asarray(rows_b, np.int64)
     if not rows_a.size:
         return []
@@ -471,15 +461,6 @@ def pair_jaccard(result, rows_a, rows_b) -> list:
     return [None if np.isnan(j) else float(j) for j in out.tolist()]
 
 
-def jaccard_rows(matrix, ia: np.ndarray, ib: np.ndarray, sizes: np.ndarray) -> list:
-    """Jaccard of rows ia[i] and ib[i] of a binary CSR matrix (None when both are empty)."""
-    inter = np.asarray(matrix[ia].multiply(matrix[ib]).sum(axis=1)).reshape(-1)
-    union = sizes[ia] + sizes[ib] - inter
-    out = np.round(inter / np.maximum(union, 1), 6)
-    out = np.where(inter < union, np.minimum(out, 0.999999), out)     # 1.0 only for equal sets
-    return [None if u == 0 else float(j) for j, u in zip(out.tolist(), union.tolist())]
-
-
 # --------------------------------------------------------------------------- review files
 
 def review_fingerprint(result) -> str:
@@ -494,13 +475,9 @@ def review_json(result, not_duplicates, threshold=None, keep_apart=(), splits=()
     marks = _normalise_marks(result, not_duplicates)
     t = result.settings.threshold if threshold is None else float(threshold)
     t = result.pairs.check_threshold(t)
-    doc = {"kind": REVIEW_KIND, "version": REVIEW_VERSION, "dataset": _dataset_name(result.table),
-           "fingerprint": review_fingerprint(result), "threshold": t, "not_duplicates": marks.tolist()}
-    if len(keep_apart):
-        doc["keep_apart"] = _normalise_rows(result, keep_apart, "A row kept apart").tolist()
-    if len(splits):
-        doc["splits"] = [[int(r), float(x)] for r, x in sorted({(int(r), float(x)) for r, x in splits})]
-    return json.dumps(doc, ensure_ascii=False) + "\n"
+    apart = _normalise_rows(result, keep_apart, "A row kept apart").tolist() if len(keep_apart) else []
+    cuts = [[int(r), float(x)] for r, x in sorted({(int(r), float(x)) for r, x in splits})]
+    return report.review(_dataset_name(result.table), review_fingerprint(result), t, marks.tolist(), apart, cuts)
 
 
 def load_review(path_or_text, result) -> tuple:
@@ -581,7 +558,6 @@ def input_format(table) -> str:
     fmt = getattr(table, "format", None)
     if fmt:
         return fmt
-    from .sources import format_of
     for name in table.files:
         fmt = format_of(Path(str(name)))
         if fmt:
@@ -592,9 +568,7 @@ def input_format(table) -> str:
 def output_format(path, table=None) -> str:
     """The format a path's extension names (.jsonl/.ndjson, .json, .csv, .tsv, .parquet/.pq, each
     optionally without .gz), else the input's format when ``table`` is given."""
-    from .sources import format_of
     name = Path(os.fspath(path)).name
-    from .sources import codec_of
     fmt = None if codec_of(Path(name)) else format_of(Path(name))
     if fmt:
         return fmt
@@ -612,8 +586,6 @@ def write_dedup(result, dedup_result: DedupResult, path, manifest_path=None, sou
     whole is then copied line for line (a table names its source for display only), provided its
     files are as ``stamps`` (``decontaminate.local_stamps`` taken before the scan) say; without
     stamps, the records held are written. Returns notices."""
-    from .clean import write_rows
-    from .outputs import check_outputs
     if dedup_result.fingerprint and dedup_result.fingerprint != result.fingerprint:
         raise AuditorError("usage", "This dedup result was computed on other data.", "Run dedup on this scan result.")
     if os.fspath(path) in ("", "-"):
@@ -625,12 +597,10 @@ def write_dedup(result, dedup_result: DedupResult, path, manifest_path=None, sou
     rows = result.table.rows
     files = _jsonl_files_read(result.table, source) if fmt == "jsonl" and source is not None and stamps else None
     # The previous manifest goes as the new file takes its place (``outputs.retire``).
-    from .outputs import retire
     retire_manifest = partial(retire, manifest_path)
     if files:
         # Local JSONL read whole: each kept record's line as written (number forms such as 1.50 or
         # 1e5, escapes, key order), as --decontaminate copies; the file must still hold the records.
-        from .decontaminate import copy_record_lines
         dropped = np.setdiff1d(np.arange(len(rows), dtype=np.int64), np.asarray(dedup_result.kept_rows, np.int64))
         copy_record_lines(files, dropped, len(rows), path, source=result.table.source, stamps=stamps,
                           before_replace=retire_manifest)
@@ -645,11 +615,9 @@ def write_dedup(result, dedup_result: DedupResult, path, manifest_path=None, sou
 def _jsonl_files_read(table, source):
     """The local JSONL files (plain or compressed) of ``source`` when the whole ``table`` was read
     from them, else None (another format, a cut table, a dataset id)."""
-    from .decontaminate import _local_files
-    from .sources import format_of, source_text
     if table.truncated or not isinstance(source, (str, os.PathLike)):
         return None
-    files = _local_files(source_text(source), table.split)
+    files = local_source_files(source_text(source), table.split)
     return files if files and all(format_of(p) == "jsonl" for p in files) else None
 
 
@@ -661,21 +629,12 @@ def manifest_rows(result, dedup_result: DedupResult) -> list:
 
 
 def write_manifest(result, dedup_result: DedupResult, path) -> None:
-    from .outputs import write_text
     rows = manifest_rows(result, dedup_result)
     if os.fspath(path).lower().endswith(".csv"):
-        from .evidence import evidence_csv
         fields = ["row", *(["id"] if result.roles.id is not None else []), "cluster", "kept_row", "reason",
                   "jaccard", "differs"]
         rows = [{**r, "differs": ";".join(r["differs"])} for r in rows]
         write_text(path, evidence_csv(rows, columns=fields), errors="backslashreplace")
         return
-    doc = {"kind": MANIFEST_KIND, "version": 1, "dataset": _dataset_name(result.table),
-           "fingerprint": result.fingerprint, "threshold": dedup_result.threshold, "keep": dedup_result.keep,
-           "records": dedup_result.records, "kept": len(dedup_result.kept_rows), "dropped": len(rows),
-           "not_duplicates": dedup_result.not_duplicates, "exact": dedup_result.exact,
-           "notices": list(dedup_result.notices),
-           "note": "jaccard is between the dropped row and the kept row; a cluster is a connected component, "
-                   "so members may be joined through other members and score below the threshold directly.",
-           "dropped_rows": rows}
-    write_text(path, json.dumps(doc, ensure_ascii=False, indent=1, default=str) + "\n", errors="backslashreplace")
+    write_text(path, report.manifest(_dataset_name(result.table), result.fingerprint, dedup_result, rows),
+               errors="backslashreplace")

@@ -27,6 +27,7 @@ class AuditorError(Exception):
         "not_installed",    # an optional part (the semantic model) is not installed; the hint names the command
         "busy",             # a server is at its stated limits (jobs per visitor, jobs waiting): come back later
         "expired",          # something kept for a stated time or within a stated budget (an upload) is gone
+        "cancelled",        # the caller cancelled the work (a Hub read: hub.CANCEL)
     })
 
     def __init__(self, code: str, message: str, hint: str = ""):

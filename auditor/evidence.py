@@ -13,8 +13,10 @@
   is a leak's evidence.csv.
 
 Spans are [start, end) character offsets into the texts as given (Python string indices), so a
-viewer highlights ``text[start:end]``; each span starts and ends on a kept character (leading and
-trailing punctuation of a word are outside it).
+viewer highlights ``text[start:end]``; each span starts on a kept character and ends on one or on
+the marks it carries (leading and trailing punctuation of a word are outside it). The checks read texts normalised
+(``normalize.fold``); evidence shows them as they are, and the rows' texts (``shown``) with their
+hidden characters made visible (⟨U+200B⟩), spans moved to match.
 """
 from __future__ import annotations
 
@@ -22,11 +24,21 @@ import csv
 import io
 import json
 import re
+import unicodedata
 from collections.abc import Mapping
 
 import numpy as np
 
-from .contamination import _PUNCT, _keys, tokenize
+from .contamination import ngram_keys
+from .errors import AuditorError
+from .io.outputs import CSV_LINE_END
+from .io.sources import peek_records
+from .normalize import fold, normalized, visible, visible_spans
+from .report.common import printable
+from .report.leak import EVIDENCE_MATCHES, MATCH_KINDS
+from .roles import joined_text, resolve_text_spec, text_fields
+from .shingles import jaccard_rows, set_sizes, shingle_matrix
+from .wordtokens import PUNCT, folded_words, tokenize
 
 _WORD = re.compile(r"\S+")          # \s is str.isspace(), what str.split() splits on
 RUNS_LISTED = 50                    # shared runs listed per pair (the spans cover every one)
@@ -42,15 +54,25 @@ def token_spans(text: str | None) -> list:
         return out
     if text.isascii():
         return _ascii_token_spans(text)
+    # The fold keeps whitespace where it is (it removes, composes and maps characters within a
+    # word), so the text's tokens are its words' tokens, each word folded alone.
     for m in _WORD.finditer(text):
         word = m.group()
-        token = _PUNCT.sub("", word.lower())
-        if not token:
+        tokens = folded_words(fold(word))
+        if not tokens:
             continue
-        first = next(i for i, c in enumerate(word) if _PUNCT.sub("", c.lower()))
-        last = next(i for i in range(len(word) - 1, -1, -1) if _PUNCT.sub("", word[i].lower()))
-        out.append((token, m.start() + first, m.start() + last + 1))
+        kept = [i for i, c in enumerate(word) if _kept(c)]
+        first, last = (kept[0], kept[-1]) if kept else (0, len(word) - 1)
+        while last + 1 < len(word) and unicodedata.category(word[last + 1])[0] == "M":
+            last += 1                       # the marks on the last kept letter (a decomposed accent)
+        out.extend((token, m.start() + first, m.start() + last + 1) for token in tokens)
     return out
+
+
+def _kept(char: str) -> bool:
+    """Whether a character gives its word something of a token (alone: a combining mark or a
+    hidden character does not), so a span starts and ends on one."""
+    return bool(PUNCT.sub("", fold(char).lower()).strip())
 
 
 # ASCII bytes the tokenizer keeps (letters and digits) and splits on (str.isspace: \t\n\v\f\r, space, \x1c-\x1f).
@@ -82,7 +104,6 @@ def contamination_spans(benchmark_text: str | None, corpus_text: str | None, n: 
     writes it), longest_span {benchmark, corpus}, benchmark_spans, corpus_spans (merged
     [start, end) character spans), runs [{benchmark, corpus, tokens}] (the longest ones), truncated}."""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        from .errors import AuditorError
         raise AuditorError("usage", f"n-gram size {n!r:.20} is not a whole number >= 1.", "Use e.g. 13.")
     n = int(n)
     bt, ct = token_spans(benchmark_text), token_spans(corpus_text)
@@ -94,8 +115,8 @@ def contamination_spans(benchmark_text: str | None, corpus_text: str | None, n: 
     vocab: dict = {}
     b_ids = np.fromiter((vocab.setdefault(t, len(vocab)) for t, _, _ in bt), np.int64, count=len(bt))
     c_ids = np.fromiter((vocab.setdefault(t, len(vocab)) for t, _, _ in ct), np.int64, count=len(ct))
-    b_keys = _keys(b_ids, np.arange(len(bt) - n + 1), n)
-    c_keys = _keys(c_ids, np.arange(len(ct) - n + 1), n)
+    b_keys = ngram_keys(b_ids, np.arange(len(bt) - n + 1), n)
+    c_keys = ngram_keys(c_ids, np.arange(len(ct) - n + 1), n)
     order = np.argsort(c_keys, kind="stable")
     sorted_c = c_keys[order]
     lo, hi = np.searchsorted(sorted_c, b_keys, "left"), np.searchsorted(sorted_c, b_keys, "right")
@@ -174,10 +195,13 @@ def contamination_evidence(result, benchmark_texts, corpus_texts_by_row, per_ite
             if per_item is not None and shown >= per_item:
                 break
             found = contamination_spans(b_text, c_text, result.n)
-            rows.append({"benchmark_row": b, "corpus_row": c, "benchmark_text": b_text or "",
-                         "corpus_text": c_text or "", "matched_ngrams": found["matched_ngrams"],
-                         "longest_tokens": found["longest_tokens"], "longest_span": found["longest"],
-                         "spans": {"benchmark": found["benchmark_spans"], "corpus": found["corpus_spans"]}})
+            # shown with hidden characters visible, the spans moved to index the shown texts
+            b_shown, b_spans = visible_spans(b_text or "", found["benchmark_spans"])
+            c_shown, c_spans = visible_spans(c_text or "", found["corpus_spans"])
+            rows.append({"benchmark_row": b, "corpus_row": c, "benchmark_text": b_shown,
+                         "corpus_text": c_shown, "matched_ngrams": found["matched_ngrams"],
+                         "longest_tokens": found["longest_tokens"], "longest_span": visible(found["longest"]),
+                         "spans": {"benchmark": b_spans, "corpus": c_spans}})
             shown += 1
     return rows
 
@@ -199,8 +223,6 @@ def corpus_texts(corpus, rows, *, config=None, split=None, text=None, token=None
     wanted = set(int(r) for r in rows)
     if isinstance(corpus, (list, tuple)):
         return {r: corpus[r] for r in sorted(wanted) if 0 <= r < len(corpus)}
-    from .roles import joined_text, resolve_text_spec, text_fields
-    from .sources import peek_records
     out: dict = {}
     if not wanted:
         return out
@@ -244,10 +266,6 @@ def leak_evidence(result, limit: int | None = None) -> list:
     texts' shingle sets; None when both texts are empty), b_text, a_text, b_answer, a_answer, and
     b_id / a_id when the side has an id field. The one format of evidence.csv, the CLI's and the
     app's, for both engines."""
-    from .dedup import jaccard_rows
-    from .exact import normalized
-    from .leakage import EVIDENCE_MATCHES, MATCH_KINDS
-    from .shingles import set_sizes, shingle_matrix
     b_rows = result.leaked_b_rows[:limit] if limit is not None else result.leaked_b_rows
     if not b_rows:
         return []
@@ -278,9 +296,9 @@ def leak_evidence(result, limit: int | None = None) -> list:
         row = {"b_row": b, "a_row": a, "a_rows": " ".join(map(str, [a, *listed][:EVIDENCE_MATCHES])),
                "kind": "+".join(x for x in MATCH_KINDS if facts[x]),
                "b_kinds": "+".join(x for x in MATCH_KINDS if m.get(x)), "text_jaccard": jac[i],
-               "b_text": fb.text[b] or "", "a_text": fa.text[a] or "",
-               "b_answer": (fb.answer[b] or "") if fb.answer is not None else "",
-               "a_answer": (fa.answer[a] or "") if fa.answer is not None else ""}
+               "b_text": visible(fb.text[b] or ""), "a_text": visible(fa.text[a] or ""),
+               "b_answer": visible(fb.answer[b] or "") if fb.answer is not None else "",
+               "a_answer": visible(fa.answer[a] or "") if fa.answer is not None else ""}
         if result.b.roles.id is not None:
             row["b_id"] = fb.ids[b]
         if result.a.roles.id is not None:
@@ -301,8 +319,6 @@ def evidence_csv(rows: list, columns: list | None = None) -> str:
     order; lists and dicts (spans) as JSON; CRLF rows (``outputs.CSV_LINE_END``)."""
     columns = columns or list(dict.fromkeys(k for r in rows for k in r))
     buf = io.StringIO()
-    from .outputs import CSV_LINE_END
-    from .report.common import printable
     writer = csv.DictWriter(buf, fieldnames=columns, lineterminator=CSV_LINE_END)
     writer.writeheader()
     for r in rows:

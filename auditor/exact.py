@@ -6,8 +6,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import normalize
-
 SAMPLE_GROUPS = 5
 
 
@@ -30,14 +28,6 @@ def key_ids(values: list) -> np.ndarray:
     get = ids.setdefault
     return np.fromiter((-1 if v is None else get(v, len(ids)) for v in values), dtype=np.int64,
                        count=len(values))
-
-
-def normalized(values: list | None, normalizer: str) -> list | None:
-    if values is None:
-        return None
-    fn = normalize.get(normalizer)
-    # Blank values are missing, not duplicates of each other (they are degenerate).
-    return [fn(v) if v is not None and v.strip() else None for v in values]
 
 
 def duplicate_groups(keys: np.ndarray, normalizer: str) -> DuplicateGroups:

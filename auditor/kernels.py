@@ -171,13 +171,13 @@ def _offer(top_j: np.ndarray, top_n: np.ndarray, row: int, j: float, other: int)
 
 
 @numba.njit(nogil=True, cache=True)
-def dense_count_block(inter: np.ndarray, r0: int, sizes: np.ndarray, weight: np.ndarray, t: float, base: int,
-                      node_hist: np.ndarray, record_hist: np.ndarray, top_j: np.ndarray,
+def dense_count_block(inter: np.ndarray, r0: int, sizes: np.ndarray, weight: np.ndarray, mult: np.ndarray,
+                      t: float, base: int, node_hist: np.ndarray, record_hist: np.ndarray, top_j: np.ndarray,
                       top_n: np.ndarray) -> int:  # pragma: no cover  (compiled)
     """One block of a dense group: inter[i, c] = |x & y| of group rows r0 + i and r0 + c (the
     block holds the columns from r0 on). Counts every pair c > i with Jaccard >= t into the
-    histograms (bins as ``result.score_bins``, minus ``base``) and offers it to both ends' k
-    best. Returns the pairs counted."""
+    histograms (bins as ``result.score_bins``, minus ``base``; node pairs as mult[r] * mult[c])
+    and offers it to both ends' k best. Returns the pairs counted."""
     counted = 0
     k = top_j.shape[1]
     rows, width = inter.shape
@@ -193,7 +193,7 @@ def dense_count_block(inter: np.ndarray, r0: int, sizes: np.ndarray, weight: np.
             if j < t - 1e-9:
                 continue
             b = np.int64((j + 1e-9) * 1_000_000) - base     # j > 0: truncation is the floor
-            node_hist[b] += 1
+            node_hist[b] += mult[r] * mult[c]
             record_hist[b] += weight[r] * weight[c]
             counted += 1
             if j > top_j[r, k - 1]:
@@ -257,12 +257,15 @@ def dense_emit_block(inter: np.ndarray, r0: int, start: int, sizes: np.ndarray, 
 
 @numba.njit(nogil=True, cache=True)
 def band_first_pairs(order: np.ndarray, starts: np.ndarray, ends: np.ndarray, keys: np.ndarray, band: int,
-                     state: np.ndarray, out_a: np.ndarray, out_b: np.ndarray) -> int:  # pragma: no cover
+                     state: np.ndarray, out_a: np.ndarray, out_b: np.ndarray,
+                     skip_to: np.ndarray) -> int:  # pragma: no cover
     """Pairs of nodes in one bucket of ``band`` (bucket g = order[starts[g]:ends[g]]) whose band
     keys (``keys[node, band]``, equal when two nodes agree on the whole band) differ on every
     earlier band, so each candidate pair is emitted once over all bands. Fills out_a/out_b
     (a < b) and returns how many; ``state`` = (bucket, i, j) where it stopped, to resume when the
-    buffer was full (bucket == starts.size when the band is done)."""
+    buffer was full (bucket == starts.size when the band is done). ``skip_to[i]``: the first
+    position after i that i may pair with (i + 1, or the end of i's run of one dense group, whose
+    pairs are scored elsewhere)."""
     cap = out_a.size
     k = 0
     g, i, j = state[0], state[1], state[2]
@@ -274,6 +277,8 @@ def band_first_pairs(order: np.ndarray, starts: np.ndarray, ends: np.ndarray, ke
         while i < end - 1:
             a = order[i]
             key_a = keys[a]
+            if j < skip_to[i]:
+                j = skip_to[i]
             while j < end:
                 if k == cap:
                     state[0], state[1], state[2] = g, i, j
@@ -303,11 +308,12 @@ def band_first_pairs(order: np.ndarray, starts: np.ndarray, ends: np.ndarray, ke
 def prefix_candidates(start: int, stop: int, q_indptr: np.ndarray, q_indices: np.ndarray, t_indptr: np.ndarray,
                       t_indices: np.ndarray, upper: bool, sizes: np.ndarray, last: np.ndarray, suffix: np.ndarray,
                       t: float, eps: float, group: np.ndarray, count: np.ndarray, touched: np.ndarray,
-                      out_a: np.ndarray, out_b: np.ndarray) -> int:  # pragma: no cover  (compiled)
+                      out_a: np.ndarray, out_b: np.ndarray, out_bound: np.ndarray) -> int:  # pragma: no cover
     """Candidate pairs of query rows start..stop-1: indexed rows sharing a prefix shingle (rows
     > the query row when ``upper``), kept when they pass the size filter, the overlap bound of
     ``near.prefix.CandidateFilter`` and (``group`` non-empty) are not in the same dense group.
-    ``count``/``touched``: zeroed scratch of one slot per indexed row. Returns the pairs written."""
+    ``count``/``touched``: zeroed scratch of one slot per indexed row. ``out_bound``: each pair's
+    overlap bound (shared prefix shingles + the suffix that may hold more). Returns the pairs written."""
     k = 0
     bound = t / (1 + t)
     grouped = group.size > 0
@@ -348,6 +354,7 @@ def prefix_candidates(start: int, stop: int, q_indptr: np.ndarray, q_indices: np
                 continue
             out_a[k] = q
             out_b[k] = r
+            out_bound[k] = shared + rest
             k += 1
     return k
 
@@ -356,7 +363,7 @@ def prefix_candidates(start: int, stop: int, q_indptr: np.ndarray, q_indices: np
 
 FNV_PRIME = np.uint64(0x100000001B3)
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-# What a byte (wordtokens._CLASS) or a character (wordtokens.unicode_table) is to the words; numba
+# What a byte (wordtokens.BYTE_CLASS) or a character (wordtokens.unicode_table) is to the words; numba
 # reads these as constants. OTHER: a non-ASCII byte, or a character the table cannot decide alone.
 DELETE, KEEP, SPACE, OTHER, SIGMA = 0, 1, 2, 3, 4
 CASED, IGNORABLE = 1, 2     # a character's part in the final-sigma rule (wordtokens.UnicodeTable.context)

@@ -16,12 +16,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .errors import AuditorError
+from .evidence import leak_evidence, leak_evidence_csv
 from .near import CrossPairs, find_cross_pairs
+from .normalize import DESCRIPTION as NORMALIZATION
 from .prepare import PreparedSide, answer_normalizer, prepare
 from .progress import Progress
+from .report import leak as report
 from .report import to_json  # noqa: F401  (re-exported: auditor.leakage.to_json)
 from .report.leak import EVIDENCE_MATCHES, MATCH_KINDS, PAIRS_SAMPLE  # noqa: F401  (re-exported)
-from .settings import NearSettings, SourceSpec
+from .settings import LeakSettings, NearSettings, RoleNames, SourceSpec
 from .shingles import ShingleSpec, shingle_matrix
 
 Side = PreparedSide          # the old name of a prepared side
@@ -29,32 +32,6 @@ Side = PreparedSide          # the old name of a prepared side
 # Leak's stages: (name, what the progress callback says, share of the run).
 STAGES = (("load_a", "loading", 0.2), ("load_b", "loading", 0.2), ("exact", "comparing exactly", 0.15),
           ("near_duplicates", "searching near duplicates", 0.45))
-
-
-@dataclass(frozen=True)
-class RoleNames:
-    """The fields a side's roles are read from (blank: guessed). ``text`` may name several fields
-    ("instruction,input", or a tuple), read as one text per record (``roles.resolve_roles``)."""
-    text: str | tuple | None = None
-    answer: str | None = None
-    group: str | None = None
-
-
-@dataclass(frozen=True)
-class LeakSettings:
-    """Everything ``leak`` is asked besides its two sources. ``roles_b`` fields left blank take
-    A's (the two sides of one dataset usually share a layout)."""
-    near: NearSettings = NearSettings()
-    roles_a: RoleNames = RoleNames()
-    roles_b: RoleNames = RoleNames()
-
-    def validated(self) -> "LeakSettings":
-        return LeakSettings(near=self.near.validated(), roles_a=self.roles_a, roles_b=self.roles_b)
-
-    @property
-    def roles_for_b(self) -> RoleNames:
-        a, b = self.roles_a, self.roles_b
-        return RoleNames(b.text or a.text, b.answer or a.answer, b.group or a.group)
 
 
 def prepare_side(source, config, split, text, answer, group, max_rows, token) -> PreparedSide:
@@ -75,6 +52,7 @@ class LeakResult:
     shared_groups: list = field(default_factory=list)
     near: CrossPairs | None = field(default=None, repr=False)
     engine: dict | None = None          # --engine ray: shards, seconds, candidates (summary.json's engine block)
+    normalization: str = NORMALIZATION  # the text normalisation (normalize.fold), as the report states it
 
     @property
     def leaked_b_rows(self) -> list[int]:
@@ -88,29 +66,23 @@ class LeakResult:
         """B rows whose text is an A text or a near duplicate of one: what ``clean --near`` drops and
         ``leak --fail-on-overlap`` fails on. A shared answer alone is not one: on multiple-choice
         letters, labels or short numbers every record shares one by chance (``clean.drop_reason``)."""
-        from .clean import drop_reason
         return [i for i in self.leaked_b_rows if drop_reason(self.matches[i], near=True) is not None]
 
     def clean_b_rows(self, near: bool = True) -> list[dict]:
         """B's original rows without those ``clean`` would drop (``clean.drop_reason``): texts found
         in A and, with ``near``, near duplicates of A texts; rows sharing only an answer stay."""
-        from .clean import drop_reason
         return [row for i, row in enumerate(self.b.table.rows) if drop_reason(self.matches.get(i, {}), near) is None]
 
     def summary(self) -> dict:
-        from .report import leak as report
         return report.summary(self)
 
     def evidence_rows(self) -> list[dict]:
-        from .evidence import leak_evidence
         return leak_evidence(self)
 
     def evidence_csv(self) -> str:
-        from .evidence import leak_evidence_csv
         return leak_evidence_csv(self)
 
     def markdown(self) -> str:
-        from .report import leak as report
         return report.markdown(self)
 
 
@@ -148,7 +120,7 @@ def leak(a, b, *, config_a=None, split_a=None, config_b=None, split_b=None, text
     return _leak(*specs, settings, Progress(progress, STAGES))
 
 
-def _prepared(spec, roles: RoleNames) -> PreparedSide:
+def prepared_side(spec, roles: RoleNames) -> PreparedSide:
     if isinstance(spec, PreparedSide):
         return spec
     return prepare(spec, text=roles.text, answer=roles.answer, group=roles.group)
@@ -171,9 +143,9 @@ def add_near_matches(near: CrossPairs, add, matches: dict) -> int:
 def _leak(spec_a, spec_b, settings: LeakSettings, run: Progress) -> LeakResult:
     near_settings = settings.near
     with run.stage("load_a"):
-        side_a = _prepared(spec_a, settings.roles_a)
+        side_a = prepared_side(spec_a, settings.roles_a)
     with run.stage("load_b"):
-        side_b = _prepared(spec_b, settings.roles_for_b)
+        side_b = prepared_side(spec_b, settings.roles_for_b)
     fa, fb = side_a.fields, side_b.fields
     matches: dict[int, dict] = {}
 
@@ -214,3 +186,15 @@ def _leak(spec_a, spec_b, settings: LeakSettings, run: Progress) -> LeakResult:
     run.done()
     return LeakResult(a=side_a, b=side_b, threshold=near_settings.threshold, shingle=near_settings.shingle,
                       answer_normalizer=answer_norm, matches=matches, counts=counts, shared_groups=shared, near=near)
+
+
+def drop_reason(match: dict, near: bool) -> tuple[str, list] | None:
+    """Why a B record with these leak matches (``LeakResult.matches[row]``) leaves a clean copy, and
+    the A rows behind it; None keeps it. Dropped: its text is an A text (after normalisation), or,
+    with ``near``, a near duplicate of one. A shared answer alone is kept: short answers ("4",
+    "yes") repeat by chance. The one rule for ``clean`` and the app's clean download."""
+    if match.get("identical_text"):
+        return "identical_text", match["identical_text"]
+    if near and match.get("near_duplicate"):
+        return f"near_duplicate (Jaccard {match['jaccard']:.4f})", match["near_duplicate"]
+    return None

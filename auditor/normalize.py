@@ -1,18 +1,45 @@
-"""Named normalisers: two values are "the same" when their normal forms are equal.
+"""One text normalisation for every check, and the named normalisers built on it.
+
+``fold`` is what every check compares: exact keys, near-duplicate shingles, the leak check, clean,
+dedup, the contamination n-grams, the semantic pass and the Ray engine all read a text through it:
+
+1. hidden characters removed: format characters (Unicode category Cf: zero-width spaces and
+   joiners, soft hyphens, byte-order marks, bidirectional marks and controls) and the other
+   default-ignorable code points (variation selectors, the combining grapheme joiner, Hangul
+   fillers), which render as nothing;
+2. NFKC (compatibility forms: fullwidth letters, ligatures, composed and decomposed accents);
+3. case folding (``str.casefold``);
+4. confusable letters mapped to one skeleton (Unicode TR39; ``confusables`` says what is taken),
+   then NFKC and case folding again, to a fixed point.
+
+ASCII text is only lowercased: nothing above changes it otherwise (TR39's ASCII mappings, "m" to
+"rn" and "1" to "l", are not taken). ``hidden.visible`` shows a text with its hidden characters made
+visible (as ⟨U+200B⟩), as evidence shows it.
+
+Named normalisers: two values are "the same" when their normal forms are equal.
 
 - ``exact``: the value as it is.
-- ``default``: Unicode NFC, lowercase, whitespace collapsed.
-- ``code``: comments stripped (Python ``#``, C-like ``//`` and ``/* */``, SQL ``--``),
-  string literals kept, then whitespace collapsed. Case is kept in code, where it
-  matters; SQL is lowercased outside string literals, since its keywords and
-  identifiers are case-insensitive.
+- ``default``: ``fold``, whitespace collapsed.
+- ``code``: hidden characters removed, NFKC and confusable letters mapped (case kept), comments
+  stripped (Python ``#``, C-like ``//`` and ``/* */``, SQL ``--``), string literals kept, then
+  whitespace collapsed. Case is kept in code, where it matters; SQL is lowercased outside string
+  literals, since its keywords and identifiers are case-insensitive.
 """
 from __future__ import annotations
 
 import re
 import unicodedata
 
-NORMALIZERS = ("exact", "default", "code")
+from .confusables import tables
+from .hidden import HIDDEN_CHARS, HIDDEN_RANGES, visible, visible_spans  # noqa: F401  (re-exported)
+from .settings import check_normalizer
+
+# What the reports say about it (summary.json's "normalization", REPORT.md).
+DESCRIPTION = ("hidden characters removed (Unicode format characters Cf and other default-ignorable code points: "
+               "zero-width spaces and joiners, soft hyphens, BOMs, bidirectional marks, variation selectors), "
+               "NFKC, case folding, confusable letters mapped to one skeleton (Unicode TR39)")
+
+FIXED_POINT_ROUNDS = 4         # mapping, NFKC and case folding repeated at most this often
 
 _WS = re.compile(r"\s+")
 # One pass over the text: string literals are matched (and kept) before comment
@@ -28,17 +55,65 @@ _SQL_START = re.compile(r"^\s*(select|with|insert|update|delete|create|drop|alte
 _C_DIRECTIVE = re.compile(r"#(include|define|undef|if|ifdef|ifndef|endif|pragma|else|elif|error)\b")
 
 
+def fold(text: str) -> str:
+    """``text`` as every check compares it (see the module's docstring): hidden characters removed,
+    NFKC, case-folded, confusable letters mapped to their skeleton. Whitespace is kept as it is, so
+    tokenisers split the folded text where they split the original."""
+    if text.isascii():
+        return text.lower()
+    return _unicode(text, casefold=True)
+
+
+def _unicode(text: str, casefold: bool) -> str:
+    # Each step works on the text's distinct characters (set operations in C) and replaces the few
+    # it changes with str.replace: far quicker than a per-character translation of the whole text.
+    for char in HIDDEN_CHARS.intersection(text):
+        text = text.replace(char, "")
+    if not unicodedata.is_normalized("NFKC", text):   # the check is much cheaper than normalising
+        text = unicodedata.normalize("NFKC", text)
+    if casefold:
+        text = text.casefold()       # which can leave the text unnormalised: ß + acute -> s s + acute
+        if not unicodedata.is_normalized("NFKC", text):
+            text = unicodedata.normalize("NFKC", text)
+    table = tables().folded if casefold else tables().cased
+    for _ in range(FIXED_POINT_ROUNDS):
+        found = table.keys() & set(text)
+        if not found:
+            break
+        for char in found:
+            text = text.replace(char, table[char])
+        if casefold:
+            text = text.casefold()
+        if not unicodedata.is_normalized("NFKC", text):
+            text = unicodedata.normalize("NFKC", text)
+    return text
+
+
+def unhidden(text: str) -> str:
+    """``text`` without its hidden characters (the first step of ``fold``)."""
+    if not text.isascii():
+        for char in HIDDEN_CHARS.intersection(text):
+            text = text.replace(char, "")
+    return text
+
+
+def is_blank(text: str | None) -> bool:
+    """True for None and for a text of nothing but whitespace and hidden characters: no content
+    (degenerate), under every normaliser."""
+    return text is None or not (text.strip() if text.isascii() else unhidden(text).strip())
+
+
 def exact(value: str) -> str:
     return value
 
 
 def default(value: str) -> str:
-    if not unicodedata.is_normalized("NFC", value):   # the check is much cheaper than normalising
-        value = unicodedata.normalize("NFC", value)
-    return " ".join(value.lower().split())
+    return " ".join(fold(value).split())
 
 
 def code(value: str) -> str:
+    if not value.isascii():
+        value = _unicode(value, casefold=False)
     is_sql = bool(_SQL_START.match(value))
 
     def strip(match: re.Match) -> str:
@@ -71,12 +146,7 @@ def _lower_outside_strings(value: str) -> str:
 
 def get(name: str):
     """The normaliser function called ``name``."""
-    try:
-        return {"exact": exact, "default": default, "code": code}[name]
-    except KeyError:
-        from .errors import AuditorError
-        raise AuditorError("usage", f"Unknown normaliser {name!r}.",
-                           f"Choose one of: {', '.join(NORMALIZERS)}.") from None
+    return {"exact": exact, "default": default, "code": code}[check_normalizer(name)]
 
 
 def looks_like_code(values, sample: int = 200) -> bool:
@@ -85,3 +155,12 @@ def looks_like_code(values, sample: int = 200) -> bool:
                          r"|[;{}]\s*$|\bdef \w+\(|\bSELECT\b.*\bFROM\b", re.I | re.M)
     seen = [v for v in values[:sample * 5] if v][:sample]
     return bool(seen) and sum(1 for v in seen if pattern.search(v)) >= 0.5 * len(seen)
+
+
+def normalized(values: list | None, normalizer: str) -> list | None:
+    if values is None:
+        return None
+    fn = get(normalizer)
+    # Blank values (whitespace and hidden characters only) are missing, not duplicates of each
+    # other (they are degenerate), under every normaliser.
+    return [None if is_blank(v) else fn(v) for v in values]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 
+from .env import env_int
+
 
 def _available_cpus() -> int:
     if hasattr(os, "sched_getaffinity"):
@@ -18,7 +20,6 @@ MAX_WORKERS = 64
 def _workers() -> int:
     """AUDITOR_THREADS if set (1 .. 64; a bad value warns and the default applies), else the
     available cores up to 4 (beyond that, memory bandwidth rather than cores limits these steps)."""
-    from .env import env_int
     return env_int("AUDITOR_THREADS", max(1, min(4, _available_cpus())), 1, MAX_WORKERS)
 
 

@@ -15,12 +15,21 @@ from dataclasses import dataclass, field, replace
 
 from . import normalize
 from .errors import AuditorError
-from .exact import normalized
-from .roles import (Fields, Roles, canonical_record, extract, fingerprint_of, fold_records, resolve_roles,
-                    text_column)
+from .io.sources import load
+from .io.table import Table
+from .normalize import normalized
+from .report.leak import side_block
+from .roles import (
+    Fields,
+    Roles,
+    canonical_record,
+    extract,
+    fingerprint_of,
+    fold_records,
+    resolve_roles,
+    text_column,
+)
 from .settings import SourceSpec
-from .sources import load
-from .table import Table
 
 
 @dataclass(frozen=True)
@@ -52,7 +61,6 @@ class PreparedSide:
 
     def block(self) -> dict:
         """What a leak report says about this side (``report.leak.side_block``)."""
-        from .report.leak import side_block
         return side_block(self)
 
 

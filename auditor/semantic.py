@@ -24,13 +24,19 @@ Scores are evidence for review, not verdicts.
 from __future__ import annotations
 
 import gzip
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from . import parallel
+from .contamination import benchmark_texts, corpus_stream
 from .errors import AuditorError
+from .normalize import fold
+from .progress import Progress
 from .report import md_cell
+from .semantic_static import StaticVectors
 from .settings import SEMANTIC_THRESHOLD
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -78,7 +84,7 @@ class Encoder:
 
     def tokenize(self, texts: list[str]) -> tuple[list, int]:
         """(encodings cut to the model's window, how many texts were cut)."""
-        encodings = self.tokenizer.encode_batch(list(texts))
+        encodings = self.tokenizer.encode_batch([fold(t) for t in texts])     # as every check reads texts
         return encodings, sum(1 for e in encodings if e.overflowing)
 
     def encode(self, texts: list[str]) -> tuple[np.ndarray, int]:
@@ -138,7 +144,6 @@ def _model_files(name: str) -> tuple[Path, bytes, int]:
     window = 256
     config = folder / "sentence_bert_config.json"
     if config.is_file():
-        import json
         window = int(json.loads(config.read_text()).get("max_seq_length") or window)
     return onnx, (folder / "tokenizer.json").read_bytes(), window
 
@@ -161,7 +166,6 @@ def load_model(name: str | None = None) -> Encoder:
     tokenizer.no_padding()
     tokenizer.enable_truncation(window)
     options = onnxruntime.SessionOptions()
-    from . import parallel
     options.intra_op_num_threads = parallel.WORKERS
     options.inter_op_num_threads = 1
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")   # no busy-waiting on shared cores
@@ -309,7 +313,6 @@ def semantic_search(benchmark_texts, corpus, *, model: str | None = None, thresh
         raise AuditorError("usage", f"Bad candidates {candidates!r}: the shortlist per item is a count >= 0.",
                            f"Use e.g. {DEFAULT_CANDIDATES}, or 0 to embed every corpus record with the transformer.")
     shortlist = max(candidates, k) if candidates else 0
-    from .progress import Progress
     run = Progress(progress, STAGES if shortlist else STAGES_EXHAUSTIVE)
     encoder = load_model(model)
     bench = ["" if t is None else str(t) for t in benchmark_texts]
@@ -403,7 +406,6 @@ _STATIC: dict = {}
 
 def _static(encoder: Encoder):
     """The encoder's stage-1 static vectors, distilled lazily and kept for the process."""
-    from .semantic_static import StaticVectors
     if encoder.name not in _STATIC:
         _STATIC[encoder.name] = StaticVectors(encoder)
     return _STATIC[encoder.name]
@@ -451,10 +453,9 @@ def semantic_contamination(corpus, benchmark: str, *, corpus_config=None, corpus
                            progress=None) -> SemanticResult:
     """The semantic pass of ``auditor contamination --semantic``: a benchmark (bundled name or any
     source) against a streamed corpus (a source or a list of texts)."""
-    from .contamination import _benchmark_texts, _corpus_stream
     load_model(model)                               # a missing model fails before anything is read
-    bench_texts, _ = _benchmark_texts(benchmark, benchmark_config, benchmark_split, benchmark_text, None, token)
-    _, batches, _ = _corpus_stream(corpus, corpus_config, corpus_split, corpus_text, max_rows, token)
+    bench_texts, _ = benchmark_texts(benchmark, benchmark_config, benchmark_split, benchmark_text, None, token)
+    _, batches, _ = corpus_stream(corpus, corpus_config, corpus_split, corpus_text, max_rows, token)
     return semantic_search(bench_texts, batches, model=model, threshold=threshold, k=k, progress=progress)
 
 

@@ -11,22 +11,35 @@ them, so the CLI, the app and Python callers are held to the same rules.
 from __future__ import annotations
 
 import numbers
+import sys
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from .errors import AuditorError
-from .shingles import ShingleSpec
 
 DEFAULT_THRESHOLDS = (0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3)
 METHODS = ("auto", "exact", "lsh")
 SOURCE_KINDS = ("auto", "example", "local", "hub")
+ENGINES = ("local", "ray")
+NORMALIZERS = ("exact", "default", "code")     # auditor.normalize holds what each does
 KEEP_RULES = ("first", "longest", "most_common_answer")     # dedup: which record of a cluster stays
 # The semantic pass's default cosine threshold, calibrated on unrelated bundled sets (auditor.semantic's
 # docstring, bench/semantic.py --calibrate); here so the CLI's help states it without loading the model code.
 SEMANTIC_THRESHOLD = 0.5
+# "auto" uses LSH only when the exact search's candidate bound (known in advance) passes this. The
+# bound (sum of squared prefix frequencies) overcounts pairs that share several prefix shingles
+# (edited copies share dozens), LSH at a low threshold is no cheaper on dense clusters, and only the
+# exact search streams its pairs in bounded memory, so the switch is kept for extreme inputs
+# (measured in BENCHMARKS.md: exact beat LSH on every benchmark set, templated ones included).
+MAX_EXACT_CANDIDATES = 30_000_000_000
+MAX_ROWS_LIMIT = sys.maxsize
 # "auto" searches A x B exactly unless its pairs pass this many times the self-join's cap on
-# exact candidates (near.MAX_EXACT_CANDIDATES): the exact join streams its pairs in bounded memory.
+# exact candidates (MAX_EXACT_CANDIDATES): the exact join streams its pairs in bounded memory.
 CROSS_PAIRS_FACTOR = 20
+# A contaminated benchmark item (one n-gram shared with the corpus: GPT-3's definition, the count
+# reported) is "copied" when at least this share of its words lie in its n-grams found in the corpus,
+# else it only shares a phrase (a stock sentence, a shared setup). Here so the report states it.
+COPIED_COVERAGE = 0.5
 
 
 def check_threshold(value, what: str = "Threshold") -> float:
@@ -43,6 +56,65 @@ def check_threshold(value, what: str = "Threshold") -> float:
     return float(value)
 
 
+def check_max_rows(max_rows) -> None:
+    """A row cap is a whole number from 1 to 2^63-1 (None: no cap)."""
+    if max_rows is None:
+        return
+    if isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1:
+        raise AuditorError("usage", f"max_rows must be a positive whole number, got {max_rows!r:.40}.",
+                           "Leave it out to read every row.")
+    if max_rows > MAX_ROWS_LIMIT:
+        raise AuditorError("usage", f"max_rows {max_rows:,} is more than any source can hold (at most "
+                           f"{MAX_ROWS_LIMIT:,}).", "Leave it out to read every row.")
+
+
+
+def check_normalizer(name) -> str:
+    """A normaliser's name: one of NORMALIZERS."""
+    if name not in NORMALIZERS:
+        raise AuditorError("usage", f"Unknown normaliser {name!r:.40}.", f"Choose one of: {', '.join(NORMALIZERS)}.")
+    return name
+
+
+@dataclass(frozen=True)
+class ShingleSpec:
+    unit: str = "word"    # "word" or "char"
+    size: int = 3
+
+    @classmethod
+    def parse(cls, spec: str) -> "ShingleSpec":
+        """'word:3' or 'char:5'."""
+        unit, _, size = str(spec).partition(":")
+        unit = unit.strip().lower()
+        try:
+            n = int(size) if size else 3
+        except ValueError:
+            n = -1
+        if unit not in ("word", "char") or n < 1 or n > 64:
+            raise AuditorError("usage", f"Bad shingle setting {spec!r}.",
+                               "Use word:N or char:N with N from 1 to 64, e.g. word:3 or char:5.")
+        return cls(unit, n)
+
+    def __str__(self) -> str:
+        return f"{self.unit}:{self.size}"
+
+    @classmethod
+    def coerce(cls, value) -> "ShingleSpec":
+        """A shingle setting as given to the library: None (the default), a ShingleSpec, or a
+        string such as "word:3" or "char:5"; anything else is a clear usage error."""
+        if value is None:
+            return cls()
+        if isinstance(value, str):
+            return cls.parse(value)
+        if isinstance(value, cls):
+            if value.unit in ("word", "char") and isinstance(value.size, int) and not isinstance(value.size, bool) \
+                    and 1 <= value.size <= 64:
+                return value
+            return cls.parse(f"{value.unit}:{value.size}")          # raises, naming the setting
+        raise AuditorError("usage", f"Bad shingle setting {value!r:.40} (of type {type(value).__name__}).",
+                           "Pass a ShingleSpec or a string such as \"word:3\" or \"char:5\".")
+
+
 @dataclass(frozen=True)
 class SourceSpec:
     """One side's source: anything ``auditor.load`` takes (or an already loaded Table)."""
@@ -56,7 +128,6 @@ class SourceSpec:
     revision: str | None = None         # a Hub dataset's commit, branch or tag (None: its latest)
 
     def validated(self) -> "SourceSpec":
-        from .sources import check_max_rows
         check_max_rows(self.max_rows)
         if self.kind not in SOURCE_KINDS:
             raise AuditorError("usage", f"Unknown source kind {self.kind!r:.40}.", "Use auto, example, local or hub.")
@@ -101,5 +172,78 @@ class NearSettings:
         """The search between two sides: ``method``, with "auto" decided here."""
         if self.method != "auto":
             return self.method
-        from .near import MAX_EXACT_CANDIDATES
         return "exact" if n_a * n_b <= CROSS_PAIRS_FACTOR * MAX_EXACT_CANDIDATES else "lsh"
+
+
+@dataclass(frozen=True)
+class ScanSettings(NearSettings):
+    """The near-duplicate settings (``settings.NearSettings``) plus the exact-duplicate normalisers."""
+    normalizer: str = "default"          # for text, text+answer and record duplicates
+    answer_normalizer: str = "auto"      # "auto": code for code/SQL answers, else the text normaliser
+
+    def validated(self) -> "ScanSettings":
+        checked = super().validated()
+        for name in (self.normalizer, *(() if self.answer_normalizer == "auto" else (self.answer_normalizer,))):
+            if not isinstance(name, str):
+                raise AuditorError("usage", f"A normaliser is named by a string, got {name!r:.40}.",
+                                   "Use exact, default or code.")
+            check_normalizer(name)
+        return checked
+
+
+@dataclass(frozen=True)
+class RoleNames:
+    """The fields a side's roles are read from (blank: guessed). ``text`` may name several fields
+    ("instruction,input", or a tuple), read as one text per record (``roles.resolve_roles``)."""
+    text: str | tuple | None = None
+    answer: str | None = None
+    group: str | None = None
+
+
+@dataclass(frozen=True)
+class LeakSettings:
+    """Everything ``leak`` is asked besides its two sources. ``roles_b`` fields left blank take
+    A's (the two sides of one dataset usually share a layout)."""
+    near: NearSettings = NearSettings()
+    roles_a: RoleNames = RoleNames()
+    roles_b: RoleNames = RoleNames()
+
+    def validated(self) -> "LeakSettings":
+        return LeakSettings(near=self.near.validated(), roles_a=self.roles_a, roles_b=self.roles_b)
+
+    @property
+    def roles_for_b(self) -> RoleNames:
+        a, b = self.roles_a, self.roles_b
+        return RoleNames(b.text or a.text, b.answer or a.answer, b.group or a.group)
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    """Which engine runs a command (``auditor.engines``): ``local``, this process, or ``ray``, Ray
+    workers (the cluster at ``ray_address`` / RAY_ADDRESS, else a Ray started for the run), with
+    each finished shard's result kept in ``shard_dir`` for resuming, and Ray's own log lines
+    silenced when ``quiet``."""
+    name: Literal["local", "ray"] = "local"
+    ray_address: str | None = None
+    shard_dir: str | None = None
+    quiet: bool = False
+
+    @classmethod
+    def coerce(cls, value) -> "EngineSettings":
+        """An engine as the library takes it: None (local), a name, or EngineSettings."""
+        if value is None:
+            return cls()
+        if isinstance(value, str):
+            return cls(value).validated()
+        if isinstance(value, cls):
+            return value.validated()
+        raise AuditorError("usage", f"Bad engine {value!r:.40}.", "Use \"local\", \"ray\" or EngineSettings(...).")
+
+    def validated(self) -> "EngineSettings":
+        if self.name not in ENGINES:
+            raise AuditorError("usage", f"Unknown engine {self.name!r:.40}.", "Use local or ray.")
+        return self
+
+    @property
+    def on_ray(self) -> bool:
+        return self.name == "ray"

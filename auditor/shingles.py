@@ -1,10 +1,12 @@
 """Step 3, shingle: texts to sets of shingles, as a sparse record x shingle matrix.
 
 Default preparation (the dataset-integrity-audit seed's, so figures compare with its
-tables): lowercase, split on whitespace, 3-word shingles; a text of fewer than 3 words
-is one shingle of all its words; an empty text has no shingles and takes no part in
-near-duplicate search (it is reported as degenerate instead). ``char:N`` shingles
-are N-character windows of the lowercased, whitespace-collapsed text.
+tables): the text as every check reads it (``normalize.fold``: hidden characters removed,
+NFKC, case-folded, confusable letters mapped; an ASCII text is only lowercased), split on
+whitespace, 3-word shingles; a text of fewer than 3 words is one shingle of all its words; an
+empty text (or one of nothing but hidden characters) has no shingles and takes no part in
+near-duplicate search (it is reported as degenerate instead). ``char:N`` shingles are
+N-character windows of the folded, whitespace-collapsed text (``char_text``).
 
 Shingle ids are exact (no hashing collisions): tokens get integer ids, and each
 window of token ids is packed into one integer, or ranked as a tuple when the
@@ -13,80 +15,37 @@ vocabulary is too large to pack.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
-from .errors import AuditorError
 from . import parallel
+from .normalize import fold
 from .parallel import thread_map
+from .settings import ShingleSpec
 
 _WS = re.compile(r"\s+")
-
-
-@dataclass(frozen=True)
-class ShingleSpec:
-    unit: str = "word"    # "word" or "char"
-    size: int = 3
-
-    @classmethod
-    def parse(cls, spec: str) -> "ShingleSpec":
-        """'word:3' or 'char:5'."""
-        unit, _, size = str(spec).partition(":")
-        unit = unit.strip().lower()
-        try:
-            n = int(size) if size else 3
-        except ValueError:
-            n = -1
-        if unit not in ("word", "char") or n < 1 or n > 64:
-            raise AuditorError("usage", f"Bad shingle setting {spec!r}.",
-                               "Use word:N or char:N with N from 1 to 64, e.g. word:3 or char:5.")
-        return cls(unit, n)
-
-    def __str__(self) -> str:
-        return f"{self.unit}:{self.size}"
-
-    @classmethod
-    def coerce(cls, value) -> "ShingleSpec":
-        """A shingle setting as given to the library: None (the default), a ShingleSpec, or a
-        string such as "word:3" or "char:5"; anything else is a clear usage error."""
-        if value is None:
-            return cls()
-        if isinstance(value, str):
-            return cls.parse(value)
-        if isinstance(value, cls):
-            if value.unit in ("word", "char") and isinstance(value.size, int) and not isinstance(value.size, bool) \
-                    and 1 <= value.size <= 64:
-                return value
-            return cls.parse(f"{value.unit}:{value.size}")          # raises, naming the setting
-        raise AuditorError("usage", f"Bad shingle setting {value!r:.40} (of type {type(value).__name__}).",
-                           "Pass a ShingleSpec or a string such as \"word:3\" or \"char:5\".")
-
-
-def check_threshold(value, what: str = "Threshold") -> float:
-    """A Jaccard threshold in (0, 1]: the check lives in ``auditor.settings``."""
-    from .settings import check_threshold as check
-    return check(value, what)
 
 
 def shingle_matrix(texts: list, spec: ShingleSpec = ShingleSpec()) -> sp.csr_matrix:
     """A binary CSR matrix: row i holds the shingle set of texts[i] (None/empty -> empty row)."""
     if spec.unit == "word":
-        token_ids, lengths = _word_tokens(texts)
+        token_ids, lengths = word_tokens(texts)
     else:
         token_ids, lengths = _char_tokens(texts)
-    return _windows_to_matrix(token_ids, lengths, spec.size)
+    return windows_to_matrix(token_ids, lengths, spec.size)
 
 
-def _word_tokens(texts: list, vocabulary: list | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Token ids (int32, numbered in sorted word order) of every text's ``lower().split()``,
-    concatenated, and the number of tokens per text.
+def word_tokens(texts: list, vocabulary: list | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Token ids (int32, numbered in sorted word order) of every text's ``fold(text).split()``
+    (``normalize.fold``; an ASCII text's fold is its ``lower()``), concatenated, and the number of
+    tokens per text.
 
     ASCII texts, the bulk of most datasets, are split by Arrow without making a Python
     string per word (1.7x faster on 1M records). Arrow's ASCII split equals
     Python's there except on \\x1c-\\x1f, which Python also splits on, so texts holding those,
     and non-ASCII texts (where Unicode casing and whitespace rules apply), take Python's
-    own ``lower().split()``. Tests check the two paths agree with Python's on every ASCII
+    own ``fold(text).split()``. Tests check the two paths agree with Python's on every ASCII
     character and on mixed inputs."""
     n = len(texts)
     index: dict[str, int] = {}                 # word -> first-seen id, shared by both paths
@@ -102,7 +61,7 @@ def _word_tokens(texts: list, vocabulary: list | None = None) -> tuple[np.ndarra
     for lo in range(0, len(rows), TOKEN_BATCH):
         words: list[str] = []
         for i in rows[lo:lo + TOKEN_BATCH]:
-            tokens = texts[i].lower().split()
+            tokens = fold(texts[i]).split()
             python_lengths[i] = len(tokens)
             words.extend(tokens)
         parts.append(_intern(index, words))
@@ -172,8 +131,13 @@ def _arrow_word_tokens(texts: list, index: dict):
     return lengths, ids, by_python
 
 
+def char_text(text: str | None) -> str:
+    """The text ``char:N`` shingles are windows of: folded (``normalize.fold``), whitespace collapsed."""
+    return " ".join(fold(text).split()) if text else ""
+
+
 def _char_tokens(texts: list) -> tuple[np.ndarray, np.ndarray]:
-    prepared = [" ".join(t.lower().split()) if t else "" for t in texts]
+    prepared = [char_text(t) for t in texts]
     lengths = np.fromiter((len(t) for t in prepared), dtype=np.int64, count=len(prepared))
     codepoints = np.frombuffer("".join(prepared).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     return sorted_codes(codepoints)[1], lengths
@@ -182,7 +146,7 @@ def _char_tokens(texts: list) -> tuple[np.ndarray, np.ndarray]:
 WINDOW_CHUNK = 4_000_000   # windows packed at a time: bounds the temporaries on big inputs
 
 
-def _windows_to_matrix(token_ids: np.ndarray, lengths: np.ndarray, k: int) -> sp.csr_matrix:
+def windows_to_matrix(token_ids: np.ndarray, lengths: np.ndarray, k: int) -> sp.csr_matrix:
     """token_ids: dense ids 0..V-1 of all records' tokens, concatenated; lengths per record."""
     n = len(lengths)
     vocab = int(token_ids.max()) + 1 if token_ids.size else 0
@@ -216,7 +180,6 @@ def _windows_to_matrix(token_ids: np.ndarray, lengths: np.ndarray, k: int) -> sp
         keys = np.unique(view, return_inverse=True)[1].reshape(-1).astype(np.int64)
     # Columns in key order: a shingle's column depends on the vocabulary, not on record order.
     n_columns, shingle_ids = sorted_codes(keys)
-    import scipy.sparse as sp     # here, not at the top: the CLI's start-up (contamination) never needs it
     matrix = sp.csr_matrix((np.ones(total, dtype=np.float32), shingle_ids.astype(np.int32, copy=False), indptr),
                            shape=(n, n_columns))
     matrix.sum_duplicates()          # sets, not bags: a repeated shingle counts once
@@ -264,3 +227,12 @@ def sorted_codes(keys: np.ndarray) -> tuple[int, np.ndarray]:
 
 def set_sizes(matrix: sp.csr_matrix) -> np.ndarray:
     return np.diff(matrix.indptr).astype(np.int64)
+
+
+def jaccard_rows(matrix, ia: np.ndarray, ib: np.ndarray, sizes: np.ndarray) -> list:
+    """Jaccard of rows ia[i] and ib[i] of a binary CSR matrix (None when both are empty)."""
+    inter = np.asarray(matrix[ia].multiply(matrix[ib]).sum(axis=1)).reshape(-1)
+    union = sizes[ia] + sizes[ib] - inter
+    out = np.round(inter / np.maximum(union, 1), 6)
+    out = np.where(inter < union, np.minimum(out, 0.999999), out)     # 1.0 only for equal sets
+    return [None if u == 0 else float(j) for j, u in zip(out.tolist(), union.tolist())]

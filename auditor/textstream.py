@@ -6,7 +6,7 @@ NUL bytes, UTF-16 marks, gzip magic and over-long lines are refused as for any l
 Arrow's JSON reader with a schema holding only the text field, as a string. The block's rows are
 taken from Arrow only when Arrow read it without error and found exactly one record per non-blank
 line; otherwise (a field that is a number in one row, a lone surrogate, two objects on a line, bad
-UTF-8, ...) the block goes through the local row reader (``sources.jsonl_rows`` and
+UTF-8, ...) the block goes through the local row reader (``io.formats.jsonl_rows`` and
 ``roles.as_text``), which gives the same texts or the same error, naming the line.
 """
 from __future__ import annotations
@@ -18,6 +18,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pajson
 
+from .io.budget import READ_ERRORS, Budget, open_stream, read_error
+from .io.formats import decode_utf8, jsonl_rows
+from .roles import joined_text, text_fields
+
 BLOCK = 8 << 20
 _JSON_BLANK = np.zeros(256, dtype=bool)
 _JSON_BLANK[[ord(" "), ord("\t"), ord("\r"), ord("\n")]] = True
@@ -27,23 +31,20 @@ def jsonl_texts(path: Path, field: str, first_row: int = 0):
     """The ``field`` of every record of a local JSONL file (plain or compressed), in order: an iterator of
     Arrow string arrays (nulls: missing or null) or, for a block read row by row, lists of str/None.
     ``first_row``: the corpus row number of the file's first record (for error messages)."""
-    from .sources import READ_ERRORS, Budget, _open_stream, _read_error
     budget = Budget(limited=False)
-    stream = _open_stream(path, budget, b"\n")
+    stream = open_stream(path, budget, b"\n")
     try:
         yield from text_blocks(stream, path.name, field, first_row)
     except READ_ERRORS as exc:
-        raise _read_error(exc, path) from None
+        raise read_error(exc, path) from None
     finally:
         stream.close()
 
 
 def text_blocks(stream, name: str, field: str, first_row: int = 0):
-    """``jsonl_texts`` over any checked byte stream (``sources._Counted``); ``name`` is the file as
+    """``jsonl_texts`` over any checked byte stream (``io.budget.CountedStream``); ``name`` is the file as
     error messages show it. ``field`` may name several fields, joined by commas: each record's text
     is then theirs joined as ``roles.joined_text`` joins them. (The Ray engine reads its shards with this.)"""
-    from .roles import text_fields
-    from .sources import Budget, _decode, jsonl_rows
     budget = Budget(limited=False)
     fields = text_fields(field)
     parse = pajson.ParseOptions(explicit_schema=pa.schema([(f, pa.string()) for f in fields]),
@@ -93,7 +94,7 @@ def text_blocks(stream, name: str, field: str, first_row: int = 0):
                     raise budget.long_line(name, lines_before + int(over[0]) + 1)
             texts = _arrow_texts(b, ends, parse)
             if texts is None:       # the exact row reader on this block
-                text = _decode(bytes(b), name, offset, lines_before)
+                text = decode_utf8(bytes(b), name, offset, lines_before)
                 texts = _row_texts(jsonl_rows(text.split("\n"), name, lines_before + 1), fields, first_row)
             del b
             first_row += len(texts)
@@ -169,5 +170,4 @@ def joined_column(columns: list) -> pa.Array:
 
 
 def _row_texts(rows, fields: list[str], first_row: int) -> list:
-    from .roles import joined_text
     return [joined_text(r, fields, i) for i, r in enumerate(rows, first_row)]

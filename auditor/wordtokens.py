@@ -1,14 +1,16 @@
 """GPT-3's contamination words for a batch of texts, as the scan needs them, on Arrow buffers.
 
-The definition is ``auditor.contamination.tokenize``: lowercase, delete every character that is
-neither alphanumeric nor whitespace (and "_"), split on whitespace (``str.split()``). The compiled
+The definition is ``tokenize``: the text as every check reads it (``normalize.fold``: ``folded``
+applies it to a batch's non-ASCII texts, the rest are only lowercased, which the scan does), then
+lowercase, delete every character that is neither alphanumeric nor whitespace (and "_"), split on
+whitespace (``str.split()``). The compiled
 scan (``kernels.ngram_scan``) gives exactly its words one character at a time, because Python's
 lowercasing and deletion look at one character alone, with a single exception: capital sigma,
 whose lowercase (final or not) depends on the nearest letters around it that case ignores, never
 past whitespace. So each text's UTF-8 bytes are read once, and
 
-- an ASCII byte is a letter or digit kept lowercased, whitespace, or deleted (``_CLASS`` and
-  ``_LOWER``, one table lookup per byte);
+- an ASCII byte is a letter or digit kept lowercased, whitespace, or deleted (``BYTE_CLASS`` and
+  ``BYTE_LOWER``, one table lookup per byte);
 - any other character up to U+2FFFF (emoji and CJK extensions included) is looked up in
   ``unicode_table`` (what the definition does to it alone, computed from this Python's own
   ``str.lower`` and ``PUNCT`` once per process); for capital sigma the table also holds every
@@ -35,6 +37,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .errors import AuditorError
+from .normalize import fold
+
 # Every character that is neither a word character nor whitespace, and underscores: re's \s is
 # str.isspace(), the set str.split() splits on.
 PUNCT = re.compile(r"[^\w\s]+|_+")
@@ -46,15 +51,36 @@ _DELETE, _KEEP, _SPACE, _OTHER, _SIGMA = 0, 1, 2, 3, 4
 # (and not case-ignorable), \p{case-ignorable}, or neither.
 _NEITHER, _CASED, _IGNORABLE = 0, 1, 2
 _CAPITAL_SIGMA = 0x3A3
-_CLASS = np.full(256, _OTHER, dtype=np.uint8)
+BYTE_CLASS = np.full(256, _OTHER, dtype=np.uint8)
 for _c in range(128):
     _ch = chr(_c)
-    _CLASS[_c] = _KEEP if _ch.isalnum() else _SPACE if _ch.isspace() else _DELETE
+    BYTE_CLASS[_c] = _KEEP if _ch.isalnum() else _SPACE if _ch.isspace() else _DELETE
+TOKENIZER = "whitespace words, lowercased, punctuation stripped"     # ``tokenize``, of the text ``fold`` gives
+# ASCII characters the regex deletes: neither alphanumeric nor whitespace, or "_".
+_ASCII_PUNCT = {c: None for c in range(128) if not (chr(c).isalnum() or chr(c).isspace()) or chr(c) == "_"}
 SMALL_BYTES = 256 * 1024      # batches below this are tokenised text by text (see token_ids)
 # The compiled scan's one lookup per byte: a kept byte's lowercase (all >= "0"), or its class
 # (_DELETE, _SPACE, _OTHER).
-_LOWER = np.where(_CLASS == _KEEP, np.arange(256), _CLASS).astype(np.uint8)
-_LOWER[ord("A"):ord("Z") + 1] += 32
+BYTE_LOWER = np.where(BYTE_CLASS == _KEEP, np.arange(256), BYTE_CLASS).astype(np.uint8)
+BYTE_LOWER[ord("A"):ord("Z") + 1] += 32
+
+
+def tokenize(text: str | None) -> list[str]:
+    """Words of ``text`` as every check reads it (``normalize.fold``): lowercased, split on
+    whitespace, punctuation and underscores removed, empty words dropped."""
+    if not text:
+        return []
+    if text.isascii():      # the same deletion as a table lookup: 5x faster than the regex
+        return text.lower().translate(_ASCII_PUNCT).split()
+    return folded_words(fold(text))
+
+
+def folded_words(text: str) -> list[str]:
+    """``tokenize`` of a text already folded (``normalize.fold``): the words the compiled scan
+    reads from folded bytes."""
+    if text.isascii():
+        return text.lower().translate(_ASCII_PUNCT).split()
+    return PUNCT.sub("", text.lower()).split()
 
 
 def as_string_array(texts) -> pa.Array:
@@ -72,7 +98,6 @@ def as_string_array(texts) -> pa.Array:
         try:
             texts.validate(full=True)
         except pa.ArrowInvalid as exc:
-            from .errors import AuditorError
             raise AuditorError("bad_format", f"A text of the corpus is not valid UTF-8 ({exc}).",
                                "Re-encode the corpus as UTF-8, or fix the rows that hold other bytes.") from None
     if pa.types.is_large_string(texts.type) or pa.types.is_string_view(texts.type):
@@ -82,15 +107,39 @@ def as_string_array(texts) -> pa.Array:
     return texts
 
 
-def token_ids(texts, vocab: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+def folded(arr: pa.Array) -> pa.Array:
+    """A batch (``as_string_array``'s) with each non-ASCII text replaced by its ``normalize.fold``:
+    what the compiled scan and ``token_ids(..., folded=True)`` read. ASCII texts are kept as they are
+    (their fold is their lowercase, which the scan does itself)."""
+    if pa.types.is_binary(arr.type):
+        odd = np.ones(len(arr), dtype=bool)
+    else:
+        odd = ~np.asarray(pc.fill_null(pc.string_is_ascii(arr), True))
+    if not odd.any():
+        return arr
+    rows = np.flatnonzero(odd)
+    values = arr.take(pa.array(rows)).to_pylist()
+    if pa.types.is_binary(arr.type):
+        values = [v.decode("utf-8", "surrogatepass") for v in values]
+        done = pa.array([fold(v).encode("utf-8", "surrogatepass") for v in values], pa.binary())
+    else:
+        done = [fold(v) for v in values]
+        try:
+            done = pa.array(done, arr.type)
+        except UnicodeEncodeError:        # cannot happen from valid UTF-8 (fold adds no surrogate); kept exact
+            return folded(arr.cast(pa.binary()))
+    return pc.replace_with_mask(arr, pa.array(odd), done)
+
+
+def token_ids(texts, vocab: pa.Array, folded: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(each word's index in ``vocab`` (binary, UTF-8), -1 for a word not in it; words per text),
-    by the definition text by text: the small-batch path, quicker than loading the compiled scan."""
-    from .contamination import tokenize
+    by the definition text by text: the small-batch path, quicker than loading the compiled scan.
+    ``folded``: the texts are already ``folded`` (the scan's batches)."""
     arr = as_string_array(texts)
     values = arr.to_pylist()
     if pa.types.is_binary(arr.type):
         values = [v.decode("utf-8", "surrogatepass") for v in values]
-    words = [tokenize(t) for t in values]
+    words = [(folded_words if folded else tokenize)(t) if t else [] for t in values]
     flat = binary_array([w.encode("utf-8", "surrogatepass") for ws in words for w in ws])
     return _lookup(flat, vocab), np.fromiter(map(len, words), dtype=np.int64, count=len(words))
 
@@ -139,10 +188,10 @@ class WordTable:
 
 
 def word_table(vocab: pa.Array) -> WordTable:
-    from .kernels import fill_word_table
     data, offsets = batch_bytes(vocab)
     data = data.copy()
     slots = np.zeros((1 << max(4, int(2 * len(vocab)).bit_length()), 3), dtype=np.uint64)
+    from .kernels import fill_word_table  # numba: compiled on first use
     fill_word_table(data, offsets, slots)
     longest = int(np.diff(offsets).max()) if len(vocab) else 0
     return WordTable(data=data, offsets=offsets, slots=slots, longest=longest)
@@ -175,7 +224,6 @@ def ascii_words(b: np.ndarray) -> tuple[np.ndarray, int]:
 
 def odd_runs(b: np.ndarray, off: np.ndarray, vocab: pa.Array) -> OddRuns:
     global _astral_seen
-    from .kernels import odd_runs as find_runs
     # Planes 1-2 once a batch of this process has needed them, so the pass is not run twice again.
     table = unicode_table(astral=_astral_seen)
     words, head = ascii_words(b)
@@ -183,7 +231,8 @@ def odd_runs(b: np.ndarray, off: np.ndarray, vocab: pa.Array) -> OddRuns:
     while True:
         starts, ends = np.empty(room, dtype=np.int64), np.empty(room, dtype=np.int64)
         state = np.zeros(2, dtype=np.int64)
-        fits = find_runs(b, words, head, off, _CLASS, table.kind, starts, ends, state)
+        from .kernels import odd_runs as find_runs
+        fits = find_runs(b, words, head, off, BYTE_CLASS, table.kind, starts, ends, state)
         if state[1] and table.kind.size < ASTRAL_END:
             table = unicode_table(astral=True)
             _astral_seen = True

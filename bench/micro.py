@@ -7,14 +7,14 @@
 Each block times a piece of ``auditor`` as it is today against an alternative on the same
 inputs, and checks that both give identical results:
 
-1. de-duplicating LSH candidate codes: ``near._distinct`` (sort + mask) vs ``np.unique``;
+1. de-duplicating LSH candidate codes: ``near.distinct_rows`` (sort + mask) vs ``np.unique``;
 2. verifying the exact path's candidates (``near.PrefixIndex``): ``near.verify`` (sparse
    fancy-indexing + multiply, or the compiled merge) and ``near.verify_candidates`` (threads) vs reading the intersections off block
    sparse products ``nodes[rows] @ nodes.T``;
 3. (MinHash signatures: see ``bench/run.py --methods signatures``, which times ours, rensa and
    datasketch side by side);
 4. the exact-duplicate step: per-record normalisation cost;
-5. shingling: ``shingles._word_tokens`` through Python alone vs its Arrow path, and
+5. shingling: ``shingles.word_tokens`` through Python alone vs its Arrow path, and
    ``shingles.sorted_codes`` vs ``np.unique(return_inverse=True)`` on the packed window keys.
 """
 from __future__ import annotations
@@ -110,7 +110,7 @@ def section5(texts):
     def tokens(arrow_from):
         saved, shingles.ARROW_MIN_TEXTS = shingles.ARROW_MIN_TEXTS, arrow_from
         try:
-            return shingles._word_tokens(texts)
+            return shingles.word_tokens(texts)
         finally:
             shingles.ARROW_MIN_TEXTS = saved
 
@@ -137,11 +137,11 @@ def section1(nodes):
     codes = np.concatenate([near.lsh_band_pairs(sig, band, rows) for band in range(bands)])
     sample = codes[:20_000_000]
     t_np, u1 = timed(lambda: np.unique(sample))
-    t_sort, u2 = timed(lambda: near._distinct(sample))
+    t_sort, u2 = timed(lambda: near.distinct_rows(sample))
     assert np.array_equal(u1, u2)
     print(f"\n1. LSH candidates at 0.3 (b={bands}, r={rows}): {codes.size:,} band codes, "
-          f"{near._distinct(codes).size:,} distinct pairs")
-    print(f"   de-duplicate {sample.size:,} codes: np.unique {t_np:.2f} s, near._distinct {t_sort:.2f} s "
+          f"{near.distinct_rows(codes).size:,} distinct pairs")
+    print(f"   de-duplicate {sample.size:,} codes: np.unique {t_np:.2f} s, near.distinct_rows {t_sort:.2f} s "
           f"({t_np / t_sort:.1f}x)")
 
 
@@ -165,7 +165,8 @@ def section2(nodes):
 
 def section4(args):
     # 4. exact-duplicate step on GSM8K train
-    from auditor.exact import key_ids, normalized
+    from auditor.exact import key_ids
+    from auditor.normalize import normalized
     q = bench.read_field(args.data / "gsm8k/train.jsonl", "question")
     ans = bench.read_field(args.data / "gsm8k/train.jsonl", "answer")
     print(f"\n4. GSM8K train ({len(q):,} records), per call over all records:")

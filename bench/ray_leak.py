@@ -51,7 +51,8 @@ def main() -> int:
     if args.quick:
         args.mb, args.shards = 6.0, 4
     from auditor.distributed.leak import ray_leak
-    from auditor.leakage import LeakSettings, RoleNames, leak
+    from auditor.leakage import leak
+    from auditor.settings import LeakSettings, RoleNames
     test = args.data / "gsm8k" / "test.jsonl"
     questions = [json.loads(line)["question"] for line in test.read_text(encoding="utf-8").splitlines() if line]
     settings = LeakSettings(roles_a=RoleNames(text="text"), roles_b=RoleNames(text="question", answer="answer"))

@@ -229,7 +229,7 @@ def w_pure(task, texts) -> dict:
 
 def w_scan(task, texts) -> dict:
     import auditor
-    from auditor.audit import ScanSettings
+    from auditor.settings import ScanSettings
     t0 = time.perf_counter()
     r = auditor.scan(task["source"], text=task["field"], settings=ScanSettings(method="auto"))
     wall = time.perf_counter() - t0

@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
-# The whole test suite, from a fresh machine: installs what it needs, then runs pytest.
+# The test suite, from a fresh machine: installs what it needs, then runs pytest.
+#   bash scripts/test.sh [PYTEST ARGS]         every test but the long sweeps (@pytest.mark.sweep)
+#   bash scripts/test.sh --all [PYTEST ARGS]   every test, the sweeps too (what CI runs: .ci/run)
 # Browser tests drive Debian's chromium (installed here with apt-get when missing);
 # they never download a browser.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = "--all" ]; then
+  shift
+  set -- -m "sweep or not sweep" "$@"
+else
+  echo "Long sweeps skipped (marked sweep): bash scripts/test.sh --all runs every test, as CI does." >&2
+fi
 bash scripts/setup.sh
 if [ ! -x /usr/bin/chromium ]; then
   if command -v apt-get >/dev/null 2>&1; then

@@ -64,7 +64,7 @@ def _answers(url: str) -> bool:
 class AppServer:
     def __init__(self, extra_env: dict | None = None):
         """``extra_env``: extra environment of the app process (e.g. an HF_TOKEN of the server's own,
-        which tests/test_token_isolation.py sets to prove it is never used)."""
+        which tests/io/test_hub_tokens.py sets to prove it is never used)."""
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.tmp = tempfile.TemporaryDirectory(prefix="auditor-app-test-")

@@ -2,12 +2,13 @@
 
 Deliberately written with nothing but sets, dicts and loops (no numpy, no scipy, and no
 import of the auditor's shingle or near-duplicate code), so that the engine can be checked
-against a second implementation of the same definitions:
+against a second implementation of the same definitions. Texts are read normalised, through
+``auditor.normalize.fold`` (its own tests are in tests/normalize; for ASCII text it is lowercase):
 
-- word shingles: lowercase, split on whitespace, windows of ``size`` words; a text of
+- word shingles: the normalised text split on whitespace, windows of ``size`` words; a text of
   fewer than ``size`` words is ONE shingle made of all its words; an empty (or blank)
   text has no shingles;
-- char shingles: lowercase, whitespace runs collapsed to one space and stripped, windows
+- char shingles: the normalised text, whitespace runs collapsed to one space and stripped, windows
   of ``size`` characters; a shorter (non-empty) text is one shingle, the whole text;
 - Jaccard = |A & B| / |A | B|, compared with thresholds exactly (fractions, not floats);
 - clusters at a threshold: connected components (union-find) of >= 2 records over the
@@ -23,13 +24,15 @@ from collections import Counter
 from fractions import Fraction
 from itertools import combinations
 
+from auditor.normalize import fold
+
 
 # --------------------------------------------------------------------------- shingles
 
 def word_shingles(text, size: int = 3) -> frozenset:
     if not text:
         return frozenset()
-    words = text.lower().split()
+    words = fold(text).split()
     if not words:
         return frozenset()
     if len(words) < size:
@@ -40,7 +43,7 @@ def word_shingles(text, size: int = 3) -> frozenset:
 def char_shingles(text, size: int = 5) -> frozenset:
     if not text:
         return frozenset()
-    prepared = " ".join(text.lower().split())
+    prepared = " ".join(fold(text).split())
     if not prepared:
         return frozenset()
     if len(prepared) < size:

@@ -27,7 +27,7 @@ sha of any commit the repo has had: adding a repo again makes a new commit and k
 Gated repos: repo info/tree are public (as on the real Hub); file downloads and auth-check need
 `Authorization: Bearer <gated_token>` -> 401 without a token, 403 with a wrong one (both GatedRepo).
 
-OBSERVED CLIENT BEHAVIOUR (datasets 5.2.0, huggingface_hub 2.4.0, measured; pinned by tests/test_hub_server.py)
+OBSERVED CLIENT BEHAVIOUR (datasets 5.2.0, huggingface_hub 2.4.0, measured; pinned by tests/io/test_hub_server.py)
 Request sequence of load_dataset(repo, config, split): HEAD+GET resolve/main/README.md (a 404 EntryNotFound
 falls back to GET /api/datasets/{repo}), then at the pinned sha: HEAD {name}.py, .huggingface.yaml,
 dataset_infos.json (404s), GET /api/.../revision/{sha}, GET tree/{sha}/{dir}?recursive=false&expand=false,
@@ -99,10 +99,14 @@ class FakeHub:
         self.repos: dict[str, dict] = {}
         self.requests: list[tuple[str, str]] = []  # (method, path incl. query), in arrival order
         # (method, path incl. query, Authorization header or None) of every request, in arrival order:
-        # what tests/test_token_isolation.py checks (which token, if any, reached the hub).
+        # what tests/io/test_hub_tokens.py checks (which token, if any, reached the hub).
         self.authorizations: list[tuple[str, str, str | None]] = []
         self._server: ThreadingHTTPServer | None = None
         self.endpoint: str | None = None  # set by start()
+        # When set, the hub answers repo info (dataset_info, the pre-flight) and nothing else: every
+        # other request waits, unanswered, until stop() (a hub that answers, then hangs).
+        self.hang_after_info = False
+        self._release = threading.Event()
 
     def add_repo(self, repo_id, files, readme=None, gated_token=None):
         """Create a dataset repo, or give an existing one a new commit holding exactly ``files`` (its
@@ -149,6 +153,7 @@ class FakeHub:
         return self.endpoint
 
     def stop(self):
+        self._release.set()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -215,6 +220,9 @@ def _make_handler(hub: FakeHub):
             if ".." in (m["dir"] or m["file"] or "").split("/"):
                 return self._error(404, "EntryNotFound", "no such path", head)
             repo_id = m["api_repo"] or m["dl_repo"]
+            if hub.hang_after_info and (m["dl_repo"] or m["op"] or m["auth"]):
+                hub._release.wait()          # accepted, never answered
+                return None
             repo = hub.repos.get(repo_id)
             if repo is None:
                 return self._error(404, "RepoNotFound", "Repository not found", head)

@@ -1,5 +1,5 @@
-"""What the object-store tests share (tests/test_ray_object_store.py: s3:// and hf://,
-tests/test_ray_gcs.py: gs://): the corpus's shards in a local folder, and the checks that a remote
+"""What the object-store tests share (tests/engines/test_ray_object_store.py: s3:// and hf://,
+tests/engines/test_ray_gcs.py: gs://): the corpus's shards in a local folder, and the checks that a remote
 ``--engine ray`` run equals the local engine on that folder.
 
 The corpus: real GSM8K train answers then HumanEval prompts, with four GSM8K test questions planted
@@ -91,7 +91,7 @@ def planted_rows(result) -> dict:
 def assert_listing_is_local(scheme: str, folder, names: list) -> None:
     """The remote folder lists the local folder's shards ``names``: paths, sizes and formats
     (README.md left out)."""
-    from auditor.distributed.runtime import list_shards
+    from auditor.io.shards import list_shards
     _, shards = list_shards(f"{scheme}://{BUCKET}/corpus/")
     assert [s.path for s in shards] == [f"{BUCKET}/corpus/{n}" for n in names]
     assert [s.size for s in shards] == [(folder / n).stat().st_size for n in names]
@@ -112,7 +112,8 @@ def assert_leak_equals_local(uri: str, folder, test_path: str):
     """A leak with A read from the remote folder ``uri``: each planted copy found, and the local
     engine's summary, matches and evidence on ``folder``. Returns (on Ray, local)."""
     from auditor.distributed.leak import ray_leak
-    from auditor.leakage import LeakSettings, leak
+    from auditor.leakage import leak
+    from auditor.settings import LeakSettings
     from auditor.settings import NearSettings
     settings = LeakSettings(near=NearSettings(threshold=0.6))
     on_ray = ray_leak(uri, test_path, settings=settings, quiet=True)

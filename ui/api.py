@@ -18,6 +18,8 @@ import gradio as gr
 
 import auditor
 from auditor import AuditorError
+from auditor.dedup import dedup, input_format, write_dedup
+from auditor.io.copies import local_stamps
 from auditor.leakage import leak
 from auditor.report import to_json
 
@@ -92,8 +94,6 @@ def dedup_file(dataset: str = "", config: str = "", split: str = "", file=None, 
                threshold: float = state.DEFAULT_THRESHOLD, keep: str = "first",
                request: gr.Request = None) -> tuple[str, str]:
     """(deduplicated file, manifest): one record kept per near-duplicate cluster at ``threshold``."""
-    from auditor.decontaminate import local_stamps
-    from auditor.dedup import dedup, input_format, write_dedup
     try:
         upload = state.upload_source(file, move=True).upload_id if file else None
         name = f"upload:{state.kept_upload(upload).name}" if upload else dataset

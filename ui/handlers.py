@@ -18,17 +18,41 @@ import numpy as np
 import pandas as pd
 
 import auditor
-from auditor import AuditorError
-from auditor.contamination import BENCHMARKS, scan_corpus
-from auditor.decontaminate import local_stamps
-from auditor.dedup import MAX_REVIEW_ITEMS, dedup, input_format, write_dedup
-from auditor.hub import describe
+from auditor import AuditorError, semantic
+from auditor.contamination import BENCHMARKS, MAX_NGRAM, scan_corpus
+from auditor.dedup import (
+    MAX_REVIEW_ITEMS,
+    dedup,
+    input_format,
+    pair_jaccard,
+    review_json,
+    write_dedup,
+)
+from auditor.dedup import load_review_file as read_review_file
+from auditor.evidence import (
+    contamination_evidence,
+    evidence_csv,
+    leak_evidence,
+    leak_evidence_csv,
+)
+from auditor.io.copies import copy_record_lines, local_stamps, write_rows
+from auditor.io.hub import describe
+from auditor.io.listing import format_of
+from auditor.io.outputs import write_text
+from auditor.io.sources import example_layout
+from auditor.io.table import choose_split
 from auditor.leakage import leak
-from auditor.clean import write_rows
-from auditor.outputs import write_text
-from auditor.roles import available_fields, extract, resolve_roles
-from auditor.sources import example_layout
-from auditor.table import choose_split
+from auditor.prepare import in_source, prepare
+from auditor.roles import (
+    available_fields,
+    extract,
+    joined_text,
+    resolve_roles,
+    resolve_text_spec,
+    text_column,
+    text_fields,
+)
+from auditor.semantic import DEFAULT_THRESHOLD
 
 from . import browse, clusters, curve_view, evidence, state, views
 from .browse import disabled, enabled
@@ -387,7 +411,6 @@ def linked_leak(params: dict, st: dict, result, progress=None, slot=None) -> dic
 def linked_marks(result, nd) -> tuple:
     """A link's "not a duplicate" marks that are pairs of this audit (Jaccard >= MIN_THRESHOLD): a
     mark on two unrelated records was counted as a reviewed pair in the captions and the manifest."""
-    from auditor.dedup import pair_jaccard
     marks = [(a, b) for a, b in state.parse_marks(nd) if b < result.records]
     scores = pair_jaccard(result, [a for a, _ in marks], [b for _, b in marks])
     return tuple(m for m, j in zip(marks, scores) if j is not None and j >= MIN_THRESHOLD - 1e-9)
@@ -628,7 +651,6 @@ def with_marks(result, st: dict, marks) -> dict:
 
 
 def write_review(result, st: dict) -> Path:
-    from auditor.dedup import review_json
     review = clusters.review_of(st)
     folder = state.folder_for("review", st["key"], tuple(review["marks"]), tuple(review["apart"]),
                               tuple(review["splits"]))
@@ -648,8 +670,7 @@ def load_review_file(st, path) -> dict:
     if result is None:
         return error(EXPIRED)
     try:
-        from auditor.dedup import load_review_file as read_review
-        review = read_review(str(state.upload_path(path)), result)
+        review = read_review_file(str(state.upload_path(path)), result)
         st = {**st, "apart": list(review.keep_apart), "splits": [list(x) for x in review.splits]}
         out = with_marks(result, st, set(review.not_duplicates))
         what = [f"{len(review.not_duplicates):,} “not a duplicate” marks"]
@@ -964,7 +985,6 @@ def share_of(st) -> str:
 def check_ngram(ngram) -> str | int:
     """The contamination scan's n-gram size from the form or a link: "auto" (blank too) or a whole
     number from 1 to MAX_NGRAM."""
-    from auditor.contamination import MAX_NGRAM
     text = str(ngram).strip() if ngram is not None else ""
     if text.lower() in ("", "auto"):
         return "auto"
@@ -981,8 +1001,6 @@ def bench_side(bench, upload, text, token) -> dict | None:
     ``texts``: its items' texts (the evidence); ``link``: what a share link says."""
     bench = (bench or "").strip()
     if upload:
-        from auditor.prepare import in_source
-        from auditor.roles import text_column
         src = state.upload_source(upload)
         # As the main upload: the same readers, byte budget (AUDITOR_MAX_BYTES) and row cap.
         tbl = auditor.load(src.value, None, None, max_rows=ROW_CAP, kind="local", default_split="test")
@@ -1031,7 +1049,6 @@ def b_side(b_table, req, b_text, result=None):
     took A's: HumanEval as B of a GSM8K audit failed, "The text field 'question' is in no record").
     Which of A's fields B has is read from B's field names, so B's roles are resolved once (by
     ``prepare``), not probed role by role first. ``result``: A's audit, whose resolved roles are A's."""
-    from auditor.prepare import prepare
     fields = set(available_fields(b_table.rows))
     tops = {str(k) for row in b_table.rows[:1000] for k in row}
 
@@ -1057,7 +1074,6 @@ def b_roles_note(lr) -> str:
 
 def leak_views(lr, t: float, a_src, b_src, st: dict) -> tuple[dict, dict]:
     """(the leak parts, the page's state with the evidence list and the headline's counts)."""
-    from auditor.evidence import leak_evidence, leak_evidence_csv
     rows = leak_evidence(lr)
     folder = state.new_folder("leak-" + secrets.token_hex(8))
     write_text(folder / "leak_evidence.csv", leak_evidence_csv(lr, rows))   # the CLI's evidence.csv
@@ -1092,10 +1108,6 @@ def contamination_views(result, bench, token, progress=None, fields=(), source=N
                         st: dict | None = None) -> tuple[dict, dict]:
     """(the contamination parts of A by ``bench`` (a bundled benchmark's name, or a ``bench_side``),
     the page's state with the evidence list and the headline's counts)."""
-    from auditor.decontaminate import copy_record_lines
-    from auditor.evidence import contamination_evidence, evidence_csv
-    from auditor.roles import joined_text, resolve_text_spec, text_fields
-    from auditor.sources import format_of
     side = bench if isinstance(bench, dict) else bench_side(bench, None, None, token)
     bench = side["name"]
     # A's texts from the cached audit; other fields as `auditor contamination --text a,b` reads them.
@@ -1121,7 +1133,6 @@ def contamination_views(result, bench, token, progress=None, fields=(), source=N
     write_text(folder / "contamination_evidence.csv", evidence_csv(rows))
     # A without the records that share an n-gram with the benchmark (what `--decontaminate` writes),
     # in A's own format, each kept record as read.
-    from auditor.dedup import input_format
     dropped = set(np.concatenate(matched).tolist()) if matched else set()
     fmt = input_format(result.table)
     stem = state.download_stem(result.table.source)
@@ -1222,7 +1233,6 @@ PARA_EXPIRED = "This paraphrase search has expired from the cache: press **Find 
 
 def semantic_ready() -> bool:
     """Whether the semantic extra (model and runtime) is installed: the view is offered only then."""
-    from auditor import semantic
     return semantic.available()
 
 
@@ -1233,7 +1243,6 @@ def cleared_paraphrases() -> dict:
 
 def check_cosine(value) -> float:
     """The semantic threshold from the slider: a cosine in [0, 1] (blank: the calibrated default)."""
-    from auditor.semantic import DEFAULT_THRESHOLD
     try:
         t = round(float(DEFAULT_THRESHOLD if value in (None, "") else value), 4)
     except (TypeError, ValueError, OverflowError):
@@ -1257,7 +1266,6 @@ def paraphrases(st, b_dataset, b_config, b_split, b_text, b_upload, allow_self, 
     if result is None:
         return {**out, **error(EXPIRED, "para_status")}
     try:
-        from auditor import semantic
         t = check_cosine(threshold)
         token = user_token(token)
         if not semantic.available():
@@ -1336,7 +1344,6 @@ def flagged_pairs(sr, threshold: float) -> list:
 
 
 def paraphrase_views(sr, pst: dict) -> dict:
-    from auditor.evidence import evidence_csv
     t = pst["threshold"]
     rows = flagged_pairs(sr, t)
     path = state.folder_for("paraphrases", pst["key"], t) / "paraphrases.csv"

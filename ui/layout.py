@@ -14,13 +14,20 @@ from __future__ import annotations
 import gradio as gr
 
 from auditor.contamination import BENCHMARKS
+from auditor.io.sources import example_names
 from auditor.semantic import DEFAULT_THRESHOLD as SEMANTIC_THRESHOLD
 from auditor.settings import KEEP_RULES
-from auditor.sources import example_names
 
 from . import api, handlers, views
 from .jobs import JOBS, JobCancelled, visitor_of
-from .state import DEFAULTS, MIN_THRESHOLD, ROW_CAP, SEMANTIC_ITEMS, SEMANTIC_RECORDS, base_url
+from .state import (
+    DEFAULTS,
+    MIN_THRESHOLD,
+    ROW_CAP,
+    SEMANTIC_ITEMS,
+    SEMANTIC_RECORDS,
+    base_url,
+)
 
 HEADER = ("# Dataset Integrity Auditor\n"
           "Duplicates, near duplicates, leakage between splits and benchmark contamination: paste a Hugging Face "

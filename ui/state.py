@@ -29,14 +29,18 @@ import numpy as np
 
 import auditor
 from auditor import AuditorError
-from auditor.audit import DEFAULT_THRESHOLDS
 from auditor.env import env_bytes, env_int
-from auditor.outputs import atomic_write, write_text
+from auditor.io.hub import resolve_revision
+from auditor.io.listing import COMPRESSED, DATA_SUFFIXES
+from auditor.io.outputs import atomic_write, write_text
+from auditor.io.sources import HUB_ID, REVISION
 from auditor.report import to_json
+from auditor.settings import DEFAULT_THRESHOLDS
+from auditor.settings import check_max_rows as check_row_cap
 from auditor.settings import check_threshold as check_jaccard
-from auditor.sources import COMPRESSED, DATA_SUFFIXES, HUB_ID, check_max_rows as check_row_cap
 
-from .uploads import ID as UPLOAD_ID, STORE
+from .uploads import ID as UPLOAD_ID
+from .uploads import STORE
 
 ROW_CAP = env_int("AUDITOR_MAX_ROWS", 200_000, 1, sys.maxsize)   # rows read per dataset, at most
 CACHE_SIZE = 32                # audited results kept in memory (the expensive pairs included), at most ...
@@ -315,7 +319,6 @@ def make_request(dataset, config, split, text, answer, group, labels, threshold,
     labels = tuple(x.strip() for x in (labels or []) if x and x.strip())
     revision = blank(revision)
     if revision is not None:
-        from auditor.sources import REVISION
         if not REVISION.match(revision):
             raise AuditorError("usage", f"Revision {revision!r:.60} is not a commit sha, branch or tag name.",
                                "Open the link as it was shared, or leave the revision out to read the latest.")
@@ -342,7 +345,6 @@ _REVISIONS_LOCK = threading.Lock()
 def hub_commit(src: Source, token) -> tuple[str | None, str | None]:
     """(the commit to read, the latest commit) of a Hub source; the latest, once asked, is taken
     as still the latest for REVISION_FRESH seconds (a page load must not wait for the Hub)."""
-    from auditor.hub import resolve_revision
     fresh = (src.value, src.revision)
     with _REVISIONS_LOCK:
         known = _REVISIONS.get(fresh)

@@ -18,8 +18,14 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from auditor import AuditorError
-from auditor.report import EXACT_KINDS, md_cell, overview_rows, pct, plural, roles_rows
+from auditor.evidence import excerpt
+from auditor.hidden import visible as hidden_shown
+from auditor.report import EXACT_KINDS, md_cell, overview_rows, pairs_text, pct, plural, roles_rows
 from auditor.report.common import NO_TEXT, NO_WORDS, unusable_note
+from auditor.semantic import CAVEAT
+
+from .state import role_columns
+from .uploads import STORE, when
 
 log = logging.getLogger("auditor.app")
 
@@ -32,14 +38,14 @@ PLACEHOLDER_PAIR = "<p class='cut'>Select a pair above (or press j / k) to compa
 # --------------------------------------------------------------------------- escaping
 
 # Bidirectional controls (embeddings, overrides, isolates, marks) in data would reorder the page's
-# own text around them (a count "38" shown as "83", a name read backwards): they are shown as
-# visible code points instead, as is a lone surrogate (valid in JSON input; no page or table can
-# hold it). Downloads keep the data as it is.
-BIDI_CONTROLS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+# own text around them (a count "38" shown as "83", a name read backwards), and zero-width
+# characters hide what told two texts apart: every hidden character is shown as its code point
+# (hidden.visible), as is a lone surrogate (valid in JSON input; no page or table can hold it).
 
 
 def visible(text: str) -> str:
-    return BIDI_CONTROLS.sub(lambda m: f"⟨U+{ord(m.group()):04X}⟩", text)
+    # every hidden character the checks ignore (zero-width, bidi, soft hyphen, ...), not only bidi
+    return hidden_shown(text)
 
 
 def h(value) -> str:
@@ -281,7 +287,6 @@ def upload_kept_note(src) -> str:
     """For an uploaded file: how long this server keeps it (and so how long its link works)."""
     if getattr(src, "kind", None) != "upload" or not src.upload_id:
         return ""
-    from .uploads import STORE, when
     try:
         kept = STORE.get(src.upload_id, touch=False)
     except AuditorError:
@@ -357,7 +362,8 @@ def curve_figure(result, threshold: float) -> go.Figure:
                   secondary_y=False)
     fig.add_trace(go.Bar(x=x, y=[p.pairs for p in pts], name="near-duplicate pairs (right axis)",
                          marker=dict(color="rgba(245, 158, 11, 0.35)", line=dict(color="#f59e0b", width=1)),
-                         width=0.05, hovertemplate="%{y:,} pairs<extra></extra>"),
+                         width=0.05, customdata=[pairs_text(p.pairs, p.pairs_interval) for p in pts],
+                         hovertemplate="%{customdata} pairs<extra></extra>"),
                   secondary_y=True)
     fig.data = fig.data[::-1]   # bars behind the line
     fig.add_vline(x=threshold, line=dict(color="#9ca3af", dash="dash"),
@@ -371,7 +377,10 @@ def curve_figure(result, threshold: float) -> go.Figure:
 
 
 def curve_table(result) -> pd.DataFrame:
-    return pd.DataFrame([{"threshold": p.threshold, "pairs": p.pairs, "clusters": p.clusters,
+    # An estimated pair count (the search's work budget was passed) shows as "≈N (95% interval)".
+    return pd.DataFrame([{"threshold": p.threshold,
+                          "pairs": p.pairs if p.pairs_interval is None else pairs_text(p.pairs, p.pairs_interval),
+                          "clusters": p.clusters,
                           "clusters per 1,000": p.clusters_per_1000,
                           "jump vs previous": "–" if p.jump_vs_previous is None else f"{p.jump_vs_previous:.2f}×"}
                          for p in result.curve])
@@ -499,7 +508,6 @@ def clusters_frame(result, clusters) -> pd.DataFrame:
 
 def members_frame(result, rows, kept_row: int | None, limit: int = 200) -> pd.DataFrame:
     """Members of one cluster with every role (and the file's id) as columns."""
-    from .state import role_columns
     cols = role_columns(result)
     out = []
     for r in list(rows)[:limit]:
@@ -677,7 +685,6 @@ def contamination_evidence_html(rows: list, limit: int = EVIDENCE_SHOWN) -> str:
     """Benchmark item and corpus record side by side, the matched spans marked in both."""
     if not rows:
         return ""
-    from auditor.evidence import excerpt
     parts = []
     for r in rows[:limit]:
         spans = r.get("spans") or {}
@@ -707,7 +714,6 @@ def contamination_evidence_html(rows: list, limit: int = EVIDENCE_SHOWN) -> str:
 
 def paraphrase_markdown(sr, threshold: float, flagged: int, bench: str, a_name: str, notices) -> str:
     """The Paraphrases view's caption: how many items are flagged at ``threshold``, the caveat, notices."""
-    from auditor.semantic import CAVEAT
     items = sr.benchmark_records
     share = f"{100 * flagged / items:.2f}%" if items else "–"
     dist = sr.distribution()

@@ -19,7 +19,6 @@ only on its input, so a retried task gives the same matches.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
@@ -28,9 +27,23 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from ..contamination import ContaminationResult, HitSet, _benchmark_texts, build_index, choose_n, scan_batch
+from ..contamination import (
+    STAGES,
+    ContaminationResult,
+    HitSet,
+    benchmark_texts,
+    build_index,
+    choose_n,
+    scan_batch,
+)
 from ..errors import AuditorError
-from .runtime import RECORD_FORMATS, ray_session, read_dataset, run, split_shards
+from ..io.outputs import atomic_write, check_shard_dir
+from ..io.shards import RECORD_FORMATS, source_name, split_shards
+from ..io.sources import source_text
+from ..progress import Progress
+from ..wordtokens import TOKENIZER
+from . import resume
+from .runtime import ray_session, read_dataset, resolve_text_field, run
 
 BATCH_ROWS = 16384          # rows per scanned batch (Parquet; a JSONL block is at most 8 MiB): memory per task
 SHARD_FILE_VERSION = 4          # 2: a shard's matches reduced to a HitSet (bounded by the benchmark); 3: + texts with
@@ -54,33 +67,28 @@ def ray_contamination(corpus, benchmark: str, *, corpus_split=None, corpus_text=
     """Benchmark items sharing an n-gram with a sharded ``corpus`` (a file, directory, glob or URI;
     shards named as splits, like train-*.parquet and test-*.parquet, are chosen as locally:
     ``corpus_split``, else train)."""
-    return _scan(corpus, benchmark, corpus_split=corpus_split, corpus_text=corpus_text,
+    return scan_shards(corpus, benchmark, corpus_split=corpus_split, corpus_text=corpus_text,
                  benchmark_config=benchmark_config, benchmark_split=benchmark_split, benchmark_text=benchmark_text,
                  ngram=ngram, token=token, progress=progress, address=address, num_cpus=num_cpus,
                  shard_dir=shard_dir, quiet=quiet)
 
 
-def _scan(corpus, benchmark: str, *, corpus_split, corpus_text, benchmark_config, benchmark_split, benchmark_text,
+def scan_shards(corpus, benchmark: str, *, corpus_split, corpus_text, benchmark_config, benchmark_split, benchmark_text,
           ngram, token, progress, address, num_cpus, shard_dir, quiet, after=None) -> ContaminationResult:
     """``ray_contamination``; ``after(filesystem, shards, join)`` runs in the Ray session once every
     shard is joined (``ray_decontaminate``'s copy)."""
-    from ..sources import source_text
     if ngram != "auto":
         choose_n([], ngram)
-    corpus, benchmark = _source_text_or_uri(corpus), source_text(benchmark)
-    from ..outputs import check_shard_dir
+    corpus, benchmark = source_text_or_uri(corpus), source_text(benchmark)
     check_shard_dir(shard_dir, [corpus, benchmark], "contamination")     # a benchmark may be a local folder
-    from ..contamination import STAGES
-    from ..progress import Progress
     run_progress = Progress(progress, STAGES)
     with run_progress.stage("index"):
-        bench_texts, bench_info = _benchmark_texts(benchmark, benchmark_config, benchmark_split, benchmark_text,
+        bench_texts, bench_info = benchmark_texts(benchmark, benchmark_config, benchmark_split, benchmark_text,
                                                    None, token)
         index = build_index(bench_texts, ngram)
     with run_progress.stage("scan"):
         with ray_session(address, num_cpus, quiet=quiet) as ray:
             filesystem, shards, split, notices = split_shards(corpus, corpus_split, RECORD_FORMATS)  # CSV/TSV too
-            from .runtime import resolve_text_field
             field = resolve_text_field(filesystem, shards, corpus_text, corpus)
             # The matching rows themselves travel and are kept only for a copy (they grow with the
             # contaminated records, the rest with the benchmark); a saved result says which it holds.
@@ -115,7 +123,6 @@ def _scan(corpus, benchmark: str, *, corpus_split, corpus_text, benchmark_config
               "seconds": round(seconds, 3),
               "mb_per_s": round(scanned_bytes / 2 ** 20 / seconds, 1) if todo and seconds > 0 else None,
               "cpus": int(cpus) if cpus else None}
-    from .runtime import source_name
     info = {"source": source_name(corpus), "config": None, "split": split, "text": field,
             **({"notices": notices} if notices else {})}
     run_progress.done()
@@ -156,7 +163,7 @@ class ShardJoin:
             self.joined += 1
 
 
-def _source_text_or_uri(corpus) -> str:
+def source_text_or_uri(corpus) -> str:
     """A corpus source: a path (str or os.PathLike) or a URI (s3://, gs://, hf://, file://)."""
     if isinstance(corpus, os.PathLike):
         corpus = os.fspath(corpus)
@@ -244,16 +251,14 @@ def _reduce(results, todo, join: ShardJoin, store, stop_after: int) -> None:
 
 def _run_key(bench_info: dict, n: int, field: str, rows: bool = False) -> str:
     """What a saved shard result depends on besides the shard itself (``rows``: it lists the
-    matching rows, for a copy)."""
-    from ..contamination import TOKENIZER
-    blob = json.dumps({"benchmark": bench_info.get("fingerprint"), "records": bench_info.get("records"), "n": n,
-                       "text": field, "tokenizer": TOKENIZER, "version": SHARD_FILE_VERSION, "rows": rows},
-                      sort_keys=True)
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+    matching rows, for a copy), and the code (``resume.run_key``)."""
+    return resume.run_key({"benchmark": bench_info.get("fingerprint"), "records": bench_info.get("records"), "n": n,
+                           "text": field, "tokenizer": TOKENIZER, "version": SHARD_FILE_VERSION, "rows": rows})
 
 
 class ShardStore:
-    """Per-shard results in a folder: ``contamination-KEY-NNNNN.json``, written atomically."""
+    """Per-shard results in a folder: ``contamination-KEY-NNNNN.json``, written atomically, signed and
+    checked when read (``resume``): a file this run's code did not write for these inputs is not used."""
 
     def __init__(self, folder, key: str):
         self.folder, self.key = Path(folder), key
@@ -268,18 +273,20 @@ class ShardStore:
         return self.folder / f"contamination-{self.key}-{shard.index:05d}.json"
 
     def load(self, shard) -> dict | None:
+        data = resume.load(self.path(shard), self.key, shard.identity())
+        if data is None:
+            return None                         # not ours, or not for this shard: scanned again
         try:
-            data = json.loads(self.path(shard).read_text(encoding="utf-8"))
-            if any(data.get(k) != v for k, v in shard.identity().items()):
-                return None                     # another file, or this one changed, since it was saved
             return {**{name: int(data[name]) for name in COUNTS}, "hits": HitSet.from_json(data["hits"]),
                     "matched": [int(r) for r in data["matched"]]}
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            return None                         # unreadable or not ours: the shard is scanned again
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return None
 
     def save(self, shard, result: dict) -> None:
-        from ..outputs import atomic_write
+        text = resume.dump(self.key, shard.identity(), {**{name: result[name] for name in COUNTS},
+                                                        "hits": result["hits"].to_json(), "matched": result["matched"]})
+        if text is None:
+            return                              # no signing secret: nothing saved, nothing to trust later
         with atomic_write(self.path(shard), sync=False) as handle:     # a resume cache: checked when read
-            json.dump({**shard.identity(), **{name: result[name] for name in COUNTS},
-                       "hits": result["hits"].to_json(), "matched": result["matched"]}, handle)
+            handle.write(text)
         self.saved.append(shard.index)

@@ -18,15 +18,36 @@ them, and each shard's file; a previous run's manifest is removed before any cop
 """
 from __future__ import annotations
 
-import json
 import os
+import posixpath
 import secrets
 from contextlib import contextmanager
 
 import numpy as np
 
-from ..decontaminate import MANIFEST_KIND, DecontaminationResult, record_line
+from ..contamination import BENCHMARKS
+from ..decontaminate import DecontaminationResult
 from ..errors import AuditorError
+from ..io.budget import Budget, CountedStream
+from ..io.copies import record_line, stream_record_lines
+from ..io.listing import codec_of
+from ..io.outputs import atomic_write, check_out_dir, check_outputs, retire, write_text
+from ..io.shards import (
+    RECORD_FORMATS,
+    URI,
+    ctime_ns,
+    filesystem_of,
+    open_shard,
+    shard_error,
+    shard_format,
+    shown_uri,
+    split_glob,
+    split_shards,
+)
+from ..io.sources import source_text
+from ..report import decontaminate as report
+from .contamination import scan_shards, source_text_or_uri
+from .runtime import map_shards, run
 
 
 def ray_decontaminate(corpus, benchmark: str, out_dir, *, manifest=None, corpus_split=None, corpus_text=None,
@@ -35,10 +56,6 @@ def ray_decontaminate(corpus, benchmark: str, out_dir, *, manifest=None, corpus_
                       quiet=False) -> DecontaminationResult:
     """Copy a sharded ``corpus`` into the folder ``out_dir`` without its records that share an
     n-gram with ``benchmark`` (settings as ``ray_contamination``'s)."""
-    from ..outputs import check_out_dir, check_outputs, retire, write_text
-    from .contamination import _scan
-    from .runtime import map_shards, run
-    from .runtime import shown_uri
     out_dir = os.fspath(out_dir).removeprefix("file://")       # a local path, spelt as a URI
     manifest = os.fspath(manifest).removeprefix("file://") if manifest is not None else None
     if manifest is not None and is_remote(manifest):
@@ -85,7 +102,7 @@ def ray_decontaminate(corpus, benchmark: str, out_dir, *, manifest=None, corpus_
             written.update(zip(batch.column("shard").to_pylist(), batch.column("written").to_pylist()))
         done.update(shards=shards, join=join, written=written)
 
-    result = _scan(corpus, benchmark, corpus_split=corpus_split, corpus_text=corpus_text,
+    result = scan_shards(corpus, benchmark, corpus_split=corpus_split, corpus_text=corpus_text,
                    benchmark_config=benchmark_config, benchmark_split=benchmark_split, benchmark_text=benchmark_text,
                    ngram=ngram, token=token, progress=progress, address=address, num_cpus=num_cpus,
                    shard_dir=shard_dir, quiet=quiet, after=copy)
@@ -99,13 +116,7 @@ def ray_decontaminate(corpus, benchmark: str, out_dir, *, manifest=None, corpus_
                       "kept": written[s.index], "dropped_rows": rows.tolist()})
         offset += join.records[s.index]
     dropped_rows = np.concatenate(dropped) if dropped else np.zeros(0, dtype=np.int64)
-    doc = {"kind": MANIFEST_KIND, "version": 1, "corpus": result.corpus, "benchmark": result.benchmark,
-           "ngram": result.n, "records": result.corpus_records, "kept": result.corpus_records - int(dropped_rows.size),
-           "dropped": int(dropped_rows.size),
-           "note": "dropped_rows are 0-based corpus rows (shards in order) sharing at least one n-gram with a "
-                   "benchmark item; files lists each shard's copy and its dropped rows within the shard.",
-           "dropped_rows": dropped_rows.tolist(), "files": files}
-    text = json.dumps(doc, ensure_ascii=False, indent=1) + "\n"
+    text = report.manifest(result, dropped_rows, files=files)
     if manifest is None:        # a remote OUT's: beside it, on the same store
         with folder.open_sibling(folder.name + ".dropped.json") as fh:
             fh.write(text)
@@ -116,15 +127,12 @@ def ray_decontaminate(corpus, benchmark: str, out_dir, *, manifest=None, corpus_
 
 
 def bench_source(benchmark: str) -> str:
-    from ..contamination import BENCHMARKS
-    from ..sources import source_text
     return BENCHMARKS.get(benchmark, (source_text(benchmark),))[0]
 
 
 def is_remote(path: str) -> bool:
     """A URI of another filesystem than the local one (s3://, gs://, ...; not file://)."""
-    from .runtime import _URI
-    return bool(_URI.match(path)) and not path.startswith("file://")
+    return bool(URI.match(path)) and not path.startswith("file://")
 
 
 class OutFolder:
@@ -134,13 +142,12 @@ class OutFolder:
     server-side copy, so the name holds a whole copy or nothing. Sent to the copy tasks whole."""
 
     def __init__(self, out_dir: str):
-        from .runtime import _filesystem, shown_uri
         self.remote = is_remote(out_dir)
         self.shown = shown_uri(out_dir)
         if self.remote and any(c in self.shown for c in "*?["):
             raise AuditorError("usage", f"--decontaminate {self.shown!r} is a pattern: the copies go to one folder.",
                                "Give the folder's URI, without * ? or [.")
-        self.filesystem, self.path, _ = _filesystem(out_dir) if self.remote else (None, out_dir, False)
+        self.filesystem, self.path, _ = filesystem_of(out_dir) if self.remote else (None, out_dir, False)
         if self.remote:
             self.shown, self.path = self.shown.rstrip("/"), self.path.rstrip("/")
             if "/" not in self.path:        # the manifest goes beside the folder: not beside a bucket
@@ -177,7 +184,6 @@ class OutFolder:
     @contextmanager
     def open_copy(self, name: str):
         """A text file for the copy ``name`` (relative to the folder), written whole or not at all."""
-        from ..outputs import atomic_write
         if not self.remote:
             path = os.path.join(self.path, name)
             os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -256,12 +262,10 @@ class _Utf8Writer:
 def _refuse_folder_over_input(folder: OutFolder, corpus) -> None:
     """A remote OUT that holds the corpus, or lies inside its folder, is refused: the copies would
     replace shards, or be read as shards next time."""
-    from .contamination import _source_text_or_uri
-    from .runtime import _filesystem, _split_glob
-    corpus = _source_text_or_uri(corpus)
+    corpus = source_text_or_uri(corpus)
     if not is_remote(corpus) or corpus.partition("://")[0] != folder.shown.partition("://")[0]:
         return
-    base = _filesystem(_split_glob(corpus)[0])[1].rstrip("/")
+    base = filesystem_of(split_glob(corpus)[0])[1].rstrip("/")
     if any(a == b or a.startswith(b + "/") for a, b in ((folder.path, base), (base, folder.path))):
         raise AuditorError("output_path", f"--decontaminate {folder.shown!r} and the corpus share a folder: the "
                            "copies would be read as its shards, or replace them.",
@@ -289,10 +293,8 @@ def _refuse_other_data(folder: OutFolder, corpus, split) -> None:
     shard, contaminated records and all) is refused: read as the decontaminated corpus, they would
     come back with the copies while the report counts only these. Hidden files are no data (as
     the readers skip them)."""
-    from .contamination import _source_text_or_uri
-    from .runtime import RECORD_FORMATS, shard_format, split_shards
     # Listed before the scan, also so that two shards with one copy's name fail before it.
-    names = copy_names(split_shards(_source_text_or_uri(corpus), split, RECORD_FORMATS)[1])
+    names = copy_names(split_shards(source_text_or_uri(corpus), split, RECORD_FORMATS)[1])
     held = folder.data_files(lambda name: shard_format(name, RECORD_FORMATS))
     other = sorted(set(held) - set(names.values()))
     if other:
@@ -305,8 +307,6 @@ def _refuse_other_data(folder: OutFolder, corpus, split) -> None:
 def copy_names(shards) -> dict:
     """Each shard's copy, relative to the output folder: its name with ``.jsonl`` in place of its
     format's suffix and compression (part-2.jsonl.gz and part-3.parquet: part-2.jsonl, part-3.jsonl)."""
-    import posixpath
-    from ..sources import codec_of
     # A URI's shards are named by their whole key (bucket/folder/part-0.jsonl): their copies, by
     # the key below the folder they share, as a local folder's are.
     remote = [s.path for s in shards if "://" in s.location]
@@ -359,18 +359,14 @@ class _CopyFn:
         yield pa.table({"shard": pa.array([shard.index], pa.int64()), "written": pa.array([written], pa.int64())})
 
     def _unchanged(self, shard) -> bool:
-        from .runtime import _ctime_ns
         info = self.filesystem.get_file_info(shard.path)
         return (info.size or 0, info.mtime_ns) == (shard.size, shard.mtime_ns) and \
-            ("://" in shard.location or _ctime_ns(shard.path) == shard.ctime_ns)
+            ("://" in shard.location or ctime_ns(shard.path) == shard.ctime_ns)
 
     def _lines(self, shard):
         """A JSONL shard's record lines (not blank), through the local engine's checked stream."""
-        from .. import sources
-        from ..decontaminate import stream_record_lines
-        from .runtime import open_shard, shard_error
         with open_shard(self.filesystem, shard) as f:
-            stream = sources._Counted(f, sources.Budget(limited=False), shard.name, b"\n")
+            stream = CountedStream(f, Budget(limited=False), shard.name, b"\n")
             try:
                 yield from stream_record_lines(stream, shard.name)
             except AuditorError:

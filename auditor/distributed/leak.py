@@ -34,7 +34,6 @@ size, modification time); a re-run maps only the other shards.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
@@ -45,7 +44,30 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import AuditorError
-from ..report.leak import EVIDENCE_MATCHES, MATCH_KINDS
+from ..io.listing import display_name
+from ..io.outputs import atomic_write, check_shard_dir
+from ..io.shards import RECORD_FORMATS, first_records, shown_uri, source_name, split_shards
+from ..leakage import LeakResult, add_near_matches, prepared_side
+from ..near import CROSS_MATCHES, CrossSink, verify
+from ..near.prefix import size_fits
+from ..near.result import EPS
+from ..normalize import normalized
+from ..prepare import PreparedSide, answer_normalizer, in_source
+from ..report.leak import EVIDENCE_MATCHES, MATCH_KINDS, side_block
+from ..roles import (
+    as_text,
+    canonical_record,
+    column,
+    combine_folds,
+    fingerprint_of,
+    fold_records,
+    lookup,
+    resolve_roles,
+)
+from ..settings import LeakSettings, SourceSpec
+from ..shingles import char_text, set_sizes, windows_to_matrix, word_tokens
+from . import resume
+from .runtime import ROLE_SAMPLE, map_shards, ray_session, run
 
 BATCH_ROWS = 50_000           # A records per batch in a task (memory per task: one batch and B's index; >= shingles.ARROW_MIN_TEXTS, so Arrow tokenises)
 SHARD_FILE_VERSION = 5          # 2: + records with no text; 3: + answers and ids of the rows reported; 4: + notices; 5: named as locally
@@ -89,7 +111,6 @@ class StreamedSide:
     no_text: int = 0            # records with no text (as PreparedSide.no_text), counted in the tasks
 
     def block(self) -> dict:
-        from ..report.leak import side_block
         return side_block(self)
 
 
@@ -132,12 +153,11 @@ def _key_index(keys) -> dict:
 
 def _tokens(texts: list, unit: str):
     """(token ids in the batch's own sorted vocabulary, tokens per text, that vocabulary)."""
-    from ..shingles import _word_tokens
     if unit == "word":
         vocabulary: list = []
-        ids, lengths = _word_tokens(texts, vocabulary)
+        ids, lengths = word_tokens(texts, vocabulary)
         return ids, lengths, vocabulary
-    prepared = [" ".join(t.lower().split()) if t else "" for t in texts]
+    prepared = [char_text(t) for t in texts]
     lengths = np.fromiter((len(t) for t in prepared), dtype=np.int64, count=len(prepared))
     codepoints = np.frombuffer("".join(prepared).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     vocabulary, ids = np.unique(codepoints, return_inverse=True)
@@ -185,7 +205,6 @@ def _lookup_levels(columns: list, levels: list, base: int) -> np.ndarray:
 
 
 def build_near_index(texts_b: list, shingle, threshold: float) -> NearIndex:
-    from ..near.result import EPS
     ids, lengths, vocabulary = _tokens(texts_b, shingle.unit)
     pad = len(vocabulary)
     record, columns = _windows(ids, lengths, shingle.size, pad)
@@ -218,10 +237,6 @@ def build_near_index(texts_b: list, shingle, threshold: float) -> NearIndex:
 def near_batch(index: NearIndex, texts: list):
     """(a, b, jaccard) of every pair of this batch's records with B's at Jaccard >= t, and the
     number of candidates verified."""
-    from ..near import verify
-    from ..near.prefix import size_fits
-    from ..near.result import EPS
-    from ..shingles import _windows_to_matrix, set_sizes
     n = len(texts)
     empty = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64)), 0
     if not n or not index.matrix.nnz:
@@ -245,14 +260,14 @@ def near_batch(index: NearIndex, texts: list):
     candidates = (a_known @ index.prefix_t).tocoo()
     a, b = candidates.row.astype(np.int64), candidates.col.astype(np.int64)
     # A's whole set sizes (shingles B lacks included), for the candidate rows only, from their
-    # tokens in the batch's own vocabulary by the local code (``shingles._windows_to_matrix``).
+    # tokens in the batch's own vocabulary by the local code (``shingles.windows_to_matrix``).
     sizes_a = np.zeros(n, dtype=np.int64)
     rows = np.unique(a)
     if rows.size:
         counts = lengths[rows]
         starts = (np.cumsum(lengths) - lengths)[rows]
         positions = np.repeat(starts - (np.cumsum(counts) - counts), counts) + np.arange(int(counts.sum()))
-        sizes_a[rows] = set_sizes(_windows_to_matrix(ids[positions], counts, index.size))
+        sizes_a[rows] = set_sizes(windows_to_matrix(ids[positions], counts, index.size))
     stacked = sp.vstack([a_known, index.matrix]).tocsr()
     stacked.sort_indices()
     sizes = np.concatenate((sizes_a, index.sizes))
@@ -270,8 +285,6 @@ def near_batch(index: NearIndex, texts: list):
 def build_index(side_b, settings, roles_a, sample_a: list) -> BIndex:
     """B's indexes (see the module docstring); ``sample_a``: A's first 1,000 records, whose
     answers choose the answer normaliser with B's, as the local engine's first 1,000 do."""
-    from ..prepare import answer_normalizer
-    from ..roles import column
     fb = side_b.fields
     text_b = side_b.normalized("text")
     answer_norm = answer = both = None
@@ -292,9 +305,6 @@ def build_index(side_b, settings, roles_a, sample_a: list) -> BIndex:
 def scan_records(parts, index: BIndex, fail_once: str | None = None, batch_rows: int = BATCH_ROWS) -> dict:
     """The matches of one shard of A against B (JSON-able; rows are the shard's own). ``parts``:
     the shard's records, in lists (``runtime.record_batches``)."""
-    from ..near import CROSS_MATCHES, CrossSink
-    from ..roles import as_text, canonical_record, fold_records, lookup
-    from ..exact import normalized
     roles = index.roles_a
     exact = {kind: {} for kind in MATCH_KINDS if kind != "near_duplicate"}
     sink = CrossSink(CROSS_MATCHES)
@@ -410,14 +420,12 @@ def a_source(a) -> str:
 
 def a_shards(source: str, split) -> tuple[object, list, str | None, list]:
     """(filesystem, A's shards, split, notices): ``runtime.split_shards``, as the local loader reads A."""
-    from .runtime import RECORD_FORMATS, split_shards
     return split_shards(source, split, RECORD_FORMATS)
 
 
 def _first_records(filesystem, shards: list, limit: int) -> list:
     """A's first ``limit`` records, read on the driver by the tasks' reader (``runtime.first_records``:
     a Parquet shard a ``limit`` of rows at a time, not a task's 65,536)."""
-    from .runtime import first_records
     out: list = []
     for shard in shards:
         out += first_records(filesystem, shard, limit - len(out))
@@ -436,13 +444,6 @@ def ray_leak(a, b, *, settings=None, split_a=None, config_a=None, max_rows=None,
     """``leakage.leak`` with A's shards on Ray (see the module docstring). ``b``: anything
     ``leak`` takes for B, or a PreparedSide (``clean`` passes its TEST). ``batch_rows``: A records
     per batch inside a task (memory per task; the result does not depend on it)."""
-    from ..leakage import LeakResult, LeakSettings, _prepared, add_near_matches
-    from ..near import CROSS_MATCHES, CrossSink
-    from ..prepare import PreparedSide
-    from ..roles import combine_folds, fingerprint_of, resolve_roles
-    from ..settings import SourceSpec
-    from ..sources import display_name
-    from .runtime import ROLE_SAMPLE, map_shards, ray_session, run, shown_uri
     settings = (settings or LeakSettings()).validated()
     if settings.near.method == "lsh":
         raise AuditorError("usage", "--engine ray searches near duplicates exactly: --method lsh does not apply.",
@@ -452,14 +453,13 @@ def ray_leak(a, b, *, settings=None, split_a=None, config_a=None, max_rows=None,
                            "apply.", "Point A at its files (a directory or glob of shards).")
     report = progress or (lambda f, s: None)
     source = a_source(a)
-    from ..outputs import check_shard_dir
     b_source = b.source if isinstance(b, SourceSpec) else None if isinstance(b, PreparedSide) else b
     check_shard_dir(shard_dir, [source, b_source if isinstance(b_source, (str, os.PathLike)) else None], "leak")
     filesystem, shards, split, notices = a_shards(source, split_a)
     report(0.0, "loading")
     spec_b = b if isinstance(b, (PreparedSide, SourceSpec)) else SourceSpec(b, None, None, None, token,
                                                                               default_split="test")
-    side_b = _prepared(spec_b, settings.roles_for_b)
+    side_b = prepared_side(spec_b, settings.roles_for_b)
     sample = _first_records(filesystem, shards, ROLE_SAMPLE)
     if not sample:
         raise _no_records(shards)
@@ -467,8 +467,6 @@ def ray_leak(a, b, *, settings=None, split_a=None, config_a=None, max_rows=None,
     try:
         roles_a = resolve_roles(sample, text=ra.text, answer=ra.answer, group=ra.group)
     except AuditorError as exc:
-        from ..prepare import in_source
-        from .runtime import source_name
         raise in_source(exc, source_name(source)) from None          # named, as the local engine names it
     index = build_index(side_b, settings, roles_a, sample)
     local = "://" not in source or source.startswith("file://")
@@ -570,16 +568,16 @@ def ray_leak(a, b, *, settings=None, split_a=None, config_a=None, max_rows=None,
 
 def _run_key(side_b, settings, roles_a, answer_norm, paths: list) -> str:
     """What a saved shard result depends on besides the shard itself (A's files: two training
-    sides cleaned against into one folder do not share results)."""
+    sides cleaned against into one folder do not share results), and the code (``resume.run_key``)."""
     near = settings.near
-    blob = json.dumps({"a": paths, "b": side_b.fingerprint, "roles_a": roles_a.to_dict(), "answer_normalizer": answer_norm,
-                       "threshold": near.threshold, "shingle": str(near.shingle),
-                       "version": SHARD_FILE_VERSION}, sort_keys=True)
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+    return resume.run_key({"a": paths, "b": side_b.fingerprint, "roles_a": roles_a.to_dict(),
+                           "answer_normalizer": answer_norm, "threshold": near.threshold,
+                           "shingle": str(near.shingle), "version": SHARD_FILE_VERSION})
 
 
 class ShardStore:
-    """Per-shard results in a folder: ``leak-KEY-NNNNN.json``, written atomically."""
+    """Per-shard results in a folder: ``leak-KEY-NNNNN.json``, written atomically, signed and checked
+    when read (``resume``): a file this run's code did not write for these inputs is not used."""
 
     def __init__(self, folder, key: str):
         self.folder, self.key = Path(folder), key
@@ -594,18 +592,15 @@ class ShardStore:
         return self.folder / f"leak-{self.key}-{index:05d}.json"
 
     def load(self, shard) -> dict | None:
-        try:
-            data = json.loads(self.path(shard.index).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        if not isinstance(data, dict) or not isinstance(data.get("result"), dict):
-            return None                         # not ours: the shard is compared again
-        if any(data.get(k) != v for k, v in shard.identity().items()):
-            return None                         # another file, or this one changed, since it was saved
+        data = resume.load(self.path(shard.index), self.key, shard.identity())
+        if data is None or not isinstance(data.get("result"), dict):
+            return None                         # not ours, or not for this shard: compared again
         return data["result"]
 
     def save(self, shard, result: dict) -> None:
-        from ..outputs import atomic_write
+        text = resume.dump(self.key, shard.identity(), {"result": result})
+        if text is None:
+            return                              # no signing secret: nothing saved, nothing to trust later
         with atomic_write(self.path(shard.index), sync=False) as handle:     # a resume cache: checked when read
-            json.dump({**shard.identity(), "result": result}, handle)
+            handle.write(text)
         self.saved.append(shard.name)

@@ -34,13 +34,16 @@ from dataclasses import replace
 import numpy as np
 import scipy.sparse as sp
 
+from .. import parallel
 from ..errors import AuditorError
 from ..near import (MAX_EXACT_CANDIDATES, PRODUCT_BUDGET, CandidateFilter, PairSink, Pairs, Verifier,
                     choose_bands, collapse_identical, dense, estimated_candidates, minhash_signatures,
                     prefix_matrix, searched_threshold, size_fits)
-from ..near.lsh import BATCH, band_keys
+from ..near.classes import expand, node_classes
+from ..near.lsh import BATCH, band_keys, group_runs, splitmix64
 from ..near.result import SCORE_SCALE
-from ..shingles import set_sizes
+from ..shingles import ShingleSpec, set_sizes, shingle_matrix
+from .runtime import ray_session
 
 PARTITIONS_PER_CPU = 2        # default partitions per cluster CPU: evens out unequal partitions
 ENTRY_COST = 32              # join work of one (node, shared prefix shingle) entry, in product pairs
@@ -75,7 +78,11 @@ def ray_find_pairs(matrix_or_dataset, threshold: float, method: str = "auto", *,
                            "Leave it unset for two per CPU.")
     matrix = _as_matrix(matrix_or_dataset, text, shingle)
     min_threshold = searched_threshold(threshold)
-    node_of, weight, nodes = collapse_identical(matrix)
+    node_of, node_weight, nodes = collapse_identical(matrix)
+    # Nodes that only private shingles tell apart: searched once per class, as locally.
+    classes = node_classes(nodes, node_weight)
+    weight, mult = (node_weight, None) if classes is None else (classes.weight, classes.count)
+    nodes = nodes if classes is None else nodes[classes.rep]
     nodes = nodes if nodes.has_sorted_indices else nodes.sorted_indices()
     prefixes = plan = None
     if method in ("auto", "exact"):
@@ -86,16 +93,32 @@ def ray_find_pairs(matrix_or_dataset, threshold: float, method: str = "auto", *,
     common = dict(n_records=matrix.shape[0], node_of=node_of, min_threshold=min_threshold)
     if method == "exact":
         groups = plan[0]
-        jobs = [(g.ids, _dense_task.remote(nodes[g.ids], weight[g.ids], min_threshold)) for g in groups]
-        jobs += [(part[0], _join_task.remote(*part, min_threshold))
+        jobs = [(g.ids, _dense_task.remote(nodes[g.ids], weight[g.ids], min_threshold, _part(mult, g.ids)))
+                for g in groups]
+        jobs += [(part[0], _join_task.remote(*part, min_threshold, _part(mult, part[0])))
                  for part in exact_partitions(nodes, weight, prefixes, plan, partitions)]
         pieces = [_map_ids(ids, piece) for (ids, _), piece in zip(jobs, ray.get([ref for _, ref in jobs]))]
-        return _merge(weight, min_threshold, pieces, common,
-                      method="exact-all-pairs", dense_groups=tuple(int(g.ids.size) for g in groups))
-    bands, rows = choose_bands(min_threshold, num_perm)
-    pieces = lsh_pieces(nodes, weight, min_threshold, bands, rows, seed, partitions)
-    return _merge(weight, min_threshold, pieces, common, method="minhash-lsh", num_perm=num_perm,
-                  bands=bands, rows=rows, seed=seed)
+        fields = dict(method="exact-all-pairs", dense_groups=tuple(int(g.ids.size) for g in groups))
+    else:
+        bands, rows = choose_bands(min_threshold, num_perm)
+        # Template groups by dense products, as locally; LSH proposes the pairs outside them.
+        groups = (plan or dense.plan(nodes, prefix_matrix(nodes, min_threshold)))[0]
+        jobs = [(g.ids, _dense_task.remote(nodes[g.ids], weight[g.ids], min_threshold, _part(mult, g.ids)))
+                for g in groups]
+        group = dense.group_of(nodes.shape[0], groups) if groups else None
+        pieces = lsh_pieces(nodes, weight, min_threshold, bands, rows, seed, partitions, mult, group)
+        pieces += [_map_ids(ids, piece) for (ids, _), piece in zip(jobs, ray.get([ref for _, ref in jobs]))]
+        fields = dict(method="minhash-lsh", num_perm=num_perm, bands=bands, rows=rows, seed=seed,
+                      **({"dense_groups": tuple(int(g.ids.size) for g in groups)} if groups else {}))
+    pairs = _merge(weight, min_threshold, pieces, common, mult, **fields)
+    if classes is None:
+        return pairs
+    return expand(pairs, classes, weight=node_weight, **common, **{k: v for k, v in fields.items()},
+                  candidates=pairs.candidates)
+
+
+def _part(mult, ids):
+    return None if mult is None else mult[ids]
 
 
 def _as_matrix(data, text: str, shingle) -> sp.csr_matrix:
@@ -103,7 +126,6 @@ def _as_matrix(data, text: str, shingle) -> sp.csr_matrix:
         return data.tocsr()
     import ray.data
     if isinstance(data, ray.data.Dataset):
-        from ..shingles import ShingleSpec, shingle_matrix
         if text not in data.columns():
             raise AuditorError("usage", f"The dataset has no {text!r} column.",
                                f"Its columns: {', '.join(data.columns())}.")
@@ -172,16 +194,17 @@ class _Lazy:
 
 def _one_thread() -> None:
     """Each task holds one CPU; the local engine's thread pool would oversubscribe it."""
-    from .. import parallel
     parallel.WORKERS = 1
 
 
-def join_partition(ids, nodes, prefixes, joined, group, weight, lo: int, hi: int, min_threshold: float) -> dict:
+def join_partition(ids, nodes, prefixes, joined, group, weight, lo: int, hi: int, min_threshold: float,
+                   multiplicity=None) -> dict:
     """The pairs owned by one partition (their smallest shared joined prefix shingle is in
-    [lo, hi)), verified into a local PairSink (node ids are positions in ``ids``)."""
+    [lo, hi)), verified into a local PairSink (node ids are positions in ``ids``; ``multiplicity``:
+    nodes per row when rows are classes, ``near.classes``)."""
     n = ids.size
     sizes = set_sizes(nodes)
-    sink = PairSink(weight, min_threshold)
+    sink = PairSink(weight, min_threshold, multiplicity)
     verifier = Verifier(nodes, min_threshold, sink)
     check = CandidateFilter(prefixes, sizes, min_threshold)
     cols = joined.indices
@@ -220,9 +243,9 @@ def join_partition(ids, nodes, prefixes, joined, group, weight, lo: int, hi: int
 
 def _intersections(matrix: sp.csr_matrix, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """|row a[i] & row b[i]| (sorted indices)."""
-    from ..kernels import intersections
     out = np.empty(a.size, np.int64)
     if a.size:
+        from ..kernels import intersections     # numba: compiled on first use
         intersections(matrix.indptr.astype(np.int64), matrix.indices, a, b, out)
     return out
 
@@ -235,9 +258,9 @@ def _entries(matrix: sp.csr_matrix, keep: np.ndarray) -> sp.csr_matrix:
     return sp.csr_matrix((matrix.data[keep], matrix.indices[keep], indptr), shape=matrix.shape)
 
 
-def dense_group(nodes, weight, min_threshold: float) -> dict:
+def dense_group(nodes, weight, min_threshold: float, multiplicity=None) -> dict:
     """One template group (``dense.process``), its nodes numbered 0..k-1."""
-    sink = PairSink(weight, min_threshold)
+    sink = PairSink(weight, min_threshold, multiplicity)
     scored = dense.process(nodes, dense.DenseGroup(ids=np.arange(nodes.shape[0]), heavy=np.zeros(0, np.int64)),
                            min_threshold, sink)
     return _bounded(sink, scored)
@@ -260,7 +283,7 @@ _dense_task = _Lazy(_dense_task_fn)
 # --------------------------------------------------------------------------- LSH: band keys through groupby
 
 def lsh_pieces(nodes: sp.csr_matrix, weight: np.ndarray, min_threshold: float, bands: int, rows: int, seed: int,
-               partitions: int) -> list[dict]:
+               partitions: int, multiplicity=None, group=None) -> list[dict]:
     """Signatures in tasks; (node, band) rows grouped by a hash of the band key with Ray Data's
     groupby (one group per partition); each group's first-band candidates verified in its
     worker, which reads the band keys and shingle sets from the object store."""
@@ -274,7 +297,7 @@ def lsh_pieces(nodes: sp.csr_matrix, weight: np.ndarray, min_threshold: float, b
     sig = np.concatenate(ray.get([_signature_task.remote(nodes[lo:hi], bands * rows, seed) for lo, hi in spans]))
     keys = np.ascontiguousarray(band_keys(sig, bands, rows))      # (nodes, bands): equal = same band values
     del sig
-    shared = ray.put((keys, nodes, weight))
+    shared = ray.put((keys, nodes, weight, multiplicity, group))
     context = ray.data.DataContext.get_current()
     strategy, context.shuffle_strategy = context.shuffle_strategy, SHUFFLE     # read when the plan is made
     try:
@@ -296,32 +319,36 @@ def band_rows(keys: np.ndarray, lo: int, hi: int, partitions: int):
     """The (node, band, partition) rows of nodes lo..hi-1, as an Arrow table; the partition is
     a hash of the band and its key, so nodes with equal band values meet in one partition."""
     import pyarrow as pa
-    from ..near.lsh import _splitmix64
     bands = keys.shape[1]
-    route = _splitmix64(keys[lo:hi].astype(np.uint64) ^ _splitmix64(np.arange(bands, dtype=np.uint64)))
+    route = splitmix64(keys[lo:hi].astype(np.uint64) ^ splitmix64(np.arange(bands, dtype=np.uint64)))
     return pa.table({"node": np.repeat(np.arange(lo, hi, dtype=np.int64), bands),
                      "band": np.tile(np.arange(bands, dtype=np.int32), hi - lo),
                      "part": (route.reshape(-1) % np.uint64(partitions)).astype(np.int32)})
 
 
 def lsh_group(node: np.ndarray, band: np.ndarray, keys: np.ndarray, nodes: sp.csr_matrix, weight: np.ndarray,
-              min_threshold: float) -> dict:
+              min_threshold: float, multiplicity=None, group=None) -> dict:
     """One partition of (node, band) rows: per band, the nodes with equal keys; a pair is
     proposed only in the first band where the two agree (``band_first_pairs``), then verified
     into a local sink."""
-    from ..kernels import band_first_pairs
 
     ids = np.unique(node)                  # this partition's nodes; the sink numbers them 0..
     local = nodes[ids]
     sizes = set_sizes(local)
-    sink = PairSink(weight[ids], min_threshold)
+    sink = PairSink(weight[ids], min_threshold, None if multiplicity is None else multiplicity[ids])
     verifier = Verifier(local, min_threshold, sink)
+    from ..kernels import band_first_pairs      # numba: compiled on first use
     out_a, out_b = np.empty(BATCH, np.int64), np.empty(BATCH, np.int64)
     candidates = 0
     for b in np.unique(band).tolist():
         members = np.sort(node[band == b])
         bucket = keys[members, b]
-        order = np.argsort(bucket, kind="stable")
+        if group is None:
+            order = np.argsort(bucket, kind="stable")
+            skip_to = np.arange(1, members.size + 1, dtype=np.int64)
+        else:                       # a dense group's members as one run, skipped (``near.lsh``)
+            order = np.lexsort((members, group[members], bucket))
+            skip_to = group_runs(bucket[order], group[members][order])
         ordered = bucket[order]
         starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
         ends = np.r_[starts[1:], ordered.size]
@@ -329,7 +356,7 @@ def lsh_group(node: np.ndarray, band: np.ndarray, keys: np.ndarray, nodes: sp.cs
         state = np.array([0, -1, 0], np.int64)
         starts, ends, order = starts[multi].astype(np.int64), ends[multi].astype(np.int64), members[order]
         while state[0] < starts.size:
-            k = band_first_pairs(order, starts, ends, keys, b, state, out_a, out_b)
+            k = band_first_pairs(order, starts, ends, keys, b, state, out_a, out_b, skip_to)
             # Verified batch by batch, so memory stays at one batch however large a bucket is.
             a, c = np.searchsorted(ids, out_a[:k]), np.searchsorted(ids, out_b[:k])
             candidates += k
@@ -340,8 +367,8 @@ def lsh_group(node: np.ndarray, band: np.ndarray, keys: np.ndarray, nodes: sp.cs
 
 def _lsh_group(batch: dict, shared, min_threshold: float) -> dict:
     _one_thread()
-    keys, nodes, weight = _shared(shared)
-    piece = lsh_group(batch["node"], batch["band"], keys, nodes, weight, min_threshold)
+    keys, nodes, weight, multiplicity, group = _shared(shared)
+    piece = lsh_group(batch["node"], batch["band"], keys, nodes, weight, min_threshold, multiplicity, group)
     return {"part": np.array([int(batch["part"][0])], np.int64),
             "piece": np.array([pickle.dumps(piece, protocol=5)], dtype=object)}
 
@@ -373,9 +400,10 @@ def _map_ids(ids, piece: dict) -> dict:
     return piece
 
 
-def _merge(weight: np.ndarray, min_threshold: float, pieces: list[dict], common: dict, **fields) -> Pairs:
+def _merge(weight: np.ndarray, min_threshold: float, pieces: list[dict], common: dict, multiplicity=None,
+           **fields) -> Pairs:
     """One Pairs from the pieces: counts added, forests and samples offered to one PairSink."""
-    sink = PairSink(weight, min_threshold)
+    sink = PairSink(weight, min_threshold, multiplicity)
     size = sink.node_hist.size
     for piece in pieces:
         at = piece["bins"] - sink.base
@@ -393,7 +421,6 @@ def _merge(weight: np.ndarray, min_threshold: float, pieces: list[dict], common:
 def scan_pairs(matrix: sp.csr_matrix, settings, ray_address: str | None = None, *, quiet: bool = False) -> Pairs:
     """The scan's near-duplicate step on Ray (``audit.scan(..., engine="ray")``): joins the
     cluster at ``ray_address`` / RAY_ADDRESS, or starts a local Ray for the step."""
-    from .runtime import ray_session
     with ray_session(ray_address, quiet=quiet):
         return ray_find_pairs(matrix, settings.min_threshold, settings.method, num_perm=settings.num_perm,
                               seed=settings.seed)

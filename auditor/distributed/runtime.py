@@ -6,7 +6,7 @@ it started itself (a caller's own ``ray.init``, e.g. a test fixture's, is left r
 
 ``read_dataset(source, text_field)`` reads globs and directories of JSONL / JSON / Parquet shards
 (and CSV / TSV from a ``list_shards(source, RECORD_FORMATS)`` listing), plain or compressed (.gz,
-.bz2, .xz, .zst, .lz4, .br: the local engine's list, ``sources.COMPRESSED``), and any ``scheme://`` URI that pyarrow
+.bz2, .xz, .zst, .lz4, .br: the local engine's list, ``io.listing.COMPRESSED``), and any ``scheme://`` URI that pyarrow
 or fsspec understands (s3://, gs://, hf://, file://), with Ray Data's file-based reader. A URI's
 glob (``*``, ``**``, ``[...]``; ``?`` starts pyarrow's query options, e.g.
 ``?endpoint_override=HOST:PORT``) is matched against one listing by the filesystem that reads the
@@ -30,26 +30,38 @@ A shard that cannot be read (truncated gzip, bad JSON, not Parquet) fails the ru
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
-from dataclasses import dataclass, replace
-from pathlib import Path
+import signal
+import socket
+import threading
 
 import numpy as np
 import pyarrow as pa
 
+from ..env import env_float
 from ..errors import AuditorError
-from ..sources import COMPRESSED, is_datasets_metadata
+from ..io.budget import Budget, CountedStream
+from ..io.formats import parquet_batches
+from ..io.listing import (
+    COMPRESSED,
+)
+from ..io.shards import (
+    Shard,
+    first_records,
+    list_shards,
+    open_shard,
+    record_batches,
+    shard_error,
+    source_name,
+)
+from ..prepare import in_source
+from ..roles import joined_text, resolve_text_spec, text_fields
+from ..textstream import joined_column, text_blocks
+from ..wordtokens import as_string_array
 
 ROLE_SAMPLE = 1000          # rows the text field is resolved from when none is named, as the local engine does
-_FORMATS = ((".jsonl", "jsonl"), (".ndjson", "jsonl"), (".json", "json"), (".parquet", "parquet"), (".pq", "parquet"))
-# Whole records (``record_batches``, the leak engine's reader) also come from CSV and TSV, as locally.
-RECORD_FORMATS = _FORMATS + ((".csv", "csv"), (".tsv", "tsv"))
-_URI = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://")
-# A URI as shown: without user:secret@ and ?query (pyarrow's credentials and options).
-_SHOWN = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)(?:[^/@?]*@)?([^?#]*).*$", re.DOTALL)
-# How long pyarrow's GCS client may retry a request (or the credentials lookup) before it fails.
-GCS_RETRY_SECONDS = 60
 INSTALL_HINT = 'Install the Ray extra: pip install "dataset-integrity-auditor[ray]" (or .[ray] in a checkout).'
 
 
@@ -83,7 +95,6 @@ def _check_reachable(address: str) -> None:
     if not host or not re.fullmatch(r"[0-9]{1,5}", port) or not 0 < int(port) < 65536:
         raise AuditorError("usage", f"The Ray address {address!r} is not HOST:PORT, auto or ray://HOST:PORT.",
                            ADDRESS_HINT)
-    import socket
     try:
         socket.create_connection((host.strip("[]"), int(port)), timeout=REACH_SECONDS).close()
     except OSError as exc:
@@ -100,9 +111,6 @@ def _join_guard(address: str, on_timeout):
     own code, is reached by no exception. Ctrl-C ends the process meanwhile: Python would run its
     handler only once ray.init returned (so would it Ray's own SIGTERM handler, set by ray.init:
     the timer bounds that wait). Without ``on_timeout`` (the library), joining waits as Ray does."""
-    import signal
-    import threading
-    from ..env import env_float
     if on_timeout is None or address == "local" or "://" in address:
         yield
         return
@@ -132,8 +140,6 @@ def _join_guard(address: str, on_timeout):
 
 
 def _sigterm_handler():
-    import signal
-    import threading
     return signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
 
 
@@ -141,7 +147,6 @@ def _keep_sigterm_handler(handler) -> None:
     """ray.init replaces the SIGTERM handler with its own (``sys.exit(15)``, after Ray's C++ stack
     dump on stderr): a handler the caller set (the CLI's, which ends a run "terminated", exit 143,
     its temporary files removed) is put back. Ray's stays where there was none."""
-    import signal
     if callable(handler) and signal.getsignal(signal.SIGTERM) is not handler:
         signal.signal(signal.SIGTERM, handler)
 
@@ -153,7 +158,6 @@ def ray_session(address: str | None, num_cpus: int | None = None, *, quiet: bool
     on exit. ``quiet``: no Ray Data progress bars or log lines. Yields the ``ray`` module."""
     ray = require_ray()
     if quiet:
-        import logging
         logging.getLogger("ray").setLevel(logging.ERROR)
         logging.getLogger("ray.data").setLevel(logging.ERROR)
     address = address or os.environ.get("RAY_ADDRESS") or None
@@ -199,7 +203,6 @@ class _DropErrors:
 
     @staticmethod
     def filter(record) -> bool:
-        import logging
         return record.levelno < logging.ERROR
 
 
@@ -208,7 +211,6 @@ def _task_errors_unlogged():
     """Ray Data logs a failed task's whole stack on the console (twice) before it raises; the run
     raises it as one clear error (``run``), so the console handlers drop such records meanwhile
     (Ray's session log keeps them)."""
-    import logging
     handlers = [h for h in logging.getLogger("ray.data").handlers
                 if isinstance(h, logging.StreamHandler) and not isinstance(h, logging.FileHandler)]
     for handler in handlers:
@@ -230,266 +232,6 @@ def worker_settings() -> dict:
 
 
 # --------------------------------------------------------------------------- shards
-
-@dataclass(frozen=True)
-class Shard:
-    index: int
-    path: str           # as the filesystem below knows it (a local absolute path, or bucket/key)
-    name: str           # as shown in messages and reports: the path relative to the source
-    format: str         # jsonl | json | parquet
-    size: int           # bytes on disk (compressed)
-    location: str = ""  # where it is, whatever the source's spelling: an absolute path, or scheme://bucket/key
-    mtime_ns: int | None = None     # last modified, when the filesystem says
-    ctime_ns: int | None = None     # a local file's status change time (set by the system, not by `touch`)
-
-    def identity(self) -> dict:
-        """What a saved per-shard result must match to be reused (resume): the same file, unchanged
-        as far as its location, size, modification time and (a local file) status change time tell;
-        a shard of the same name and size in another folder, or rewritten since, is scanned again.
-        The change time because the modification time is the user's to set: a shard rewritten
-        with the same size and its old time put back (``touch -r``, ``cp -p``, ``rsync -t``) kept
-        its stale result, and a resumed report missed the items it now holds."""
-        return {"shard": self.name, "location": self.location, "size": self.size, "mtime_ns": self.mtime_ns,
-                "ctime_ns": self.ctime_ns}
-
-
-def shard_format(name: str, formats: tuple = _FORMATS) -> str | None:
-    from ..sources import codec_of
-    lower = name.lower()
-    lower = lower[:len(lower) - len(codec_of(lower) or "")]
-    for suffix, fmt in formats:
-        if lower.endswith(suffix):
-            return fmt
-    return None
-
-
-def shown_uri(source: str) -> str:
-    """A source as reports and messages show it: a URI without its credentials (``user:secret@``) and
-    query options (``?endpoint_override=...``), which summary.json must never carry."""
-    if not _URI.match(source) or source.startswith("file://"):
-        return source
-    return _SHOWN.sub(r"\1\2", source)
-
-
-def _split_glob(source: str) -> tuple[str, str]:
-    """(the URI up to the last folder before its first glob component, with its query; the
-    components from there on). ``?`` in a URI starts its query (as pyarrow reads it), so the glob
-    characters of a URI are ``*`` and ``[...]``."""
-    from urllib.parse import urlsplit, urlunsplit
-    parts = urlsplit(source)
-    components = parts.path.split("/")
-    first = next((k for k, c in enumerate(components) if any(ch in c for ch in "*[")), None)
-    if first is None:
-        return source, ""
-    base = "/".join(components[:first]) or "/"
-    return urlunsplit(parts._replace(path=base)), "/".join(components[first:])
-
-
-def _filesystem(source: str):
-    """(pyarrow filesystem, path within it, is_uri) for a source string."""
-    from pyarrow import fs as pafs
-    if not _URI.match(source) or source.startswith("file://"):
-        local = source[len("file://"):] if source.startswith("file://") else source
-        return pafs.LocalFileSystem(), os.path.expanduser(local), False
-    # The filesystem is resolved from the URI's folder part, so a glob (which neither resolver
-    # parses) is matched against that folder's listing, by the same filesystem that reads the shards.
-    shown = shown_uri(source)
-    try:
-        base, pattern = _split_glob(source)
-    except ValueError as exc:       # e.g. "[" in the bucket's name
-        raise AuditorError("usage", f"{shown!r}: not a URI ({exc}).", "Check the URI.") from None
-    # Two resolvers, tried in order: pyarrow's own (s3, gs, hdfs, and hf:// through fsspec in the
-    # pyarrow pinned here), then fsspec's for the schemes pyarrow does not know. Neither is a stand-in
-    # for the other: a URI neither opens is refused with both reasons, so a credentials or typo
-    # problem is never reported as "unknown scheme" (tests/test_ray_leak_sources.py).
-    bounded = _bounded_retries(base)
-    try:
-        filesystem, path = pafs.FileSystem.from_uri(bounded)
-        return filesystem, _join(path, pattern), True
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError) as exc:
-        reason = str(exc).replace(bounded, shown_uri(base)).replace(base, shown_uri(base))
-        arrow_reason = f"pyarrow: {reason}"     # never the URI's secrets
-    except OSError as exc:      # e.g. S3's region lookup for the bucket: unreachable, or no such bucket
-        raise AuditorError("not_found", f"Cannot open {shown!r}: {exc}",
-                           "Check the URI, the network and the credentials (for S3: AWS_ENDPOINT_URL, "
-                           "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION).") from None
-    try:
-        import fsspec
-        fs, path = fsspec.core.url_to_fs(base)
-    except (ImportError, ValueError) as exc:
-        raise AuditorError("usage", f"{shown!r}: no filesystem for this URI ({arrow_reason}; fsspec: {exc}).",
-                           "Use a local path, or a URI pyarrow or fsspec understands (s3://, gs://, hf://), "
-                           "with that filesystem's package installed.") from None
-    return pafs.PyFileSystem(pafs.FSSpecHandler(fs)), _join(path, pattern), True
-
-
-def _bounded_retries(uri: str) -> str:
-    """A gs:// URI with pyarrow's ``retry_limit_seconds`` option (``GCS_RETRY_SECONDS`` unless it has
-    one): pyarrow's GCS client otherwise retries an endpoint that does not answer, or a credentials
-    lookup with no metadata server, for many minutes (measured: over 5 minutes on a closed port),
-    where the run must stop with the URI named. The filesystem carries it to the Ray workers."""
-    from urllib.parse import parse_qs, urlsplit, urlunsplit
-    parts = urlsplit(uri)
-    if parts.scheme not in ("gs", "gcs") or "retry_limit_seconds" in parse_qs(parts.query):
-        return uri
-    query = "&".join(q for q in (parts.query, f"retry_limit_seconds={GCS_RETRY_SECONDS}") if q)
-    return urlunsplit(parts._replace(query=query))
-
-
-def _join(path: str, pattern: str) -> str:
-    return f"{path.rstrip('/')}/{pattern}" if pattern else path
-
-
-def _glob_files(filesystem, path: str) -> list:
-    """The files under ``path``'s folder part that its glob matches (``*`` within a folder, ``**``
-    across folders, as ``glob`` and fsspec match), listed by ``filesystem`` in one recursive listing
-    (one paginated listing of the prefix on an object store); None when the folder part does not exist."""
-    from fsspec.utils import glob_translate
-    from pyarrow import fs as pafs
-    components = path.split("/")
-    first = next(k for k, c in enumerate(components) if any(ch in c for ch in "*?["))
-    base = "/".join(components[:first])
-    if filesystem.get_file_info(base).type == pafs.FileType.NotFound:
-        return None
-    matches = re.compile(glob_translate(path)).match
-    infos = filesystem.get_file_info(pafs.FileSelector(base, recursive=True))
-    return [i for i in infos if matches(i.path)]
-
-
-def list_shards(source: str, formats: tuple = _FORMATS, notices: list | None = None) -> tuple[object, list[Shard]]:
-    """(filesystem, shards) of a file, directory or glob (local or URI), sorted by path (local
-    paths as ``pathlib`` sorts them, as the local engine does). ``formats``: the readable
-    (suffix, format) pairs (``RECORD_FORMATS`` adds CSV and TSV). In a directory or a glob's
-    matches, files in folders whose names start with "_" (Spark's _temporary/, Delta's _delta_log/)
-    are skipped as the local engine skips them (``sources.unlisted_part``); ``notices`` gets what
-    the report must say of skipped data files (``sources.unlisted_notice``)."""
-    from pyarrow import fs as pafs
-    from ..sources import _unlisted_hint, unlisted_notice, unlisted_part
-    filesystem, path, is_uri = _filesystem(source)
-    shown = shown_uri(source) if is_uri else Path(path).name
-    pattern = any(c in path for c in "*?[")
-    folder = ""                 # the directory listed, or a glob's literal folder part
-    explicit = False            # a glob that names a hidden folder itself (".cache/*/x.jsonl" after a wildcard)
-    wild: list = []             # a glob's components from its first wildcard (a "_" name they spell is read)
-    if pattern:
-        parts = path.split("/")
-        first = next(k for k, c in enumerate(parts) if any(ch in c for ch in "*?["))
-        folder = "/".join(parts[:first]) + "/" if first else ""
-        explicit = any(p.startswith(".") for p in parts[first:-1])
-        wild = parts[first:]
-    try:
-        if pattern:
-            if is_uri:
-                infos = _glob_files(filesystem, path)
-                if infos is None:
-                    raise AuditorError("not_found", f"Not found: {shown!r} (nothing at the folder part of the glob).",
-                                       "Check the bucket (or repository) and the folder before the glob.")
-            else:
-                # the local engine's glob: each file once, however many "**" (and a link loop ends)
-                from ..sources import _glob_files as local_glob
-                infos = [filesystem.get_file_info(p) for p in sorted(local_glob(path))]
-        else:
-            info = filesystem.get_file_info(path)
-            if info.type == pafs.FileType.NotFound:
-                if not is_uri and os.path.islink(path):
-                    raise AuditorError("not_found", f"{shown!r} is a symbolic link to a file that does not exist.",
-                                       "Fix the link, or point at the data file itself.")
-                raise AuditorError("not_found", f"Not found: {shown!r}.",
-                                   "Check the path or URI (relative paths start from the current folder).")
-            if info.type not in (pafs.FileType.Directory, pafs.FileType.File):
-                # a FIFO, socket or device, as the local engine refuses it: no size, and may never end
-                raise AuditorError("bad_format", f"{shown!r} is not a regular file (a pipe, socket or device).",
-                                   "Save the data to a file first and point at that file.")
-            if info.type == pafs.FileType.Directory:
-                folder = path.rstrip("/") + "/"
-                if is_uri:
-                    infos = filesystem.get_file_info(pafs.FileSelector(path, recursive=True))
-                else:
-                    # As the local engine lists a folder (Path.rglob): a link to a file is read, a
-                    # link to a folder is not entered (Arrow's recursive listing enters it, so a
-                    # folder linked in was read twice over, or a corpus's rows counted twice). Hidden
-                    # folders (.git) are not listed: nothing in them is a shard (``hidden`` below).
-                    files_found = []
-                    for root, dirs, names in os.walk(path):
-                        dirs[:] = [d for d in dirs if not d.startswith(".")]
-                        files_found += [os.path.join(root, name) for name in names]
-                    infos = filesystem.get_file_info(files_found)
-            else:
-                infos = [info]
-    except AuditorError:
-        raise
-    except Exception as exc:        # noqa: BLE001 - an fsspec filesystem raises its own client's errors
-        if not (is_uri or isinstance(exc, OSError)):
-            raise
-        raise AuditorError("not_found", f"Cannot list {shown!r}: {type(exc).__name__}: {exc}",
-                           "Check the path, the URI, the network and the credentials.") from None
-
-    def hidden(info) -> bool:
-        # Hidden files, and files in hidden folders of a directory (.git, .ipynb_checkpoints), are
-        # not the dataset, as for the local engine (sources.expand_local), which reads a file
-        # named _part.jsonl: so does this one (Spark's _SUCCESS and _metadata have no data suffix).
-        # A glob skips hidden folders below its literal part, as glob.glob does locally.
-        inside = info.path[len(folder):] if folder and info.path.startswith(folder) else ""
-        return info.base_name.startswith(".") or (not explicit and any(p.startswith(".") for p in inside.split("/")[:-1]))
-
-    def below(info) -> list:
-        # the path below the folder listed (or the glob's literal part), in components
-        if not (pattern or folder):
-            return []           # a file the user named is read, whatever its name
-        if folder and info.path.startswith(folder):
-            return info.path[len(folder):].split("/")
-        return info.path.split("/") if is_uri else os.path.relpath(info.path, folder or os.curdir).split(os.sep)
-
-    # (the datasets library's dataset_info.json and state.json are metadata, skipped as locally)
-    data = [i for i in infos if i.type == pafs.FileType.File and shard_format(i.base_name, formats)
-            and not hidden(i) and not ((pattern or folder) and is_datasets_metadata(i.base_name))]
-    skipped = sorted("/".join(below(i)) for i in data if unlisted_part(below(i), wild))
-    files = sorted((i for i in data if not unlisted_part(below(i), wild)),
-                   key=lambda i: i.path if is_uri else Path(i.path))
-    if not files:
-        kinds = "JSONL, JSON, CSV, TSV or Parquet" if "csv" in {f for _, f in formats} else "JSONL, JSON or Parquet"
-        if not pattern and not folder and len(infos) == 1 and infos[0].type == pafs.FileType.File:
-            raise AuditorError("bad_format", f"{shown}: unsupported file type for --engine ray.",
-                               f"Use {kinds} shards (optionally compressed: .gz, .zst, .bz2).")
-        if pattern:             # named as given (its last component alone, "*.jsonl", says little)
-            raise AuditorError("not_found", f"The pattern {shown_uri(source)!r} matches no {kinds} shards."
-                               + _unlisted_hint(skipped), "Check the pattern (e.g. 'data/*.jsonl.gz'); hidden "
-                               "files and folders, and folders whose names start with '_' matched by a "
-                               "wildcard, are skipped.")
-        raise AuditorError("not_found", f"{shown!r} holds no {kinds} shards." + _unlisted_hint(skipped),
-                           "Point at a shard, a directory of shards or a glob (e.g. 'data/*.jsonl.gz'); hidden "
-                           "files and folders, and folders whose names start with '_' (Spark's _temporary/), are "
-                           "skipped.")
-    if notices is not None and skipped:
-        success = None if pattern else any(i.path == folder + "_SUCCESS" for i in infos)
-        notices.append(unlisted_notice(repr(shown_uri(source)) if pattern else repr(shown), skipped, success))
-    root = path if not pattern and len(files) > 1 else os.path.dirname(files[0].path) if len(files) == 1 else \
-        os.path.commonpath([f.path for f in files]) if not is_uri else ""
-    shards = []
-    for index, info in enumerate(files):
-        name = os.path.relpath(info.path, root) if root and not is_uri else info.path
-        location = f"{source.split('://', 1)[0]}://{info.path}" if is_uri else os.path.abspath(info.path)
-        shards.append(Shard(index, info.path, name, shard_format(info.base_name, formats), info.size or 0,
-                            location, info.mtime_ns, None if is_uri else _ctime_ns(info.path)))
-    return filesystem, shards
-
-
-def _ctime_ns(path: str) -> int | None:
-    try:
-        return os.stat(path).st_ctime_ns
-    except OSError:         # gone since it was listed: its read fails, naming it
-        return None
-
-
-def split_shards(source: str, split, formats: tuple = _FORMATS) -> tuple[object, list[Shard], str | None, list]:
-    """(filesystem, shards, split, notices): ``list_shards``, with the split chosen as the local
-    loader chooses it (``sources.split_files``), so both engines read the same rows and say so in
-    the same words."""
-    from ..sources import split_files
-    listed: list = []
-    filesystem, shards = list_shards(source, formats, listed)
-    chosen, split, notices, _ = split_files(shards, [s.path for s in shards], split, repr(shown_uri(source)))
-    return filesystem, [replace(s, index=i) for i, s in enumerate(chosen)], split, listed + notices
 
 
 # --------------------------------------------------------------------------- reading
@@ -607,14 +349,11 @@ def _tables(f, shard: Shard, text_field: str, batch_rows: int):
     Parquet; a JSON document is one value and is read whole, as the local engine reads it). Every
     format but Parquet and JSONL with a plain field name goes through the local engine's parsers
     (``record_batches``), so the texts, and the errors, are theirs."""
-    from .. import sources
-    from ..wordtokens import as_string_array      # the local scan's texts: nulls as "", lone surrogates kept
     if shard.format == "jsonl" and "." not in text_field and "[" not in text_field:
         # The local engine's reader (auditor.textstream), through the local engine's checked stream
         # (UTF-16 marks, NUL bytes, gzip magic refused as locally): the same texts or the same error.
         # A dotted or selecting field (a nested path, messages[role=user]) is read record by record below, as locally.
-        from ..textstream import text_blocks
-        stream = sources._Counted(f, sources.Budget(limited=False), shard.name, b"\n")
+        stream = CountedStream(f, Budget(limited=False), shard.name, b"\n")
         row = 0
         for texts in text_blocks(stream, shard.name, text_field):
             # (a text with a lone surrogate, which Arrow strings cannot hold, as the local scan takes it)
@@ -631,7 +370,6 @@ def _tables(f, shard: Shard, text_field: str, batch_rows: int):
             row += table.num_rows
         return
     # JSON (any shape the local engine reads), CSV/TSV, JSONL with a dotted field: the local parsers.
-    from ..roles import joined_text, text_fields
     fields = text_fields(text_field)
     for records in record_batches(f, shard):
         for start in range(0, len(records), batch_rows):
@@ -645,50 +383,8 @@ def _parquet_tables(f, shard: Shard, batch_rows: int):
     """Whole records of a Parquet shard as Arrow tables of at most ``batch_rows`` rows, repeated or
     blank column names renamed as the local engine renames them (text, text.1; "Unnamed: 0")."""
     import pyarrow.parquet as pq
-    from ..sources import parquet_batches
     for batch in parquet_batches(pq.ParquetFile(f), batch_rows, shard.name):
         yield pa.Table.from_batches([batch])
-
-
-def open_shard(filesystem, shard: Shard):
-    """A shard opened for ``record_batches``: decompressed as a stream (codec from the name), or
-    random access for Parquet (a compressed Parquet file is decompressed whole, as locally)."""
-    from ..sources import CODECS, codec_of
-    suffix = codec_of(shard.path)
-    codec = CODECS[suffix][1] if suffix else None
-    if suffix and codec is None:               # xz: no codec in Arrow, Python's over the raw stream
-        import lzma
-        stream = lzma.open(filesystem.open_input_stream(shard.path))
-        return stream if shard.format != "parquet" else pa.BufferReader(stream.read())
-    if shard.format != "parquet":
-        return filesystem.open_input_stream(shard.path, compression=codec)
-    if codec is None:
-        return filesystem.open_input_file(shard.path)
-    with filesystem.open_input_stream(shard.path, compression=codec) as f:
-        return pa.BufferReader(f.read())
-
-
-def record_batches(f, shard: Shard, parquet_rows: int = 65536, notices: list | None = None):
-    """Lists of whole records of an open shard, parsed by the local engine's own readers
-    (``auditor.sources``: ``json.loads`` per line, the item-by-item JSON reader, the CSV reader,
-    Parquet's ``to_pylist``), so every record is the dict the local engine reads, keys, types and
-    errors included (Arrow's JSON reader would type fields by the block and fill missing keys);
-    ``notices`` gets what those readers say of the file (a delimiter guessed, a column renamed).
-    Memory: one chunk of the stream (1 MiB, or 4,096 JSON items, or 65,536 Parquet rows) at a time."""
-    from .. import sources
-    if shard.format == "parquet":
-        import pyarrow.parquet as pq
-        for batch in sources.parquet_batches(pq.ParquetFile(f), parquet_rows, shard.name, notices):
-            yield batch.to_pylist()
-        return
-    budget = sources.Budget(limited=False)          # streamed through: only each line is bounded
-    stream = sources._Counted(f, budget, shard.name, b"{" if shard.format == "json" else b"\n")
-    if shard.format == "jsonl":
-        yield from sources._jsonl_batches(stream, shard.name)
-    elif shard.format == "json":
-        yield from sources._json_batches(stream, shard.name, True, 4096, notices)
-    else:
-        yield from sources._csv_batches(stream, shard.name, "\t" if shard.format == "tsv" else ",", budget, notices)
 
 
 def map_shards(filesystem, shards: list[Shard], shard_fn):
@@ -726,42 +422,12 @@ def _tag(table: pa.Table, shard: Shard, first_row: int) -> pa.Table:
 def _texts(table: pa.Table, field: str, first_row: int) -> pa.Array:
     """The text field (or fields, joined by commas) as strings, exactly as ``auditor.roles.joined_text``
     reads each record."""
-    from ..roles import joined_text, text_fields
-    from ..textstream import joined_column
-    from ..wordtokens import as_string_array
     fields = text_fields(field)
     if all(name in table.column_names and pa.types.is_string(table.schema.field(name).type) for name in fields):
         columns = [table.column(name).combine_chunks() for name in fields]
         return columns[0] if len(columns) == 1 else joined_column(columns)
     rows = table.to_pylist()
     return as_string_array([joined_text(r, fields, first_row + i) for i, r in enumerate(rows)])
-
-
-def first_records(filesystem, shard: Shard, limit: int) -> list[dict]:
-    """Up to ``limit`` whole records from the start of a shard, read on the driver by the tasks'
-    reader (``record_batches``: the local engine's parsers, so a first line longer than any fixed
-    head, a JSON object of columns or a compressed Parquet file read as they do in the tasks)."""
-    out: list = []
-    try:
-        with open_shard(filesystem, shard) as f:
-            batches = record_batches(f, shard, max(1, min(limit, 65536)))
-            try:
-                for part in batches:
-                    out += part[:limit - len(out)]
-                    if len(out) >= limit:
-                        break
-            finally:
-                batches.close()
-        return out
-    except AuditorError:
-        raise
-    except Exception as exc:        # noqa: BLE001 - the shard's fault, named
-        raise shard_error(shard, exc) from None
-
-
-def shard_error(shard: Shard, exc: BaseException) -> AuditorError:
-    return AuditorError("bad_format", f"Shard {shard.name!r} cannot be read: {type(exc).__name__}: {str(exc)[:300]}",
-                        "Fix or remove the shard (a truncated download, or not JSON / Parquet) and re-run.")
 
 
 def read_dataset(source: str, text_field: str | None, *, global_rows: bool = True, batch_rows: int = 8192,
@@ -794,20 +460,10 @@ def read_dataset(source: str, text_field: str | None, *, global_rows: bool = Tru
     return ds.map_batches(to_global, batch_format="pyarrow", zero_copy_batch=True)
 
 
-def source_name(source: str) -> str:
-    """A source as reports and messages show it: a local one by its name (as the local engine shows
-    it, never this machine's folders), a URI without credentials or options."""
-    from ..sources import display_name
-    local = "://" not in source or source.startswith("file://")
-    return display_name(source.removeprefix("file://")) if local else shown_uri(source)
-
-
 def resolve_text_field(filesystem, shard_list: list[Shard], text: str | None = None, source: str | None = None) -> str:
     """The text field of the corpus: ``text`` checked against its first rows, or chosen from them,
     as the local engine does (``auditor.roles.resolve_roles`` on the first 1,000 records); a role
     error names ``source`` as the local engine's does."""
-    from ..prepare import in_source
-    from ..roles import resolve_text_spec
     sample: list = []
     for shard in shard_list:
         sample += first_records(filesystem, shard, ROLE_SAMPLE - len(sample))

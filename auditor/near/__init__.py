@@ -6,10 +6,16 @@ One job per module:
 - ``prefix``: records with identical shingle sets collapse into one *node* (100,000 copies of
   a text cost one node); each node's prefix (its rarest shingles) and the candidate pairs that
   share a prefix shingle, cut down by a size filter and an overlap bound;
+- ``classes``: nodes that only private shingles (held by one node) tell apart, such as a
+  notice with an id word or one swapped word, are searched once per class, and the class
+  pairs expanded back to node pairs exactly;
 - ``verifier``: exact Jaccard of candidates (a compiled merge of sorted shingle lists);
 - ``dense``: template groups (thousands of nodes sharing most shingles), scored by blocked
   dense products and counted, never listed;
-- ``join``: the exact search (``exact-all-pairs``) that drives both, block by block;
+- ``join``: the exact search (``exact-all-pairs``) that drives both, block by block; past a
+  work budget (``EXACT_WORK`` product entries, AUDITOR_NEAR_WORK) candidates the forest already
+  implies at their Jaccard's upper bound are verified in a seeded sample only: clusters stay
+  exact, pair counts become estimates with a 95% interval (``result.EstimatedCounts``);
 - ``lsh``: MinHash-LSH candidates instead, when the exact search's candidate bound (known in
   advance) passes ``MAX_EXACT_CANDIDATES``, or on request; the catch probability per threshold
   is reported;
@@ -20,64 +26,95 @@ One job per module:
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import scipy.sparse as sp
 
+from ..env import env_int
 from ..errors import AuditorError
+from ..settings import MAX_EXACT_CANDIDATES
 from ..shingles import set_sizes
 from . import dense
-from .join import exact_all_pairs, prefix_join
-from .lsh import (TARGET_RECALL, _distinct, choose_bands, lsh_band_pairs, lsh_candidate_batches, lsh_candidates,
+from .classes import NodeClasses, expand, node_classes
+from .join import EXACT_WORK, SAMPLE_RATE, exact_all_pairs, prefix_join
+from .lsh import (TARGET_RECALL, distinct_rows, choose_bands, lsh_band_pairs, lsh_candidate_batches, lsh_candidates,
                   minhash_signatures, minhash_signatures_numpy, pairs_within_groups)
 from .prefix import (PRODUCT_BUDGET, CandidateFilter, PrefixIndex, collapse_identical, estimated_candidates,
                      prefix_matrix, size_fits)
-from .result import EPS, STRATUM_CAP, CrossPairs, Pairs, ScoreCounts, searched_threshold
+from .result import EPS, STRATUM_CAP, CrossPairs, EstimatedCounts, Pairs, ScoreCounts, searched_threshold
 from .sink import CrossSink, PairSink
 from .verifier import ListSink, Verifier, verify, verify_candidates
 
-# "auto" uses LSH only when the exact search's candidate bound passes this. The bound (sum of
-# squared prefix frequencies) overcounts pairs that share several prefix shingles (edited copies
-# share dozens), LSH at a low threshold is no cheaper on dense clusters, and only the exact
-# search streams its pairs in bounded memory, so the switch is kept for extreme inputs
-# (measured in BENCHMARKS.md: exact beat LSH on every benchmark set, templated ones included).
-MAX_EXACT_CANDIDATES = 30_000_000_000
+PLAN_SHARE = 0.1              # of a search's progress: collapsing, classes, prefixes and template groups
 CROSS_MATCHES = 5             # A matches kept per B record across two datasets
 
 
 def find_pairs(matrix: sp.csr_matrix, min_threshold: float, method: str = "auto", *,
                num_perm: int = 128, seed: int = 1, max_exact_candidates: int = MAX_EXACT_CANDIDATES,
-               progress=None, on_pairs=None) -> Pairs:
+               progress=None, on_pairs=None, budget: float | None = None) -> Pairs:
     """All record pairs with Jaccard >= ``min_threshold`` (see the package docstring).
-    ``on_pairs(a, b, jaccard)``, if given, also sees every verified batch of node pairs."""
+    ``on_pairs(a, b, jaccard)``, if given, also sees every verified batch of node pairs (and so
+    every pair is verified). ``budget``: the exact search's work verified pair by pair (product
+    entries, ``join.prefix_join``); past it clusters stay exact and pair counts are estimated
+    (``Pairs.pairs_estimated``). None: AUDITOR_NEAR_WORK, else ``EXACT_WORK``; math.inf: no limit."""
     if not (0 < min_threshold <= 1):
         raise AuditorError("usage", f"Threshold {min_threshold} is outside (0, 1].",
                            "Use a Jaccard threshold such as 0.7.")
     if method not in ("auto", "exact", "lsh"):
         raise AuditorError("usage", f"Unknown near-duplicate method {method!r}.", "Use auto, exact or lsh.")
     min_threshold = searched_threshold(min_threshold)      # counts resolve thresholds to 6 decimals
+    if budget is None:
+        budget = env_int("AUDITOR_NEAR_WORK", EXACT_WORK, 1, 10 ** 18)
+    if progress:
+        progress(0.0, "planning candidates")
     node_of, weight, nodes = collapse_identical(matrix)
+    # Nodes that only private shingles tell apart are searched once per class (``classes``); a
+    # caller that sees every pair (on_pairs) gets node pairs, so no classes there.
+    node_classes_ = node_classes(nodes, weight) if on_pairs is None else None
+    if node_classes_ is not None:
+        searched, searched_weight, multiplicity = nodes[node_classes_.rep], node_classes_.weight, node_classes_.count
+    else:
+        searched, searched_weight, multiplicity = nodes, weight, None
     prefixes = plan = None
     if method in ("auto", "exact"):
-        prefixes = prefix_matrix(nodes, min_threshold)
+        prefixes = prefix_matrix(searched, min_threshold)
         # A caller that sees every pair (on_pairs) gets no dense groups: those are never listed.
-        plan = dense.plan(nodes, prefixes) if on_pairs is None else ([], prefixes)
+        plan = dense.plan(searched, prefixes) if on_pairs is None else ([], prefixes)
     if method == "auto":
         method = "exact" if estimated_candidates(plan[1]) <= max_exact_candidates else "lsh"
-    sink = PairSink(weight, min_threshold)
+    search_progress = None if progress is None else (lambda f, stage: progress(PLAN_SHARE + (1 - PLAN_SHARE) * f,
+                                                                               stage))
+    if progress:
+        progress(PLAN_SHARE, "candidates planned")
+    sink = PairSink(searched_weight, min_threshold, multiplicity)
     target = sink if on_pairs is None else _Tee(sink, on_pairs)
     common = dict(n_records=matrix.shape[0], node_of=node_of, min_threshold=min_threshold)
     if method == "exact":
-        candidates, groups = exact_all_pairs(nodes, min_threshold, target, progress, prefixes, plan)
-        return sink.result(**common, method="exact-all-pairs", candidates=candidates,
-                           dense_groups=tuple(int(g.ids.size) for g in groups))
-    bands, rows = choose_bands(min_threshold, num_perm)
-    signatures = minhash_signatures(nodes, bands * rows, seed, progress)
-    candidates = 0
-    for cand_a, cand_b in lsh_candidate_batches(signatures, bands, rows, progress=progress):
-        candidates += int(cand_a.size)
-        verify_candidates(nodes, cand_a, cand_b, min_threshold, sink=target)
-    return sink.result(**common, method="minhash-lsh", candidates=candidates, num_perm=num_perm,
-                       bands=bands, rows=rows, seed=seed)
+        candidates, groups = exact_all_pairs(searched, min_threshold, target, search_progress, prefixes, plan,
+                                             budget=budget if on_pairs is None else math.inf, seed=seed)
+        fields = dict(method="exact-all-pairs", candidates=candidates,
+                      dense_groups=tuple(int(g.ids.size) for g in groups))
+    else:
+        bands, rows = choose_bands(min_threshold, num_perm)
+        # Template groups are scored by dense products here too (a bucket of a template's records
+        # would otherwise propose all their pairs); LSH proposes the pairs outside them.
+        groups = [] if on_pairs is not None else (
+            dense.plan(searched, prefix_matrix(searched, min_threshold))[0] if plan is None else plan[0])
+        candidates = sum(dense.process(searched, g, min_threshold, sink) for g in groups)
+        signatures = minhash_signatures(searched, bands * rows, seed,
+                                        None if progress is None else lambda f, s: search_progress(0.2 * f, s))
+        for cand_a, cand_b in lsh_candidate_batches(
+                signatures, bands, rows,
+                progress=None if progress is None else lambda f, s: search_progress(0.2 + 0.8 * f, s),
+                group=dense.group_of(searched.shape[0], groups) if groups else None):
+            candidates += int(cand_a.size)
+            verify_candidates(searched, cand_a, cand_b, min_threshold, sink=target)
+        fields = dict(method="minhash-lsh", candidates=candidates, num_perm=num_perm, bands=bands, rows=rows,
+                      seed=seed, **({"dense_groups": tuple(int(g.ids.size) for g in groups)} if groups else {}))
+    if node_classes_ is None:
+        return sink.result(**common, **fields)
+    return expand(sink.result(**common, **fields), node_classes_, weight=weight, **common, **fields)
 
 
 class _Tee:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import AuditorError
 from .. import parallel
+from ..errors import AuditorError
 from ..parallel import thread_map
 
 TARGET_RECALL = 0.99         # per-pair catch probability wanted at the lowest threshold
@@ -30,7 +30,7 @@ def choose_bands(min_threshold: float, num_perm: int) -> tuple[int, int]:
 _MASK32 = np.uint64(0xFFFFFFFF)
 
 
-def _splitmix64(x: np.ndarray) -> np.ndarray:
+def splitmix64(x: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore"):
         x = x + np.uint64(0x9E3779B97F4A7C15)
         x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
@@ -47,7 +47,7 @@ def _permutations(num_perm: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _shingle_hashes(nodes: sp.csr_matrix, seed: int) -> np.ndarray:
     """A 64-bit hash of every (node, shingle) entry's shingle id."""
-    return _splitmix64(np.arange(nodes.shape[1], dtype=np.uint64) ^ np.uint64(seed))[nodes.indices]
+    return splitmix64(np.arange(nodes.shape[1], dtype=np.uint64) ^ np.uint64(seed))[nodes.indices]
 
 
 def minhash_signatures(nodes: sp.csr_matrix, num_perm: int, seed: int, progress=None) -> np.ndarray:
@@ -89,19 +89,28 @@ def minhash_signatures_numpy(nodes: sp.csr_matrix, num_perm: int, seed: int) -> 
 BATCH = 2_000_000            # candidate pairs handed to verification at a time
 
 
-def lsh_candidate_batches(sig: np.ndarray, bands: int, rows: int, batch: int = BATCH, progress=None):
+def lsh_candidate_batches(sig: np.ndarray, bands: int, rows: int, batch: int = BATCH, progress=None,
+                          group: np.ndarray | None = None):
     """Node pairs (a < b) that agree on at least one whole band, as (a, b) batches of at most
     ``batch`` pairs. A pair is emitted only in the first band where it collides (the compiled
     loop checks the earlier bands), so the batches hold each candidate once and memory stays
-    at one batch, however many pairs a bucket of templated copies makes."""
+    at one batch, however many pairs a bucket of templated copies makes. ``group``: each node's
+    dense group (``dense.group_of``; -1 none): pairs inside one group are not proposed (the
+    dense pass scores them), and a bucket's members of one group are skipped as a run."""
     from ..kernels import band_first_pairs
 
     keys = band_keys(sig, bands, rows)
     out_a = np.empty(batch, dtype=np.int64)
     out_b = np.empty(batch, dtype=np.int64)
+    n = sig.shape[0]
     for band in range(bands):
         bucket = keys[:, band]
-        order = np.argsort(bucket, kind="stable").astype(np.int64)
+        if group is None:
+            order = np.argsort(bucket, kind="stable").astype(np.int64)
+            skip_to = np.arange(1, n + 1, dtype=np.int64)
+        else:
+            order = np.lexsort((np.arange(n), group, bucket)).astype(np.int64)
+            skip_to = group_runs(bucket[order], group[order])
         ordered = bucket[order]
         starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if ordered.size else np.zeros(0, np.int64)
         ends = np.r_[starts[1:], ordered.size].astype(np.int64)
@@ -109,11 +118,24 @@ def lsh_candidate_batches(sig: np.ndarray, bands: int, rows: int, batch: int = B
         starts, ends = starts[shared].astype(np.int64), ends[shared]
         state = np.array([0, -1, 0], dtype=np.int64)
         while state[0] < starts.size:
-            k = band_first_pairs(order, starts, ends, keys, band, state, out_a, out_b)
+            k = band_first_pairs(order, starts, ends, keys, band, state, out_a, out_b, skip_to)
             if k:
                 yield out_a[:k].copy(), out_b[:k].copy()
         if progress:
             progress((band + 1) / bands, "finding candidates")
+
+
+def group_runs(bucket: np.ndarray, group: np.ndarray) -> np.ndarray:
+    """For nodes sorted by (bucket, group): the first position each may pair with, past its
+    run of one bucket and one dense group (the next position for a node in no group)."""
+    n = bucket.size
+    if not n:
+        return np.zeros(0, np.int64)
+    new_run = np.r_[True, (bucket[1:] != bucket[:-1]) | (group[1:] != group[:-1])]
+    run_start = np.flatnonzero(new_run)
+    run_end = np.r_[run_start[1:], n]
+    end_of = np.repeat(run_end, np.diff(np.r_[run_start, n]))
+    return np.where(group >= 0, end_of, np.arange(1, n + 1)).astype(np.int64)
 
 
 def band_keys(sig: np.ndarray, bands: int, rows: int) -> np.ndarray:
@@ -153,7 +175,7 @@ def lsh_band_pairs(sig: np.ndarray, band: int, rows: int) -> np.ndarray:
     return pairs_within_groups(_band_keys(sig, band, rows))
 
 
-def _distinct(values: np.ndarray) -> np.ndarray:
+def distinct_rows(values: np.ndarray) -> np.ndarray:
     """Sorted distinct values; sort + mask is 6-9x faster than np.unique here (BENCHMARKS.md)."""
     values = np.sort(values)
     return values[np.r_[True, values[1:] != values[:-1]]] if values.size else values

@@ -121,15 +121,22 @@ class PrefixIndex:
         if bounds.size:
             self.use_compiled(float(bounds[-1]))
         blocks, start = [], 0
+        self.work = []                               # product entries up to each block's end
         while start < last - first:
             limit = (bounds[start - 1] if start else 0.0) + PRODUCT_BUDGET
             stop = max(start + 1, int(np.searchsorted(bounds, limit, side="right")))
             blocks.append((first + start, first + stop))
+            self.work.append(float(bounds[stop - 1]))
             start = stop
         return blocks
 
     def candidates(self, block: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
         """(query rows ascending, indexed rows) of one block's candidates."""
+        return self.bounded_candidates(block)[:2]
+
+    def bounded_candidates(self, block: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``candidates`` and each pair's upper bound on its Jaccard (the size filter's ratio and
+        the overlap bound of ``CandidateFilter``), for the work budget (``near.join``)."""
         start, stop = block
         if self.compiled is not None:
             return self._compiled_candidates(start, stop)
@@ -143,7 +150,8 @@ class PrefixIndex:
         keep = self.filter(rows, cols, shared)
         if self.group is not None:
             keep &= (self.group[rows] < 0) | (self.group[rows] != self.group[cols])
-        return rows[keep], cols[keep]
+        rows, cols = rows[keep], cols[keep]
+        return rows, cols, self.filter.jaccard_bound(rows, cols, self.filter.overlap_bound(rows, cols, shared[keep]))
 
     def _compiled_candidates(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
         from ..kernels import prefix_candidates
@@ -152,12 +160,14 @@ class PrefixIndex:
         bound = int(list_len[q_indices[q_indptr[start]:q_indptr[stop]]].sum())
         out_a = np.empty(bound, np.int64)
         out_b = np.empty(bound, np.int64)
+        out_bound = np.empty(bound, np.int64)
         f = self.filter
         k = prefix_candidates(start, stop, q_indptr, q_indices, t_indptr, t_indices, start < self.indexed,
                               f.sizes, f.last, f.suffix, float(f.t), EPS,
                               np.zeros(0, np.int64) if self.group is None else self.group, *self._scratch(),
-                              out_a, out_b)
-        return out_a[:k], out_b[:k]
+                              out_a, out_b, out_bound)
+        a, b = out_a[:k], out_b[:k]
+        return a, b, f.jaccard_bound(a, b, out_bound[:k])
 
     def _scratch(self) -> tuple[np.ndarray, np.ndarray]:
         """This thread's count and touched arrays (one slot per indexed row); the kernel leaves
@@ -198,9 +208,19 @@ class CandidateFilter:
     def __call__(self, x: np.ndarray, y: np.ndarray, shared: np.ndarray) -> np.ndarray:
         sx, sy = self.sizes[x], self.sizes[y]
         fits = size_fits(self.sizes, x, y, self.t)
+        return fits & (self.overlap_bound(x, y, shared) >= self.t / (1 + self.t) * (sx + sy) - EPS)
+
+    def overlap_bound(self, x: np.ndarray, y: np.ndarray, shared: np.ndarray) -> np.ndarray:
+        """An upper bound on |x & y|: the shared prefix shingles and the suffix that may hold more."""
         lx, ly = self.last[x], self.last[y]
         rest = np.where(lx < ly, self.suffix[x],
                         np.where(ly < lx, self.suffix[y], np.minimum(self.suffix[x], self.suffix[y])))
-        return fits & (shared + rest >= self.t / (1 + self.t) * (sx + sy) - EPS)
+        return shared + rest
+
+    def jaccard_bound(self, x: np.ndarray, y: np.ndarray, overlap: np.ndarray) -> np.ndarray:
+        """An upper bound on J(x, y) from an overlap bound and the sizes."""
+        sx, sy = self.sizes[x], self.sizes[y]
+        inter = np.minimum(np.minimum(overlap, sx), sy).astype(np.float64)
+        return inter / np.maximum(sx + sy - inter, 1)
 
 

@@ -22,8 +22,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components, minimum_spanning_tree
 
-from .result import (EPS, SCORE_SCALE, STRATA, STRATUM_CAP, CrossPairs, Pairs, ScoreCounts, score_bins,
-                     threshold_bin)
+from .result import (EPS, SCORE_SCALE, STRATA, STRATUM_CAP, CrossPairs, EstimatedCounts, Pairs, ScoreCounts,
+                     score_bins, threshold_bin)
 
 LEVEL_STEP = 0.05             # forest components kept at every 0.05: the implied-edge test's quick path
 BUFFER_MIN = 2_000_000        # edges buffered before the forest is rebuilt (or nodes / 2 if more)
@@ -33,10 +33,13 @@ COUNT_FLUSH = 8_000_000       # score bins buffered before they are added to the
 class PairSink:
     """Exact counts, a maximum spanning forest and a stratified sample of the verified pairs."""
 
-    def __init__(self, weight: np.ndarray, min_threshold: float):
+    def __init__(self, weight: np.ndarray, min_threshold: float, multiplicity: np.ndarray | None = None):
         self.weight = np.asarray(weight, dtype=np.int64)
         self.n = int(self.weight.size)
-        self.unit = bool(self.n == 0 or self.weight.max() == 1)
+        # ``multiplicity``: how many nodes each row stands for (a class of nodes, ``classes``), so
+        # node_hist counts node pairs; None: one each.
+        self.multiplicity = None if multiplicity is None else np.asarray(multiplicity, dtype=np.int64)
+        self.unit = bool((self.n == 0 or self.weight.max() == 1) and self.multiplicity is None)
         self.base = threshold_bin(min_threshold)
         size = SCORE_SCALE - self.base + 2
         self.node_hist = np.zeros(size, np.int64)
@@ -56,6 +59,7 @@ class PairSink:
         self.buffer: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self.buffered = 0
         self.limit = max(BUFFER_MIN, self.n // 2)
+        self.sampled = None                           # (rate, skipped, node, record, record^2 sums per bin)
 
     # ------------------------------------------------------------------ intake
 
@@ -80,6 +84,30 @@ class PairSink:
                 self.compact()
                 self.index_forest()
 
+    def add_sampled(self, a: np.ndarray, b: np.ndarray, j: np.ndarray, rate: float, skipped: int) -> None:
+        """Verified pairs of a seeded sample at ``rate`` standing for candidates that were not
+        verified (the forest implied them: they only count), and how many were ``skipped``."""
+        if self.sampled is None:
+            size = self.node_hist.size
+            self.sampled = [rate, 0, np.zeros(size), np.zeros(size), np.zeros(size), 0, 0.0]
+        state = self.sampled
+        state[1] += int(skipped)
+        if not a.size:
+            return
+        bins = score_bins(j) - self.base
+        y = (self.weight[a] * self.weight[b]).astype(np.float64)
+        m = np.ones(a.size) if self.multiplicity is None else (self.multiplicity[a] * self.multiplicity[b]).astype(np.float64)
+        state[2] += np.bincount(bins, weights=m, minlength=state[2].size)
+        state[3] += np.bincount(bins, weights=y, minlength=state[3].size)
+        state[4] += np.bincount(bins, weights=y * y, minlength=state[4].size)
+        state[5] += int(a.size)
+        state[6] += float(y.sum())
+
+    def implied(self, a: np.ndarray, b: np.ndarray, j: np.ndarray) -> np.ndarray:
+        """Pairs whose ends the current forest joins by edges all scoring at least ``j`` (a pair
+        below such a bound can change no component)."""
+        return self._implied(a, b, score_bins(j))
+
     def add_counts(self, node_hist: np.ndarray, record_hist: np.ndarray | None) -> None:
         """Counts made elsewhere (the dense kernel), over the same bins as ``node_hist``."""
         self.node_hist += node_hist
@@ -87,7 +115,8 @@ class PairSink:
             self.record_hist += record_hist
 
     def _count(self, a, b, j) -> None:
-        self.pending.append((score_bins(j) - self.base, None if self.unit else self.weight[a] * self.weight[b]))
+        self.pending.append((score_bins(j) - self.base, None if self.unit else self.weight[a] * self.weight[b],
+                             None if self.multiplicity is None else self.multiplicity[a] * self.multiplicity[b]))
         self.pending_size += a.size
         if self.pending_size >= COUNT_FLUSH:
             self._flush_counts()
@@ -96,7 +125,11 @@ class PairSink:
         if not self.pending:
             return
         bins = np.concatenate([p[0] for p in self.pending])
-        self.node_hist += np.bincount(bins, minlength=self.node_hist.size)
+        if self.multiplicity is None:
+            self.node_hist += np.bincount(bins, minlength=self.node_hist.size)
+        else:
+            m = np.concatenate([p[2] for p in self.pending]).astype(np.float64)     # exact below 2^53
+            self.node_hist += np.rint(np.bincount(bins, weights=m, minlength=self.node_hist.size)).astype(np.int64)
         if not self.unit:
             w = np.concatenate([p[1] for p in self.pending]).astype(np.float64)   # exact below 2^53
             self.record_hist += np.rint(np.bincount(bins, weights=w, minlength=self.node_hist.size)).astype(np.int64)
@@ -178,12 +211,26 @@ class PairSink:
     def result(self, **fields) -> Pairs:
         self._flush_counts()
         self.compact()
+        listed = self.complete and self.sampled is None      # counted-only pairs are not in the sample
+        if self.sampled is not None and self.sampled[1] == 0:
+            # Every implied candidate happened to be in the sample: its pairs are the exact count.
+            self.node_hist += np.rint(self.sampled[2]).astype(np.int64)
+            if not self.unit:
+                self.record_hist += np.rint(self.sampled[3]).astype(np.int64)
+            self.sampled = None
         nz = np.flatnonzero(self.node_hist)
         counts = ScoreCounts(bins=nz + self.base, node_pairs=self.node_hist[nz], record_pairs=self.record_hist[nz])
         fa, fb, fj = self.forest
         sa, sb, sj = self.sample
+        estimate = None
+        if self.sampled is not None:
+            rate, skipped, node_sum, record_sum, record_sq, hits, total = self.sampled
+            at = np.flatnonzero(record_sum)
+            estimate = EstimatedCounts(rate=rate, skipped=skipped, bins=at + self.base, node_sum=node_sum[at],
+                                       record_sum=record_sum[at], record_sq=record_sq[at],
+                                       unit=total / hits if hits else (float(self.weight.mean()) if self.n else 1.0))
         return Pairs(a=sa, b=sb, jaccard=sj, forest_a=fa, forest_b=fb, forest_jaccard=fj, counts=counts,
-                     complete=self.complete, weight=self.weight, **fields)
+                     complete=listed, weight=self.weight, estimate=estimate, **fields)
 
 
 def rank_in_runs(keys: np.ndarray) -> np.ndarray:

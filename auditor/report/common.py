@@ -8,6 +8,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..hidden import visible
+from ..io.outputs import atomic_write, write_error
+
 SCHEMA_VERSION = 1
 PARAPHRASE_CAVEAT = ("Overlap here is lexical (shared words and n-grams). Paraphrases, translations and "
                      "reformatted items are not detected.")
@@ -57,7 +60,6 @@ def to_json(summary: dict) -> str:
 def write_outputs(out_dir: str | Path, summary_dict: dict, markdown_text: str, extra: dict | None = None) -> list:
     """REPORT.md, any extra files (name -> text), then summary.json into ``out_dir``; each written
     atomically, summary.json last, so a folder holding a summary.json is complete."""
-    from ..outputs import atomic_write, write_error
     out = Path(out_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -74,8 +76,9 @@ def write_outputs(out_dir: str | Path, summary_dict: dict, markdown_text: str, e
 
 
 def md_cell(value) -> str:
-    """Dataset content inside a Markdown table: escaped so it renders as text, never markup."""
-    text = "" if value is None else str(value)
+    """Dataset content inside a Markdown table: escaped so it renders as text, never markup, its
+    hidden characters (zero-width, bidirectional) shown as ⟨U+200B⟩ (``hidden.visible``)."""
+    text = visible("" if value is None else str(value))
     text = text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("\r", " ")
     for ch in "`*_[]<>#!":
         text = text.replace(ch, "\\" + ch)
@@ -90,6 +93,13 @@ def md_note(value, limit: int = 2000) -> str:
     head = text[:limit]
     # md_cell a piece at a time: escaping at most doubles 100 characters, within its cut
     return "".join(md_cell(head[i:i + 100]) for i in range(0, len(head), 100)) + ("…" if len(text) > limit else "")
+
+
+def side_name(info: dict) -> str:
+    """A dataset as a report names it: its source, then the config and split when it has them
+    ("openai/gsm8k (main, test)"), so two configs of one dataset read as two sides."""
+    parts = [str(info[k]) for k in ("config", "split") if info.get(k)]
+    return md_cell(info["source"] + (f" ({', '.join(parts)})" if parts else ""))
 
 
 def pct(part: int, whole: int) -> str:

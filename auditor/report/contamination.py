@@ -2,8 +2,16 @@
 ContaminationResult."""
 from __future__ import annotations
 
-from .common import NO_WORDS, PARAPHRASE_CAVEAT, SCHEMA_VERSION, md_cell, md_note, unusable_note
-
+from ..settings import COPIED_COVERAGE
+from .common import (
+    NO_WORDS,
+    PARAPHRASE_CAVEAT,
+    SCHEMA_VERSION,
+    md_cell,
+    md_note,
+    side_name,
+    unusable_note,
+)
 
 LISTED = 50         # contaminated items in REPORT.md's table (summary.json has them all)
 
@@ -13,7 +21,6 @@ def _share(count: int, total: int) -> dict:
 
 
 def summary(result) -> dict:
-    from ..contamination import COPIED_COVERAGE, TOKENIZER
     n_b = result.benchmark["records"]
     copied = sum(it.get("verdict") == "copied" for it in result.items)
     return {
@@ -21,7 +28,7 @@ def summary(result) -> dict:
         "corpus": {**result.corpus, "records": result.corpus_records, "tokens": result.corpus_tokens,
                    "no_words": result.corpus_no_words},
         "benchmark": result.benchmark,
-        "settings": {"ngram": result.n, "tokenizer": TOKENIZER},
+        "settings": {"ngram": result.n, "tokenizer": result.tokenizer, "normalization": result.normalization},
         "contaminated": {"records": len(result.items),
                          "fraction": round(len(result.items) / n_b, 6) if n_b else 0.0},
         "too_short": {"records": len(result.too_short), "rows": result.too_short[:100]},
@@ -38,13 +45,13 @@ def summary(result) -> dict:
 
 
 def markdown(result) -> str:
-    from ..contamination import TOKENIZER
     d = summary(result)
     b, c = d["benchmark"], d["corpus"]
-    lines = [f"# Contamination: {md_cell(b['name'])} in {md_cell(c['source'])}", "",
+    lines = [f"# Contamination: {md_cell(b['name'])} in {side_name(c)}", "",
              f"{d['contaminated']['records']:,} of {b['records']:,} benchmark items "
              f"({100 * d['contaminated']['fraction']:.2f}%) share at least one {result.n}-gram with the corpus "
-             f"({c['records']:,} records, {c['tokens']:,} tokens). Tokens: {TOKENIZER}.", ""]
+             f"({c['records']:,} records, {c['tokens']:,} tokens). Tokens: {result.tokenizer}, of the text "
+             f"normalised ({result.normalization}).", ""]
     if result.items:
         lines += [f"Of these, **{d['copied']['records']:,} look copied** (at least "
                   f"{100 * d['copied']['min_coverage']:.0f}% of the item's words lie in its {result.n}-grams found in "

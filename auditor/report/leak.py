@@ -7,7 +7,15 @@ text_jaccard is the two texts' own).
 """
 from __future__ import annotations
 
-from .common import NO_TEXT, PARAPHRASE_CAVEAT, SCHEMA_VERSION, md_cell, md_note, unusable_note
+from .common import (
+    NO_TEXT,
+    PARAPHRASE_CAVEAT,
+    SCHEMA_VERSION,
+    md_cell,
+    md_note,
+    side_name,
+    unusable_note,
+)
 
 PAIRS_SAMPLE = 50
 EVIDENCE_MATCHES = 5        # A rows listed per leaked B record
@@ -46,7 +54,8 @@ def summary(result) -> dict:
         "a": side_block(result.a), "b": side_block(result.b),
         "settings": {"threshold": result.threshold,
                      "shingle": {"unit": result.shingle.unit, "size": result.shingle.size},
-                     "text_normalizer": "default", "answer_normalizer": result.answer_normalizer},
+                     "text_normalizer": "default", "answer_normalizer": result.answer_normalizer,
+                     "normalization": result.normalization},
         "method": {"near_duplicates": near.method if near else None,
                    "answer_identity": "the whole answer after the answer normaliser, not a final number"},
         "identical_text": frac(result.counts["identical_text"]),
@@ -98,10 +107,9 @@ def fields_line(roles_a: dict, roles_b: dict) -> str:
 def markdown(result) -> str:
     d = summary(result)
     n_b = d["b"]["records"]
-    name = (lambda s: md_cell(s["source"] + (f" ({s['split']})" if s["split"] else "")))
-    lines = [f"# Leakage: {name(d['a'])} → {name(d['b'])}", "",
-             f"Every figure counts records of the evaluation side ({name(d['b'])}, {n_b:,} records) that also "
-             f"occur in {name(d['a'])} ({d['a']['records']:,} records).", "",
+    lines = [f"# Leakage: {side_name(d['a'])} → {side_name(d['b'])}", "",
+             f"Every figure counts records of the evaluation side ({side_name(d['b'])}, {n_b:,} records) that also "
+             f"occur in {side_name(d['a'])} ({d['a']['records']:,} records).", "",
              fields_line(d["a"]["roles"], d["b"]["roles"]), ""]
     if same_records(d):
         lines += [f"> Note: {SAME_RECORDS}", ""]
@@ -122,7 +130,8 @@ def markdown(result) -> str:
     lines += ["", "**Reading it.** An identical question alone may be a reused stem asked of different data; "
               "an identical answer alone may be a common short answer. *Identical both* is the figure that "
               "means a model could score by memory. Answers are compared whole, after normalisation "
-              f"({result.answer_normalizer or 'no answer field'}), never by a final number alone."]
+              f"({result.answer_normalizer or 'no answer field'}), never by a final number alone. "
+              f"Texts are compared normalised: {result.normalization}."]
     for side in ("b", "a"):
         if d[side]["no_text"]:
             lines += ["", unusable_note(d[side]["no_text"], d[side]["records"], f"{side.upper()}'s", NO_TEXT)]

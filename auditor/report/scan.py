@@ -2,8 +2,16 @@
 with the overview and roles rows the app shows too."""
 from __future__ import annotations
 
-from .. import __version__
-from .common import PARAPHRASE_CAVEAT, SCHEMA_VERSION, md_cell, md_note, pct, plain, plural
+from ..version import __version__
+from .common import (
+    PARAPHRASE_CAVEAT,
+    SCHEMA_VERSION,
+    md_cell,
+    md_note,
+    pct,
+    plain,
+    plural,
+)
 
 SCHEMA_ISSUES_SHOWN = 50      # REPORT.md's schema table; summary.json lists every issue
 
@@ -37,6 +45,7 @@ def summary(result, threshold: float | None = None) -> dict:
         "input": input_block(result.table, result.fingerprint),
         "roles": result.roles.to_dict(),
         "settings": {"normalizer": s.normalizer, "answer_normalizer": result.answer_normalizer,
+                     "normalization": result.normalization,
                      "shingle": {"unit": s.shingle.unit, "size": s.shingle.size},
                      "threshold": s.threshold, "thresholds": list(s.thresholds), "num_perm": pairs.num_perm,
                      "bands": pairs.bands, "rows": pairs.rows, "seed": s.seed},
@@ -52,22 +61,59 @@ def summary(result, threshold: float | None = None) -> dict:
                             if pairs.method == "exact-all-pairs" else
                             "MinHash-LSH proposes candidates, each verified with its exact Jaccard; "
                             "expected_recall is the chance of catching a pair whose Jaccard equals that "
-                            "threshold (pairs above it are caught more often)")},
+                            "threshold (pairs above it are caught more often)"),
+                   **_budget_block(pairs)},
         "schema": {"fields": [{"name": f.name, "type": f.majority_type, "present": f.present}
                               for f in result.schema.fields],
-                   "issues": plain(result.schema.issues)},
+                   "issues": plain(result.schema.issues),
+                   # only when capped, so the schema of ordinary data reads as before
+                   **({"fields_total": result.schema.fields_total,
+                       "note": f"the data has {result.schema.fields_total:,} fields; the first "
+                               f"{len(result.schema.fields):,} (in order of first appearance) are typed and "
+                               "listed, the others only counted"} if result.schema.capped else {})},
         "degenerate": plain(result.degenerate),
         "exact_duplicates": {name: _groups(groups) for name, groups in result.exact.items()},
         "exact_duplicates_by_normalizer": {field: {name: _groups(g) for name, g in table.items()}
                                            for field, table in result.exact_by_normalizer.items()},
-        "near_duplicates": plain(near),
-        "curve": plain(result.curve),
+        "near_duplicates": with_estimate(near),
+        "curve": [with_estimate(p) for p in result.curve],
         "concentration": None if conc is None else plain(conc),
         "label_conflicts": None if result.label_conflicts is None else plain(result.label_conflicts),
         # How the search ran on Ray (--engine ray); absent for the local engine, so the rest of
         # the report is byte-identical between engines.
         **({"engine": result.engine} if result.engine else {}),
     }
+
+
+def with_estimate(point) -> dict:
+    """A curve point's or the near-duplicate block's JSON, with ``pairs_estimated: true`` and
+    ``pairs_interval: [low, high]`` added when its pair count is an estimate (absent otherwise, so
+    a report whose counts are all exact is unchanged)."""
+    out = plain(point)
+    if point.pairs_interval is not None:
+        out["pairs_estimated"] = True
+        out["pairs_interval"] = [int(x) for x in point.pairs_interval]
+    return out
+
+
+def _budget_block(pairs) -> dict:
+    """summary.json's method keys for a search that passed its work budget (none otherwise)."""
+    e = pairs.estimate
+    if e is None:
+        return {}
+    return {"pairs_estimated": True,
+            "pairs_estimate": {"sample_rate": e.rate, "candidates_not_verified": int(e.skipped),
+                               "note": ("past the exact search's work budget, candidates the cluster forest "
+                                        "already joined at or above their Jaccard's upper bound were verified "
+                                        "in a seeded sample only: clusters are exact, pair counts are "
+                                        "estimates with a 95% interval (pairs_interval)")}}
+
+
+def pairs_text(count: int, interval) -> str:
+    """A pair count as the reports show it: exact, or "≈N (95% interval lo–hi)"."""
+    if interval is None:
+        return f"{count:,}"
+    return f"≈{count:,} (estimated; 95% interval {interval[0]:,}–{interval[1]:,})"
 
 
 # The exact-duplicate keys of summary.json's "exact_duplicates", with the words tables use for them.
@@ -96,7 +142,7 @@ def overview_rows(d: dict) -> list[tuple[str, str]]:
             rows.append((f"Exact duplicates: {label} ({g['normalizer']})",
                          f"{plural(g['groups'], 'group')}, {plural(g['records'], 'record')}, {g['redundant']:,} redundant "
                          f"({pct(g['redundant'], n)})"))
-    rows += [(f"Near-duplicate pairs at Jaccard ≥ {near['threshold']:g}", f"{near['pairs']:,}"),
+    rows += [(f"Near-duplicate pairs at Jaccard ≥ {near['threshold']:g}", pairs_text(near["pairs"], near.get("pairs_interval"))),
              ("Near-duplicate clusters", f"{near['clusters']:,}: {near['identical_clusters']:,} identical in every "
               f"evaluated field, {near['variant_clusters']:,} variants (shared stem, something differs)"),
              ("Records in clusters", f"{near['records_in_clusters']:,} (largest cluster {near['largest_cluster']:,})")]
@@ -131,7 +177,8 @@ def markdown(result, threshold: float | None = None) -> str:
     lines += ["", "## Method", "",
               f"Near duplicates: `{m['near_duplicates']}` over {m['distinct_texts']:,} distinct shingle sets, "
               f"{m['candidates']:,} candidate pairs scored; shingles {d['settings']['shingle']['unit']}:"
-              f"{d['settings']['shingle']['size']}; every reported pair carries its exact Jaccard."]
+              f"{d['settings']['shingle']['size']}; every reported pair carries its exact Jaccard.", "",
+              f"Texts are compared normalised: {d['settings']['normalization']}."]
     if m.get("template_groups"):
         lines += ["", f"{len(m['template_groups']):,} template group(s) of "
                   f"{', '.join(f'{g:,}' for g in m['template_groups'][:5])} distinct texts share most of their "
@@ -141,12 +188,19 @@ def markdown(result, threshold: float | None = None) -> str:
         lines += ["", f"MinHash-LSH with {d['settings']['num_perm']} permutations, {d['settings']['bands']} bands x "
                   f"{d['settings']['rows']} rows, seed {d['settings']['seed']}. Chance of catching a pair whose "
                   f"Jaccard equals the threshold: {recall}. Counts are lower bounds."]
+    if m.get("pairs_estimated"):
+        e = m["pairs_estimate"]
+        lines += ["", f"Pair counts are estimates: past the exact search's work budget, "
+                  f"{e['candidates_not_verified']:,} candidate pairs that the cluster forest already joined at or "
+                  f"above their Jaccard's upper bound were verified in a seeded {e['sample_rate']:g} sample only. "
+                  "Clusters, records in clusters and the largest cluster are exact; each estimated count "
+                  "carries its 95% interval."]
     lines += ["", "## Threshold curve", "", "| threshold | pairs | clusters | per 1,000 records | jump |",
               "|---|---|---|---|---|"]
     for p in d["curve"]:
         jump = "–" if p["jump_vs_previous"] is None else f"{p['jump_vs_previous']:.2f}x"
-        lines.append(f"| {p['threshold']:g} | {p['pairs']:,} | {p['clusters']} | {p['clusters_per_1000']:.2f} | "
-                     f"{jump} |")
+        lines.append(f"| {p['threshold']:g} | {pairs_text(p['pairs'], p.get('pairs_interval'))} | {p['clusters']} | "
+                     f"{p['clusters_per_1000']:.2f} | {jump} |")
     if near["pairs_sample"]:
         text = result.fields.text
         lines += ["", f"## Near-duplicate pairs (top {min(10, len(near['pairs_sample']))})", "",
@@ -162,6 +216,8 @@ def markdown(result, threshold: float | None = None) -> str:
                   f"Herfindahl index {conc['hhi']:.4f}.", "", "| group | records | share |", "|---|---|---|"]
         for t in conc["top"]:
             lines.append(f"| {md_cell(t['value'])} | {t['records']:,} | {100 * t['share']:.1f}% |")
+    if d["schema"].get("fields_total"):
+        lines += ["", f"> **Wide records:** {md_note(d['schema']['note'])}."]
     if d["schema"]["issues"]:
         lines += ["", "## Schema issues", "", "| field | issue | records | expected | found | rows |",
                   "|---|---|---|---|---|---|"]

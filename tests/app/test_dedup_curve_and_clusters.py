@@ -98,7 +98,7 @@ def test_the_cluster_list_pages_searches_and_filters_with_its_counts(templated):
     caption = view["clusters_info"]
     assert f"**{len(clusters)} clusters at Jaccard ≥ 0.4**" in caption
     assert f"**{len(rows) - dropped_by(clusters):,} of {len(rows):,} rows**" in caption
-    assert f"showing 1–{min(20, len(clusters))}" in caption
+    assert f"Showing 1–{min(20, len(clusters))}." in caption
     first_page = view["clusters_df"]["value"]
     sizes = sorted((len(c) for c in clusters), reverse=True)
     assert first_page["size"].tolist() == sizes[:20] and first_page["rank"].tolist() == list(range(1, 21))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -86,7 +87,6 @@ def test_the_library_takes_the_revision_too(hub):
             f"r = auditor.scan({REPO!r}, revision={hub['first']!r})\n"
             f"t = auditor.load({REPO!r})\n"
             "print(json.dumps([r.summary()['input']['revision'], r.records, t.revision, len(t.rows)]))\n")
-    import subprocess
     env = {**os.environ, **hub["env"]}
     env.pop("HF_TOKEN", None)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120,

@@ -1,0 +1,211 @@
+"""Copies of records: rows written in a format (``write_rows``), and a local corpus's records
+copied line for line less some rows (``copy_record_lines``: decontaminate's, dedup's and the Ray
+copy tasks' one way of writing a kept record), checked against the files as they were scanned.
+Every write is atomic (``outputs.atomic_write``)."""
+from __future__ import annotations
+
+import csv
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import AuditorError
+from .budget import READ_ERRORS, Budget, open_stream, read_error
+from .formats import file_batches, line_blocks
+from .listing import format_of, local_files
+from .outputs import CSV_LINE_END, atomic_write, write_error
+from .sources import looks_local, source_text
+
+
+def write_rows(rows: list, path: str | Path, fmt: str | None = None, *, before_replace=None) -> list[str]:
+    """Rows to .jsonl, .json (an array), .csv, .tsv or .parquet, by the file's extension or ``fmt``
+    (jsonl, json, csv, tsv, parquet); returns notices. The file is written atomically
+    (``outputs.atomic_write``, which runs ``before_replace``): complete at ``path``, or the previous
+    file kept."""
+    try:
+        return _write_rows(rows, Path(path), fmt, before_replace)
+    except OSError as exc:
+            raise write_error(str(path), exc) from None
+
+
+def _escape_surrogates(value):
+    """``value`` with every lone surrogate written as a backslash escape (nested values too)."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, (list, tuple)):
+        return [_escape_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_escape_surrogates(k): _escape_surrogates(v) for k, v in value.items()}
+    return value
+
+
+def _refuse_nul(values, path: Path, where: str) -> None:
+    """A NUL character (a JSON "\\u0000") written raw in a CSV/TSV file makes it a binary file, which
+    no CSV reader (this tool's included) reads back: refused, inside the write, so nothing is left."""
+    for v in values:
+        if isinstance(v, str) and "\x00" in v:
+            raise AuditorError("usage", f"Cannot write {path.name}: {where} holds a NUL character (\\u0000) in "
+                               f"{v[:40]!r}, which a CSV or TSV file cannot carry (it would be read as binary).",
+                               "Write .jsonl, .json or .parquet instead, which keep it.")
+
+
+def _write_rows(rows: list, path: Path, fmt: str | None = None, before_replace=None) -> list[str]:
+    suffix = {"jsonl": ".jsonl", "json": ".json", "csv": ".csv", "tsv": ".tsv", "parquet": ".parquet"}.get(
+        fmt or "", path.suffix.lower())
+    if suffix in (".jsonl", ".ndjson"):
+        with atomic_write(path, errors="backslashreplace", before_replace=before_replace) as fh:
+            for r in rows:
+                fh.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
+    elif suffix == ".json":
+        with atomic_write(path, errors="backslashreplace", before_replace=before_replace) as fh:
+            fh.write("[")
+            for i, r in enumerate(rows):
+                fh.write(("\n" if not i else ",\n") + json.dumps(r, ensure_ascii=False, default=str))
+            fh.write("\n]\n")
+    elif suffix in (".csv", ".tsv"):
+        columns = list(dict.fromkeys(k for r in rows for k in r))
+        with atomic_write(path, errors="backslashreplace", newline="", before_replace=before_replace) as fh:
+            writer = csv.DictWriter(fh, fieldnames=columns, lineterminator=CSV_LINE_END,
+                                    delimiter="\t" if suffix == ".tsv" else ",")
+            _refuse_nul(columns, path, "a column name")
+            writer.writeheader()
+            for i, r in enumerate(rows):
+                # (json.dumps escapes a NUL inside a list or object; a plain text value keeps it)
+                _refuse_nul(r.values(), path, f"written record {i}")
+                writer.writerow({k: (json.dumps(v, ensure_ascii=False) if isinstance(v, (list, dict)) else v)
+                                 for k, v in r.items()})
+    elif suffix in (".parquet", ".pq"):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+        columns = list(dict.fromkeys(k for r in rows for k in r))
+        arrays, notices = {}, []
+        for name in columns:
+            values = [r.get(name) for r in rows]
+            if _escape_surrogates(name) != name:
+                notices.append(f"column name {name!r} holds a lone surrogate: written with \\uXXXX escapes")
+                name = _escape_surrogates(name)
+            try:
+                try:
+                    arrays[name] = pa.array(values)
+                except UnicodeEncodeError:
+                    # Parquet text must be valid UTF-8 (Arrow refuses a lone surrogate, nested too):
+                    # escaped as the JSONL and CSV writers do; only then is the column walked again.
+                    values = [_escape_surrogates(v) for v in values]
+                    notices.append(f"column {name!r} holds text with lone surrogates (not valid Unicode): "
+                                   "written with \\uXXXX escapes")
+                    arrays[name] = pa.array(values)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
+                # Parquet needs one type per column; a column mixing types is kept as JSON text.
+                arrays[name] = pa.array([None if v is None else json.dumps(v, ensure_ascii=False, default=str)
+                                         for v in values])
+                notices.append(f"column {name!r} mixes types: written as JSON text")
+        table = pa.table(arrays)
+        with atomic_write(path, "wb", before_replace=before_replace) as fh:
+            pq.write_table(table, fh)
+        return notices
+    else:
+        raise AuditorError("usage", f"Cannot write {path.name}: unknown extension.",
+                          "Use .jsonl, .json, .csv, .tsv or .parquet.")
+    return []
+
+
+def copy_record_lines(files, dropped_rows: np.ndarray, records: int, out, *, as_array: bool = False,
+                      source: str = "the corpus", stamps=(), before_replace=None) -> None:
+    """Write the records of the local ``files`` to ``out`` as JSON Lines (a JSON array with
+    ``as_array``), less the ascending 0-based ``dropped_rows``: a JSONL file's (plain or compressed)
+    each kept line's bytes as they are, another format's records as the auditor reads them (as the
+    Ray copy tasks write a shard). The files must still hold the ``records`` records that were
+    scanned (and ``stamps``: (path, stamp) pairs, be unchanged), else AuditorError, and no file.
+    ``before_replace``: as ``outputs.atomic_write``'s."""
+    write_lines(kept_items(record_lines([Path(f) for f in files]), np.asarray(dropped_rows), records, source, stamps),
+                 os.fspath(out), as_array, before_replace)
+
+
+def kept_items(items, dropped: np.ndarray, records: int, source: str, stamps=()):
+    """``items`` (records or their lines) less the ``dropped`` rows; raises inside the write (so no
+    copy is left behind) when they are not the ``records`` scanned, or a stamped file changed."""
+    at = row = 0            # the next dropped row (ascending); rows read
+    for row, item in enumerate(items, 1):
+        if at < dropped.size and dropped[at] == row - 1:
+            at += 1
+            continue
+        yield item
+    if row != records:
+        raise AuditorError("bad_format", f"{source} held {records:,} records when scanned and {row:,} when read "
+                           "again: it changed while it was read.", "Run again once the corpus is no longer being written.")
+    changed = [path for path, stamp in stamps if file_stamp(path) != stamp]
+    if changed:
+        raise AuditorError("bad_format", f"{changed[0]} changed while it was read (its size or change time is "
+                           "not what it was when the scan began): the rows found may not be the rows "
+                           "written.", "Run again once the corpus is no longer being written.")
+
+
+def local_stamps(corpus, split) -> list:
+    """(path, stamp) of each local file of the corpus, to tell a file rewritten between two passes
+    with as many records (a copy of one version with the rows found in the other)."""
+    corpus = source_text(corpus)
+    if corpus.startswith("example:") or not looks_local(corpus):
+        return []      # a Hub dataset is read from its cache, which is written once
+    return [(os.fspath(path), file_stamp(path)) for path in local_files(corpus, split)[0]]
+
+
+def file_stamp(path) -> tuple | None:
+    # The change time too: `touch -r` can put a modification time back, never a change time. A
+    # file gone has no stamp: changed.
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def local_source_files(corpus: str, split):
+    """The local files the scan read; None for another source (a dataset id, a bundled set)."""
+    if corpus.startswith("example:") or not looks_local(corpus):
+        return None
+    return local_files(corpus, split)[0]
+
+
+def record_line(record) -> str:
+    """A record read from a file that is not JSONL, as a JSONL line (``clean.write_rows``'s form)."""
+    return json.dumps(record, ensure_ascii=False, default=str)
+
+
+def record_lines(files):
+    """Each record's line (without its line end), in order. JSONL: the lines the row reader reads
+    as records (``formats.jsonl_rows``: every line that is not blank), through the same checked
+    stream (UTF-8, line cap, decompression); other formats: ``record_line`` of each record read."""
+    for path in files:
+        if format_of(path) != "jsonl":
+            for batch in file_batches(path, Budget(limited=False)):
+                yield from map(record_line, batch)
+            continue
+        stream = open_stream(path, Budget(limited=False), b"\n")
+        try:
+            yield from stream_record_lines(stream, path.name)
+        except READ_ERRORS as exc:
+            raise read_error(exc, path) from None
+        finally:
+            stream.close()
+
+
+def stream_record_lines(stream, name: str):
+    """The record lines of a checked JSONL stream (``budget.CountedStream``): every line not blank,
+    without its line end, as ``formats.jsonl_rows`` counts records."""
+    for lines in line_blocks(stream, name, {}):
+        yield from filter(str.strip, lines)
+
+
+def write_lines(lines, out: str, as_array: bool, before_replace=None) -> None:
+    # (a lone surrogate of a JSON escape, as the backslash escape it was: the line stays valid JSON)
+    with atomic_write(out, errors="backslashreplace", before_replace=before_replace) as fh:
+        if not as_array:
+            for line in lines:
+                fh.write(line + "\n")
+            return
+        fh.write("[")
+        for i, line in enumerate(lines):
+            fh.write(("\n" if not i else ",\n") + line.strip())
+        fh.write("\n]\n")

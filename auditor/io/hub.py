@@ -1,0 +1,307 @@
+"""Hugging Face Hub sources, through the real ``datasets`` / ``huggingface_hub`` clients.
+
+Imported only when a hub id is given (``datasets`` takes ~1.5 s to import). The hub is
+asked first, with a short timeout, whether the repo exists and can be read, so an
+unreachable hub or a wrong id is a clear message in seconds instead of minutes of
+retries. Rows are streamed, so a row cap reads only what it needs.
+
+Which token reaches the hub (``_token``; every request path, the pre-flight ``dataset_info``,
+config and split listing and the streamed rows, gets the same one):
+
+- a string: that token, for this request only (never stored, logged or written to a report);
+- ``False`` or a blank string: no token at all. The clients get ``token=False``, which
+  huggingface_hub 2.x honours by sending no ``Authorization`` header (``get_token_to_send``), so
+  neither ``HF_TOKEN`` nor a token saved by ``hf auth login`` is used. A server (``app.py``)
+  always passes this unless its user typed a token: it never lends its own token to visitors;
+- ``None`` (the library and CLI default) or ``True``: this machine's token, resolved here, explicitly, as
+  huggingface_hub would: ``HF_TOKEN``, else the token saved by ``hf auth login``, none when
+  ``HF_HUB_DISABLE_IMPLICIT_TOKEN`` is set.
+
+The clients never receive ``token=None``, so they never fall back to a token on their own.
+
+One deadline covers the whole read (``within_deadline``): AUDITOR_HUB_TIMEOUT is the longest the
+Hub may go without answering, retries included. Each question to it (the pre-flight, the config and
+split listings, opening the stream) and each wait for the next rows must end within it; the clients'
+own retries with back-off (6 min 39 s against a hub that answered the pre-flight, then hung) run
+inside it. A read can also be cancelled (``CANCEL``): the caller gets its answer at once.
+"""
+from __future__ import annotations
+
+import contextvars
+import itertools
+import os
+import threading
+import time
+
+from ..env import env_float
+from ..errors import AuditorError
+from .table import Table, choose_split
+
+DEFAULT_HUB_TIMEOUT = 10.0
+
+
+def hub_timeout() -> float:
+    """Seconds the Hub may go without answering during a read, retries included (``within_deadline``;
+    the pre-flight question's own timeout too): AUDITOR_HUB_TIMEOUT, read when asked (a bad value
+    warns and the default applies; at most 600)."""
+    return env_float("AUDITOR_HUB_TIMEOUT", DEFAULT_HUB_TIMEOUT, 0.0, 600.0)
+
+
+# A threading.Event the caller may set to stop a Hub read (a visitor who left the Space); None: not
+# cancellable. Read by the thread that waits for the read (``within_deadline``).
+CANCEL: contextvars.ContextVar = contextvars.ContextVar("auditor_hub_cancel", default=None)
+_POLL = 0.2          # seconds between looks at the clock and the cancel flag
+
+
+class _Read:
+    """A Hub read running in its own thread: its result or error, and when it last heard from the Hub."""
+
+    def __init__(self):
+        self.heard = time.monotonic()
+        self.done = threading.Event()
+        self.stop = threading.Event()        # set when the caller gave up: the thread stops at its next answer
+        self.result = None
+        self.error: BaseException | None = None
+
+    def progress(self) -> None:
+        """The Hub answered (a listing, the next rows): the deadline starts again."""
+        self.heard = time.monotonic()
+        if self.stop.is_set():
+            raise _Abandoned()
+
+
+class _Abandoned(Exception):
+    """Raised in an abandoned read's thread, to end it at its next answer."""
+
+
+def within_deadline(work, repo_id: str, what: str = "the dataset"):
+    """``work(progress)`` run in a daemon thread, its result returned, under one deadline: it fails
+    with a clear error once the Hub has not answered for ``hub_timeout()`` seconds (``work`` calls
+    ``progress()`` whenever it did), or at once when ``CANCEL``'s event is set. The clients cannot be
+    interrupted inside a request: an abandoned thread ends at its next answer or its clients' limit."""
+    read = _Read()
+    limit = hub_timeout()
+    cancel = CANCEL.get()
+
+    def run():
+        try:
+            read.result = work(read.progress)
+        except BaseException as exc:     # handed to the waiting thread
+            read.error = exc
+        finally:
+            read.done.set()
+
+    threading.Thread(target=run, name=f"auditor-hub-read:{repo_id}", daemon=True).start()
+    while not read.done.wait(_POLL):
+        if cancel is not None and cancel.is_set():
+            read.stop.set()
+            raise AuditorError("cancelled", f"The read of {repo_id!r} from the Hub was cancelled.",
+                               "Start it again when you need it.")
+        if time.monotonic() - read.heard > limit:
+            read.stop.set()
+            raise AuditorError("hub_unreachable", f"The Hub stopped answering while reading {what} of {repo_id!r}: "
+                               f"nothing for {limit:g} s (AUDITOR_HUB_TIMEOUT, retries included).",
+                               "Try again later, check the network (or HF_ENDPOINT), or raise AUDITOR_HUB_TIMEOUT; "
+                               "offline, use a local file or example:NAME.")
+    if read.error is not None:
+        raise read.error
+    return read.result
+
+
+def _token(token) -> str | bool:
+    """The token to pass to the hub clients: a string, or False for "send none" (see the module
+    docstring). Never None: None would let the clients pick up HF_TOKEN on their own."""
+    if token is False:
+        return False
+    if isinstance(token, str):
+        return token.strip() or False
+    if token is not None and token is not True:
+        raise AuditorError("usage", f"A token must be a string, got {type(token).__name__}.",
+                           "Pass the token as text, False for none, or None for this machine's token.")
+    from huggingface_hub.utils import get_token_to_send
+    return get_token_to_send(None) or False
+
+
+def _classify(exc: Exception, repo_id: str, config=None) -> AuditorError:
+    """Map whatever the hub clients raised to one clear AuditorError, by the clients' exception
+    classes: huggingface_hub.errors (GatedRepoError is a RepositoryNotFoundError, so it is asked
+    first; OfflineModeIsEnabled is a ConnectionError), datasets.exceptions (datasets reports a gated
+    or missing set as DatasetNotFoundError, the two told apart by its message), the transport
+    errors of the HTTP client huggingface_hub uses (not OSError), builtin ConnectionError and
+    TimeoutError after retries, and datasets' ValueError for an unknown config."""
+    from datasets.exceptions import DatasetNotFoundError
+    from huggingface_hub.errors import (
+        GatedRepoError,
+        OfflineModeIsEnabled,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
+    from huggingface_hub.utils import (
+        httpx as hub_http,  # the HTTP client huggingface_hub is built on
+    )
+    text = str(exc)
+    if isinstance(exc, GatedRepoError) or (isinstance(exc, DatasetNotFoundError) and "is a gated dataset" in text):
+        return AuditorError("gated", f"{repo_id} is a gated dataset: access needs a token of an account that "
+                            "accepted its terms.", "Accept the terms on the dataset page, then pass a token "
+                            "(HF_TOKEN or the token box).")
+    if isinstance(exc, (RepositoryNotFoundError, DatasetNotFoundError, RevisionNotFoundError)):
+        return AuditorError("not_found", f"Dataset {repo_id!r} was not found on the Hub (or it is private).",
+                            "Check the id (owner/name, as in the dataset page URL); private sets need a token.")
+    if isinstance(exc, OfflineModeIsEnabled) or (isinstance(exc, ConnectionError) and "offline mode" in text.lower()):
+        return AuditorError("hub_unreachable", f"The Hub cannot be reached for {repo_id!r}: offline mode is on "
+                            "(HF_HUB_OFFLINE) and the dataset is not in the local cache.",
+                            "Unset HF_HUB_OFFLINE, or use a local file or a bundled example:NAME.")
+    if isinstance(exc, (ConnectionError, TimeoutError, hub_http.TransportError)):
+        return AuditorError("hub_unreachable", f"The Hub did not answer for {repo_id!r} "
+                            f"({type(exc).__name__}).",
+                            "Check the network (or HF_ENDPOINT); offline, use a local file or example:NAME.")
+    if isinstance(exc, ValueError) and "BuilderConfig" in text:
+        return AuditorError("bad_config", f"{repo_id} has no config {config!r}.",
+                            f"{text.split('not found.')[-1].strip() or 'Leave the config blank to list them.'}")
+    return AuditorError("bad_format", f"{repo_id}: the dataset could not be read ({type(exc).__name__}: "
+                        f"{text[:300]}).",
+                        "Check the dataset page; a script-based or unusual dataset may need converting to files.")
+
+
+def _remote(repo_id: str) -> str:
+    """The id as ``datasets`` must see it to read the Hub only: given a bare "owner/name", it
+    reads a local folder of that name first if one exists (so a typed-in id could read, or reveal,
+    a folder on a server)."""
+    return f"hf://datasets/{repo_id}"
+
+
+def _check_reachable(repo_id: str, token: str | bool, revision: str | None = None) -> str | None:
+    """The dataset's commit at ``revision`` (None: its latest), asked with a short timeout; None
+    offline (the datasets cache answers, or load_dataset says offline)."""
+    if os.environ.get("HF_HUB_OFFLINE") == "1":
+        return None
+    from huggingface_hub import HfApi
+    from huggingface_hub.errors import RevisionNotFoundError
+    try:
+        return HfApi().dataset_info(repo_id, revision=revision, token=token, timeout=hub_timeout()).sha
+    except RevisionNotFoundError:
+        raise AuditorError("not_found", f"{repo_id} has no revision {revision!r:.80}.",
+                           "Give a commit sha, a branch or a tag of the dataset (see its page's history), "
+                           "or leave the revision out to read the latest.") from None
+    except Exception as exc:  # the hub client raises many types (httpx2.*, HfHubHTTPError, ...)
+        raise _classify(exc, repo_id) from None
+
+
+def resolve_revision(repo_id: str, revision: str | None = None, token=None) -> tuple[str | None, str | None]:
+    """(the commit ``revision`` names, the dataset's latest commit): equal when the revision is the
+    latest or not given. A server keys its cache on the first and says when the second differs.
+    Under the Hub deadline (``within_deadline``)."""
+    token = _token(token)
+
+    def ask(progress):
+        latest = _check_reachable(repo_id, token)
+        progress()
+        if revision is None or revision == latest:
+            return latest, latest
+        return _check_reachable(repo_id, token, revision), latest
+    return within_deadline(ask, repo_id, "the revision")
+
+
+def describe(repo_id: str, config: str | None = None, token=None, sample_rows: int = 50) -> dict:
+    """Configs, the splits of ``config`` (or the first config), its columns and a few rows
+    (enough to guess roles from values as well as names). Under the Hub deadline (``within_deadline``)."""
+    token = _token(token)
+    import datasets  # noqa: F401  (imported before the deadline starts: seconds of local work, not the Hub's)
+    return within_deadline(lambda progress: _describe(repo_id, config, token, sample_rows, progress), repo_id,
+                           "the description")
+
+
+def _describe(repo_id: str, config, token, sample_rows: int, progress) -> dict:
+    _check_reachable(repo_id, token)
+    progress()
+    import datasets
+    try:
+        configs = list(datasets.get_dataset_config_names(_remote(repo_id), token=token))
+    except Exception as exc:
+        raise _classify(exc, repo_id) from None
+    progress()
+    chosen = config or (configs[0] if configs else None)
+    if config is not None and configs and config not in configs:
+        raise AuditorError("bad_config", f"{repo_id} has no config {config!r}.",
+                           f"Available configs: {', '.join(configs)}.")
+    try:
+        splits = list(datasets.get_dataset_split_names(_remote(repo_id), chosen, token=token))
+        progress()
+        stream = datasets.load_dataset(_remote(repo_id), chosen, split=splits[0], streaming=True, token=token)
+        rows = []
+        for row in itertools.islice(iter(stream), sample_rows):
+            progress()
+            rows.append(row)
+    except (AuditorError, _Abandoned):
+        raise
+    except Exception as exc:
+        raise _classify(exc, repo_id, chosen) from None
+    columns = list(dict.fromkeys(k for r in rows for k in r))
+    return {"configs": configs, "config": chosen, "splits": splits, "columns": columns, "rows": rows}
+
+
+def load_hub(repo_id: str, config, split, max_rows, token, default_split: str = "train",
+             revision: str | None = None) -> Table:
+    """The rows of a Hub dataset's split, streamed, under the Hub deadline (``within_deadline``), read
+    at one commit: ``revision`` (a sha, branch or tag) or the latest. The Table records the commit
+    (``revision``), so a report says exactly what it audited; a revision that is no longer the latest
+    is read as asked and the notices say a newer one exists."""
+    token = _token(token)
+    import datasets  # noqa: F401  (imported before the deadline starts: seconds of local work, not the Hub's)
+    return within_deadline(lambda progress: _load_hub(repo_id, config, split, max_rows, token, default_split,
+                                                      revision, progress), repo_id)
+
+
+def _load_hub(repo_id: str, config, split, max_rows, token, default_split: str, revision, progress) -> Table:
+    latest = _check_reachable(repo_id, token)
+    progress()
+    commit = latest if revision in (None, latest) else _check_reachable(repo_id, token, revision)
+    progress()
+    if commit is None:                  # offline: what the cache holds for the revision asked
+        commit = revision
+    import datasets
+    notices = []
+    if revision is not None and latest is not None and commit != latest:
+        notices.append(f"revision {commit} read as asked; the dataset has a newer one ({latest})")
+    pinned = {"revision": commit} if commit else {}
+    try:
+        configs = list(datasets.get_dataset_config_names(_remote(repo_id), token=token, **pinned))
+    except Exception as exc:
+        raise _classify(exc, repo_id) from None
+    progress()
+    if config is None:
+        if len(configs) > 1:
+            config = "default" if "default" in configs else configs[0]
+            notices.append(f"config not given: using '{config}' (available: {', '.join(configs)})")
+        elif configs:
+            config = configs[0]
+    elif configs and config not in configs:
+        raise AuditorError("bad_config", f"{repo_id} has no config {config!r}.",
+                           f"Available configs: {', '.join(configs)}.")
+    try:
+        splits = list(datasets.get_dataset_split_names(_remote(repo_id), config, token=token, **pinned))
+    except Exception as exc:
+        raise _classify(exc, repo_id, config) from None
+    progress()
+    split, note = choose_split(split, splits, repo_id, default_split)
+    if note:
+        notices.append(note)
+    rows: list[dict] = []
+    truncated = False
+    try:
+        stream = datasets.load_dataset(_remote(repo_id), config, split=split, streaming=True, token=token, **pinned)
+        for row in stream:
+            progress()
+            if max_rows is not None and len(rows) >= max_rows:
+                truncated = True
+                break
+            rows.append(row)
+    except (AuditorError, _Abandoned):
+        raise
+    except Exception as exc:
+        raise _classify(exc, repo_id, config) from None
+    if not rows:
+        raise AuditorError("empty_input", f"{repo_id} ({config}/{split}) has no rows.", "Try another split.")
+    return Table(rows=rows, source=repo_id, config=config, split=split, files=(f"{repo_id}/{config}/{split}",),
+                 row_cap=max_rows, truncated=truncated, splits=tuple(splits), configs=tuple(configs),
+                 notices=tuple(notices), revision=commit)
