@@ -77,6 +77,7 @@ def test_the_folder_is_a_space_repository(tmp_path):
     assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == before
 
 
+@pytest.mark.sweep        # a long sweep (a fresh environment installed from the registry: ~2.5 min)
 @pytest.mark.slow
 @pytest.mark.browser
 def test_installed_as_the_space_builder_does_it_audits_through_the_page_and_the_api(tmp_path):

@@ -18,7 +18,8 @@ import real_data
 from app_server import AppServer
 from browser_support import dataset_box, new_page, status, wait_audited
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+# A long sweep (two app servers of their own, 120,000-record audits: ~90 s): CI and test.sh --all.
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.sweep]
 pytest_plugins = ["browser_support"]
 RECORDS = 120_000
 
