@@ -106,7 +106,17 @@ def kept_upload(upload, move: bool = False):
         # a link's value that is no id of the store (never a path: the server's files are not offered)
         raise AuditorError("not_found", "This link names an uploaded file, but no upload id this server makes.",
                            "Ask for the link again, or upload the file yourself.")
-    return STORE.keep(path, path.name, move=move)
+    return STORE.keep(path, path.name, move=move and in_gradio_cache(path))
+
+
+def in_gradio_cache(path: Path) -> bool:
+    """Whether ``path`` is Gradio's own copy of an upload (its upload folder), the only file the app
+    may move: a path given any other way (the Python API, a test) is the caller's, and is copied."""
+    from gradio.utils import get_upload_folder
+    try:
+        return Path(path).resolve().is_relative_to(Path(get_upload_folder()).resolve())
+    except OSError:
+        return False
 
 
 def resolve_source(dataset, upload=None, revision=None) -> Source:
