@@ -96,7 +96,7 @@ def dense_groups(nodes: sp.csr_matrix, groups: list, min_threshold: float, sink,
         exact = budget is None or counted + pairs <= budget
         counted += pairs if exact else 0
         scored += dense.process(nodes, group, min_threshold, sink, group_progress,
-                                rate=None if exact else rate, seed=seed)
+                                **({} if exact else {"rate": rate, "seed": seed}))
     return scored, counted
 
 

@@ -257,7 +257,8 @@ class PairSink:
         if self.row_sampled is not None:
             rate, uncounted, node_rows, record_rows, node_sq, record_sq, cut = self.row_sampled
             at = np.flatnonzero(node_rows)
-            rows = dict(row_rate=rate, uncounted=uncounted, row_cut=cut, row_bins=at + self.base, row_node=node_rows[at],
+            rows = dict(row_rate=rate, uncounted=uncounted, row_cut=cut, row_bins=at + self.base,
+                        row_node=node_rows[at],
                         row_record=record_rows[at], row_node_sq=node_sq, row_record_sq=record_sq)
             if estimate is None:
                 z = np.zeros(0, np.int64)
