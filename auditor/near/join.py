@@ -14,7 +14,7 @@ from .result import EPS
 from .sampling import sampled
 from .verifier import Verifier, verify
 
-EXACT_WORK = 4_000_000_000     # product entries of the sparse join whose candidates are all verified
+EXACT_WORK = 4_000_000_000     # work counted exactly: template-group pairs, then the sparse join's product entries
 SAMPLE_RATE = 1 / 16          # beyond it, the share of forest-implied candidates verified for the counts
 REFRESH_MIN = 1024            # new forest edges after which a budgeted block re-reads the forest
 
