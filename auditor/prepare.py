@@ -11,7 +11,7 @@ anything else under the text normaliser.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from . import normalize
 from .errors import AuditorError
@@ -24,7 +24,8 @@ from .roles import (
     Roles,
     canonical_record,
     extract,
-    fingerprint,
+    fingerprint_of,
+    fold_records,
     resolve_roles,
     text_column,
 )
@@ -38,6 +39,9 @@ class PreparedSide:
     fields: Fields = field(repr=False)
     fingerprint: str
     _normalized: dict = field(default_factory=dict, repr=False, compare=False)
+    # The records and the role fields, however the roles were chosen (named or guessed): what a
+    # review file is bound to (``dedup.review_fingerprint``).
+    data_fingerprint: str = ""
 
     @property
     def records(self) -> int:
@@ -85,7 +89,7 @@ def load_table(spec: SourceSpec) -> Table:
     if isinstance(source, Table):
         return source
     return load(source, spec.config, spec.split, max_rows=spec.max_rows, token=spec.token, kind=spec.kind,
-                default_split=spec.default_split)
+                default_split=spec.default_split, revision=spec.revision)
 
 
 def prepare(source, *, config=None, split=None, max_rows=None, token=None, kind: str = "auto",
@@ -109,5 +113,7 @@ def prepare(source, *, config=None, split=None, max_rows=None, token=None, kind:
     except AuditorError as exc:
         raise in_source(exc, table.source) from None
     records = [canonical_record(r) for r in table.rows]
-    side = PreparedSide(table, roles, fields, fingerprint(records, roles))
+    fold = fold_records(records)
+    side = PreparedSide(table, roles, fields, fingerprint_of(fold, roles),
+                        data_fingerprint=fingerprint_of(fold, replace(roles, guessed=())))
     return (side, records) if with_records else side

@@ -1,5 +1,5 @@
-"""What the object-store tests share (tests/test_ray_object_store.py: s3:// and hf://,
-tests/test_ray_gcs.py: gs://): the corpus's shards in a local folder, and the checks that a remote
+"""What the object-store tests share (tests/engines/test_ray_object_store.py: s3:// and hf://,
+tests/engines/test_ray_gcs.py: gs://): the corpus's shards in a local folder, and the checks that a remote
 ``--engine ray`` run equals the local engine on that folder.
 
 The corpus: real GSM8K train answers then HumanEval prompts, with four GSM8K test questions planted

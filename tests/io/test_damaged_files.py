@@ -1,0 +1,222 @@
+"""Files cut or damaged at every kind of boundary, in every format: a clear AuditorError (exit 2,
+a specific message, no traceback) in the library and the CLI, never a silent success."""
+from __future__ import annotations
+
+import gzip
+import io
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import auditor
+from auditor import AuditorError
+from auditor.cli import main
+
+
+APPLE_ROWS = [{"text": f"some words here about apples number {i}", "answer": str(i)} for i in range(300)]
+JSONL = "".join(json.dumps(r) + "\n" for r in APPLE_ROWS).encode()
+
+
+def _parquet(rows) -> bytes:
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    buf = io.BytesIO()
+    pq.write_table(pa.Table.from_pylist(rows), buf, row_group_size=100)
+    return buf.getvalue()
+
+
+def _csv(rows) -> bytes:
+    return ("text,answer\n" + "".join(f"{r['text']},{r['answer']}\n" for r in rows)).encode()
+
+
+def _files() -> dict[str, bytes]:
+    """name -> bytes of every damaged file (the name's extension says what it claims to be)."""
+    gz = gzip.compress(JSONL)
+    parquet = _parquet(APPLE_ROWS)
+    json_list = json.dumps(APPLE_ROWS).encode()
+    corrupt = bytearray(gz)
+    corrupt[len(corrupt) // 2: len(corrupt) // 2 + 16] = b"\xff" * 16
+    return {
+        # gzip cut or damaged at every kind of boundary
+        "gz_cut_half.jsonl.gz": gz[: len(gz) // 2],
+        "gz_cut_before_trailer.jsonl.gz": gz[:-4],
+        "gz_cut_in_header.jsonl.gz": gz[:5],
+        "gz_corrupt_middle.jsonl.gz": bytes(corrupt),
+        "not_gzip.jsonl.gz": JSONL,
+        "gz_empty_file.jsonl.gz": b"",
+        # Parquet cut or damaged
+        "parquet_cut_half.parquet": parquet[: len(parquet) // 2],
+        "parquet_cut_footer.parquet": parquet[:-3],
+        "parquet_magic_only.parquet": parquet[:4],
+        "parquet_empty.parquet": b"",
+        "parquet_garbage.parquet": bytes(range(256)) * 8,
+        # JSONL
+        "jsonl_cut_mid_line.jsonl": JSONL[: len(JSONL) // 2 + 7],
+        "jsonl_bad_line.jsonl": b"\n".join(JSONL.split(b"\n")[:3] + [b"{not json}"] + JSONL.split(b"\n")[3:]),
+        "jsonl_list_line.jsonl": b'[1, 2, 3]\n',
+        "jsonl_nul.jsonl": JSONL[:50] + b"\x00" + JSONL[50:],
+        "jsonl_bad_utf8.jsonl": JSONL[:60] + b"\xff\xfe\xfd" + JSONL[60:],
+        "jsonl_utf16.jsonl": JSONL.decode().encode("utf-16"),
+        "jsonl_utf16_no_bom.jsonl": JSONL.decode().encode("utf-16-le"),
+        "jsonl_deep.jsonl": b'{"text": "a b c", "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n",
+        "jsonl_blank.jsonl": b"\n \n\t\n",
+        "jsonl_empty.jsonl": b"",
+        "jsonl_is_parquet.jsonl": parquet,
+        "jsonl_is_gzip.jsonl": gz,
+        "jsonl_huge_int.jsonl": b'{"text": 1' + b"0" * 5000 + b"}\n",
+        # JSON
+        "json_cut.json": json_list[: len(json_list) // 2],
+        "json_cut_after_item.json": json_list[: json_list.index(b"}, {") + 1],
+        "json_deep.json": b"[" * 100_000 + b"]" * 100_000,
+        "json_scalar.json": b"42",
+        "json_numbers.json": b"[1, 2, 3]",
+        "json_empty.json": b"",
+        "json_nul.json": json_list[:30] + b"\x00" + json_list[30:],
+        "json_bad_utf8.json": json_list[:40] + b"\xc3\x28" + json_list[40:],
+        # CSV / TSV
+        "csv_unterminated_quote.csv": b'text,answer\n"an open quote,1\nmore,2\n',
+        "csv_ragged.csv": _csv(APPLE_ROWS[:5]) + b"one,two,three\n",
+        "csv_header_only.csv": b"text,answer\n",
+        "csv_empty.csv": b"",
+        "csv_nul.csv": b"text,answer\nhello\x00 world,1\n",
+        "csv_bad_utf8.csv": b"text,answer\nhello \xff world,1\n",
+        "csv_utf16.csv": "text,answer\nhello world,1\n".encode("utf-16"),
+        "tsv_ragged.tsv": b"text\tanswer\na\tb\tc\n",
+        # not a data format
+        "notes.txt": b"just text\n",
+    }
+
+
+@pytest.fixture(scope="module")
+def damaged(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("damaged")
+    for name, data in _files().items():
+        (folder / name).write_bytes(data)
+    (folder / "empty_dir").mkdir()
+    return folder
+
+
+# file -> (error code, a fragment of the message that says what is wrong)
+FILE_CASES = {
+    "gz_cut_half.jsonl.gz": ("bad_format", "the gzip stream ends early"),
+    "gz_cut_before_trailer.jsonl.gz": ("bad_format", "the gzip stream ends early"),
+    "gz_cut_in_header.jsonl.gz": ("bad_format", "the gzip stream ends early"),
+    "gz_corrupt_middle.jsonl.gz": ("bad_format", "not a valid gzip file"),
+    "not_gzip.jsonl.gz": ("bad_format", "not a valid gzip file"),
+    "gz_empty_file.jsonl.gz": ("empty_input", "no records found"),
+    "parquet_cut_half.parquet": ("bad_format", "not a readable Parquet file"),
+    "parquet_cut_footer.parquet": ("bad_format", "not a readable Parquet file"),
+    "parquet_magic_only.parquet": ("bad_format", "not a readable Parquet file"),
+    "parquet_empty.parquet": ("bad_format", "not a readable Parquet file"),
+    "parquet_garbage.parquet": ("bad_format", "not a readable Parquet file"),
+    "jsonl_cut_mid_line.jsonl": ("bad_format", "not valid JSON"),
+    "jsonl_bad_line.jsonl": ("bad_format", "line 4: not valid JSON"),
+    "jsonl_list_line.jsonl": ("bad_format", "line 1: a JSON list, not an object"),
+    "jsonl_nul.jsonl": ("bad_format", "byte 50 is a NUL byte"),
+    "jsonl_bad_utf8.jsonl": ("bad_format", "not valid UTF-8 (byte 60, line 1)"),
+    "jsonl_utf16.jsonl": ("bad_format", "UTF-16"),
+    "jsonl_utf16_no_bom.jsonl": ("bad_format", "NUL byte"),
+    "jsonl_deep.jsonl": ("bad_format", "nested too deeply"),
+    "jsonl_blank.jsonl": ("empty_input", "no records found"),
+    "jsonl_empty.jsonl": ("empty_input", "no records found"),
+    "jsonl_is_parquet.jsonl": ("bad_format", "a Parquet file"),
+    "jsonl_is_gzip.jsonl": ("bad_format", "gzip-compressed"),
+    "jsonl_huge_int.jsonl": ("bad_format", "line 1: not valid JSON"),
+    "json_cut.json": ("bad_format", "looks cut short"),
+    "json_cut_after_item.json": ("bad_format", "looks cut short"),
+    "json_deep.json": ("bad_format", "nested too deeply"),
+    "json_scalar.json": ("bad_format", "holds a int, not records"),
+    "json_numbers.json": ("bad_format", "item 0 of the list is a int"),
+    "json_empty.json": ("empty_input", "no records found"),
+    "json_nul.json": ("bad_format", "byte 30 is a NUL byte"),
+    "json_bad_utf8.json": ("bad_format", "not valid UTF-8"),
+    "csv_unterminated_quote.csv": ("bad_format", "line 2: a quoted value opened there is never closed"),
+    "csv_ragged.csv": ("bad_format", "line 7: 3 values but the header has 2 columns"),
+    "csv_header_only.csv": ("empty_input", "no records found"),
+    "csv_empty.csv": ("empty_input", "no records found"),
+    "csv_nul.csv": ("bad_format", "NUL byte"),
+    "csv_bad_utf8.csv": ("bad_format", "not valid UTF-8 (byte 18, line 2)"),
+    "csv_utf16.csv": ("bad_format", "UTF-16"),
+    "tsv_ragged.tsv": ("bad_format", "line 2: 3 values but the header has 2 columns"),
+    "notes.txt": ("bad_format", "unsupported file type"),
+    "empty_dir": ("not_found", "holds no JSONL, JSON, CSV or Parquet files"),
+}
+
+
+def _assert_refused(rc, err, fragment):
+    assert rc == 2, err[-600:]
+    assert "Traceback" not in err, err[-2000:]
+    assert fragment in err, err[-600:]
+
+
+def cli_error(capsys, argv) -> str:
+    """Run the CLI; it must exit 2 with one error line and no traceback. Returns that line."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+@pytest.mark.parametrize("name", sorted(FILE_CASES))
+def test_damaged_file_is_a_clear_error_in_the_library(damaged, name):
+    """From the hostile-input review."""
+    code, fragment = FILE_CASES[name]
+    for cap in (None, 10_000):           # the same with a row cap the file never reaches
+        with pytest.raises(AuditorError) as info:
+            auditor.load(str(damaged / name), max_rows=cap)
+        assert info.value.code == code and fragment in info.value.message, (cap, info.value.message)
+        assert name.split(".")[0] in info.value.message or name == "empty_dir"   # it names the file
+
+
+@pytest.mark.sweep
+@pytest.mark.parametrize("name", sorted(FILE_CASES))
+def test_damaged_file_is_a_clear_error_in_the_cli(damaged, run_cli, name):
+    """From the hostile-input review."""
+    rc, _, err = run_cli("scan", damaged / name, "--quiet", "--json", "-")
+    _assert_refused(rc, err, FILE_CASES[name][1])
+
+
+def test_cut_files_say_they_look_cut_short(damaged):
+    """From the hostile-input review."""
+    with pytest.raises(AuditorError) as info:
+        auditor.load(str(damaged / "jsonl_cut_mid_line.jsonl"))
+    assert "cut short" in info.value.hint
+    for name in ("json_cut.json", "json_cut_after_item.json"):
+        for cap in (None, 10_000):
+            with pytest.raises(AuditorError) as info:
+                auditor.load(str(damaged / name), max_rows=cap)
+            assert "cut short" in info.value.message
+
+
+def test_a_row_cap_reached_before_the_damage_reads_only_good_rows(damaged, tmp_path):
+    # Reading stops at the cap: damage further on is never reached, for every format that streams.
+    """From the hostile-input review."""
+    big = "".join(json.dumps({"text": f"row {i} " + "words " * 30}) + "\n" for i in range(20_000)).encode()
+    (tmp_path / "cut_late.jsonl.gz").write_bytes(gzip.compress(big)[:-2000])
+    (tmp_path / "cut_late.csv").write_bytes(_csv(APPLE_ROWS) + b'"never closed,1\n')
+    for path in (damaged / "jsonl_cut_mid_line.jsonl", damaged / "json_cut.json", damaged / "jsonl_bad_line.jsonl",
+                 tmp_path / "cut_late.jsonl.gz", tmp_path / "cut_late.csv"):
+        table = auditor.load(str(path), max_rows=1)
+        assert len(table.rows) == 1 and table.truncated, path.name
+        with pytest.raises(AuditorError):
+            auditor.load(str(path))
+
+
+def test_twice_gzipped_and_lone_cr_files_say_what_they_are(tmp_path, capsys):
+    """From the hostile-input sweep."""
+    body = b'{"text": "one two three"}\n{"text": "four five six"}\n'
+    twice = tmp_path / "twice.jsonl.gz"
+    twice.write_bytes(gzip.compress(gzip.compress(body)))
+    assert "gzip-compressed twice" in cli_error(capsys, ["scan", str(twice), "--quiet"])
+    old_mac = tmp_path / "old_mac.jsonl"
+    old_mac.write_bytes(body.replace(b"\n", b"\r"))
+    with pytest.raises(AuditorError) as info:
+        auditor.load(str(old_mac))
+    assert "carriage return" in info.value.hint and "cut short" not in info.value.hint
