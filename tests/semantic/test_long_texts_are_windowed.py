@@ -47,6 +47,7 @@ def own_hits(result) -> set:
     return {it["benchmark_row"] for it in result.flagged() if it["corpus_row"] == it["benchmark_row"]}
 
 
+@pytest.mark.sweep
 def test_a_question_after_a_long_passage_is_found_by_its_rephrase(shaped):
     questions, rephrases, passages = shaped
     items = [f"This question refers to the following information.\n{p}\n{q}" for p, q in zip(passages, questions)]
@@ -80,6 +81,7 @@ def test_without_windows_the_same_items_are_missed(shaped, monkeypatch):
     assert len(own_hits(cut)) <= 0.3 * len(items)
 
 
+@pytest.mark.sweep
 def test_a_rephrase_inside_a_long_record_is_found_by_its_question(shaped):
     questions, rephrases, passages = shaped
     records = [f"{passages[(i + 1) % len(passages)]}\n{r}\n{p}" for i, (r, p) in enumerate(zip(rephrases, passages))]

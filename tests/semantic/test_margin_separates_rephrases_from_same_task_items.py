@@ -67,6 +67,7 @@ def test_the_planted_items_are_flagged_and_few_others(planted, result):
     assert len(by_cosine - set(truth.values())) >= 0.5 * (len(items) - len(expected))
 
 
+@pytest.mark.sweep
 def test_the_margin_is_its_definition_on_a_brute_force_product(planted):
     """Exhaustive search (every record embedded) against the formula computed here: cosine of the
     best match (a pair's cosine is its best pair of windows) against the mean of the item's next 10
