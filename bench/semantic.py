@@ -419,6 +419,11 @@ def render(r: dict) -> str:
              "(1 − background), background = the mean cosine of the item's 10 next-nearest records and of the "
              "record's 10 nearest other items (Artetxe and Schwenk's margin, normalised). Protocol in the "
              "script's docstring.", "",
+             "Each part alone: `python bench/semantic.py --parts calibrate --results r.json` (the calibration), "
+             "`--parts quality` (the rephrase sets and long texts), `--parts same_domain` (the flag rates; with "
+             "quality, the scores' table), `--parts speed` (the speed table); the section is written once r.json "
+             "holds every part. Data: `--data` (default `../shared/data`: GSM8K, the MMLU sociology and GSM8K "
+             "rephrase sets, Spider, MBPP, HumanEval, Alpaca).", "",
              f"**Calibration** (bundled data only, never the rephrase files): cosine floor {cal['floor']:g} = the "
              f"99th percentile of best-match cosines between unrelated sets (GSM8K train vs MBPP + HumanEval, both "
              f"ways, {cal['unrelated_items']:,} items: {cal['unrelated_p99']:.4f}, rounded up); margin threshold "
@@ -430,7 +435,7 @@ def render(r: dict) -> str:
              f"Load average (1 minute) when each part ended: calibration {cal.get('load', '?')}, rephrase sets "
              f"{q.get('load', '?')}, flag rates {sd.get('load', '?')}; speed: beside each figure.", "",
              "| rephrase set | paper | items (with a rephrase) | texts windowed | flagged | precision | recall | "
-             "**F1** | F1, cosine ≥ floor alone (the previous default) | top-1 own rephrase | best F1 over "
+             "**F1** | F1 by cosine ≥ the floor alone | top-1 own rephrase | best F1 over "
              "thresholds (oracle) |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, x in q["sets"].items():
         fl, hits, p, rc, f1 = x["default"]
