@@ -12,18 +12,18 @@ import numpy as np
 from .clusters import GIANT_SHARE, CurvePoint, clusters_at, curve  # noqa: F401  (CurvePoint: the curve's type)
 from .concentration import Concentration, concentration
 from .errors import AuditorError
+from .digests import digest, digests, present
 from .exact import (
     DuplicateGroups,
     LabelConflicts,
     combine,
+    digest_ids,
     duplicate_groups,
-    key_ids,
     label_conflicts,
 )
 from .io.table import Table
 from .near import Pairs, find_pairs
 from .normalize import DESCRIPTION as NORMALIZATION
-from .normalize import normalized
 from .prepare import PreparedSide, load_table, prepare
 from .prepare import answer_normalizer as choose_answer_normalizer
 from .progress import Progress
@@ -139,8 +139,8 @@ def scan(source: str | Table, *, config: str | None = None, split: str | None = 
             raise AuditorError("empty_input", f"{table.source}: no records to audit.", "Check the source and split.")
 
     with run.stage("roles"):
-        side, records = prepare(table, text=text, answer=answer, group=group, labels=labels, id=id,
-                                with_records=True)
+        side, record_keys = prepare(table, text=text, answer=answer, group=group, labels=labels, id=id,
+                                    record_keys=tuple(dict.fromkeys(("exact", "default", settings.normalizer))))
         fields = side.fields
 
     with run.stage("exact"):
@@ -148,8 +148,8 @@ def scan(source: str | Table, *, config: str | None = None, split: str | None = 
         degenerate = check_degenerate({"text": fields.text, "answer": fields.answer, "group": fields.group})
         answer_normalizer = choose_answer_normalizer(fields.answer, settings.answer_normalizer, settings.normalizer)
         exact, by_normalizer, evaluated_keys, text_default = _exact_duplicates(
-            fields, records, settings.normalizer, answer_normalizer)
-        del records          # one JSON string per record: free it before the memory-heavy steps
+            fields, record_keys, settings.normalizer, answer_normalizer)
+        del record_keys
 
     with run.stage("shingles"):
         matrix = shingle_matrix(fields.text, settings.shingle)
@@ -174,22 +174,22 @@ def local_search(matrix, settings: NearSettings, progress=None) -> Pairs:
                       seed=settings.seed, progress=progress)
 
 
-def _exact_duplicates(fields: Fields, records: list, text_normalizer: str, answer_normalizer: str | None):
+def _exact_duplicates(fields: Fields, record_keys: dict, text_normalizer: str, answer_normalizer: str | None):
     """Duplicate groups on text, answer, text+answer and the whole record, and the key that
-    says which records are identical in every evaluated field. Each (field, normaliser) pair is
-    normalised once and reused."""
-    cache: dict[tuple, list] = {}
-
-    def norm(name: str, values: list, normalizer: str) -> list:
-        if (name, normalizer) not in cache:
-            cache[name, normalizer] = normalized(values, normalizer)
-        return cache[name, normalizer]
-
+    says which records are identical in every evaluated field. Values are keyed by the digests of
+    their normal forms (``digests``), each (field, normaliser) once; ``record_keys``: the digests
+    of the canonical records by normaliser (``prepare``)."""
+    digest_cache: dict[tuple, np.ndarray] = {("record", n): keys for n, keys in record_keys.items()}
     key_cache: dict[tuple, np.ndarray] = {}
+
+    def digested(name: str, values: list, normalizer: str) -> np.ndarray:
+        if (name, normalizer) not in digest_cache:
+            digest_cache[name, normalizer] = digests(values, normalizer)
+        return digest_cache[name, normalizer]
 
     def keys(name: str, values: list, normalizer: str) -> np.ndarray:
         if (name, normalizer) not in key_cache:
-            key_cache[name, normalizer] = key_ids(norm(name, values, normalizer))
+            key_cache[name, normalizer] = digest_ids(digested(name, values, normalizer))
         return key_cache[name, normalizer]
 
     def groups(name: str, values: list, normalizers: tuple) -> dict[str, DuplicateGroups]:
@@ -205,12 +205,12 @@ def _exact_duplicates(fields: Fields, records: list, text_normalizer: str, answe
         exact["text_and_answer"] = duplicate_groups(
             combine(keys("text", fields.text, text_normalizer), keys("answer", fields.answer, answer_normalizer)),
             f"{text_normalizer}+{answer_normalizer}")
-    by_normalizer["record"] = groups("record", records, ("exact", "default", text_normalizer))
+    by_normalizer["record"] = groups("record", None, ("exact", "default", text_normalizer))
     exact["record"] = by_normalizer["record"][text_normalizer]
     # Evaluated fields under the default normaliser; a missing value is its own value here.
     evaluated_fields = [("text", fields.text), ("answer", fields.answer), ("group", fields.group),
                         *((f"label:{k}", v) for k, v in fields.labels.items())]
-    evaluated = {name: key_ids(_with_missing(norm(name, values, "default"))).astype(np.int32)
+    evaluated = {name: digest_ids(_with_missing(digested(name, values, "default"))).astype(np.int32)
                  for name, values in evaluated_fields if values is not None}
     return exact, by_normalizer, evaluated, keys("text", fields.text, "default")
 
@@ -221,5 +221,13 @@ def _combined(evaluated_keys: dict) -> np.ndarray:
     return combine(*parts) if len(parts) > 1 else parts[0]
 
 
-def _with_missing(values: list) -> list:
-    return ["\x00missing" if v is None else v for v in values]
+MISSING_VALUE = digest("\x00missing")     # what a missing evaluated value is keyed as
+
+
+def _with_missing(keys: np.ndarray) -> np.ndarray:
+    missing = ~present(keys)
+    if not missing.any():
+        return keys
+    keys = keys.copy()
+    keys[missing] = np.frombuffer(MISSING_VALUE, dtype=np.uint64)
+    return keys
