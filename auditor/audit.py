@@ -177,22 +177,23 @@ def local_search(matrix, settings: NearSettings, progress=None) -> Pairs:
 def _exact_duplicates(fields: Fields, record_keys: dict, text_normalizer: str, answer_normalizer: str | None):
     """Duplicate groups on text, answer, text+answer and the whole record, and the key that
     says which records are identical in every evaluated field. Values are keyed by the digests of
-    their normal forms (``digests``), each (field, normaliser) once; ``record_keys``: the digests
-    of the canonical records by normaliser (``prepare``)."""
-    digest_cache: dict[tuple, np.ndarray] = {("record", n): keys for n, keys in record_keys.items()}
+    their normal forms (``digests``), each (field, normaliser) once, and each digest array is
+    turned into ids (``exact.digest_ids``, int32) and dropped before the next is made;
+    ``record_keys``: the digests of the canonical records by normaliser (``prepare``), emptied as
+    they are used."""
     key_cache: dict[tuple, np.ndarray] = {}
+    evaluated: dict[str, np.ndarray] = {}
 
-    def digested(name: str, values: list, normalizer: str) -> np.ndarray:
-        if (name, normalizer) not in digest_cache:
-            digest_cache[name, normalizer] = digests(values, normalizer)
-        return digest_cache[name, normalizer]
-
-    def keys(name: str, values: list, normalizer: str) -> np.ndarray:
+    def keys(name: str, values: list | None, normalizer: str) -> np.ndarray:
         if (name, normalizer) not in key_cache:
-            key_cache[name, normalizer] = digest_ids(digested(name, values, normalizer))
+            digested = record_keys.pop(normalizer) if name == "record" else digests(values, normalizer)
+            key_cache[name, normalizer] = digest_ids(digested).astype(np.int32)
+            if normalizer == "default" and name != "record":
+                # Evaluated fields under the default normaliser; a missing value is its own value here.
+                evaluated[name] = digest_ids(_with_missing(digested)).astype(np.int32)
         return key_cache[name, normalizer]
 
-    def groups(name: str, values: list, normalizers: tuple) -> dict[str, DuplicateGroups]:
+    def groups(name: str, values: list | None, normalizers: tuple) -> dict[str, DuplicateGroups]:
         return {n: duplicate_groups(keys(name, values, n), n) for n in dict.fromkeys(normalizers)}
 
     # In the report's key order: text, answer (when there is one), record.
@@ -207,12 +208,13 @@ def _exact_duplicates(fields: Fields, record_keys: dict, text_normalizer: str, a
             f"{text_normalizer}+{answer_normalizer}")
     by_normalizer["record"] = groups("record", None, ("exact", "default", text_normalizer))
     exact["record"] = by_normalizer["record"][text_normalizer]
-    # Evaluated fields under the default normaliser; a missing value is its own value here.
     evaluated_fields = [("text", fields.text), ("answer", fields.answer), ("group", fields.group),
                         *((f"label:{k}", v) for k, v in fields.labels.items())]
-    evaluated = {name: digest_ids(_with_missing(digested(name, values, "default"))).astype(np.int32)
-                 for name, values in evaluated_fields if values is not None}
-    return exact, by_normalizer, evaluated, keys("text", fields.text, "default")
+    for name, values in evaluated_fields:
+        if values is not None:
+            keys(name, values, "default")
+    return (exact, by_normalizer, {name: evaluated[name] for name, values in evaluated_fields if values is not None},
+            keys("text", fields.text, "default"))
 
 
 def _combined(evaluated_keys: dict) -> np.ndarray:
