@@ -20,7 +20,7 @@ import numpy as np
 from .errors import AuditorError
 from .exact import combine, digest_ids
 from .evidence import leak_evidence, leak_evidence_csv
-from .near import CrossPairs, find_cross_pairs
+from .near import CrossPairs, find_stacked_cross_pairs
 from .normalize import DESCRIPTION as NORMALIZATION
 from .prepare import PreparedSide, answer_normalizer, prepare
 from .progress import Progress
@@ -184,8 +184,9 @@ def _leak(spec_a, spec_b, settings: LeakSettings, run: Progress) -> LeakResult:
         matrix = shingle_matrix(fa.text + fb.text, near_settings.shingle)
         n_a = len(fa.text)
         method = near_settings.cross_method(n_a, len(fb.text))
-        near = find_cross_pairs(matrix[:n_a], matrix[n_a:], near_settings.threshold, method,
-                                num_perm=near_settings.num_perm, seed=near_settings.seed)
+        near = find_stacked_cross_pairs(matrix, n_a, near_settings.threshold, method,
+                                        num_perm=near_settings.num_perm, seed=near_settings.seed)
+        del matrix
         counts["near_duplicate"] = add_near_matches(near, add, matches)
         shared = []
         if fa.group is not None and fb.group is not None:
