@@ -128,17 +128,28 @@ def prepare(source, *, config=None, split=None, max_rows=None, token=None, kind:
     return (side, keys) if record_keys else side
 
 
-RECORD_BATCH = 20_000       # records made canonical JSON at a time
+RECORD_BATCH_CHARS = 1 << 22     # characters of canonical JSON made at a time
 
 
 def _records(rows: list, normalizers: tuple) -> tuple:
     """The fold of the records' canonical JSON (``roles.fold_records``, the fingerprint's) and, per
-    normaliser, the digests of each record's canonical JSON under it, a batch at a time."""
+    normaliser, the digests of each record's canonical JSON under it, a batch of about
+    RECORD_BATCH_CHARS at a time."""
     fold = (0, 0)
     keys = {name: np.zeros((len(rows), 2), dtype=np.uint64) for name in normalizers}
-    for lo in range(0, len(rows), RECORD_BATCH):
-        records = [canonical_record(r) for r in rows[lo:lo + RECORD_BATCH]]
+    lo, records, held = 0, [], 0
+
+    def flush():
+        nonlocal fold
         fold = fold_records(records, fold)
         for name, out in keys.items():
             out[lo:lo + len(records)] = digests(records, name)
+
+    for row in rows:
+        records.append(canonical_record(row))
+        held += len(records[-1])
+        if held >= RECORD_BATCH_CHARS:
+            flush()
+            lo, records, held = lo + len(records), [], 0
+    flush()
     return fold, keys
