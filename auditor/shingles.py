@@ -154,27 +154,29 @@ def _dictionary(words):
 
 def _number_words(dictionaries: list, vocabulary: list | None) -> list:
     """For each batch's dictionary, the number of each of its words in the sorted vocabulary of
-    them all (UTF-8 byte order, which is code point order: Python's ``sorted``)."""
+    them all (UTF-8 byte order, which is code point order: Python's ``sorted``): Arrow's dense rank,
+    without a sorted copy of the words (made only when the caller wants the ``vocabulary``)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     sizes = [len(d) for d in dictionaries]
     if not sum(sizes):
         return [np.zeros(0, dtype=np.int32) for _ in dictionaries]
-    words = pa.chunked_array(dictionaries, type=pa.large_binary())
     pool = arrow_pool()
-    order = np.asarray(pc.sort_indices(words, memory_pool=pool))
-    ordered = pc.take(words, order, memory_pool=pool).combine_chunks(memory_pool=pool)
-    del words
-    first = np.ones(len(ordered), dtype=bool)
-    if len(ordered) > 1:
-        first[1:] = np.asarray(pc.not_equal(ordered[1:], ordered[:-1], memory_pool=pool))
+    words = pa.chunked_array(dictionaries, type=pa.large_binary())
     if vocabulary is not None:            # the caller wants the words behind the ids (id i: vocabulary[i])
+        order = pc.sort_indices(words, memory_pool=pool)
+        ordered = pc.take(words, order, memory_pool=pool).combine_chunks(memory_pool=pool)
+        first = np.ones(len(ordered), dtype=bool)
+        first[1:] = np.asarray(pc.not_equal(ordered[1:], ordered[:-1], memory_pool=pool))
         vocabulary.extend(w.decode("utf-8", "surrogatepass") for w in ordered.filter(pa.array(first)).to_pylist())
-    del ordered
-    number = np.empty(order.size, dtype=np.int32)
-    number[order] = np.cumsum(first, dtype=np.int32) - 1
-    del order, first
+        del order, ordered, first
+    rank = pc.rank(words, sort_keys="ascending", tiebreaker="dense", memory_pool=pool)   # 1-based
+    del words
+    number = np.empty(len(rank), dtype=np.int32)
+    number[:] = np.asarray(rank)
+    del rank
+    number -= 1
     return np.split(number, np.cumsum(sizes)[:-1])
 
 
