@@ -1,9 +1,10 @@
 """Dataset Integrity Auditor: the Gradio Space (its entry point).
 
-    python app.py            # serves on 127.0.0.1:7860 (GRADIO_SERVER_NAME / GRADIO_SERVER_PORT)
+    python app.py            # serves on 127.0.0.1:7860 (GRADIO_SERVER_NAME / GRADIO_SERVER_PORT;
+                             # a Space sets 0.0.0.0 and 7860)
 
-The page lives in the ``ui`` package (layout, handlers, views, state, api); this file builds it,
-pre-audits the opening dataset and serves it.
+The page lives in the ``ui`` package (layout, handlers, views, state, api, jobs, uploads); this file
+builds it, pre-audits the opening dataset and serves it. docs/space.md says how to host it.
 """
 from __future__ import annotations
 
@@ -18,12 +19,11 @@ import logging  # noqa: E402
 import signal  # noqa: E402
 import sys  # noqa: E402
 
-import gradio as gr  # noqa: E402
-
 from auditor import AuditorError  # noqa: E402
 from auditor.env import env_int  # noqa: E402
+from auditor.io.budget import max_bytes  # noqa: E402
 from ui.api import audit_json, dedup_file, leak_json  # noqa: E402,F401  (the named endpoints)
-from ui.layout import CSS, HEAD, build  # noqa: E402
+from ui.layout import CSS, HEAD, build, theme  # noqa: E402
 from ui.state import (  # noqa: E402,F401
     DEFAULTS,
     ROW_CAP,
@@ -33,9 +33,14 @@ from ui.state import (  # noqa: E402,F401
     result_bytes,
     run_audit,
 )
+from ui.uploads import keep_gradio_cache  # noqa: E402
 
 log = logging.getLogger("auditor.app")
 demo = build()
+# Threads: cheap events run at once (each event up to CHEAP_EVENTS at a time); expensive ones wait
+# for a slot in ui.jobs (at most AUDITOR_MAX_WAITING waiting), never for a thread.
+CHEAP_EVENTS = 16
+MAX_THREADS = 128
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.WARNING)   # no per-request logs (URLs of other services, inputs)
@@ -45,7 +50,10 @@ if __name__ == "__main__":
                                DEFAULTS["answer"], DEFAULTS["group"], DEFAULTS["labels"], DEFAULTS["threshold"], None))
     except AuditorError as exc:
         log.warning("could not pre-audit the opening dataset: %s", exc.message)
-    demo.queue(default_concurrency_limit=4, max_size=64)
+    keep_gradio_cache()
+    demo.queue(default_concurrency_limit=CHEAP_EVENTS, max_size=None)
+    # An upload larger than the reading budget could not be audited: Gradio refuses it while it
+    # arrives (a 2 GiB upload was accepted and kept in its cache, outside every bound).
     demo.launch(server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
-                server_port=env_int("GRADIO_SERVER_PORT", 7860, 1, 65535),
-                theme=gr.themes.Soft(primary_hue="indigo"), css=CSS, head=HEAD, ssr_mode=False, show_error=False)
+                server_port=env_int("GRADIO_SERVER_PORT", 7860, 1, 65535), max_threads=MAX_THREADS,
+                max_file_size=max_bytes(), theme=theme(), css=CSS, head=HEAD, ssr_mode=False, show_error=False)

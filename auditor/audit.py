@@ -11,8 +11,8 @@ import numpy as np
 
 from .clusters import GIANT_SHARE, CurvePoint, clusters_at, curve  # noqa: F401  (CurvePoint: the curve's type)
 from .concentration import Concentration, concentration
-from .errors import AuditorError
 from .digests import digest, digests, present
+from .errors import AuditorError
 from .exact import (
     DuplicateGroups,
     LabelConflicts,
@@ -83,6 +83,7 @@ class ScanResult:
     evaluated_keys: dict = field(default_factory=dict, repr=False)
     engine: dict | None = None           # {"name": "ray", "seconds": ...} when the search ran on Ray
     normalization: str = NORMALIZATION   # the text normalisation (normalize.fold), as the report states it
+    data_fingerprint: str = ""           # records and role fields, named or guessed (review files)
 
     @property
     def records(self) -> int:
@@ -91,7 +92,8 @@ class ScanResult:
     @property
     def side(self) -> PreparedSide:
         """The audited dataset as a prepared side (e.g. ``leak(result.side, test)``)."""
-        return PreparedSide(self.table, self.roles, self.fields, self.fingerprint)
+        return PreparedSide(self.table, self.roles, self.fields, self.fingerprint,
+                            data_fingerprint=self.data_fingerprint)
 
     def near_duplicates(self, threshold: float | None = None) -> NearDuplicates:
         """Near-duplicate figures at any threshold within the searched range, from the cache."""
@@ -123,15 +125,18 @@ def scan(source: str | Table, *, config: str | None = None, split: str | None = 
          text: str | list | None = None, answer: str | None = None, group: str | None = None,
          labels=None, id: str | None = None, settings: ScanSettings | None = None,
          max_rows: int | None = None, token=None, kind: str = "auto", progress=None,
-         search=None) -> ScanResult:
+         search=None, revision: str | None = None) -> ScanResult:
     """Audit one dataset. ``source`` is anything ``auditor.load`` takes (``kind`` as there), a
     ``SourceSpec``, or a loaded Table. ``text`` names the text field, or several ("instruction,input"
     or a list) read as one text per record (``roles.resolve_roles``): exact and near duplicates, the
     evaluated-field split and the report all use that joined text. ``progress(fraction, stage)`` is
     called as the steps advance. ``search(matrix, settings, progress)`` finds the near-duplicate
-    pairs (default: ``local_search``, in this process; ``engines.scan`` passes the Ray engine's)."""
+    pairs (default: ``local_search``, in this process; ``engines.scan`` passes the Ray engine's).
+    ``revision``: a Hub dataset's commit, branch or tag (default: the latest; the report records the
+    commit read)."""
     settings = (settings or ScanSettings()).validated()
-    spec = source if isinstance(source, SourceSpec) else SourceSpec(source, config, split, max_rows, token, kind)
+    spec = source if isinstance(source, SourceSpec) else SourceSpec(source, config, split, max_rows, token, kind,
+                                                                     revision=revision)
     run = Progress(progress, STAGES)
     with run.stage("load"):
         table = load_table(spec.validated())
@@ -165,7 +170,7 @@ def scan(source: str | Table, *, config: str | None = None, split: str | None = 
                       answer_normalizer=answer_normalizer, schema=schema, degenerate=degenerate, exact=exact,
                       exact_by_normalizer=by_normalizer, pairs=pairs, curve=points, concentration=conc,
                       label_conflicts=conflicts, fields=fields, evaluated_key=_combined(evaluated_keys),
-                      evaluated_keys=evaluated_keys, timings=run.timings)
+                      evaluated_keys=evaluated_keys, timings=run.timings, data_fingerprint=side.data_fingerprint)
 
 
 def local_search(matrix, settings: NearSettings, progress=None) -> Pairs:

@@ -23,7 +23,7 @@ import warnings
 
 from . import engines
 from .contamination import BENCHMARKS
-from .dedup import dedup, load_review, write_dedup
+from .dedup import dedup, load_review_file, write_dedup
 from .errors import AuditorError
 from .io.copies import local_stamps, write_rows
 from .io.outputs import check_out_dir, check_outputs, retire, write_error, write_text
@@ -118,6 +118,8 @@ def _add_source_options(p: argparse.ArgumentParser) -> None:
                    help="a label field (repeatable, or comma-separated)")
     p.add_argument("--id", help="field holding a record id")
     p.add_argument("--max-rows", type=_positive_int, help="read at most N rows (stated in the report)")
+    p.add_argument("--revision", metavar="SHA", help="a Hugging Face dataset's commit sha, branch or tag (default: "
+                   "its latest; the report's input.revision is the commit read)")
 
 
 def _add_output_options(p: argparse.ArgumentParser) -> None:
@@ -229,7 +231,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     matrix = sub.add_parser("matrix", help="overlap matrices across several datasets and splits",
                             allow_abbrev=False)
-    matrix.add_argument("-d", "--dataset", action="append", required=True, metavar="NAME[:SPLIT]=SOURCE")
+    matrix.add_argument("-d", "--dataset", action="append", required=True, metavar="NAME[:[CONFIG:]SPLIT]=SOURCE",
+                        help="a dataset or split to compare (repeat); CONFIG picks one of a Hub dataset's configs")
     matrix.add_argument("--text")
     matrix.add_argument("--near", action="store_true", help="also count near duplicates")
     matrix.add_argument("--threshold", type=_threshold, default=0.7)
@@ -261,7 +264,8 @@ def build_parser() -> argparse.ArgumentParser:
     dedup.add_argument("--keep", choices=KEEP_RULES, default="first",
                        help="which record of a cluster is kept: first (lowest row), longest (text), "
                        "most_common_answer (ties: lowest row)")
-    dedup.add_argument("--review", metavar="JSON", help="review file of 'not a duplicate' marks to respect")
+    dedup.add_argument("--review", metavar="JSON", help="review file (the app's review.json) whose decisions to respect: "
+                       "'not a duplicate' marks, rows kept apart, clusters split")
     dedup.add_argument("--out", required=True, help="output file: .jsonl, .json, .csv, .tsv or .parquet "
                        "(another extension: the input's format)")
     dedup.add_argument("--manifest", metavar="FILE", help="every dropped row and why: .csv, else JSON "
@@ -327,7 +331,8 @@ def cmd_scan(args) -> int:
     _check_outputs(args, [args.source])
     result = engines.scan(args.source, config=args.config, split=args.split, text=args.text, answer=args.answer,
                           group=args.group, labels=args.labels, id=args.id, settings=settings,
-                          max_rows=args.max_rows, progress=_progress(args.quiet), engine=_engine(args))
+                          max_rows=args.max_rows, progress=_progress(args.quiet), engine=_engine(args),
+                          revision=args.revision)
     _emit(args, result.summary(), result.markdown())
     return 0
 
@@ -464,9 +469,9 @@ def cmd_dedup(args) -> int:
     stamps = local_stamps(args.source, args.split)      # before the scan: a file changed since is an error
     result = engines.scan(args.source, config=args.config, split=args.split, text=args.text, answer=args.answer,
                           group=args.group, labels=args.labels, id=args.id, settings=settings, max_rows=args.max_rows,
-                          progress=_progress(args.quiet))
-    marks = load_review(args.review, result) if args.review else ()
-    deduped = dedup(result, args.threshold, args.keep, marks)
+                          progress=_progress(args.quiet), revision=args.revision)
+    review = load_review_file(args.review, result) if args.review else None
+    deduped = dedup(result, args.threshold, args.keep, review=review)
     notices = [*deduped.notices, *write_dedup(result, deduped, args.out, manifest, source=args.source,
                                               stamps=stamps)]
     for notice in notices:

@@ -112,3 +112,40 @@ def curve(pairs: Pairs, thresholds: list[float]) -> list[CurvePoint]:
                                  clusters_per_1000=round(1000 * clusters / n, 4), jump_vs_previous=jump,
                                  pairs_interval=pairs.pairs_interval(t)))
     return points
+
+
+@dataclass(frozen=True)
+class DedupPoint:
+    """What keeping one record per cluster at ``threshold`` does: records kept and dropped, with the
+    clusters, the records in them and the largest cluster (records)."""
+    threshold: float
+    pairs: int
+    clusters: int
+    records_in_clusters: int
+    largest_cluster: int
+    rows_dropped: int
+    rows_kept: int
+
+
+def dedup_curve(pairs: Pairs, thresholds) -> list[DedupPoint]:
+    """A DedupPoint per threshold, in ascending order of threshold, from one pass over the
+    score-sorted forest (as ``curve``): any thresholds in the searched range, nothing searched again."""
+    points: list[DedupPoint] = []
+    component = np.arange(pairs.n_nodes)
+    n_components, done = pairs.n_nodes, 0
+    for t in sorted({round(float(x), 6) for x in thresholds}, reverse=True):
+        k = pairs.forest_upto(t)
+        if k > done:
+            new_a, new_b = component[pairs.forest_a[done:k]], component[pairs.forest_b[done:k]]
+            graph = sp.coo_matrix((np.ones(new_a.size, dtype=np.int8), (new_a, new_b)),
+                                  shape=(n_components, n_components))
+            n_components, merged = connected_components(graph, directed=False)
+            component = merged[component]
+            done = k
+        records = np.bincount(component, weights=pairs.weight, minlength=n_components).astype(np.int64)
+        clustered = records[records >= 2]
+        dropped = int(clustered.sum()) - int(clustered.size)
+        points.append(DedupPoint(threshold=t, pairs=pairs.record_pairs(t), clusters=int(clustered.size),
+                                 records_in_clusters=int(clustered.sum()), largest_cluster=int(clustered.max(initial=0)),
+                                 rows_dropped=dropped, rows_kept=pairs.n_records - dropped))
+    return points[::-1]

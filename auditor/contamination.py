@@ -34,7 +34,7 @@ from .progress import Progress
 from .report import PARAPHRASE_CAVEAT  # noqa: F401  (re-exported: the caveat the lexical checks share)
 from .report import contamination as report
 from .roles import joined_text, resolve_text_spec, text_fields
-from .settings import check_max_rows
+from .settings import COPIED_COVERAGE, check_max_rows
 from .textstream import jsonl_texts
 from .wordtokens import TOKENIZER, binary_array, token_ids, tokenize, word_table  # noqa: F401  (tokenize: the definition, documented here)
 
@@ -54,6 +54,16 @@ _MUL = np.uint64(0x9E3779B97F4A7C15)
 
 
 MAX_NGRAM = 64     # GPT-3 used 13; beyond 64 words an n-gram test says nothing an exact match does not
+# An item counts as contaminated when it shares one n-gram with the corpus (GPT-3's definition, the
+# count reported). Its coverage, the share of its words that lie in one of its n-grams found in the
+# corpus, tells a copy (most of the item is there, even with a word changed) from an item that only
+# shares a stock phrase with another text (settings.COPIED_COVERAGE). (The share of its n-grams found
+# would call a 30-word item with one word changed a phrase: 5 of its 18 13-grams hold that word.)
+
+
+def verdict(coverage: float) -> str:
+    """"copied" when at least COPIED_COVERAGE of an item's words are covered, else "phrase"."""
+    return "copied" if coverage >= COPIED_COVERAGE else "phrase"
 
 
 def choose_n(lengths: list[int], ngram="auto") -> int:
@@ -183,9 +193,14 @@ def scan_corpus(corpus, benchmark: str, *, corpus_config=None, corpus_split=None
     with run.stage("scan"):
         corpus_info, records, compiled = _corpus_batches(corpus, corpus_config, corpus_split, corpus_text, max_rows,
                                                          token)
+        total = len(corpus) if isinstance(corpus, (list, tuple)) else None
         for batch_start, batch in records:
             scanned = scan_batch(index, batch, compiled)
             n_records += scanned.records
+            # Each batch moves the progress (a corpus read from a source has no known total: the
+            # fraction then approaches the end as records go by).
+            run.at(n_records / total if total else n_records / (n_records + BATCH),
+                   f"scanning corpus: {n_records:,}{f' of {total:,}' if total else ''} records")
             n_tokens += scanned.tokens
             n_silent += scanned.no_words
             hits.extend(HitSet.from_batch(scanned, index), batch_start)
@@ -442,9 +457,15 @@ class HitSet:
             for prev, cur in zip(starts, starts[1:]):
                 run = run + 1 if cur == prev + 1 else 1
                 longest = max(longest, run)
+            item_ngrams = int(max(b_lengths[item] - n + 1, 0))
+            covered = np.zeros(int(b_lengths[item]), dtype=bool)
+            for s in starts:
+                covered[s:s + n] = True
+            coverage = round(float(covered.mean()), 4) if covered.size else 0.0
             items.append({"benchmark_row": item, "corpus_rows": self.first[item],
                           "corpus_matches": self.count[item], "matched_ngrams": len(starts),
-                          "item_ngrams": int(max(b_lengths[item] - n + 1, 0)), "longest_span": longest + n - 1})
+                          "item_ngrams": item_ngrams, "longest_span": longest + n - 1,
+                          "coverage": coverage, "verdict": verdict(coverage)})
         return items
 
 

@@ -16,13 +16,22 @@ Keep rules (``KEEP_RULES``), ties always to the lowest row:
 - ``most_common_answer``: a record whose normalised answer is the most common answer in its
   cluster (missing answers never count as one).
 
-Review files (``review_json`` / ``load_review``) carry the marks between sessions::
+Two more review decisions work on whole records and clusters:
+- ``keep_apart``: rows a reviewer keeps whatever they resemble (each leaves its cluster, which
+  keeps one record less to drop; the rest of the cluster stays joined only through other records);
+- ``splits``: (row, threshold) pairs: the cluster holding that row is cut at a higher threshold of
+  its own (its edges below it removed), e.g. just above its weakest link, so a chain of templates
+  falls apart where it is weakest. Exact: the spanning forest decides components at any threshold.
+
+Review files (``review_json`` / ``load_review`` / ``load_review_file``) carry the decisions
+between sessions::
 
     {"kind": "auditor-review", "version": 1, "dataset": "train.jsonl", "fingerprint": "...",
-     "threshold": 0.7, "not_duplicates": [[12, 40], [7, 9]]}
+     "threshold": 0.7, "not_duplicates": [[12, 40], [7, 9]], "keep_apart": [5], "splits": [[30, 0.81]]}
 
-Rows are 0-based positions in the loaded dataset; the fingerprint (records and roles) must match
-the audited data, so marks are never applied to other data.
+Rows are 0-based positions in the loaded dataset; the fingerprint (records and the role fields,
+whether they were named or guessed) must match the audited data, so marks are never applied to
+other data. A review holds at most ``MAX_REVIEW_ITEMS`` decisions.
 """
 from __future__ import annotations
 
@@ -51,6 +60,9 @@ from .settings import KEEP_RULES, check_threshold
 from .shingles import jaccard_rows, set_sizes, shingle_matrix
 
 REVIEW_MAX_BYTES = 64 * 1024 ** 2
+# Decisions (marks, rows kept apart, splits) in one review, at most: a person reviews thousands; a
+# file of 4.4 million marks (49 MiB) took 142 s and 1.2 GB to apply in the Space.
+MAX_REVIEW_ITEMS = 100_000
 WRITE_FORMATS = {"jsonl": ".jsonl", "json": ".json", "csv": ".csv", "tsv": ".tsv", "parquet": ".parquet"}
 
 
@@ -77,9 +89,23 @@ class DedupResult:
     notices: tuple = ()
     source: str = ""
     fingerprint: str = ""
+    kept_apart: int = 0          # rows a reviewer kept apart
+    splits: int = 0              # clusters a reviewer split
 
     def summary(self) -> dict:
         return report.summary(self)
+
+
+@dataclass(frozen=True)
+class Review:
+    """A reviewer's decisions: pairs that are not duplicates, rows kept apart, clusters split."""
+    not_duplicates: tuple = ()       # ((low, high), ...) rows
+    keep_apart: tuple = ()           # rows
+    splits: tuple = ()               # ((row, threshold), ...)
+
+    @property
+    def size(self) -> int:
+        return len(self.not_duplicates) + len(self.keep_apart) + len(self.splits)
 
 
 # --------------------------------------------------------------------------- clusters with review marks
@@ -132,16 +158,48 @@ def _normalise_marks(result, not_duplicates) -> np.ndarray:
     return np.unique(np.asarray(pairs, dtype=np.int64), axis=0)
 
 
-def _components_with_marks(result, threshold: float, marks: np.ndarray):
+def _normalise_rows(result, rows, what: str) -> np.ndarray:
+    out = []
+    for v in rows or ():
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= int(v) < result.records:
+            raise AuditorError("usage", f"{what}: {v!r:.40} is not a row of the dataset (0 .. {result.records - 1}).",
+                               "Rows are 0-based positions in the dataset.")
+        out.append(int(v))
+    return np.unique(np.asarray(out, dtype=np.int64))
+
+
+def _normalise_splits(result, splits, threshold: float) -> list:
+    out = []
+    for item in splits or ():
+        try:
+            row, at = item
+        except (TypeError, ValueError):
+            raise AuditorError("usage", f"A split is a (row, threshold) pair, got {item!r:.60}.",
+                               "Give e.g. [(30, 0.81)].") from None
+        row = _normalise_rows(result, [row], "A split's row")[0]
+        at = result.pairs.check_threshold(check_threshold(at, "A split's threshold"))
+        if at > threshold:
+            out.append((int(row), at))
+    return out
+
+
+def _components_with_marks(result, threshold: float, marks: np.ndarray, apart: np.ndarray = None,
+                           splits: list = ()):
     """(label, sizes, exact, effective marks): clusters at ``threshold`` as components of the
-    verified pairs minus ``marks``. Only the clusters a mark falls inside are recomputed."""
+    verified pairs minus ``marks``, with the rows ``apart`` joined to nothing and each split
+    cluster's edges below its own threshold removed. Only the clusters these touch are recomputed."""
     pairs = result.pairs
     label, sizes = cluster_labels(pairs, threshold)
-    if not marks.size:
-        return label, sizes, True, 0
-    inside = (label[marks[:, 0]] >= 0) & (label[marks[:, 0]] == label[marks[:, 1]])
-    marks = marks[inside]
-    if not marks.size:
+    apart = np.zeros(0, np.int64) if apart is None else apart
+    if marks.size:
+        inside = (label[marks[:, 0]] >= 0) & (label[marks[:, 0]] == label[marks[:, 1]])
+        marks = marks[inside]
+    apart = apart[label[apart] >= 0]
+    floors = {}
+    for row, at in splits:               # the cluster's own threshold (the highest asked for it)
+        if label[row] >= 0:
+            floors[int(label[row])] = max(at, floors.get(int(label[row]), 0.0))
+    if not marks.size and not apart.size and not floors:
         return label, sizes, True, 0
     node_of, n_nodes = pairs.node_of, pairs.n_nodes
     # Node-level edges >= t: the forest (exact connectivity) and the sampled pairs (every pair when
@@ -149,19 +207,27 @@ def _components_with_marks(result, threshold: float, marks: np.ndarray):
     k, s = pairs.forest_upto(threshold), pairs.upto(threshold)
     ea = np.concatenate([pairs.forest_a[:k], pairs.a[:s]]).astype(np.int64)
     eb = np.concatenate([pairs.forest_b[:k], pairs.b[:s]]).astype(np.int64)
-    touched = np.unique(label[marks[:, 0]])
+    ej = np.concatenate([pairs.forest_jaccard[:k], pairs.jaccard[:s]]).astype(np.float64)
+    touched = np.unique(np.concatenate([label[marks[:, 0]] if marks.size else np.zeros(0, np.int64),
+                                        label[apart], np.asarray(sorted(floors), np.int64)]))
     first_of_node = np.full(n_nodes, -1, np.int64)
     valid = node_of >= 0
     np.maximum.at(first_of_node, node_of[valid], np.flatnonzero(valid))   # any member: clusters are per node
     node_cluster = np.where(first_of_node >= 0, label[np.maximum(first_of_node, 0)], -1)
     keep_edge = np.isin(node_cluster[ea], touched)
+    if floors:
+        floor = np.zeros(max(int(label.max(initial=-1)) + 1, 1))
+        floor[list(floors)] = list(floors.values())
+        keep_edge &= ej + 1e-9 >= floor[np.maximum(node_cluster[ea], 0)]
     ea, eb = ea[keep_edge], eb[keep_edge]
-    # Split graph: vertex x < n_nodes is node x's members that no mark names (its "rest"); vertex
-    # n_nodes + i is the i-th record some mark names. Rests are whole nodes' worth of identical
-    # records, joined to everything their node touches; named records lose only their marked pairs.
-    named = np.unique(marks)
+    # Split graph: vertex x < n_nodes is node x's members that no decision names (its "rest"); vertex
+    # n_nodes + i is the i-th record a decision names. Rests are whole nodes' worth of identical
+    # records, joined to everything their node touches; named records lose their marked pairs, and
+    # a record kept apart loses every pair.
+    named = np.unique(np.concatenate([marks.reshape(-1), apart]))
     m = named.size
     named_node = node_of[named]
+    alone = np.isin(named, apart)
     rest = pairs.weight.astype(np.int64) - np.bincount(named_node, minlength=n_nodes)
     # Node adjacency at t, each node adjacent to itself (its members are identical: Jaccard 1).
     adjacency = sp.coo_matrix((np.ones(2 * ea.size + n_nodes, np.int32),
@@ -171,13 +237,18 @@ def _components_with_marks(result, threshold: float, marks: np.ndarray):
     reach = place @ adjacency                                           # named record -> nodes it pairs with
     named_to_node = (reach @ sp.diags((rest > 0).astype(np.int32), dtype=np.int32)).tocoo()   # ... that keep a rest
     named_to_named = (reach @ place.T).tocoo()                          # named record -> named records
-    idx_a, idx_b = np.searchsorted(named, marks[:, 0]), np.searchsorted(named, marks[:, 1])
     nn_a, nn_b = named_to_named.row.astype(np.int64), named_to_named.col.astype(np.int64)
     code = np.minimum(nn_a, nn_b) * m + np.maximum(nn_a, nn_b)
-    allowed = (nn_a != nn_b) & ~np.isin(code, idx_a.astype(np.int64) * m + idx_b)
+    if marks.size:
+        idx_a, idx_b = np.searchsorted(named, marks[:, 0]), np.searchsorted(named, marks[:, 1])
+        unmarked = ~np.isin(code, idx_a.astype(np.int64) * m + idx_b)
+    else:
+        unmarked = np.ones(code.size, bool)
+    allowed = (nn_a != nn_b) & unmarked & ~alone[nn_a] & ~alone[nn_b]
+    to_node = ~alone[named_to_node.row]
     rest_edge = (rest[ea] > 0) & (rest[eb] > 0)
-    rows = np.concatenate([ea[rest_edge], n_nodes + named_to_node.row, n_nodes + nn_a[allowed]])
-    cols = np.concatenate([eb[rest_edge], named_to_node.col, n_nodes + nn_b[allowed]])
+    rows = np.concatenate([ea[rest_edge], n_nodes + named_to_node.row[to_node], n_nodes + nn_a[allowed]])
+    cols = np.concatenate([eb[rest_edge], named_to_node.col[to_node], n_nodes + nn_b[allowed]])
     graph = sp.coo_matrix((np.ones(rows.size, np.int8), (rows, cols)), shape=(n_nodes + m, n_nodes + m))
     _, comp = connected_components(graph, directed=False)
     # Records of touched clusters get their new component; the others keep theirs.
@@ -185,13 +256,15 @@ def _components_with_marks(result, threshold: float, marks: np.ndarray):
     recs = np.flatnonzero(in_touched)
     vertex = node_of[recs].copy()
     pos = np.searchsorted(named, recs)
-    is_named = (pos < m) & (named[np.minimum(pos, m - 1)] == recs)
+    is_named = (pos < m) & (named[np.minimum(pos, m - 1)] == recs) if m else np.zeros(recs.size, bool)
     vertex[is_named] = n_nodes + pos[is_named]
     component = np.full(label.size, -1, np.int64)
     component[~in_touched & (label >= 0)] = label[~in_touched & (label >= 0)]
     component[recs] = sizes.size + comp[vertex]
     label, sizes = _renumber(component)
-    exact = bool(pairs.complete)
+    # A split is exact (the forest decides connectivity at its threshold); marks are exact when the
+    # pair sample is complete.
+    exact = bool(pairs.complete) or not marks.size
     return label, sizes, exact, int(marks.shape[0])
 
 
@@ -237,12 +310,18 @@ def _kept_rows(result, label: np.ndarray, n_clusters: int, keep: str) -> np.ndar
     return kept
 
 
-def _grouping(result, threshold, keep, not_duplicates) -> _Grouping:
+def _grouping(result, threshold, keep, not_duplicates, keep_apart=(), splits=()) -> _Grouping:
     keep = _check_keep(keep)
     t = result.settings.threshold if threshold is None else threshold
     t = result.pairs.check_threshold(check_threshold(t))
+    given = sum(len(x) if hasattr(x, "__len__") else 0 for x in (not_duplicates or (), keep_apart or (), splits or ()))
+    if given > MAX_REVIEW_ITEMS:            # counted before anything is checked one by one
+        raise AuditorError("too_large", f"{given:,} review decisions: more than the {MAX_REVIEW_ITEMS:,} one "
+                           "review may hold.", "Raise the threshold (fewer, tighter clusters), or split the review.")
     marks = _normalise_marks(result, not_duplicates)
-    label, sizes, exact, effective = _components_with_marks(result, t, marks)
+    apart = _normalise_rows(result, keep_apart, "A row kept apart")
+    cuts = _normalise_splits(result, splits, t)
+    label, sizes, exact, effective = _components_with_marks(result, t, marks, apart, cuts)
     inside = label >= 0
     distinct = np.unique(np.stack([label[inside], result.evaluated_key[inside]], axis=1), axis=0) \
         if inside.any() else np.zeros((0, 2), np.int64)
@@ -264,10 +343,11 @@ def _grouping(result, threshold, keep, not_duplicates) -> _Grouping:
                      exact=exact or not effective, notices=tuple(notices), threshold=t)
 
 
-def ranked_clusters(result, threshold=None, keep: str = "first", not_duplicates=()) -> tuple:
+def ranked_clusters(result, threshold=None, keep: str = "first", not_duplicates=(), keep_apart=(),
+                    splits=()) -> tuple:
     """Every cluster at ``threshold`` (default: the scan's) as ``ClusterInfo``, largest first, then
     by first row; ``kept_row`` is the record ``keep`` keeps."""
-    g = _grouping(result, threshold, keep, not_duplicates)
+    g = _grouping(result, threshold, keep, not_duplicates, keep_apart, splits)
     members = np.flatnonzero(g.label >= 0)
     order = members[np.argsort(g.label[members], kind="stable")]
     split = np.split(order, np.cumsum(g.sizes)[:-1]) if g.sizes.size else []
@@ -276,11 +356,15 @@ def ranked_clusters(result, threshold=None, keep: str = "first", not_duplicates=
                              rows=tuple(split[c].tolist()), kept_row=int(g.kept[c])) for c in ranking.tolist())
 
 
-def dedup(result, threshold=None, keep: str = "first", not_duplicates=()) -> "DedupResult":
+def dedup(result, threshold=None, keep: str = "first", not_duplicates=(), keep_apart=(), splits=(),
+          review: "Review | None" = None) -> "DedupResult":
     """One record per cluster at ``threshold`` (default: the scan's), chosen by ``keep``; every
     record in no cluster is kept. ``not_duplicates``: reviewed (row_a, row_b) pairs that are not
-    duplicates (see the module docstring)."""
-    g = _grouping(result, threshold, keep, not_duplicates)
+    duplicates; ``keep_apart``: rows kept whatever they resemble; ``splits``: (row, threshold)
+    cuts of clusters (see the module docstring); ``review``: all three, as ``load_review_file`` reads them."""
+    if review is not None:
+        not_duplicates, keep_apart, splits = review.not_duplicates, review.keep_apart, review.splits
+    g = _grouping(result, threshold, keep, not_duplicates, keep_apart, splits)
     inside = g.label >= 0
     kept_of = np.arange(g.label.size)
     kept_of[inside] = g.kept[g.label[inside]]
@@ -296,6 +380,7 @@ def dedup(result, threshold=None, keep: str = "first", not_duplicates=()) -> "De
     return DedupResult(threshold=g.threshold, keep=keep, records=result.records, clusters=int(g.sizes.size),
                        records_in_clusters=int(g.sizes.sum()), kept_rows=tuple(kept_rows.tolist()),
                        dropped=dropped, not_duplicates=g.marks, exact=g.exact,
+                       kept_apart=len(keep_apart or ()), splits=len(splits or ()),
                        notices=g.notices + conflict_notices(result.fields, drop, differs, keep),
                        source=result.table.source, fingerprint=result.fingerprint)
 
@@ -378,17 +463,32 @@ def pair_jaccard(result, rows_a, rows_b) -> list:
 
 # --------------------------------------------------------------------------- review files
 
-def review_json(result, not_duplicates, threshold=None) -> str:
-    """The review marks as a small JSON document that ``load_review`` reads back (module doc)."""
+def review_fingerprint(result) -> str:
+    """The fingerprint a review file carries: the records and the role fields, whether the roles
+    were named or guessed (a review made in the app with guessed roles is for the same data as
+    ``dedup --text FIELD`` naming them)."""
+    return getattr(result, "data_fingerprint", None) or result.fingerprint
+
+
+def review_json(result, not_duplicates, threshold=None, keep_apart=(), splits=()) -> str:
+    """The review decisions as a small JSON document that ``load_review_file`` reads back (module doc)."""
     marks = _normalise_marks(result, not_duplicates)
     t = result.settings.threshold if threshold is None else float(threshold)
     t = result.pairs.check_threshold(t)
-    return report.review(_dataset_name(result.table), result.fingerprint, t, marks.tolist())
+    apart = _normalise_rows(result, keep_apart, "A row kept apart").tolist() if len(keep_apart) else []
+    cuts = [[int(r), float(x)] for r, x in sorted({(int(r), float(x)) for r, x in splits})]
+    return report.review(_dataset_name(result.table), review_fingerprint(result), t, marks.tolist(), apart, cuts)
 
 
 def load_review(path_or_text, result) -> tuple:
-    """Marks from a review file (a path, or its JSON text), checked against ``result``: the same
-    data (fingerprint) and rows in range. Returns sorted distinct (low, high) row pairs."""
+    """The "not a duplicate" marks of a review file (``load_review_file``): sorted distinct
+    (low, high) row pairs."""
+    return load_review_file(path_or_text, result).not_duplicates
+
+
+def load_review_file(path_or_text, result) -> Review:
+    """A review file's decisions (a path, or its JSON text), checked against ``result``: the same
+    data (fingerprint), rows in range, at most MAX_REVIEW_ITEMS decisions."""
     doc = _read_review(path_or_text)
     if not isinstance(doc, dict) or doc.get("kind") != REVIEW_KIND:
         raise AuditorError("bad_format", "Not an auditor review file (its \"kind\" is not \"auditor-review\").",
@@ -396,16 +496,23 @@ def load_review(path_or_text, result) -> tuple:
     if doc.get("version") != REVIEW_VERSION:
         raise AuditorError("bad_format", f"Review file version {doc.get('version')!r:.20} is not supported.",
                            f"This auditor reads version {REVIEW_VERSION}.")
-    if doc.get("fingerprint") != result.fingerprint:
+    if doc.get("fingerprint") not in (review_fingerprint(result), result.fingerprint):
         raise AuditorError("usage", f"The review file was made for other data ({doc.get('dataset')!r:.80}, "
                            f"fingerprint {str(doc.get('fingerprint'))[:12]}…), not this dataset "
-                           f"({_dataset_name(result.table)!r:.80}, fingerprint {result.fingerprint[:12]}…).",
-                           "Load the review with the same data, split, row cap and roles it was made with.")
-    marks = doc.get("not_duplicates")
-    if not isinstance(marks, list):
-        raise AuditorError("bad_format", "The review file has no \"not_duplicates\" list.",
-                           "It holds [[row_a, row_b], ...].")
-    return tuple(map(tuple, _normalise_marks(result, marks).tolist()))
+                           f"({_dataset_name(result.table)!r:.80}, fingerprint {review_fingerprint(result)[:12]}…).",
+                           "Load the review with the same data, split, row cap and role fields it was made with.")
+    marks, apart, splits = doc.get("not_duplicates"), doc.get("keep_apart", []), doc.get("splits", [])
+    if not isinstance(marks, list) or not isinstance(apart, list) or not isinstance(splits, list):
+        raise AuditorError("bad_format", "The review file has no \"not_duplicates\" list (or a keep_apart or "
+                           "splits that is not a list).", "It holds [[row_a, row_b], ...].")
+    total = len(marks) + len(apart) + len(splits)
+    if total > MAX_REVIEW_ITEMS:
+        raise AuditorError("too_large", f"The review file holds {total:,} decisions: more than the "
+                           f"{MAX_REVIEW_ITEMS:,} one review may hold.",
+                           "A review is a person's decisions; check it is the right file.")
+    return Review(tuple(map(tuple, _normalise_marks(result, marks).tolist())),
+                  tuple(_normalise_rows(result, apart, "A row kept apart").tolist()),
+                  tuple(_normalise_splits(result, splits, 0.0)))
 
 
 def _read_review(path_or_text):

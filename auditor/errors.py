@@ -25,6 +25,8 @@ class AuditorError(Exception):
         "too_large",        # beyond a hard size limit
         "output_path",      # an output would overwrite an input or another output, or cannot be written
         "not_installed",    # an optional part (the semantic model) is not installed; the hint names the command
+        "busy",             # a server is at its stated limits (jobs per visitor, jobs waiting): come back later
+        "expired",          # something kept for a stated time or within a stated budget (an upload) is gone
         "cancelled",        # the caller cancelled the work (a Hub read: hub.CANCEL)
     })
 

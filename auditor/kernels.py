@@ -171,11 +171,14 @@ def _offer(top_j: np.ndarray, top_n: np.ndarray, row: int, j: float, other: int)
 
 
 @numba.njit(nogil=True, cache=True)
-def dense_count_block(inter: np.ndarray, r0: int, sizes: np.ndarray, weight: np.ndarray, mult: np.ndarray,
+def dense_count_block(inter: np.ndarray, shared: int, missing: np.ndarray, r0: int, sizes: np.ndarray,
+                      weight: np.ndarray, mult: np.ndarray,
                       t: float, base: int, node_hist: np.ndarray, record_hist: np.ndarray, top_j: np.ndarray,
                       top_n: np.ndarray) -> int:  # pragma: no cover  (compiled)
-    """One block of a dense group: inter[i, c] = |x & y| of group rows r0 + i and r0 + c (the
-    block holds the columns from r0 on). Counts every pair c > i with Jaccard >= t into the
+    """One block of a dense group: inter[i, c] + shared - missing[r] - missing[c] = |x & y| of
+    group rows r = r0 + i and r0 + c (the block holds the columns from r0 on; ``shared`` columns
+    held by nearly every row enter as a count, ``missing[r]`` of them absent from row r, and
+    their absences' overlap is in ``inter``). Counts every pair c > i with Jaccard >= t into the
     histograms (bins as ``result.score_bins``, minus ``base``; node pairs as mult[r] * mult[c])
     and offers it to both ends' k best. Returns the pairs counted."""
     counted = 0
@@ -184,8 +187,9 @@ def dense_count_block(inter: np.ndarray, r0: int, sizes: np.ndarray, weight: np.
     for i in range(rows):
         r = r0 + i
         sr = sizes[r]
+        base_r = shared - missing[r]
         for c_off in range(i + 1, width):
-            x = inter[i, c_off]
+            x = inter[i, c_off] + (base_r - missing[c_off + r0])
             if x == 0.0:
                 continue
             c = r0 + c_off
@@ -204,16 +208,64 @@ def dense_count_block(inter: np.ndarray, r0: int, sizes: np.ndarray, weight: np.
 
 
 @numba.njit(nogil=True, cache=True)
-def dense_emit_block(inter: np.ndarray, r0: int, start: int, sizes: np.ndarray, ids: np.ndarray, t: float,
+def dense_count_rows(inter: np.ndarray, shared: int, missing: np.ndarray, rows: np.ndarray, c0: int,
+                     sizes: np.ndarray, weight: np.ndarray, mult: np.ndarray, t: float, base: int, node_hist: np.ndarray, record_hist: np.ndarray,
+                     row_node: np.ndarray, row_record: np.ndarray, top_j: np.ndarray,
+                     top_n: np.ndarray) -> int:  # pragma: no cover  (compiled)
+    """Sampled rows of a dense group: inter[i, c_off] (completed as ``dense_count_block``'s) =
+    |x & y| of group rows rows[i] and c0 + c_off (rows ascending, rows[0] >= c0). Counts every
+    pair (rows[i], c), c > rows[i], with Jaccard >= t into the histograms (as
+    ``dense_count_block``), and each row's own pairs per 0.01 stratum (score bin // 10,000) into
+    row_node[i] / row_record[i], which the interval needs; offers each pair to both ends' k
+    best. Returns the pairs counted."""
+    counted = 0
+    k = top_j.shape[1]
+    n_rows, width = inter.shape
+    for i in range(n_rows):
+        r = rows[i]
+        sr = sizes[r]
+        base_r = shared - missing[r]
+        for c_off in range(r - c0 + 1, width):
+            x = inter[i, c_off] + (base_r - missing[c_off + c0])
+            if x == 0.0:
+                continue
+            c = c0 + c_off
+            j = x / (sr + sizes[c] - x)
+            if j < t - 1e-9:
+                continue
+            b = np.int64((j + 1e-9) * 1_000_000)
+            m = mult[r] * mult[c]
+            w = weight[r] * weight[c]
+            node_hist[b - base] += m
+            record_hist[b - base] += w
+            s = b // 10_000
+            row_node[i, s] += m
+            row_record[i, s] += w
+            counted += 1
+            if j > top_j[r, k - 1]:
+                _offer(top_j, top_n, r, j, c)
+            if j > top_j[c, k - 1]:
+                _offer(top_j, top_n, c, j, r)
+    return counted
+
+
+@numba.njit(nogil=True, cache=True)
+def dense_emit_block(inter: np.ndarray, shared: int, missing: np.ndarray, r0: int, start: int, sizes: np.ndarray,
+                     ids: np.ndarray, t: float,
                      to_hub: np.ndarray, up: np.ndarray, depth: np.ndarray, node_bin: np.ndarray, roots: np.ndarray,
                      level_bins: np.ndarray, level_comp: np.ndarray,
                      floor_j: np.ndarray, floor_a: np.ndarray, floor_b: np.ndarray, strata: int,
-                     out_a: np.ndarray, out_b: np.ndarray, out_j: np.ndarray):  # pragma: no cover
-    """The same block again: emit the pairs (global ids) that the forest does not imply, or that
-    may enter the pair sample, from flat cell ``start`` on, until the output arrays are full.
-    ``to_hub[r]``: the weakest forest edge (bin) between group row r and one hub node, so a
-    pair whose bin is at most both ends' ``to_hub`` is implied through the hub without a
-    tree walk. Returns (pairs emitted, next cell, or -1 when the block is done)."""
+                     sample_row: np.ndarray, cut: int, weight: np.ndarray, mult: np.ndarray, base: int,
+                     node_hist: np.ndarray, record_hist: np.ndarray, out_a: np.ndarray, out_b: np.ndarray,
+                     out_j: np.ndarray):  # pragma: no cover
+    """The same block again (completed as ``dense_count_block``'s): emit the pairs (global ids)
+    that the forest does not imply, or that may enter the pair sample (only pairs of rows whose
+    ``sample_row`` is set: the counted ones), from flat cell ``start`` on, until the output
+    arrays are full. ``to_hub[r]``: the weakest
+    forest edge (bin) between group row r and one hub node, so a pair whose bin is at most both
+    ends' ``to_hub`` is implied through the hub without a tree walk. A pair of a row whose
+    ``sample_row`` is not set and whose bin is at least ``cut`` is counted into the histograms
+    (as ``dense_count_block``). Returns (pairs emitted, next cell, or -1 when the block is done)."""
     rows, width = inter.shape
     cap = out_a.size
     n_out = 0
@@ -221,35 +273,43 @@ def dense_emit_block(inter: np.ndarray, r0: int, start: int, sizes: np.ndarray, 
     one_b = np.empty(1, np.int64)
     one_bin = np.empty(1, np.int64)
     res = np.empty(1, np.bool_)
-    for cell in range(start, rows * width):
-        i = cell // width
-        c_off = cell - i * width
-        if c_off <= i:
-            continue
-        x = inter[i, c_off]
-        if x == 0.0:
-            continue
+    first = start // width
+    for i in range(first, rows):
         r = r0 + i
-        c = r0 + c_off
-        j = x / (sizes[r] + sizes[c] - x)
-        if j < t - 1e-9:
-            continue
-        ga, gb = ids[r], ids[c]
-        s = min(np.int64(np.floor(j * strata + 1e-9)), strata)
-        keep = floor_j[s] < 0 or j > floor_j[s] or (j == floor_j[s] and (ga < floor_a[s] or
-                                                                      (ga == floor_a[s] and gb < floor_b[s])))
-        if not keep:
-            bin_ = np.int64((j + 1e-9) * 1_000_000)
-            if to_hub[r] >= bin_ and to_hub[c] >= bin_:
+        sr = sizes[r]
+        base_r = shared - missing[r]
+        hub_r = to_hub[r]
+        sampling = sample_row[r]
+        lo = i + 1
+        if i == first:
+            lo = max(lo, start - i * width)
+        for c_off in range(lo, width):
+            x = inter[i, c_off] + (base_r - missing[c_off + r0])
+            if x == 0.0:
                 continue
-            one_a[0], one_b[0], one_bin[0] = ga, gb, bin_
-            implied_edges(up, depth, node_bin, roots, level_bins, level_comp, one_a, one_b, one_bin, res)
-            keep = not res[0]
-        if keep:
-            if n_out == cap:
-                return n_out, cell
-            out_a[n_out], out_b[n_out], out_j[n_out] = ga, gb, j
-            n_out += 1
+            c = r0 + c_off
+            j = x / (sr + sizes[c] - x)
+            if j < t - 1e-9:
+                continue
+            ga, gb = ids[r], ids[c]
+            bin_ = np.int64((j + 1e-9) * 1_000_000)
+            keep = False
+            if sampling:
+                s = min(np.int64(np.floor(j * strata + 1e-9)), strata)
+                keep = floor_j[s] < 0 or j > floor_j[s] or (j == floor_j[s] and (ga < floor_a[s] or
+                                                                              (ga == floor_a[s] and gb < floor_b[s])))
+            if not keep and (hub_r < bin_ or to_hub[c] < bin_):
+                one_a[0], one_b[0], one_bin[0] = ga, gb, bin_
+                implied_edges(up, depth, node_bin, roots, level_bins, level_comp, one_a, one_b, one_bin, res)
+                keep = not res[0]
+            if keep:
+                if n_out == cap:
+                    return n_out, i * width + c_off          # this cell again on the next call
+                out_a[n_out], out_b[n_out], out_j[n_out] = ga, gb, j
+                n_out += 1
+            if bin_ >= cut and not sampling:
+                node_hist[bin_ - base] += mult[r] * mult[c]
+                record_hist[bin_ - base] += weight[r] * weight[c]
     return n_out, -1
 
 

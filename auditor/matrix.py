@@ -35,19 +35,24 @@ class Group:
     dataset: str
     split: str
     source: str
+    config: str | None = None      # a Hub or bundled dataset's config; None: its default
 
     @property
     def name(self) -> str:
-        return f"{self.dataset}/{self.split}"
+        return f"{self.dataset}/{self.config}/{self.split}" if self.config else f"{self.dataset}/{self.split}"
+
+
+SPEC_HINT = "Use NAME[:[CONFIG:]SPLIT]=SOURCE, e.g. gsm8k:test=example:gsm8k or gsm8k:socratic:test=example:gsm8k."
 
 
 def parse_spec(spec: str) -> Group:
-    """NAME[:SPLIT]=SOURCE."""
+    """NAME[:SPLIT]=SOURCE, or NAME:CONFIG:SPLIT=SOURCE for a dataset with several configs."""
     name, sep, source = spec.partition("=")
-    if not sep or not name.strip() or not source.strip():
-        raise AuditorError("usage", f"Bad dataset spec {spec!r}.", "Use NAME[:SPLIT]=SOURCE, e.g. gsm8k:test=example:gsm8k.")
-    dataset, _, split = name.strip().partition(":")
-    return Group(dataset, split or "all", source.strip())
+    parts = [part.strip() for part in name.split(":")]
+    if not sep or not source.strip() or len(parts) > 3 or not all(parts):
+        raise AuditorError("usage", f"Bad dataset spec {spec!r}.", SPEC_HINT)
+    dataset, config, split = parts[0], (parts[1] if len(parts) == 3 else None), parts[-1] if len(parts) > 1 else "all"
+    return Group(dataset, split, source.strip(), config)
 
 
 def _counts(node: np.ndarray, group: np.ndarray, n_groups: int, adjacency=None) -> np.ndarray:
@@ -80,21 +85,23 @@ class MatrixResult:
 
 def overlap_matrix(specs: list, *, text=None, near: bool = False, threshold: float = 0.7,
                    compare: bool = True, max_rows=None, token=None, progress=None) -> MatrixResult:
-    """``specs``: Group objects or NAME[:SPLIT]=SOURCE strings."""
+    """``specs``: Group objects or NAME[:[CONFIG:]SPLIT]=SOURCE strings."""
     threshold = NearSettings(threshold=threshold).validated().threshold
     check_max_rows(max_rows)
     groups = [parse_spec(s) if isinstance(s, str) else s for s in specs]
     if len(groups) < 2:
-        raise AuditorError("usage", "Give at least two datasets or splits (-d NAME[:SPLIT]=SOURCE, repeated).",
+        raise AuditorError("usage", "Give at least two datasets or splits (-d NAME[:[CONFIG:]SPLIT]=SOURCE, repeated).",
                            "e.g. -d gsm8k:train=example:gsm8k -d gsm8k:test=...")
     if len({g.name for g in groups}) != len(groups):
-        raise AuditorError("usage", "Two datasets share a NAME:SPLIT.", "Give each -d a distinct NAME:SPLIT.")
+        raise AuditorError("usage", "Two datasets share a NAME[:CONFIG]:SPLIT.",
+                           "Give each -d a distinct NAME[:CONFIG]:SPLIT.")
     run = Progress(progress, STAGES)
     texts, group_of, sides = [], [], []
     for gi, g in enumerate(groups):
         with run.stage("load", f"loading {g.name}", at=gi / len(groups)):
             split = None if looks_local(g.source) or g.split == "all" else g.split
-            side = prepare(g.source, split=split, max_rows=max_rows, token=token, text=text, text_only=True)
+            side = prepare(g.source, config=g.config, split=split, max_rows=max_rows, token=token, text=text,
+                           text_only=True)
         sides.append(side)
         texts.extend(side.fields.text)
         group_of.extend([gi] * side.records)

@@ -11,7 +11,7 @@ anything else under the text normaliser.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -43,6 +43,9 @@ class PreparedSide:
     fingerprint: str
     _normalized: dict = field(default_factory=dict, repr=False, compare=False)
     _digests: dict = field(default_factory=dict, repr=False, compare=False)
+    # The records and the role fields, however the roles were chosen (named or guessed): what a
+    # review file is bound to (``dedup.review_fingerprint``).
+    data_fingerprint: str = ""
 
     @property
     def records(self) -> int:
@@ -99,7 +102,7 @@ def load_table(spec: SourceSpec) -> Table:
     if isinstance(source, Table):
         return source
     return load(source, spec.config, spec.split, max_rows=spec.max_rows, token=spec.token, kind=spec.kind,
-                default_split=spec.default_split)
+                default_split=spec.default_split, revision=spec.revision)
 
 
 def prepare(source, *, config=None, split=None, max_rows=None, token=None, kind: str = "auto",
@@ -124,7 +127,8 @@ def prepare(source, *, config=None, split=None, max_rows=None, token=None, kind:
     except AuditorError as exc:
         raise in_source(exc, table.source) from None
     fold, keys = _records(table.rows, record_keys)
-    side = PreparedSide(table, roles, fields, fingerprint_of(fold, roles))
+    side = PreparedSide(table, roles, fields, fingerprint_of(fold, roles),
+                        data_fingerprint=fingerprint_of(fold, replace(roles, guessed=())))
     return (side, keys) if record_keys else side
 
 

@@ -36,6 +36,10 @@ MAX_ROWS_LIMIT = sys.maxsize
 # "auto" searches A x B exactly unless its pairs pass this many times the self-join's cap on
 # exact candidates (MAX_EXACT_CANDIDATES): the exact join streams its pairs in bounded memory.
 CROSS_PAIRS_FACTOR = 20
+# A contaminated benchmark item (one n-gram shared with the corpus: GPT-3's definition, the count
+# reported) is "copied" when at least this share of its words lie in its n-grams found in the corpus,
+# else it only shares a phrase (a stock sentence, a shared setup). Here so the report states it.
+COPIED_COVERAGE = 0.5
 
 
 def check_threshold(value, what: str = "Threshold") -> float:
@@ -121,6 +125,7 @@ class SourceSpec:
     token: object = field(default=None, repr=False)     # never shown, stored or written
     kind: Literal["auto", "example", "local", "hub"] = "auto"
     default_split: str = "train"        # read when no split is given and there are several
+    revision: str | None = None         # a Hub dataset's commit, branch or tag (None: its latest)
 
     def validated(self) -> "SourceSpec":
         check_max_rows(self.max_rows)

@@ -23,5 +23,14 @@ if [ ! -x /usr/bin/chromium ]; then
     exit 1
   fi
 fi
+# axe-core, which the accessibility tests load into the page from disk (tests/package.json, pinned
+# in tests/package-lock.json), from the npm registry; a page never fetches it.
+if [ ! -f tests/node_modules/axe-core/axe.min.js ]; then
+  if ! command -v npm >/dev/null 2>&1; then
+    echo "npm is needed to install axe-core for the accessibility tests (Debian: apt-get install npm)" >&2
+    exit 1
+  fi
+  npm ci --prefix tests --no-audit --no-fund >/dev/null
+fi
 export GRADIO_ANALYTICS_ENABLED=False HF_HUB_DISABLE_TELEMETRY=1
 exec .venv/bin/python -m pytest "$@"

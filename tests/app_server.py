@@ -76,7 +76,11 @@ class AppServer:
                     "GRADIO_ANALYTICS_ENABLED": "False", "HF_ENDPOINT": self.hub_url,
                     "HF_HOME": str(Path(self.tmp.name) / "hf"), "HF_DATASETS_CACHE": str(Path(self.tmp.name) / "ds"),
                     "HF_UPDATE_DOWNLOAD_COUNTS": "0", "HF_HUB_DISABLE_TELEMETRY": "1",
-                    "AUDITOR_HUB_TIMEOUT": "10", "PYTHONUNBUFFERED": "1"})
+                    "AUDITOR_HUB_TIMEOUT": "10", "PYTHONUNBUFFERED": "1",
+                    # Every test client calls from 127.0.0.1, so the server sees one visitor: its
+                    # per-visitor limit (ui/jobs.py) is tested on a server of its own.
+                    "AUDITOR_JOBS_PER_VISITOR": "64",
+                    "AUDITOR_UPLOADS_DIR": str(Path(self.tmp.name) / "uploads")})
         env.update(extra_env or {})
         self.proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=self.log,
                                      stderr=subprocess.STDOUT)

@@ -70,10 +70,19 @@ def read_jsonl(path) -> list:
 
 
 def download(pg, elem_id: str) -> str:
-    """The path of the file a download button gives."""
+    """The path of the file a download button gives (the audit's files are all in the Downloads
+    tab: it is opened for the click, and the tab that was open is opened again)."""
+    button = pg.locator(f"#{elem_id}")
+    back = None
+    if not button.is_visible():
+        back = pg.locator("#tabs [role='tab'][aria-selected='true']").first.inner_text().strip()
+        open_tab(pg, "Downloads")
     with pg.expect_download() as info:
-        pg.locator(f"#{elem_id}").click()
-    return info.value.path()
+        button.click()
+    path = info.value.path()
+    if back:
+        open_tab(pg, back)
+    return path
 
 
 def status(pg):
@@ -90,6 +99,7 @@ def share_box(pg):
 
 def run_with_token(pg, token: str, records: str, name: str) -> str:
     """Run audit with ``token`` in its box; once NAME's RECORDS are audited, the share link."""
+    open_form(pg)
     pg.locator("#token input").fill(token)
     pg.locator("#run").click()
     wait_audited(pg, records, name)
@@ -105,7 +115,7 @@ def wait_audited(pg, records: str, name: str = ""):
 
 def upload_and_run(pg, path: Path, records: int):
     """Upload ``path`` as dataset A and run the audit, until it says it audited ``records``."""
-    pg.locator("#upload input[type=file]").set_input_files(str(path))
+    pg.locator("input[type=file]:has(+ #upload)").set_input_files(str(path))
     expect(dataset_box(pg)).to_have_value(f"upload:{path.name}")
     expect(status(pg)).to_contain_text("Fields of")
     pg.locator("#run").click()
@@ -119,20 +129,50 @@ def open_app(pg, app_url: str):
 
 
 def open_tab(pg, name: str):
-    """Click the tab ``name``; on a narrow screen Gradio moves tabs that do not fit into its
-    "More tabs" menu, so the tab is picked there when it is not in the strip."""
-    tab = pg.get_by_role("tab", name=name, exact=True)
-    if tab.count() and tab.first.is_visible():
-        tab.first.click()
-        return
-    pg.locator("#tabs button[aria-label='More tabs']").click()
-    pg.locator("#tabs .overflow-dropdown button", has_text=name).first.click()
+    """Click the tab ``name`` (every tab is in the strip, which scrolls sideways on a phone)."""
+    tab = pg.get_by_role("tab", name=name, exact=True).first
+    tab.scroll_into_view_if_needed()
+    tab.click()
 
 
 def open_form(pg):
-    """Open the "Fields and options" part of the form (it folds away after a run)."""
+    """Open the "Fields and options" part of the form (it folds away after a run, and its fields are
+    drawn only while it is open)."""
     header = pg.locator("#form > button, #form .label-wrap").first
     if pg.locator("#config input").first.is_visible():
         return
     header.click()
     pg.locator("#config input").first.wait_for(state="visible")
+
+
+# --------------------------------------------------------------------------- page quality
+
+PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
+# Cumulative layout shift as Chromium reports it (shifts without a recent input), from navigation on.
+LAYOUT_SHIFT = """
+window.__cls = 0;
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) { if (!e.hadRecentInput) window.__cls += e.value; }
+}).observe({type: 'layout-shift', buffered: true});
+"""
+AXE_JS = Path(__file__).resolve().parent / "node_modules" / "axe-core" / "axe.min.js"
+
+
+def axe_violations(pg, impacts=("serious", "critical")) -> list:
+    """axe-core's violations of the page as shown (impact serious or critical): [(rule, impact, targets)].
+    axe-core is installed from the npm registry by scripts/test.sh (tests/package.json), never fetched
+    by the page."""
+    if not AXE_JS.exists():
+        pytest.fail("axe-core is not installed: run scripts/test.sh, or `npm ci --prefix tests`")
+    if not pg.evaluate("typeof window.axe !== 'undefined'"):
+        pg.add_script_tag(content=AXE_JS.read_text(encoding="utf-8"))
+    found = pg.evaluate("""() => axe.run(document, {resultTypes: ['violations']}).then(r => r.violations.map(
+        v => [v.id, v.impact, v.nodes.slice(0, 5).map(n => n.target.join(' '))]))""")
+    return [v for v in found if v[1] in impacts]
+
+
+def in_first_screen(pg, selector: str) -> bool:
+    """Whether the element is wholly within the first screen (the page scrolled to its top)."""
+    box = pg.locator(selector).first.bounding_box()
+    height = pg.viewport_size["height"]
+    return bool(box) and box["y"] >= 0 and box["y"] + box["height"] <= height

@@ -5,6 +5,8 @@ Usage::
     hub = FakeHub(tmp_path / "hub")
     hub.add_repo("openai/gsm8k", {"main/train-00000-of-00001.parquet": data}, readme=README)
     hub.add_repo("acme/gated", {"data/train.jsonl": b"..."}, gated_token="hf_secret")
+    hub.add_repo("acme/moving", files_v1); old = hub.repos["acme/moving"]["sha"]
+    hub.add_repo("acme/moving", files_v2)    # a new commit: "main" moves, `old` stays readable by its sha
     endpoint = hub.start()      # "http://127.0.0.1:PORT"
     # in a FRESH process, before importing datasets / huggingface_hub:
     #   HF_ENDPOINT=endpoint HF_UPDATE_DOWNLOAD_COUNTS=0 HF_HUB_DISABLE_TELEMETRY=1
@@ -20,7 +22,8 @@ Routes served (what datasets 5.2 / huggingface_hub 2.4 actually request):
   GET  /api/datasets/{repo}/auth-check               -> 200, or the gated error (HfApi().auth_check)
   HEAD/GET /datasets/{repo}/resolve/{rev}/{file}     -> file bytes; X-Repo-Commit, ETag; Range -> 206
 Errors carry `X-Error-Code` (RepoNotFound / RevisionNotFound / EntryNotFound / GatedRepo), which is
-what huggingface_hub.utils.hf_raise_for_status keys on. `rev` may be "main" or the repo's commit sha.
+what huggingface_hub.utils.hf_raise_for_status keys on. `rev` may be "main" (the latest commit) or the
+sha of any commit the repo has had: adding a repo again makes a new commit and keeps the old ones.
 Gated repos: repo info/tree are public (as on the real Hub); file downloads and auth-check need
 `Authorization: Bearer <gated_token>` -> 401 without a token, 403 with a wrong one (both GatedRepo).
 
@@ -73,6 +76,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -91,7 +95,8 @@ class FakeHub:
     def __init__(self, root_dir):
         self.root = Path(root_dir)
         self.root.mkdir(parents=True, exist_ok=True)
-        self.repos: dict[str, dict] = {}  # repo_id -> {"sha": str, "gated_token": str | None}
+        # repo_id -> {"sha": the latest commit, "gated_token": str | None, "commits": [shas, oldest first]}
+        self.repos: dict[str, dict] = {}
         self.requests: list[tuple[str, str]] = []  # (method, path incl. query), in arrival order
         # (method, path incl. query, Authorization header or None) of every request, in arrival order:
         # what tests/io/test_hub_tokens.py checks (which token, if any, reached the hub).
@@ -104,18 +109,40 @@ class FakeHub:
         self._release = threading.Event()
 
     def add_repo(self, repo_id, files, readme=None, gated_token=None):
-        """Create/replace a dataset repo. ``files`` maps repo-relative paths to bytes."""
+        """Create a dataset repo, or give an existing one a new commit holding exactly ``files`` (its
+        earlier commits stay readable by their sha; "main" is the new one). ``files`` maps
+        repo-relative paths to bytes."""
         files = dict(files)
         if readme is not None:
             files["README.md"] = readme.encode()
-        repo_dir = self.root / repo_id
+        previous = self.repos.get(repo_id)
+        digest = hashlib.sha1(repo_id.encode())
+        if previous is not None:                 # a new commit's sha depends on its parent, as in git
+            digest.update(previous["sha"].encode())
+        for rel in sorted(files):
+            digest.update(rel.encode() + b"\0" + hashlib.sha1(files[rel]).digest())
+        sha = digest.hexdigest()
+        for rel, data in sorted(files.items()):   # every commit's files, under .commits/SHA/
+            (self._commit_dir(sha) / rel).parent.mkdir(parents=True, exist_ok=True)
+            (self._commit_dir(sha) / rel).write_bytes(data)
+        repo_dir = self.root / repo_id           # and the latest commit's under OWNER/NAME/
+        if repo_dir.exists():
+            shutil.rmtree(repo_dir)
         for rel, data in sorted(files.items()):
             (repo_dir / rel).parent.mkdir(parents=True, exist_ok=True)
             (repo_dir / rel).write_bytes(data)
-        digest = hashlib.sha1(repo_id.encode())
-        for rel in sorted(files):
-            digest.update(rel.encode() + b"\0" + hashlib.sha1(files[rel]).digest())
-        self.repos[repo_id] = {"sha": digest.hexdigest(), "gated_token": gated_token}
+        commits = (previous["commits"] if previous else []) + [sha]
+        self.repos[repo_id] = {"sha": sha, "gated_token": gated_token, "commits": commits}
+
+    def _commit_dir(self, sha: str) -> Path:
+        return self.root / ".commits" / sha
+
+    def _rev_dir(self, repo_id: str, rev: str) -> Path | None:
+        """The folder of a repo's files at ``rev`` ("main" or one of its commits' shas); None if unknown."""
+        repo = self.repos[repo_id]
+        if rev in ("main", repo["sha"]):
+            return self.root / repo_id
+        return self._commit_dir(rev) if rev in repo["commits"] else None
 
     def start(self) -> str:
         """Serve on an ephemeral port of 127.0.0.1 in a daemon thread; return the endpoint URL."""
@@ -133,12 +160,12 @@ class FakeHub:
             self._server = None
 
     # -- helpers used by the handler -------------------------------------------------------------
-    def _files(self, repo_id):
-        repo_dir = self.root / repo_id
+    def _files(self, repo_id, rev="main"):
+        repo_dir = self._rev_dir(repo_id, rev)
         return sorted(p.relative_to(repo_dir).as_posix() for p in repo_dir.rglob("*") if p.is_file())
 
-    def _entry(self, repo_id, rel):
-        path = self.root / repo_id / rel
+    def _entry(self, repo_id, rel, rev="main"):
+        path = self._rev_dir(repo_id, rev) / rel
         if path.is_dir():
             return {"type": "directory", "oid": hashlib.sha1(rel.encode()).hexdigest(), "size": 0, "path": rel}
         data = path.read_bytes()
@@ -200,8 +227,9 @@ def _make_handler(hub: FakeHub):
             if repo is None:
                 return self._error(404, "RepoNotFound", "Repository not found", head)
             rev = m["api_rev"] or m["dl_rev"] or "main"
-            if rev not in ("main", repo["sha"]):
+            if hub._rev_dir(repo_id, rev) is None:
                 return self._error(404, "RevisionNotFound", f"Invalid rev id: {rev}", head)
+            sha = repo["sha"] if rev == "main" else rev
             if m["dl_repo"] or m["auth"]:  # file access (and auth-check) is what gating blocks
                 token = repo["gated_token"]
                 if token is not None and self.headers.get("Authorization") != f"Bearer {token}":
@@ -211,38 +239,39 @@ def _make_handler(hub: FakeHub):
             if m["auth"]:
                 return self._json({}, head)
             if m["dl_repo"]:
-                return self._resolve(repo_id, repo, m["file"], head)
+                return self._resolve(repo_id, sha, m["file"], head)
             if m["op"] == "tree":
-                return self._tree(repo_id, m["dir"] or "", parse_qs(url.query), head)
+                return self._tree(repo_id, sha, m["dir"] or "", parse_qs(url.query), head)
             if m["op"] == "paths-info":
-                paths = [p for p in (form or {}).get("paths", []) if (hub.root / repo_id / p).exists()]
-                return self._json([hub._entry(repo_id, p) for p in paths], head)
-            return self._json(self._info(repo_id, repo), head)
+                paths = [p for p in (form or {}).get("paths", []) if (hub._rev_dir(repo_id, sha) / p).exists()]
+                return self._json([hub._entry(repo_id, p, sha) for p in paths], head)
+            return self._json(self._info(repo_id, repo, sha), head)
 
-        def _info(self, repo_id, repo):
+        def _info(self, repo_id, repo, sha):
             return {
-                "_id": repo["sha"][:24], "id": repo_id, "author": repo_id.split("/")[0],
-                "sha": repo["sha"], "private": False, "gated": "auto" if repo["gated_token"] else False,
+                "_id": sha[:24], "id": repo_id, "author": repo_id.split("/")[0],
+                "sha": sha, "private": False, "gated": "auto" if repo["gated_token"] else False,
                 "disabled": False, "downloads": 0, "likes": 0, "tags": [], "cardData": {},
                 "lastModified": "2024-01-01T00:00:00.000Z", "createdAt": "2024-01-01T00:00:00.000Z",
-                "siblings": [{"rfilename": f} for f in hub._files(repo_id)],
+                "siblings": [{"rfilename": f} for f in hub._files(repo_id, sha)],
             }
 
-        def _tree(self, repo_id, rel_dir, query, head):
-            base = hub.root / repo_id / rel_dir
+        def _tree(self, repo_id, sha, rel_dir, query, head):
+            root = hub._rev_dir(repo_id, sha)
+            base = root / rel_dir
             if not base.is_dir():
                 return self._error(404, "EntryNotFound", f"{rel_dir} does not exist", head)
             recursive = query.get("recursive", ["false"])[0].lower() in ("1", "true")
             children = base.rglob("*") if recursive else base.iterdir()
-            rels = sorted(p.relative_to(hub.root / repo_id).as_posix() for p in children)
-            return self._json([hub._entry(repo_id, r) for r in rels], head)
+            rels = sorted(p.relative_to(root).as_posix() for p in children)
+            return self._json([hub._entry(repo_id, r, sha) for r in rels], head)
 
-        def _resolve(self, repo_id, repo, rel, head):
-            path = hub.root / repo_id / rel
+        def _resolve(self, repo_id, sha, rel, head):
+            path = hub._rev_dir(repo_id, sha) / rel
             if not path.is_file():
-                return self._error(404, "EntryNotFound", f"{rel} does not exist on main", head)
+                return self._error(404, "EntryNotFound", f"{rel} does not exist at {sha}", head)
             data = path.read_bytes()
-            headers = {"X-Repo-Commit": repo["sha"], "ETag": f'"{_git_oid(data)}"',
+            headers = {"X-Repo-Commit": sha, "ETag": f'"{_git_oid(data)}"',
                        "Accept-Ranges": "bytes", "Content-Type": "application/octet-stream"}
             rng = re.fullmatch(r"bytes=(\d*)-(\d*)", self.headers.get("Range", ""))
             if not rng or rng.groups() == ("", ""):

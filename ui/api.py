@@ -24,6 +24,7 @@ from auditor.leakage import leak
 from auditor.report import to_json
 
 from . import state
+from .jobs import JOBS, visitor_of
 
 
 def _raise(exc: AuditorError, what: str):
@@ -35,7 +36,7 @@ def _raise(exc: AuditorError, what: str):
 
 def _side(dataset, file, what: str) -> state.Source:
     if file:
-        return state.upload_source(file)
+        return state.upload_source(file, move=True)     # out of Gradio's cache, into the bounded store
     if not (dataset or "").strip():
         raise AuditorError("usage", f"No dataset or file for {what}.", f"Give {what} a hub id, example:NAME or a file.")
     if dataset.strip().startswith("upload:"):
@@ -44,36 +45,43 @@ def _side(dataset, file, what: str) -> state.Source:
     return state.resolve_source(dataset)
 
 
+def job_slot(kind: str, request):
+    """A slot of the work queue for an API call (its visitor: the caller's address)."""
+    visitor, session = visitor_of(request)
+    return lambda: JOBS.slot(kind, visitor, session)
+
+
 def audit_json(dataset: str, config: str = "", split: str = "", text: str = "", answer: str = "", group: str = "",
-               threshold: float = state.DEFAULT_THRESHOLD) -> dict:
+               threshold: float = state.DEFAULT_THRESHOLD, request: gr.Request = None) -> dict:
     """summary.json of the audit of ``dataset`` (a hub id or example:NAME); errors are raised as gr.Error."""
     try:
         req = state.make_request(dataset, config, split, text, answer, group, [], threshold, None)
-        result, _, _, _, _ = state.run_audit(req)
-        return json.loads(to_json(result.summary(req.threshold)))
+        a = state.run_audit(req, slot=job_slot("audit", request))
+        return json.loads(to_json(a.result.summary(req.threshold)))
     except AuditorError as exc:
         _raise(exc, "Audit")
 
 
 def leak_json(a_dataset: str = "", a_config: str = "", a_split: str = "", a_file=None, b_dataset: str = "",
               b_config: str = "", b_split: str = "", b_file=None, text: str = "", answer: str = "",
-              threshold: float = state.DEFAULT_THRESHOLD) -> dict:
+              threshold: float = state.DEFAULT_THRESHOLD, request: gr.Request = None) -> dict:
     """Records of B that occur in A: the summary ``auditor leak --json -`` prints. A source compared
     with itself (same id, config and split, or the same file bytes) is an error."""
     try:
         t = state.check_threshold(threshold)
         a_src, b_src = _side(a_dataset, a_file, "A"), _side(b_dataset, b_file, "B")
-        tables = []
-        for src, config, split in ((a_src, a_config, a_split), (b_src, b_config, b_split)):
-            upload = src.kind == "upload"
-            tables.append(auditor.load(src.value, None if upload else state.blank(config),
-                                       None if upload else state.blank(split), max_rows=state.ROW_CAP,
-                                       token=False, kind=src.library_kind))
-        a_table, b_table = tables
-        if state.same_data(a_src, b_src) and (a_table.config, a_table.split) == (b_table.config, b_table.split):
-            raise AuditorError("usage", "B is the same data as A: every record would match itself.",
-                               "Compare two different splits, datasets or files.")
-        result = leak(a_table, b_table, text=state.blank(text), answer=state.blank(answer), threshold=t)
+        with job_slot("leakage", request)():
+            tables = []
+            for src, config, split in ((a_src, a_config, a_split), (b_src, b_config, b_split)):
+                upload = src.kind == "upload"
+                tables.append(auditor.load(src.value, None if upload else state.blank(config),
+                                           None if upload else state.blank(split), max_rows=state.ROW_CAP,
+                                           token=False, kind=src.library_kind))
+            a_table, b_table = tables
+            if state.same_data(a_src, b_src) and (a_table.config, a_table.split) == (b_table.config, b_table.split):
+                raise AuditorError("usage", "B is the same data as A: every record would match itself.",
+                                   "Compare two different splits, datasets or files.")
+            result = leak(a_table, b_table, text=state.blank(text), answer=state.blank(answer), threshold=t)
         if result.a.fingerprint == result.b.fingerprint:
             raise AuditorError("usage", "B holds exactly the same records as A: every record would match itself.",
                                "Compare two different splits, datasets or files.")
@@ -83,21 +91,26 @@ def leak_json(a_dataset: str = "", a_config: str = "", a_split: str = "", a_file
 
 
 def dedup_file(dataset: str = "", config: str = "", split: str = "", file=None, text: str = "", answer: str = "",
-               threshold: float = state.DEFAULT_THRESHOLD, keep: str = "first") -> tuple[str, str]:
+               threshold: float = state.DEFAULT_THRESHOLD, keep: str = "first",
+               request: gr.Request = None) -> tuple[str, str]:
     """(deduplicated file, manifest): one record kept per near-duplicate cluster at ``threshold``."""
     try:
-        name = f"upload:{state.upload_path(file).name}" if file else dataset
+        upload = state.upload_source(file, move=True).upload_id if file else None
+        name = f"upload:{state.kept_upload(upload).name}" if upload else dataset
         req = state.make_request(name, config, split, text, answer, "", [], threshold, None)
-        result, src, key, _, _ = state.run_audit(req, file)
+        slot = job_slot("dedup", request)
+        a = state.run_audit(req, upload, slot=slot)
+        result, src, key = a.result, a.source, a.key
         d = dedup(result, threshold=req.threshold, keep=(keep or "first").strip())
         fmt = input_format(result.table)
         stem = state.download_stem(src.name)
         folder = state.folder_for("api-dedup", key, req.threshold, d.keep)
         path, manifest = folder / f"{stem}.dedup.{fmt}", folder / f"{stem}.dedup.manifest.json"
         if not manifest.exists():
-            upload = state.upload_file(src)
-            write_dedup(result, d, str(path), manifest_path=str(manifest), source=upload,
-                        stamps=upload and local_stamps(upload, None))
+            with slot():
+                copy = state.upload_file(src)
+                write_dedup(result, d, str(path), manifest_path=str(manifest), source=copy,
+                            stamps=copy and local_stamps(copy, None))
         return str(path), str(manifest)
     except AuditorError as exc:
         _raise(exc, "Deduplication")

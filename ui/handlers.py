@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 import secrets
+from contextlib import nullcontext
+from dataclasses import replace
 from pathlib import Path
 
 import gradio as gr
@@ -19,14 +21,14 @@ import auditor
 from auditor import AuditorError, semantic
 from auditor.contamination import BENCHMARKS, MAX_NGRAM, scan_corpus
 from auditor.dedup import (
+    MAX_REVIEW_ITEMS,
     dedup,
     input_format,
-    load_review,
     pair_jaccard,
-    ranked_clusters,
     review_json,
     write_dedup,
 )
+from auditor.dedup import load_review_file as read_review_file
 from auditor.evidence import (
     contamination_evidence,
     evidence_csv,
@@ -52,21 +54,23 @@ from auditor.roles import (
 )
 from auditor.semantic import DEFAULT_THRESHOLD
 
-from . import state, views
+from . import browse, clusters, curve_view, evidence, state, views
+from .browse import disabled, enabled
+from .jobs import JobCancelled
 from .state import CACHE, DEFAULTS, MIN_THRESHOLD, ROW_CAP, blank, user_token
 
 PAGE_SIZE = 25                 # pairs per page of the review table
 NO_FILTERS = {"jmin": 0.0, "jmax": 1.0, "hide_exact": False, "search": ""}
-CLUSTER_ROWS = 500             # clusters listed (largest first)
 EXPIRED = "This audit has expired from the cache: press **Run audit** again."
 # The query keys a share link carries, and the longest value one of them may hold (a link the page
 # made stays far below: ids are at most 96 characters, marks at most SHARED_MARKS pairs).
-LINK_KEYS = ("dataset", "config", "split", "text", "answer", "group", "labels", "threshold", "max_rows", "nd",
-             "tab") + state.LEAK_LINK_KEYS
+LINK_KEYS = ("dataset", "upload", "config", "split", "rev", "text", "answer", "group", "labels", "threshold",
+             "max_rows", "nd", "ka", "sp", "keep", "tab") + state.LEAK_LINK_KEYS
 LINK_VALUE_CAP = 1000
 # An uploaded benchmark's texts, at most (characters): the n-gram scan's index of them takes ~30 bytes
 # a character, so a 2 MB gzip of 700 MiB of words (under the reading budget) took 21 GB.
 BENCH_TEXT_CAP = 16 * 1024 ** 2
+HEADLINE_WAITING = "<section class='headline pending' aria-label='Verdict'><p class='verdict'>…</p></section>"
 
 
 def error(message: str, part: str = "status") -> dict:
@@ -85,69 +89,116 @@ def choices_of(values, blank_choice=True):
     return out + [(views.field_label(v), v) for v in values]
 
 
-def disabled():
-    return gr.update(value=None, interactive=False)
-
-
-def enabled(path):
-    return gr.update(value=str(path), interactive=True)
-
-
 # --------------------------------------------------------------------------- what an audit shows
+
+# The Downloads tab's buttons, with their labels while empty.
+DOWNLOAD_LABELS = {"dl_summary": "summary.json", "dl_report": "REPORT.md", "dl_pairs": "pairs.csv",
+                   "dl_review": "review.json", "dl_dedup": "Deduplicated file", "dl_manifest": "Manifest (JSON)",
+                   "dl_evidence": "Leak evidence CSV", "dl_clean": "Clean B split (JSONL)",
+                   "dl_contam": "Contamination evidence CSV", "dl_decontam": "A without contaminated records"}
+
 
 def cleared_results() -> dict:
     """Every result part empty: an error must never leave a previous audit under its banner."""
-    return {"share": "", "state": None, "cards": "", "overview": "", "counts": "",
-            "curve_plot": None, "curve_df": table(pd.DataFrame()),
+    return {"share": "", "state": None, "headline": "", "cards": "", "overview": "", "counts": "",
+            "curve_plot": None, "curve_text": "", "curve_df": "",
             "pairs_info": "", "pairs_df": table(pd.DataFrame()), "pair_view": "",
-            "clusters_info": "", "clusters_df": table(pd.DataFrame()), "members_info": "",
-            "members_df": table(pd.DataFrame()), "dedup_info": "", "dl_dedup": disabled(),
-            "dl_manifest": disabled(), "dl_review": disabled(),
+            "clusters_info": "", "clusters_df": table(pd.DataFrame()), "review_panel": "",
+            "cluster_view": "", "dedup_info": "",
             "conc_text": "", "conc_plot": gr.update(value=None, visible=False), "conc_df": table(pd.DataFrame()),
-            "dl_summary": disabled(), "dl_report": disabled(), "dl_pairs": disabled(), "dl_info": "",
+            "dl_info": "", **{k: disabled(label) for k, label in DOWNLOAD_LABELS.items()},
             **cleared_leak(), **cleared_paraphrases()}
 
 
 def cleared_leak() -> dict:
-    return {"leak_status": "", "leak_md": "", "leak_df": table(pd.DataFrame()), "leak_evidence": "",
-            "contam_md": "", "contam_evidence": "", "dl_evidence": disabled(), "dl_clean": disabled(),
-            "dl_contam": disabled(), "dl_decontam": disabled()}
+    return {"leak_status": "", "leak_md": "", "leak_evidence": "", "contam_md": "", "contam_evidence": "",
+            "contam_kind": gr.update(choices=contam_choices(None), value="all"),
+            **{k: disabled(DOWNLOAD_LABELS[k]) for k in ("dl_evidence", "dl_clean", "dl_contam", "dl_decontam")}}
+
+
+def review_marks(st) -> tuple:
+    return tuple(map(tuple, st.get("marks") or ()))
+
+
+def tallies(result, st: dict) -> tuple:
+    """(clusters after the review, their counts, the clusters the audit found): every tab's counts."""
+    review = clusters.review_of(st)
+    ranked_now = clusters.ranked(result, st["key"], st["threshold"], st.get("keep", "first"), review)
+    counts = clusters.tally(result, ranked_now)
+    if review["marks"] or review["apart"] or review["splits"]:
+        raw = clusters.tally(result, clusters.ranked(result, st["key"], st["threshold"], "first",
+                                                     {"marks": [], "apart": [], "splits": []}))
+    else:
+        raw = counts
+    return ranked_now, counts, raw
+
+
+def headline(result, st: dict, counts: dict) -> str:
+    near = result.near_duplicates(st["threshold"])
+    point = curve_view.at(clusters.curve(result, st["key"]), st["threshold"])
+    shown = replace(point, rows_dropped=counts["dropped"], rows_kept=counts["kept"])
+    near = replace(near, clusters=counts["clusters"], largest_cluster=counts["largest"])
+    name = views.source_label(st["source"], result.table)
+    return views.headline_html(name, result.records, near, shown, st.get("leak_tally"), st.get("contam_tally"))
 
 
 def threshold_views(result, st: dict) -> dict:
-    """Every part that depends on the threshold (and the marks): one value drives them all."""
-    t, key, marks = st["threshold"], st["key"], tuple(map(tuple, st.get("marks") or ()))
+    """Every part that depends on the threshold and the review: one value drives them all, and
+    every tab shows the same counts (``tallies``)."""
+    t, key, marks = st["threshold"], st["key"], review_marks(st)
     near = result.near_duplicates(t)
+    ranked_now, counts, raw = tallies(result, st)
+    st = {**st, "review_gain": counts["kept"] - raw["kept"]}
+    points = clusters.curve(result, key)
+    point = curve_view.at(points, t)
     pairs = state.pair_list(result, key, t)
-    clusters = ranked(result, t, st.get("keep", "first"), marks)
-    cluster_of = {int(r): c.cluster for c in clusters for r in c.rows}
+    cluster_of = {int(r): c.cluster for c in ranked_now for r in c.rows}
     summary_path, report_path, pairs_path, in_csv = state.write_downloads(result, key, t, pairs, cluster_of, marks)
-    return {"threshold": t, "curve_threshold": t,
-            "cards": views.stat_cards(result, near), "overview": views.overview_markdown(result, t),
-            "counts": views.counts_markdown(near), "curve_plot": views.curve_figure(result, t),
-            "share": state.share_url(st["base"], st["request"], st["source"], t, marks, st.get("tab"), st.get("leak")),
-            "dl_summary": enabled(summary_path), "dl_report": enabled(report_path), "dl_pairs": enabled(pairs_path),
-            "dl_info": views.pairs_csv_note(in_csv, pairs.a.size, state.PAIRS_CSV_BYTES),
-            "clusters_info": views.clusters_caption(t, clusters, st.get("keep", "first"), len(marks)),
-            "clusters_df": table(views.clusters_frame(result, clusters[:CLUSTER_ROWS])),
-            "members_info": "", "members_df": table(pd.DataFrame()),
-            "dedup_info": "", "dl_dedup": disabled(), "dl_manifest": disabled(),
-            **pairs_page(result, {**st, "cursor": 0}, moved=False)}
+    out = {"threshold": t, "curve_threshold": t, "headline": headline(result, st, counts),
+           "cards": views.stat_cards(result, near, counts), "overview": views.overview_markdown(result, t),
+           "counts": curve_view.counts_markdown(near, point, result.records)
+           + views.review_note(counts, raw),
+           "curve_plot": curve_view.figure(points, t, result.records),
+           "curve_text": curve_view.explanation(points, t, result.records),
+           "curve_df": curve_view.table_html(points, t, result.records),
+           "share": share_of(st),
+           "dl_summary": enabled(summary_path, "summary.json"), "dl_report": enabled(report_path, "REPORT.md"),
+           "dl_pairs": enabled(pairs_path, f"pairs.csv · {browse.plural(in_csv, 'pair')}"),
+           "dl_info": views.pairs_csv_note(in_csv, pairs.a.size, state.PAIRS_CSV_BYTES),
+           "dedup_info": views.dedup_offer(counts, st.get("keep", "first"), t),
+           "dl_dedup": disabled(DOWNLOAD_LABELS["dl_dedup"]), "dl_manifest": disabled(DOWNLOAD_LABELS["dl_manifest"]),
+           **review_download(result, st),
+           **browse.clusters_view(result, st, ranked_now, counts, raw["clusters"]),
+           **browse.members_view(result, st, ranked_now),
+           **pairs_page(result, {**st, "cursor": 0}, moved=False)}
+    out["state"] = {**out["state"], "review_gain": st["review_gain"]}
+    return out
 
 
-def ranked(result, threshold: float, keep: str, marks) -> tuple:
-    return ranked_clusters(result, threshold=threshold, keep=keep, not_duplicates=marks)
+def review_download(result, st: dict) -> dict:
+    """review.json of the page's review (disabled while there is none)."""
+    review = clusters.review_of(st)
+    decisions = len(review["marks"]) + len(review["apart"]) + len(review["splits"])
+    if not decisions:
+        return {"dl_review": disabled(DOWNLOAD_LABELS["dl_review"])}
+    return {"dl_review": enabled(write_review(result, st), f"review.json · {browse.plural(decisions, 'decision')}")}
 
 
-def audited(result, src, key, req, seconds, cached, base, marks=(), tab=None) -> dict:
+def audited(a: state.Audited, req, base, review: dict | None = None, tab=None) -> dict:
     """All the parts of a fresh audit (status, form, results, the leakage tab's defaults); ``tab``:
-    the result tab open, which the share link names."""
+    the result tab open, which the share link names; ``review``: a link's review decisions."""
+    result, src, key = a.result, a.source, a.key
     table_ = result.table
     fields = available_fields(table_.rows)
     roles = result.roles
     t = req.threshold
-    st = {"key": key, "request": req, "source": src, "base": base, "threshold": t, "marks": list(marks),
-          "keep": "first", "cursor": 0, "filters": dict(NO_FILTERS), "tab": tab if tab in state.TABS else None}
+    review = review or {}
+    st = {"key": key, "request": req, "source": src, "base": base, "threshold": t,
+          "commit": table_.revision, "newer": a.newer,
+          "marks": [tuple(m) for m in review.get("marks", ())], "apart": list(review.get("apart", ())),
+          "splits": [list(x) for x in review.get("splits", ())], "keep": review.get("keep") or "first",
+          "cursor": 0, "filters": dict(NO_FILTERS), "tab": tab if tab in state.TABS else None,
+          "clusters": {"page": 0, "filters": dict(clusters.NO_FILTERS), "open": None, "members_page": 0}}
     conc_fig, conc_md, conc_table = views.concentration_view(result)
     # B's defaults: A's dataset at its evaluation split (test, else validation ...: the split the
     # CLI and load_b read for B without one). An upload has no splits to offer: its file name stood
@@ -157,15 +208,13 @@ def audited(result, src, key, req, seconds, cached, base, marks=(), tab=None) ->
     b_config = (table_.config or "") if src.kind != "upload" else ""
     b_split = choose_split(None, other_splits, "B", "test")[0] if other_splits else ""
     st["b_offered"] = (b_config or None, b_split or None)
-    return {
-        "status": gr.update(value=views.audited_message(src, table_, result.records, seconds, cached),
+    out = {
+        "status": gr.update(value=views.audited_message(src, table_, result.records, a.seconds, a.cached, a.newer),
                             elem_classes=["ok"]),
-        "state": st, "fields_for": req.dataset, "keep": "first",     # the rule st holds, shown
+        "fields_for": req.dataset, "keep": st["keep"],     # the rule st holds, shown
         **threshold_views(result, st),
-        "curve_df": views.curve_table(result),
         "conc_text": conc_md, "conc_plot": gr.update(value=conc_fig, visible=conc_fig is not None),
         "conc_df": table(conc_table),
-        "dl_review": disabled(),
         "config": gr.update(choices=list(table_.configs) or ([table_.config] if table_.config else []),
                             value=table_.config or ""),
         "split": gr.update(choices=list(table_.splits) if src.kind != "upload" else [],
@@ -178,45 +227,66 @@ def audited(result, src, key, req, seconds, cached, base, marks=(), tab=None) ->
         "leak_config": gr.update(choices=list(table_.configs) if src.kind != "upload" else [], value=b_config),
         "leak_split": gr.update(choices=b_splits, value=b_split),
         "contam_fields": gr.update(choices=choices_of(fields, blank_choice=False), value=[]),
+        "upload_id": src.upload_id, "b_upload_id": None, "bench_upload_id": None,
+        "leak_upload": gr.update(label="Upload B's own file"), "bench_upload": gr.update(label="Upload a benchmark file"),
         **cleared_leak(), **cleared_paraphrases(),
     }
+    out["form"] = gr.update(open=False, label=views.form_label(src, table_, req.threshold))
+    return out
 
 
 def run(dataset, config, split, text, answer, group, labels, threshold, max_rows, upload, token, fields_for,
-        base, progress=None, collapse=True, tab=None) -> dict:
+        base, progress=None, collapse=True, tab=None, slot=None) -> dict:
     """Run audit: the form -> every result part (or an error that clears them); ``tab``: the result
-    tab open (the share link keeps naming it)."""
+    tab open (the share link keeps naming it); ``upload``: this page's upload (its id in the store,
+    or a file path); ``slot``: waits for a free worker before computing (``jobs.JOBS.slot``)."""
     try:
         if (dataset or "").strip() != (fields_for or "").strip():
             # Fields left from another dataset: let the library choose and guess afresh.
             config = split = text = answer = group = ""
             labels = []
         req = state.make_request(dataset, config, split, text, answer, group, labels, threshold, max_rows)
-        result, src, key, seconds, cached = state.run_audit(req, upload, token, progress)
-        out = audited(result, src, key, req, seconds, cached, base, tab=tab)
-        if collapse:
-            out["form"] = gr.update(open=False, label=views.form_label(src, result.table, req.threshold))
+        a = state.run_audit(req, upload, token, progress, slot)
+        out = audited(a, req, base, tab=tab)
+        if not collapse:
+            out.pop("form")
         return out
     except Exception as exc:  # noqa: BLE001 - every failure becomes a message, never a trace
         return {**cleared_results(), **error(views.error_text(exc))}
 
 
-def page_load(params: dict, base, progress=None) -> dict:
-    """The page opened: a share link's values fill the form and are audited; else the default."""
+def link_values(params: dict) -> dict:
+    """A share link's form values (blank where it has none)."""
+    values = {"dataset": params.get("dataset") or "", "threshold": params.get("threshold", DEFAULTS["threshold"])}
+    for name in ("config", "split", "text", "answer", "group", "rev"):
+        values[name] = params.get(name, "")
+    values["labels"] = [x for x in params.get("labels", "").split(",") if x.strip()]
+    values["max_rows"] = params.get("max_rows")
+    return values
+
+
+def page_load(params: dict, base, progress=None, slot=None) -> dict:
+    """The page opened: a share link's values fill the form and are audited; else the default. An
+    upload of the link is opened from the store (or said to have expired or been removed); a
+    pinned Hub commit is read as it was, and the page says when the dataset has a newer one."""
     values = dict(DEFAULTS)
-    linked = bool(params.get("dataset"))
+    linked = bool(params.get("dataset") or params.get("upload"))
     too_long = [k for k in LINK_KEYS if len(str(params.get(k) or "")) > LINK_VALUE_CAP]
     if too_long:   # refused whole: never poured into the form, nor quoted back at length
         return {**cleared_results(), **error(views.error_text(AuditorError(
             "usage", f"This link's {' and '.join(too_long)} {'is' if len(too_long) == 1 else 'are'} over "
             f"{LINK_VALUE_CAP:,} characters long: not a link this page made.",
             "Type the dataset id in the box, or open the page without the link's query.")))}
+    upload = None
     if linked:
-        values = {"dataset": params["dataset"], "threshold": params.get("threshold", DEFAULTS["threshold"])}
-        for name in ("config", "split", "text", "answer", "group"):
-            values[name] = params.get(name, "")
-        values["labels"] = [x for x in params.get("labels", "").split(",") if x.strip()]
-        values["max_rows"] = params.get("max_rows")
+        values = link_values(params)
+        if params.get("upload"):
+            try:
+                kept = state.kept_upload(str(params["upload"]))
+            except AuditorError as exc:
+                return {**cleared_results(), "dataset": "", "fields_for": "",
+                        **error(views.error_text(exc, "open this link's upload"))}
+            upload, values["dataset"] = kept.id, f"upload:{kept.name}"
     filled = {"dataset": values["dataset"], "config": values.get("config") or "",
               "split": values.get("split") or "", "text": values.get("text") or "",
               "answer": values.get("answer") or "", "group": values.get("group") or "",
@@ -237,19 +307,17 @@ def page_load(params: dict, base, progress=None) -> dict:
     try:
         req = state.make_request(values["dataset"], values.get("config"), values.get("split"), values.get("text"),
                                  values.get("answer"), values.get("group"), values["labels"], values["threshold"],
-                                 values.get("max_rows"))
-        result, src, key, seconds, cached = state.run_audit(req, None, None, progress)
-        marks = linked_marks(result, params.get("nd")) if linked else ()
+                                 values.get("max_rows"), values.get("rev"))
+        a = state.run_audit(req, upload, None, progress, slot)
+        review = linked_review(a.result, params) if linked else {}
         tab = params.get("tab") if linked and params.get("tab") in state.TABS else None
-        out = {**filled, **audited(result, src, key, req, seconds, cached, base, marks, tab)}
-        if linked:
-            out["form"] = gr.update(open=False, label=views.form_label(src, result.table, req.threshold))
-            if any(params.get(k) for k in state.LEAK_LINK_KEYS):
-                leak_out = linked_leak(params, out["state"], result, progress)
-                note = leak_out.pop("status_note", None)
-                out.update(leak_out)
-                if note:     # said at the top too: the leakage tab may not be the one open
-                    out["status"] = gr.update(value=f"{out['status']['value']}  \n{note}", elem_classes=["ok"])
+        out = {**filled, **audited(a, req, base, review, tab)}
+        if linked and any(params.get(k) for k in state.LEAK_LINK_KEYS):
+            leak_out = linked_leak(params, out["state"], a.result, progress, slot)
+            note = leak_out.pop("status_note", None)
+            out.update(leak_out)
+            if note:     # said at the top too: the leakage tab may not be the one open
+                out["status"] = gr.update(value=f"{out['status']['value']}  \n{note}", elem_classes=["ok"])
         if tab:
             out["tabs"] = gr.update(selected=tab)
         return out
@@ -257,16 +325,28 @@ def page_load(params: dict, base, progress=None) -> dict:
         return {**filled, **cleared_results(), **error(views.error_text(exc))}
 
 
-def linked_leak(params: dict, st: dict, result, progress=None) -> dict:
+def linked_review(result, params: dict) -> dict:
+    """A link's review: its marks that are pairs of this audit, rows kept apart and splits within
+    range, and the keep rule."""
+    keep = params.get("keep") if params.get("keep") in ("first", "longest", "most_common_answer") else "first"
+    if keep == "most_common_answer" and result.fields.answer is None:
+        keep = "first"
+    return {"marks": linked_marks(result, params.get("nd")),
+            "apart": tuple(r for r in state.parse_rows(params.get("ka")) if r < result.records),
+            "splits": tuple((r, t) for r, t in state.parse_splits(params.get("sp"))
+                            if r < result.records and result.pairs.min_threshold <= t <= 1),
+            "keep": keep}
+
+
+def linked_leak(params: dict, st: dict, result, progress=None, slot=None) -> dict:
     """A share link's leakage check: its values fill the leakage tab and the check runs again (without
-    a token: never the server's). An uploaded B or benchmark cannot travel in a link: the page says
-    so, and that side is left unchecked (never another dataset checked in its place)."""
+    a token: never the server's). An uploaded B or benchmark is opened from the upload store by its
+    id; one that has expired or been removed is said to be, and that side is left unchecked (never
+    another dataset checked in its place)."""
     def value(key):
         return str(params.get(key) or "").strip()
 
     b, bench = value("b"), value("bench")
-    b_file = b[len("upload:"):].strip() if b.startswith("upload:") else None
-    bench_file = bench[len("upload:"):].strip() if bench.startswith("upload:") else None
     fields = available_fields(result.table.rows)
     asked = [x.strip() for x in value("cfields").split(",") if x.strip()]
     cfields = [x for x in asked if x in fields]
@@ -275,44 +355,51 @@ def linked_leak(params: dict, st: dict, result, progress=None) -> dict:
             "leak_self": value("b_self") == "1", "benchmark": bench if bench in BENCHMARKS else "",
             "bench_text": value("bench_text"), "ngram": value("ngram") or "auto",
             "contam_fields": gr.update(value=cfields)}
-    notes = []
-    if b_file is not None:
-        fill.update({"leak_config": gr.update(value=""), "leak_split": gr.update(value="")})
-        notes.append(f"This link's B was an uploaded file (**{views.md(b_file or '?', 120)}**): files cannot travel "
-                     "in a link, so leakage was not checked. Upload it as B's file and press **Check leakage**.")
-    if bench_file is not None:
-        notes.append(f"This link's contamination benchmark was an uploaded file (**{views.md(bench_file or '?', 120)}"
-                     "**): files cannot travel in a link, so contamination was not checked. Upload it as the "
-                     "benchmark file and press **Check leakage**.")
+    notes, gone = [], []
+    b_upload = bench_upload = None
+    for side, what, box, label in (("b", "B", "leak_dataset", "leak_upload"),
+                                   ("bench", "contamination benchmark", None, "bench_upload")):
+        named = value(side)
+        if not named.startswith("upload:"):
+            continue
+        try:
+            kept = state.kept_upload(value(f"{side}_upload"))
+        except AuditorError as exc:
+            gone.append(what)
+            notes.append(f"This link's {what} was an uploaded file (**{views.md(named[7:] or '?', 120)}**) that "
+                         f"cannot be opened: {views.md(exc.message, None)} So it was not checked; upload it and "
+                         "press **Check leakage**.")
+            if box:
+                fill.update({box: "", "leak_config": gr.update(value=""), "leak_split": gr.update(value="")})
+            continue
+        if side == "b":
+            b_upload = kept.id
+            fill.update({"leak_dataset": f"upload:{kept.name}", "leak_config": gr.update(value=""),
+                         "leak_split": gr.update(value=""), "b_upload_id": kept.id,
+                         label: gr.update(label=f"B's file: {kept.name} (replace)")})
+        else:
+            bench_upload = kept.id
+            fill.update({"benchmark": "", "bench_upload_id": kept.id,
+                         label: gr.update(label=f"Benchmark file: {kept.name} (replace)")})
     if len(cfields) < len(asked):
         notes.append(f"A has no field {', '.join(views.md(x, 60) for x in asked if x not in fields)}: "
                      "contamination searched " + (f"{', '.join(views.md(x, 60) for x in cfields)}." if cfields
                                                   else "A's text."))
-    b_check = None if b_file is not None else b
-    bench_check = None if bench_file is not None else bench
+    b_check = None if "B" in gone else (b if not b.startswith("upload:") else "")
+    bench_check = None if "contamination benchmark" in gone or bench.startswith("upload:") else bench
     view = {}
-    if b_check or bench_check:
-        view = leak_check(st, b_check, value("b_config"), value("b_split"), value("b_text"), None,
+    if b_check or b_upload or bench_check or bench_upload:
+        view = leak_check(st, b_check, value("b_config"), value("b_split"), value("b_text"), b_upload,
                           value("b_self") == "1", bench_check, None, progress, contam_fields=cfields,
-                          bench_text=None, ngram=value("ngram") or "auto", b_threshold=value("b_threshold") or None)
+                          bench_upload=bench_upload, bench_text=value("bench_text") or None,
+                          ngram=value("ngram") or "auto", b_threshold=value("b_threshold") or None,
+                          b_revision=value("b_rev") or None, slot=slot)
     out = {**fill, **view}
     st = view.get("state") or st
-    leak = dict(st.get("leak") or {})
-    failed = bool(view) and "error" in (view["leak_status"].get("elem_classes") or [])
-    if not failed:       # the uploaded sides stay named in the link, as they were
-        if b_file is not None:
-            leak.update({k: v for k, v in (("b", b), ("b_text", value("b_text"))) if v})
-        if bench_file is not None:
-            leak.update({k: v for k, v in (("bench", bench), ("bench_text", value("bench_text")),
-                                           ("ngram", value("ngram")), ("cfields", ",".join(cfields)))
-                         if v and v != "auto"})
-    st = {**st, "leak": leak or None}
+    if gone:
+        out["status_note"] = (f"This link's {' and '.join(gone)} {'was an uploaded file' if len(gone) == 1 else 'were uploaded files'} "
+                              "that this server no longer keeps: see the **Leakage** tab.")
     out.update({"state": st, "share": share_of(st)})
-    uploaded = [what for what, name in (("B", b_file), ("contamination benchmark", bench_file)) if name is not None]
-    if uploaded:
-        were = "was an uploaded file" if len(uploaded) == 1 else "were uploaded files"
-        out["status_note"] = (f"This link's {' and '.join(uploaded)} {were}, which cannot travel in a link: "
-                              "see the **Leakage** tab.")
     if notes:
         status = view.get("leak_status")
         classes = status.get("elem_classes") if isinstance(status, dict) else []
@@ -334,10 +421,7 @@ def tab_chosen(st, tab: str) -> dict:
     if not st or tab not in state.TABS or st.get("tab") == tab:
         return {}
     st = {**st, "tab": tab}
-    marks = tuple(map(tuple, st.get("marks") or ()))
-    return {"state": st,
-            "share": state.share_url(st["base"], st["request"], st["source"], st["threshold"], marks, tab,
-                                     st.get("leak"))}
+    return {"state": st, "share": share_of(st)}
 
 
 def rethreshold(st, t) -> dict:
@@ -351,7 +435,7 @@ def rethreshold(st, t) -> dict:
         t = state.check_threshold(t)
     except AuditorError as exc:
         return error(views.error_text(exc, "re-count"))
-    st = {**st, "threshold": t, "cursor": 0}
+    st = {**st, "threshold": t, "cursor": 0, "clusters": {**(st.get("clusters") or {}), "page": 0, "members_page": 0}}
     return {"state": st, **threshold_views(result, st)}
 
 
@@ -370,8 +454,38 @@ def pick_example(choice) -> dict:
     return {"dataset": choice, **cleared_fields()}
 
 
-def uploaded(path) -> dict:
-    return {"dataset": f"upload:{Path(path).name}", **cleared_fields()} if path else {}
+def uploaded(path, slot: str = "A") -> dict:
+    """A file uploaded as A: kept in the upload store (moved out of Gradio's cache, so it is counted
+    once, within the store's bounds), named in the dataset box, its id in the page's state."""
+    if not path:
+        return {}
+    try:
+        kept = state.kept_upload(path, move=True)
+    except AuditorError as exc:
+        return {"upload_id": None, **error(views.error_text(exc, "keep the uploaded file"))}
+    return {"dataset": f"upload:{kept.name}", "upload_id": kept.id, "fields_for": "",
+            "upload": gr.update(label=f"Replace {views.field_label(kept.name, 60)}"),
+            **cleared_fields()}
+
+
+def side_uploaded(path, part: str, label: str) -> dict:
+    """A file uploaded as B or as the benchmark: kept as A's is; ``part``: the state part for its id."""
+    if not path:
+        return {}
+    try:
+        kept = state.kept_upload(path, move=True)
+    except AuditorError as exc:
+        return {part: None, **error(views.error_text(exc, "keep the uploaded file"), "leak_status")}
+    # (the box shows the name as uploaded: b_source checks the id's file against it)
+    button = {"b_upload_id": "leak_upload", "bench_upload_id": "bench_upload"}[part]
+    out = {part: kept.id, "leak_status": "",
+           button: gr.update(label=f"{label}: {views.field_label(kept.name, 60)} (replace)")}  # noqa: E501
+    if part == "b_upload_id":      # B's file replaces the dataset box (and its config and split)
+        out.update({"leak_dataset": f"upload:{kept.name}", "leak_config": gr.update(value=""),
+                    "leak_split": gr.update(value="")})
+    else:                          # a benchmark file replaces the bundled pick
+        out["benchmark"] = ""
+    return out
 
 
 def load_fields(dataset, config, upload, token) -> dict:
@@ -412,7 +526,7 @@ def load_fields(dataset, config, upload, token) -> dict:
             guessed = None
         msg = (f"Fields of **{views.md(src.name)}**: {', '.join(views.md(c, 60) for c in fields[:30])}"
                f"{' …' if len(fields) > 30 else ''}. Roles are pre-selected where they could be guessed; "
-               "press **Run audit**.")
+               "press **Run audit**." + views.upload_kept_note(src))
         return {"status": gr.update(value=msg, elem_classes=[]), "fields_for": dataset,
                 "form": gr.update(open=True),
                 "config": gr.update(choices=configs, value=chosen_config or ""),
@@ -503,13 +617,13 @@ def pairs_event(st, action: str, jmin=None, jmax=None, hide_exact=False, search=
     return out
 
 
-def _number(value, default: float) -> float:
-    """A Jaccard bound from the form (blank or nonsense: the default), clipped to [0, 1]."""
+def _number(value, default: float, high: float = 1.0) -> float:
+    """A number from the form (blank or nonsense: the default), clipped to [0, high]."""
     try:
         v = float(value)
     except (TypeError, ValueError):
         return default
-    return min(max(v, 0.0), 1.0) if np.isfinite(v) else default
+    return min(max(v, 0.0), high) if np.isfinite(v) else default
 
 
 def mark_current(result, st: dict) -> dict:
@@ -526,33 +640,45 @@ def mark_current(result, st: dict) -> dict:
 
 
 def with_marks(result, st: dict, marks) -> dict:
+    if len(marks) + len(st.get("apart") or ()) + len(st.get("splits") or ()) > MAX_REVIEW_ITEMS:
+        return error(f"**Could not mark the pair:** a review holds at most {MAX_REVIEW_ITEMS:,} decisions.")
     st = {**st, "marks": sorted(marks)}
     out = threshold_views(result, st)
-    out.update(pairs_page(result, st))
+    out.update(pairs_page(result, {**out["state"], "cursor": st.get("cursor", 0), "filters": st.get("filters"),
+                                   "shown": st.get("shown")}))
     out["state"] = out["state"] | {"marks": sorted(marks)}
-    out["dl_review"] = enabled(write_review(result, st))
     return out
 
 
 def write_review(result, st: dict) -> Path:
-    folder = state.folder_for("review", st["key"], tuple(st.get("marks") or ()))
+    review = clusters.review_of(st)
+    folder = state.folder_for("review", st["key"], tuple(review["marks"]), tuple(review["apart"]),
+                              tuple(review["splits"]))
     path = folder / "review.json"
-    write_text(path, review_json(result, tuple(map(tuple, st.get("marks") or ()))))
+    if not path.exists():
+        write_text(path, review_json(result, review["marks"], st["threshold"], keep_apart=review["apart"],
+                                     splits=review["splits"]))
     return path
 
 
 def load_review_file(st, path) -> dict:
-    """A review file downloaded before: its "not a duplicate" marks apply to this audit again."""
+    """A review file downloaded before: its decisions (marks, rows kept apart, splits) apply to
+    this audit again."""
     if not st or not path:
         return {}
     result = CACHE.get(st["key"])
     if result is None:
         return error(EXPIRED)
     try:
-        marks = {tuple(map(int, p)) for p in load_review(str(state.upload_path(path)), result)}
-        out = with_marks(result, st, marks)
-        out["status"] = gr.update(value=f"Loaded {len(marks):,} “not a duplicate” marks from the review file.",
-                                  elem_classes=["ok"])
+        review = read_review_file(str(state.upload_path(path)), result)
+        st = {**st, "apart": list(review.keep_apart), "splits": [list(x) for x in review.splits]}
+        out = with_marks(result, st, set(review.not_duplicates))
+        what = [f"{len(review.not_duplicates):,} “not a duplicate” marks"]
+        if review.keep_apart:
+            what.append(f"{len(review.keep_apart):,} records kept apart")
+        if review.splits:
+            what.append(f"{len(review.splits):,} cluster splits")
+        out["status"] = gr.update(value=f"Loaded {' and '.join(what)} from the review file.", elem_classes=["ok"])
         return out
     except Exception as exc:  # noqa: BLE001
         return error(views.error_text(exc, "load the review file"))
@@ -560,20 +686,92 @@ def load_review_file(st, path) -> dict:
 
 # --------------------------------------------------------------------------- clusters and curation
 
-def cluster_select(st, row: int | None) -> dict:
-    if not st or row is None:
+def clusters_event(st, action: str, search="", min_size=None, max_size=None, kind="all", row=None) -> dict:
+    """The cluster list: a filter change (search, size range, kind), a page, or a cluster selected."""
+    if not st:
         return {}
     result = CACHE.get(st["key"])
     if result is None:
         return error(EXPIRED)
-    clusters = ranked(result, st["threshold"], st.get("keep", "first"), tuple(map(tuple, st.get("marks") or ())))
-    if not (0 <= int(row) < len(clusters)):
+    view = dict(st.get("clusters") or {})
+    filters = {"search": (search or "").strip()[:200], "min": max(2, int(_number(min_size, 2, 10 ** 9))),
+               "max": int(_number(max_size, 0, 10 ** 9)), "kind": kind if kind in clusters.KINDS else "all"}
+    ranked_now = clusters.ranked(result, st["key"], st["threshold"], st.get("keep", "first"), clusters.review_of(st))
+    if action == "select":
+        c = browse.cluster_on_page(result, st, ranked_now, row) if row is not None else None
+        if c is None:
+            return {}
+        view.update({"open": int(c.rows[0]), "members_page": 0})
+        st = {**st, "clusters": view}
+        return {"state": st, **browse.members_view(result, st, ranked_now)}
+    if filters != {**clusters.NO_FILTERS, **(view.get("filters") or {})}:
+        view.update({"filters": filters, "page": 0})
+    elif action in ("next", "prev"):
+        view["page"] = max(0, int(view.get("page") or 0) + (1 if action == "next" else -1))
+    st = {**st, "clusters": view}
+    _, counts, raw = tallies(result, st)
+    out = browse.clusters_view(result, st, ranked_now, counts, raw["clusters"])
+    return {"state": st, **out}
+
+
+def cluster_action(st, act, row) -> dict:
+    """A button in the cluster view or the review panel: keep a record apart (or undo it), split a
+    cluster at its weakest link (or undo it), clear the pair marks, or page through a cluster's
+    records. The status says what the review changed, in rows kept."""
+    if not st:
         return {}
-    c = clusters[int(row)]
-    more = f"; the first 200 are listed" if c.size > 200 else ""
-    info = (f"**Cluster {c.cluster}** (rank {int(row) + 1}) at Jaccard ≥ {st['threshold']:g}: {c.size:,} "
-            f"{'identical' if c.identical else 'variant'} records{more}. Kept: record {c.kept_row}.")
-    return {"members_info": info, "members_df": table(views.members_frame(result, c.rows, c.kept_row))}
+    result = CACHE.get(st["key"])
+    if result is None:
+        return error(EXPIRED)
+    try:
+        row = int(row)
+    except (TypeError, ValueError):
+        return {}
+    if not 0 <= row < result.records and act != "mpage":
+        return {}
+    view = dict(st.get("clusters") or {})
+    if act == "mpage":
+        view["members_page"] = max(0, row)
+        st = {**st, "clusters": view}
+        ranked_now = clusters.ranked(result, st["key"], st["threshold"], st.get("keep", "first"),
+                                     clusters.review_of(st))
+        return {"state": st, **browse.members_view(result, st, ranked_now)}
+    apart, splits, marks = list(st.get("apart") or ()), [tuple(x) for x in st.get("splits") or ()], \
+        sorted(map(tuple, st.get("marks") or ()))
+    before = tallies(result, st)[1]["kept"]
+    if act == "apart" and row not in apart:
+        apart.append(row)
+        done = f"Record {row} is kept apart"
+    elif act == "unapart" and row in apart:
+        apart.remove(row)
+        done = f"Record {row} is back in its cluster"
+    elif act == "split":
+        ranked_now = clusters.ranked(result, st["key"], st["threshold"], st.get("keep", "first"),
+                                     clusters.review_of(st))
+        c = next((c for c in ranked_now if row in c.rows), None)
+        offer = clusters.split_offer(result, c, st["threshold"]) if c is not None else None
+        if offer is None:
+            return error("**Could not split the cluster:** its records are identical texts (no link to cut).")
+        splits = [x for x in splits if x[0] != row] + [(row, offer["cut"])]
+        done = f"The cluster of record {row} is split at Jaccard ≥ {offer['cut']:g}"
+    elif act == "unsplit":
+        splits = [x for x in splits if x[0] != row]
+        done = f"The split of record {row}'s cluster is undone"
+    elif act == "unmark":
+        marks, done = [], "The pair marks are cleared"
+    else:
+        return {}
+    if len(marks) + len(apart) + len(splits) > MAX_REVIEW_ITEMS:
+        return error(f"**Could not change the review:** a review holds at most {MAX_REVIEW_ITEMS:,} decisions.")
+    st = {**st, "apart": sorted(apart), "splits": [list(x) for x in sorted(splits)]}
+    out = with_marks(result, st, set(marks))
+    after = tallies(result, out["state"])[1]["kept"]
+    change = after - before
+    effect = ("the deduplicated file keeps the same rows" if change == 0 else
+              f"the deduplicated file keeps {abs(change):,} {'more' if change > 0 else 'fewer'} "
+              f"row{'s' if abs(change) != 1 else ''} ({after:,} of {result.records:,})")
+    out["status"] = gr.update(value=f"{done}: {effect}.", elem_classes=["ok"])
+    return out
 
 
 def keep_rule(st, keep) -> dict:
@@ -590,35 +788,47 @@ def keep_rule(st, keep) -> dict:
                                         "the audit again, or keep first or longest.*")}
     st = {**st, "keep": keep or "first"}
     try:
-        return {"state": st, **threshold_views(result, st), **pairs_page(result, st, moved=False)}
+        return {"state": st, **threshold_views(result, st)}
     except AuditorError as exc:
         return {"keep": before, **error(views.error_text(exc, "re-rank the clusters"))}
 
 
-def build_dedup(st, upload) -> dict:
-    """The deduplicated file (the input's format) and its manifest, at the page's threshold,
-    keep rule and marks."""
+def build_dedup(st, upload=None, progress=None, slot=None) -> dict:
+    """The deduplicated file (the input's format) and its manifest, at the page's threshold, keep
+    rule and review, in Downloads with their row counts."""
     if not st:
         return error("Run an audit first.")
     result = CACHE.get(st["key"])
     if result is None:
         return error(EXPIRED)
     try:
-        marks = tuple(map(tuple, st.get("marks") or ()))
-        d = dedup(result, threshold=st["threshold"], keep=st.get("keep", "first"), not_duplicates=marks)
+        review = clusters.review_of(st)
+        keep = st.get("keep", "first")
         fmt = input_format(result.table)
         stem = state.download_stem(st["source"].name)
-        folder = state.folder_for("dedup", st["key"], st["threshold"], st.get("keep"), marks)
+        folder = state.folder_for("dedup", st["key"], st["threshold"], keep, tuple(review["marks"]),
+                                  tuple(review["apart"]), tuple(review["splits"]))
         path, manifest = folder / f"{stem}.dedup.{fmt}", folder / f"{stem}.dedup.manifest.json"
-        if not manifest.exists():
-            upload = state.upload_file(st["source"])
-            write_dedup(result, d, str(path), manifest_path=str(manifest), source=upload,
-                        stamps=upload and local_stamps(upload, None))
+        with (slot() if slot is not None else nullcontext()):
+            step = progress or (lambda fraction, text: None)
+            step(0.05, "grouping the clusters")
+            d = dedup(result, threshold=st["threshold"], keep=keep, not_duplicates=review["marks"],
+                      keep_apart=review["apart"], splits=review["splits"])
+            if not manifest.exists():
+                step(0.3, f"writing {len(d.kept_rows):,} records")
+                upload_copy = state.upload_file(st["source"])
+                write_dedup(result, d, str(path), manifest_path=str(manifest), source=upload_copy,
+                            stamps=upload_copy and local_stamps(upload_copy, None))
+            step(1.0, "done")
         s = d.summary()
         info = views.dedup_markdown({"kept": s.get("kept", result.records - len(d.dropped)),
                                      "records": result.records, "keep": d.keep, "dropped": len(d.dropped),
                                      "exact": d.exact, "notices": list(d.notices)})
-        return {"dedup_info": info, "dl_dedup": enabled(path), "dl_manifest": enabled(manifest)}
+        return {"dedup_info": info,
+                "dl_dedup": enabled(path, f"{path.name} · {browse.plural(len(d.kept_rows), 'record')}"),
+                "dl_manifest": enabled(manifest, f"manifest · {browse.plural(len(d.dropped), 'dropped row')}"),
+                "status": gr.update(value=f"Built the deduplicated file: {len(d.kept_rows):,} of {result.records:,} "
+                                          "records (Downloads).", elem_classes=["ok"])}
     except Exception as exc:  # noqa: BLE001
         return error(views.error_text(exc, "write the deduplicated file"))
 
@@ -636,8 +846,9 @@ def b_source(dataset, upload) -> state.Source | None:
     return state.resolve_source(dataset) if dataset else None
 
 
-def load_b(st, result, b_src, b_config, b_split, allow_self, cap: int, token):
-    """B's table (at most ``cap`` rows); B the same data as A is refused unless ``allow_self``."""
+def load_b(st, result, b_src, b_config, b_split, allow_self, cap: int, token, revision=None):
+    """B's table (at most ``cap`` rows; a Hub dataset at ``revision``, else its latest commit, the
+    commit recorded); B the same data as A is refused unless ``allow_self``."""
     b_cfg = blank(b_config) if b_src.kind != "upload" else None
     b_spl = blank(b_split) if b_src.kind != "upload" else None
     same_data = state.same_data(st["source"], b_src)
@@ -652,9 +863,13 @@ def load_b(st, result, b_src, b_config, b_split, allow_self, cap: int, token):
         raise AuditorError("usage", "B is the same data as A (same dataset, config and split): every "
                            "record would match itself.", "Pick another split, dataset or file for B, or "
                            "tick “compare a source with itself” if that is what you mean.")
+    commit = None
+    if b_src.kind == "hub":
+        commit, _ = state.hub_commit(replace(b_src, revision=revision), user_token(token))
+
     def read(config, split):
         return auditor.load(b_src.value, config, split, max_rows=cap, token=token, kind=b_src.library_kind,
-                            default_split="test")
+                            default_split="test", revision=commit)
 
     try:
         return read(b_cfg, b_spl)
@@ -669,13 +884,15 @@ def load_b(st, result, b_src, b_config, b_split, allow_self, cap: int, token):
 
 
 def leak_check(st, b_dataset, b_config, b_split, b_text, b_upload, allow_self, bench, token, progress=None,
-               contam_fields=(), bench_upload=None, bench_text=None, ngram="auto", b_threshold=None) -> dict:
+               contam_fields=(), bench_upload=None, bench_text=None, ngram="auto", b_threshold=None,
+               b_revision=None, slot=None) -> dict:
     """Leakage of B into the audited A, and contamination of A by a bundled benchmark or an uploaded
     benchmark file (``bench_upload``, its text field ``bench_text``, blank: guessed), searched in
     ``contam_fields`` of A (each record's joined as one text; none: A's text) for shared ``ngram``-word
-    sequences, with the evidence side by side and as CSV. A is the audited table from the cache (not
-    loaded again). ``b_threshold``: the Jaccard B is compared at (a share link's; blank: the page's).
-    The state records the check, so the share link carries it."""
+    sequences, with the evidence side by side (paged, filtered) and as CSV. A is the audited
+    side from the cache (its roles resolved once, by the audit). ``b_threshold``: the Jaccard B is
+    compared at (a share link's; blank: the page's); ``b_revision``: a link's pinned commit of B.
+    The state records the check, so the share link carries it; ``slot`` waits for a free worker."""
     out = cleared_leak()
     if not st:
         return {**out, **error("Run an audit first: it is dataset **A**.", "leak_status")}
@@ -686,40 +903,49 @@ def leak_check(st, b_dataset, b_config, b_split, b_text, b_upload, allow_self, b
     cap = min(st["request"].max_rows or ROW_CAP, ROW_CAP)
     token = user_token(token)
     notes, done = [], []
-    forgotten = {**st, "leak": None}      # a failed check: the link no longer carries one
-    failed = {"state": forgotten, "share": share_of(forgotten)}
+    forgotten = {**st, "leak": None, "leak_tally": None, "contam_tally": None}   # a failed check
+    failed = {"state": forgotten, "share": share_of(forgotten), "headline": headline_of(result, forgotten)}
+    step = progress or (lambda fraction, text: None)
     try:
         if b_threshold not in (None, ""):
             t = state.check_threshold(b_threshold)
         ngram = check_ngram(ngram)
         b_src = b_source(b_dataset, b_upload)
-        if b_src is not None:
-            b_table = load_b(st, result, b_src, b_config, b_split, allow_self, cap, token)
-            asked = [f"{what} {value!r}" for what, value, read in (("config", blank(b_config), b_table.config),
-                                                                   ("split", blank(b_split), b_table.split))
-                     if value is not None and value != read]
-            if asked:       # the values offered for A's dataset, which B has not got (load_b)
-                notes.append(f"B has no {' or '.join(views.md(x) for x in asked)}: read at its own "
-                             f"{'config ' + views.md(repr(b_table.config)) + ', ' if b_table.config else ''}"
-                             f"split {views.md(repr(b_table.split))}.")
-            req = st["request"]   # the roles as the user gave them (blank: guessed on each side)
-            lr = leak(result.table, b_side(b_table, req, blank(b_text)), text=req.text, answer=req.answer,
-                      group=req.group, threshold=t, max_rows=cap, token=token, progress=progress)
-            if lr.a.fingerprint == lr.b.fingerprint and not allow_self:
-                raise AuditorError("usage", "B holds exactly the same records as A: every record would match "
-                                   "itself.", "Pick another split, dataset or file for B, or tick “compare a source "
-                                   "with itself” if that is what you mean.")
-            out.update(leak_views(lr, t, a_src, b_src))
-            table_head = "\n\n| B records that"
-            out["leak_md"] = out["leak_md"].replace(table_head, b_roles_note(lr) + table_head, 1)
-            done.append("leakage")
         side = bench_side(bench, bench_upload, bench_text, token)
-        if b_src is None and side is None:
-            notes.append("No B chosen: give B a dataset id, a bundled example or a file.")
-        if side is not None:
-            out.update(contamination_views(result, side, token, progress, fields=contam_fields, source=a_src,
-                                           ngram=ngram))
-            done.append("contamination")
+        st = dict(st)
+        with (slot() if slot is not None else nullcontext()):
+            if b_src is not None:
+                step(0.02, "reading B")
+                b_table = load_b(st, result, b_src, b_config, b_split, allow_self, cap, token, b_revision)
+                asked = [f"{what} {value!r}" for what, value, read in (("config", blank(b_config), b_table.config),
+                                                                       ("split", blank(b_split), b_table.split))
+                         if value is not None and value != read]
+                if asked:       # the values offered for A's dataset, which B has not got (load_b)
+                    notes.append(f"B has no {' or '.join(views.md(x) for x in asked)}: read at its own "
+                                 f"{'config ' + views.md(repr(b_table.config)) + ', ' if b_table.config else ''}"
+                                 f"split {views.md(repr(b_table.split))}.")
+                req = st["request"]   # the roles as the user gave them (blank: guessed on each side)
+                leak_progress = (lambda f, text: step(0.05 + 0.45 * f, f"leakage: {text}")) if side is not None \
+                    else (lambda f, text: step(0.05 + 0.85 * f, f"leakage: {text}"))
+                lr = leak(result.side, b_side(b_table, req, blank(b_text), result), threshold=t, max_rows=cap,
+                          token=token, progress=leak_progress)
+                if lr.a.fingerprint == lr.b.fingerprint and not allow_self:
+                    raise AuditorError("usage", "B holds exactly the same records as A: every record would match "
+                                       "itself.", "Pick another split, dataset or file for B, or tick “compare a "
+                                       "source with itself” if that is what you mean.")
+                step(0.5 if side is not None else 0.92, "writing the leak evidence and the clean split")
+                views_, st = leak_views(lr, t, a_src, b_src, st)
+                out.update(views_)
+                done.append("leakage")
+            if b_src is None and side is None:
+                notes.append("No B chosen: give B a dataset id, a bundled example or a file.")
+            if side is not None:
+                contam_progress = lambda f, text: step((0.5 if b_src is not None else 0.02) + 0.45 * f,
+                                                       f"contamination: {text}")
+                views_, st = contamination_views(result, side, token, contam_progress, fields=contam_fields,
+                                                 source=a_src, ngram=ngram, st=st)
+                out.update(views_)
+                done.append("contamination")
         unchecked = out.pop("contam_unchecked", None)
         message = " ".join(notes + ([f"Checked {' and '.join(done)}."] if done else []) + ([unchecked] if unchecked
                                                                                            else []))
@@ -728,18 +954,32 @@ def leak_check(st, b_dataset, b_config, b_split, b_text, b_upload, allow_self, b
         b_read = (b_table.config or blank(b_config), b_table.split or blank(b_split)) if b_src else (None, None)
         link = state.leak_link(b_src, *b_read, blank(b_text), bool(allow_self), t,
                                side and side["link"], blank(bench_text) if side and side["upload"] else None,
-                               ngram, list(contam_fields or ()) if side else None) if done else None
+                               ngram, list(contam_fields or ()) if side else None,
+                               b_revision=b_table.revision if b_src is not None else None) if done else None
         st = {**st, "leak": link or None}
-        out.update({"state": st, "share": share_of(st)})
+        if "leakage" not in done:
+            st["leak_tally"] = None
+        if "contamination" not in done:
+            st["contam_tally"] = None
+        out.update({"state": st, "share": share_of(st), "headline": headline_of(result, st)})
         return out
+    except JobCancelled:
+        raise
     except Exception as exc:  # noqa: BLE001
         return {**cleared_leak(), **failed, **error(views.error_text(exc, "check"), "leak_status")}
 
 
+def headline_of(result, st: dict) -> str:
+    """The headline of the page's state (its threshold, review, and checks)."""
+    return headline(result, st, tallies(result, st)[1])
+
+
 def share_of(st) -> str:
-    """The share link of the page's state (its threshold, marks, tab and leakage check)."""
-    return state.share_url(st["base"], st["request"], st["source"], st["threshold"],
-                           tuple(map(tuple, st.get("marks") or ())), st.get("tab"), st.get("leak"))
+    """The share link of the page's state (its dataset and commit or upload, threshold, review, tab
+    and leakage check)."""
+    return state.share_url(st["base"], st["request"], st["source"], st["threshold"], review_marks(st),
+                           st.get("tab"), st.get("leak"), commit=st.get("commit"), apart=st.get("apart") or (),
+                           splits=[tuple(x) for x in st.get("splits") or ()], keep=st.get("keep"))
 
 
 def check_ngram(ngram) -> str | int:
@@ -804,21 +1044,23 @@ def bench_side(bench, upload, text, token) -> dict | None:
             "upload": False}
 
 
-def b_side(b_table, req, b_text):
+def b_side(b_table, req, b_text, result=None):
     """B prepared with A's roles where B has those fields, its own guess where it has not (B blank
-    took A's: HumanEval as B of a GSM8K audit failed, "The text field 'question' is in no record")."""
-    rows = b_table.rows
+    took A's: HumanEval as B of a GSM8K audit failed, "The text field 'question' is in no record").
+    Which of A's fields B has is read from B's field names, so B's roles are resolved once (by
+    ``prepare``), not probed role by role first. ``result``: A's audit, whose resolved roles are A's."""
+    fields = set(available_fields(b_table.rows))
+    tops = {str(k) for row in b_table.rows[:1000] for k in row}
 
-    def holds(roles: dict) -> bool:
-        try:
-            resolve_roles(rows, **roles)
-            return True
-        except AuditorError:
+    def has(name) -> bool:
+        if not name:
             return False
+        parts = [x.strip() for x in str(name).split(",") if x.strip()]
+        return all(p in fields or re.split(r"[.\[]", p, maxsplit=1)[0] in tops for p in parts)
 
-    text = b_text or (req.text if req.text and holds({"text": req.text}) else None)
-    answer, group = (name if name and holds({"text": text, role: name}) else None
-                     for role, name in (("answer", req.answer), ("group", req.group)))
+    text = b_text or (req.text if has(req.text) else None)
+    answer = req.answer if has(req.answer) else None
+    group = req.group if has(req.group) else None
     return prepare(b_table, text=text, answer=answer, group=group)
 
 
@@ -830,19 +1072,30 @@ def b_roles_note(lr) -> str:
     return f"  \nB's fields differ from A's: {', '.join(other)}." if other else ""
 
 
-def leak_views(lr, t: float, a_src, b_src) -> dict:
+def leak_views(lr, t: float, a_src, b_src, st: dict) -> tuple[dict, dict]:
+    """(the leak parts, the page's state with the evidence list and the headline's counts)."""
     rows = leak_evidence(lr)
     folder = state.new_folder("leak-" + secrets.token_hex(8))
     write_text(folder / "leak_evidence.csv", leak_evidence_csv(lr, rows))   # the CLI's evidence.csv
     b_split = lr.b.table.split or "b"
     clean_name = f"clean_{re.sub(r'[^A-Za-z0-9_.-]+', '_', b_split)}.jsonl"
     # What `auditor clean --near` keeps (clean.drop_reason): answer-only matches stay.
-    write_rows(lr.clean_b_rows(near=True), folder / clean_name, "jsonl")
-    columns = ("b_row", "a_row", "kind", "text_jaccard", "b_text", "a_text")
-    return {"leak_md": views.leak_markdown(lr.summary(), t, a_src.name, b_src.name),
-            "leak_df": table(views.records_frame(rows, columns)),
-            "leak_evidence": views.leak_evidence_html(rows),
-            "dl_evidence": enabled(folder / "leak_evidence.csv"), "dl_clean": enabled(folder / clean_name)}
+    clean_rows = lr.clean_b_rows(near=True)
+    write_rows(clean_rows, folder / clean_name, "jsonl")
+    summary = lr.summary()
+    st = {**st, "evidence": {**(st.get("evidence") or {}),
+                             "leak": {"id": evidence.keep_rows(rows), "kind": "any_leak", "search": "", "page": 0,
+                                      "total": len(rows), "threshold": t, "a": a_src.name, "b": b_src.name}},
+          "leak_tally": {"b_name": b_src.name, "text_leak": (summary.get("text_leak") or {}).get("records", 0),
+                         "b_records": lr.b.records}}
+    note = views.b_roles_html(lr) + views.leak_notes_html(summary)
+    st["evidence"]["leak"].update({"note": note, "summary": summary})
+    return {"leak_md": evidence.leak_summary_html(summary, t, a_src.name, b_src.name, "any_leak", note),
+            **browse.leak_list(st),
+            "dl_evidence": enabled(folder / "leak_evidence.csv",
+                                   f"leak_evidence.csv · {browse.plural(len(rows), 'leaking record')}"),
+            "dl_clean": enabled(folder / clean_name, f"{clean_name} · {len(clean_rows):,} of {lr.b.records:,} "
+                                                     "B records")}, st
 
 
 def benchmark_texts(bench: str, token) -> list:
@@ -851,8 +1104,10 @@ def benchmark_texts(bench: str, token) -> list:
     return extract(tbl.rows, resolve_roles(tbl.rows, text=field)).text
 
 
-def contamination_views(result, bench, token, progress=None, fields=(), source=None, ngram="auto") -> dict:
-    """The contamination view of A by ``bench`` (a bundled benchmark's name, or a ``bench_side``)."""
+def contamination_views(result, bench, token, progress=None, fields=(), source=None, ngram="auto",
+                        st: dict | None = None) -> tuple[dict, dict]:
+    """(the contamination parts of A by ``bench`` (a bundled benchmark's name, or a ``bench_side``),
+    the page's state with the evidence list and the headline's counts)."""
     side = bench if isinstance(bench, dict) else bench_side(bench, None, None, token)
     bench = side["name"]
     # A's texts from the cached audit; other fields as `auditor contamination --text a,b` reads them.
@@ -863,9 +1118,17 @@ def contamination_views(result, bench, token, progress=None, fields=(), source=N
     corpus = (list(result.fields.text) if spec == result.roles.text
               else [joined_text(row, names, i) for i, row in enumerate(result.table.rows)])
     matched: list = []
-    cr = scan_corpus(corpus, side["scan"], benchmark_text=side["text"], ngram=ngram, token=token, progress=progress,
-                     matched_rows=matched)
+    scan_progress = (lambda f, text: progress(0.85 * f, text)) if progress is not None else None
+    cr = scan_corpus(corpus, side["scan"], benchmark_text=side["text"], ngram=ngram, token=token,
+                     progress=scan_progress, matched_rows=matched)
     rows = contamination_evidence(cr, side["texts"], corpus)
+    by_item = {it["benchmark_row"]: it for it in cr.items}
+    for r in rows:          # each match with its item's coverage and verdict (copied, or a shared phrase)
+        it = by_item.get(r["benchmark_row"], {})
+        r.update({"coverage": it.get("coverage", 0.0), "verdict": it.get("verdict", "phrase"),
+                  "item_ngrams": it.get("item_ngrams", 0)})
+    if progress is not None:
+        progress(0.9, "writing the evidence and A without the contaminated records")
     folder = state.new_folder("contam-" + secrets.token_hex(8))
     write_text(folder / "contamination_evidence.csv", evidence_csv(rows))
     # A without the records that share an n-gram with the benchmark (what `--decontaminate` writes),
@@ -896,10 +1159,71 @@ def contamination_views(result, bench, token, progress=None, fields=(), source=N
     unchecked = (f"But none of the benchmark's {items:,} items could be checked: each has fewer than {cr.n} words "
                  f"(the n-gram size), so they are too short to check, not clean. Name the field holding its "
                  "questions or prompts, or lower the n-gram size." if items and short == items else None)
+    copied = (summary.get("copied") or {}).get("records", 0)
+    phrase = (summary.get("phrase_only") or {}).get("records", 0)
+    st = {**(st or {}), "contam_tally": {"bench": bench, "copied": copied, "phrase": phrase, "items": items or 0}}
+    st["evidence"] = {**(st.get("evidence") or {}),
+                      "contam": {"id": evidence.keep_rows(rows), "kind": "all", "sort": "coverage", "search": "",
+                                 "page": 0, "total": len(rows)}}
+    kept = len(result.table.rows) - len(dropped)
     return {"contam_md": views.contamination_markdown(summary, bench, names) + note,
-            "contam_evidence": views.contamination_evidence_html(rows),
-            "dl_contam": enabled(folder / "contamination_evidence.csv"), "dl_decontam": enabled(copy),
-            "contam_unchecked": unchecked}
+            **browse.contam_list(st),
+            "contam_kind": gr.update(choices=contam_choices(summary), value="all"),
+            "dl_contam": enabled(folder / "contamination_evidence.csv",
+                                 f"contamination_evidence.csv · {browse.plural(len(rows), 'match')}"),
+            "dl_decontam": enabled(copy, f"{copy.name} · {kept:,} of {len(result.table.rows):,} records"),
+            "contam_unchecked": unchecked}, st
+
+
+def contam_choices(summary: dict | None) -> list:
+    """The contamination filter's choices, with their counts once a scan has run."""
+    if not summary:
+        return [(label, key) for key, label in evidence.CONTAM_KINDS.items()]
+    counts = {"all": (summary.get("contaminated") or {}).get("records", 0),
+              "copied": (summary.get("copied") or {}).get("records", 0),
+              "phrase": (summary.get("phrase_only") or {}).get("records", 0)}
+    return [(f"{label} ({counts[key]:,} items)", key) for key, label in evidence.CONTAM_KINDS.items()]
+
+
+def evidence_event(st, which: str, act=None, value=None, search=None, sort=None) -> dict:
+    """An evidence list: a page, a kind picked (a summary row, or the filter), a search, a sort."""
+    if not st or which not in ("leak", "contam"):
+        return {}
+    view = dict(((st.get("evidence") or {}).get(which)) or {})
+    if not view:
+        return {}
+    if act == "page":
+        try:
+            view["page"] = max(0, int(value))
+        except (TypeError, ValueError):
+            return {}
+    elif act == "kind":
+        kinds = evidence.LEAK_KINDS if which == "leak" else evidence.CONTAM_KINDS
+        view.update({"kind": value if value in kinds else ("any_leak" if which == "leak" else "all"), "page": 0})
+    if search is not None:
+        view.update({"search": str(search).strip()[:200], "page": 0 if search != view.get("search") else
+                     view.get("page", 0)})
+    if sort in evidence.CONTAM_SORTS:
+        view["sort"] = sort
+    st = {**st, "evidence": {**(st.get("evidence") or {}), which: view}}
+    if which == "leak":
+        out = browse.leak_list(st)
+        out["leak_md"] = gr.skip()
+        return {"state": st, **out, **leak_summary_part(st)}
+    return {"state": st, **browse.contam_list(st)}
+
+
+def leak_summary_part(st) -> dict:
+    """The leak summary again, its chosen row marked (the rows are the list's filters)."""
+    view = (st.get("evidence") or {}).get("leak") or {}
+    summary = view.get("summary")
+    if summary is None:
+        return {}
+    return {"leak_md": evidence.leak_summary_html(summary, view["threshold"], view["a"], view["b"],
+                                                  view.get("kind") or "any_leak", view.get("note", ""))}
+
+
+
 
 
 # --------------------------------------------------------------------------- paraphrases (semantic)

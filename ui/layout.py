@@ -1,8 +1,13 @@
 """The page: its parts (by name), and the wiring of events to ``handlers``.
 
-Handlers return dicts keyed by part names; ``pack`` turns one into the tuple an event's outputs
-expect, with ``gr.skip()`` for every part it leaves alone, so an event always returns exactly as
-many values as it has outputs.
+Results come first: one line to audit a dataset, the options folded beneath it, then the status,
+the verdict, the share link and the result tabs. Handlers return dicts keyed by part names;
+``pack`` turns one into the tuple an event's outputs expect, with ``gr.skip()`` for every part it
+leaves alone, so an event always returns exactly as many values as it has outputs.
+
+Cheap events (a cached result, a page load of one, a threshold, paging, filters) run at once;
+expensive work takes a slot of ``jobs.JOBS`` inside the handler (the visitor sees their place in
+line and an estimate in the progress line, and may cancel).
 """
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ from auditor.semantic import DEFAULT_THRESHOLD as SEMANTIC_THRESHOLD
 from auditor.settings import KEEP_RULES
 
 from . import api, handlers, views
+from .jobs import JOBS, JobCancelled, visitor_of
 from .state import (
     DEFAULTS,
     MIN_THRESHOLD,
@@ -24,53 +30,101 @@ from .state import (
 )
 
 HEADER = ("# Dataset Integrity Auditor\n"
-          "Is a benchmark redundant, and does its training data overlap what it is tested on? Audit a dataset for "
-          "exact and near duplicates, review the pairs, keep one record per cluster, and test a second split or a "
-          "public benchmark for leakage.")
+          "Duplicates, near duplicates, leakage between splits and benchmark contamination: paste a Hugging Face "
+          "dataset id, pick a bundled benchmark or upload a file.")
+
+FILE_TYPES = [".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".parquet", ".gz", ".bz2", ".xz", ".zst"]
 
 CSS = """
-.gradio-container {max-width: 1280px !important; margin: 0 auto;}
-#title h1 {margin-bottom: 0.1em;}
-#title p {color: var(--body-text-color-subdued); margin-top: 0;}
-#inputs {border: 1px solid var(--border-color-primary); border-radius: 12px; padding: 6px;}
-#status {min-height: 1.5em;}
-#status.ok, #status.error, #leak-status.ok, #leak-status.error {border-radius: 8px; padding: 8px 12px;}
-#status.ok, #leak-status.ok {background: var(--background-fill-secondary); border-left: 4px solid #22c55e;}
-#status.error, #leak-status.error {background: #fef2f2; border-left: 4px solid #dc2626; color: #7f1d1d;}
+:root {--auditor-css: 1;}
+.gradio-container {width: 100% !important; max-width: 1280px !important; margin: 0 auto !important;}
+#title h1 {margin: 0.1em 0 0.1em; font-size: 1.6em;}
+#title p {margin-top: 0; color: var(--body-text-color);}
+#audit-bar {align-items: end;}
+#form .label-wrap span {white-space: nowrap; overflow: hidden; text-overflow: ellipsis;}
+/* The status line keeps one height from the first paint on (it is empty until the audit answers). */
+#status {min-height: 2.6em; border-radius: 8px; padding: 6px 12px; border-left: 4px solid transparent;}
+#leak-status.ok, #leak-status.error {border-radius: 8px; padding: 6px 12px;}
+#status.ok, #leak-status.ok {background: var(--background-fill-secondary); border-left: 4px solid #15803d;}
+#status.error, #leak-status.error {background: #fef2f2; border-left: 4px solid #b91c1c; color: #7f1d1d;}
+/* The verdict keeps its height while it loads, so nothing under it moves (layout shift). */
+#headline {min-height: 190px;}
+.headline .say {display: -webkit-box; -webkit-line-clamp: 3; line-clamp: 3; -webkit-box-orient: vertical;
+                overflow: hidden;}
+.headline {border: 1px solid var(--border-color-primary); border-radius: 12px; padding: 10px 14px;
+           background: var(--background-fill-secondary);}
+.headline .verdict {font-size: 1.25em; margin: 0 0 4px;}
+.headline .verdict .where {font-size: 0.8em; color: #374151; margin-left: 6px;}
+.headline .say {margin: 0 0 8px;}
+.headline .tiles {display: grid; grid-template-columns: repeat(5, minmax(0, 1fr)); gap: 8px; margin: 0;}
+.headline .tile {border: 1px solid var(--border-color-primary); border-radius: 8px; padding: 4px 10px;
+                 background: var(--background-fill-primary);}
+.headline dt {font-size: 0.8em; color: #374151;}
+.headline dd {margin: 0; font-size: 1.3em; font-weight: 700; white-space: nowrap;}
+@media (max-width: 700px) {
+  #headline {min-height: 390px;}
+  #status {min-height: 4.6em;}
+  .headline .say {-webkit-line-clamp: 6; line-clamp: 6;}
+  .headline .tiles {grid-template-columns: repeat(2, minmax(0, 1fr));}
+}
 .stat-cards {display: grid; grid-template-columns: repeat(auto-fit, minmax(170px, 1fr)); gap: 10px; margin: 4px 0 10px;}
 .stat {border: 1px solid var(--border-color-primary); border-radius: 10px; padding: 10px 14px;
        background: var(--background-fill-secondary);}
-.stat .v {font-size: 1.55em; font-weight: 700; line-height: 1.2;}
-.stat .l {font-size: 0.85em; color: var(--body-text-color-subdued);}
+.stat .v {font-size: 1.55em; font-weight: 700; line-height: 1.2; white-space: nowrap;}
+.stat .l {font-size: 0.85em; color: #374151;}
 .pair-detail .pair-head, .ev-head {margin: 4px 0 8px; display: flex; gap: 16px; flex-wrap: wrap; align-items: center;}
 .pair-detail .legend {font-size: 0.85em;}
-.pair-detail .field-name {font-weight: 600; margin: 10px 0 4px; color: var(--body-text-color-subdued);}
+.pair-detail .field-name {font-weight: 600; margin: 10px 0 4px; color: #374151;}
 .pair-view {display: grid; grid-template-columns: 1fr 1fr; gap: 12px;}
 @media (max-width: 700px) {.pair-view {grid-template-columns: 1fr;}}
-.pair-view .rec {border: 1px solid var(--border-color-primary); border-radius: 8px; padding: 10px 12px;
+.pair-view .rec, .member .rec {border: 1px solid var(--border-color-primary); border-radius: 8px; padding: 10px 12px;
                  white-space: pre-wrap; word-break: break-word; max-height: 420px; overflow: auto;
                  background: var(--background-fill-secondary); font-size: 0.92em; line-height: 1.5;}
-.pair-view .rec-id {font-size: 0.8em; color: var(--body-text-color-subdued); margin-bottom: 4px;}
+.pair-view .rec-id {font-size: 0.8em; color: #374151; margin-bottom: 4px;}
 .evidence {border-top: 1px solid var(--border-color-primary); padding: 8px 0;}
-.nd-badge {background: #fef3c7; color: #78350f; border-radius: 6px; padding: 1px 8px; font-size: 0.85em;}
+.nd-badge, .badge {border-radius: 6px; padding: 1px 8px; font-size: 0.85em; white-space: nowrap;}
+.nd-badge, .badge.phrase {background: #fef3c7; color: #78350f;}
+.badge.kept {background: #dcfce7; color: #14532d;}
+.badge.dropped {background: #fee2e2; color: #7f1d1d;}
 mark.only-a {background: #fecaca; color: #7f1d1d; border-radius: 3px; padding: 0 1px;}
 mark.only-b {background: #bbf7d0; color: #14532d; border-radius: 3px; padding: 0 1px;}
 mark.span {background: #fde68a; color: #451a03; border-radius: 3px; padding: 0 1px;}
-.cut {color: var(--body-text-color-subdued);}
-/* a phone: rows of buttons and boxes wrap, and nothing is wider than the screen */
+.cut, .sub {color: #4b5563;}
+.member {border-top: 1px solid var(--border-color-primary); padding: 8px 0;}
+.member header {margin-bottom: 4px;}
+.cluster-detail h3 {margin: 4px 0;}
+button.act, button.count, button.undo {border: 1px solid #3730a3; color: #3730a3; background: #fff;
+  border-radius: 6px; padding: 1px 8px; cursor: pointer; font: inherit; white-space: nowrap;}
+button.act:hover, button.count:hover, button.undo:hover {background: #eef2ff;}
+button.count[aria-pressed='true'] {background: #3730a3; color: #fff;}
+.pager {margin: 6px 0;}
+table.dt {border-collapse: collapse; width: 100%; font-size: 0.92em;}
+table.dt th, table.dt td {border-bottom: 1px solid var(--border-color-primary); padding: 4px 8px; text-align: left;}
+table.dt.num td, table.dt.num th[scope='row'] {font-variant-numeric: tabular-nums; white-space: nowrap;}
+table.dt tr.chosen {background: #eef2ff;}
+table.dt.summary th[scope='row'] {white-space: normal;}
+.table-scroll {overflow-x: auto; max-height: 420px;}
+/* numbers never wrap ("cou nt", "0 (0.0 0%)"); a wide table scrolls inside its tab instead */
+.table-wrap td, .table-wrap th, .table-wrap th *, .table-wrap td * {word-break: keep-all !important;
+  overflow-wrap: normal !important;}
+.table-wrap th, .table-wrap th * {white-space: nowrap !important;}
+#tabs button[role='tab'][aria-selected='true'] {color: #3730a3 !important;}
+/* A phone: every tab one tap away in a strip that scrolls sideways, not a "…" menu. */
+#tabs .tab-container {flex-wrap: nowrap !important; overflow-x: auto !important; overflow-y: hidden !important;
+  height: var(--size-8) !important; scrollbar-width: thin; background: none !important;}
+#tabs .tab-container > button {flex: 0 0 auto !important; max-width: none !important; overflow: visible !important;}
 @media (max-width: 700px) {
   .gradio-container .row {flex-wrap: wrap !important;}
   .gradio-container .row > * {min-width: min(100%, 90px) !important;}
-  /* a wide table or chart scrolls inside its tab instead of widening the page */
   .tabitem {contain: inline-size; overflow-x: auto;}
+  #audit-bar {flex-wrap: wrap !important;}
+  #audit-bar > .form {flex: 1 1 100% !important; min-width: 100% !important;}
+  #audit-bar > button {flex: 1 1 auto !important; min-width: 0 !important;}
 }
 /* A threshold the slider refuses is put back in its box and explained in a toast: the "Error" badge
    Gradio leaves on the figures the event updates sat over valid counts (and hid part of them). */
 #counts [data-testid='status-tracker']:has(> .error),
 #para-summary [data-testid='status-tracker']:has(> .error) {display: none !important;}
-/* table headers break between words only ("b_row", never "b_ro w") */
-.table-wrap th, .table-wrap th * {word-break: keep-all !important; overflow-wrap: normal !important;
-                                  white-space: nowrap !important;}
 """
 
 # j / k (or the left / right arrow keys): next / previous pair; n: mark it "not a duplicate". Only
@@ -78,7 +132,29 @@ mark.span {background: #fde68a; color: #451a03; border-radius: 3px; padding: 0 1
 # the pairs table, where the arrows move between cells, up / down move to the next / previous pair
 # with the row (left / right stay the table's).
 HEAD = """
+<style>html:not(.auditor-ready) gradio-app {visibility: hidden;}</style>
 <script>
+// The page is shown once its own styles apply (Gradio mounts it before they load, and everything
+// moved twice: a layout shift of 0.6 before any result); at most 4 s after the script runs.
+(() => {
+  const started = performance.now();
+  const ready = () => {
+    const styled = getComputedStyle(document.documentElement).getPropertyValue('--auditor-css').trim() === '1';
+    if ((styled && document.getElementById('headline')) || performance.now() - started > 4000) {
+      requestAnimationFrame(() => requestAnimationFrame(() => document.documentElement.classList.add('auditor-ready')));
+    } else {
+      requestAnimationFrame(ready);
+    }
+  };
+  ready();
+})();
+</script>
+<script>
+// Gradio's placeholder of an empty chart is a plain div with an aria-label (not allowed without a
+// role): it is given the role of the image it stands for.
+new MutationObserver(() => {
+  document.querySelectorAll('.empty[aria-label]:not([role])').forEach((e) => e.setAttribute('role', 'img'));
+}).observe(document.documentElement, {childList: true, subtree: true});
 document.addEventListener('keydown', (e) => {
   if (e.ctrlKey || e.metaKey || e.altKey || e.shiftKey) return;
   const t = e.target;
@@ -95,12 +171,24 @@ document.addEventListener('keydown', (e) => {
 </script>
 """
 
-# The address bar follows the audit: the share link's query, already URL-encoded by the server.
+# The address bar follows the audit on screen: the share link's query (already URL-encoded by the
+# server), or no query at all when nothing is shown (an error), never an earlier audit's.
 FOLLOW_URL = """(url) => {
   if (typeof url === 'string' && /^https?:/.test(url) && url.includes('?')) {
     history.replaceState(null, '', location.pathname + url.slice(url.indexOf('?')));
+  } else if (!url) {
+    history.replaceState(null, '', location.pathname);
   }
 }"""
+
+# Buttons inside an HTML part (a cluster's records, the review, an evidence list's pager, the leak
+# summary's rows) send their action and number; the server checks both again.
+BUTTONS = """element.addEventListener('click', (e) => {
+  const b = e.target.closest('button[data-act]');
+  if (!b || !element.contains(b)) return;
+  e.preventDefault();
+  trigger('click', {act: b.dataset.act || '', row: b.dataset.row || '', kind: b.dataset.kind || ''});
+});"""
 
 
 def reset_refused_threshold(name: str) -> str:
@@ -118,24 +206,45 @@ def pack(parts: dict, names: list, view: dict) -> tuple:
     return tuple(view[n] if n in view else gr.skip() for n in names)
 
 
+def theme() -> gr.themes.Theme:
+    """Gradio's Soft theme with text and buttons at WCAG AA contrast (4.5:1) or more."""
+    return gr.themes.Soft(primary_hue="indigo").set(
+        body_text_color_subdued="*neutral_600", block_info_text_color="*neutral_600",
+        block_label_text_color="*primary_800", block_title_text_color="*neutral_800",
+        button_primary_background_fill="*primary_700", button_primary_background_fill_hover="*primary_800",
+        button_primary_border_color="*primary_700", button_primary_border_color_hover="*primary_800",
+        button_secondary_text_color="*neutral_800", input_placeholder_color="*neutral_500",
+        link_text_color="*secondary_800", link_text_color_visited="*secondary_800",
+        link_text_color_hover="*secondary_900", link_text_color_active="*secondary_800",
+        checkbox_label_text_color="*neutral_800", checkbox_label_background_fill_selected="*primary_700",
+        table_text_color="*neutral_800")
+
+
 def build() -> gr.Blocks:
     examples = example_names()
     example_choices = [("— pick a bundled benchmark —", "")] + [(n, f"example:{n}") for n in examples]
     P = {}
-    with gr.Blocks(title="Dataset Integrity Auditor", delete_cache=(3600, 7200)) as demo:
+    with gr.Blocks(title="Dataset Integrity Auditor", delete_cache=(600, 3600)) as demo:
         gr.Markdown(HEADER, elem_id="title")
-        with gr.Column(elem_id="inputs"):
+        with gr.Row(equal_height=True, elem_id="audit-bar"):
+            P["dataset"] = gr.Textbox(label="Dataset", placeholder="hub id such as openai/gsm8k, or example:gsm8k",
+                                      scale=4, min_width=220, elem_id="dataset")
+            P["split"] = gr.Dropdown([], label="Split", allow_custom_value=True, elem_id="split", scale=1,
+                                     min_width=110)
+            P["upload"] = gr.UploadButton("Upload a file", file_types=FILE_TYPES, elem_id="upload", scale=1,
+                                          min_width=120)
+            P["run"] = gr.Button("Run audit", variant="primary", scale=1, min_width=110, elem_id="run")
+            P["cancel"] = gr.Button("Cancel", variant="secondary", scale=0, min_width=80, elem_id="cancel",
+                                    size="sm")
+        with gr.Accordion("Fields and options", open=False, elem_id="form") as P["form"]:
             with gr.Row(equal_height=True):
-                P["dataset"] = gr.Textbox(label="Dataset", placeholder="hub id such as openai/gsm8k, or example:gsm8k",
-                                          info="A Hugging Face dataset id, a bundled example or an uploaded file",
-                                          scale=3, min_width=220, elem_id="dataset")
                 P["example"] = gr.Dropdown(example_choices, value="", label="Bundled benchmark",
                                            info="real data shipped with the tool, works offline", scale=2,
                                            min_width=180, elem_id="example")
-                P["split"] = gr.Dropdown([], label="Split", allow_custom_value=True, elem_id="split", scale=1,
-                                         min_width=120)
+                P["load_fields"] = gr.Button("Load fields", variant="secondary", elem_id="load-fields", scale=1,
+                                             min_width=110)
             with gr.Row(equal_height=True):
-                P["threshold"] = gr.Slider(MIN_THRESHOLD, 1.0, value=DEFAULTS["threshold"], step=0.05,
+                P["threshold"] = gr.Slider(MIN_THRESHOLD, 1.0, value=DEFAULTS["threshold"], step=0.01,
                                            label="Near-duplicate threshold (Jaccard)",
                                            info="pairs whose word 3-gram sets overlap at least this much; drives "
                                                 "every view", scale=3, min_width=220, elem_id="threshold",
@@ -143,54 +252,46 @@ def build() -> gr.Blocks:
                 P["token"] = gr.Textbox(label="HF token", type="password", scale=2, info="gated sets only",
                                         placeholder="used for this request only, never stored", elem_id="token",
                                         min_width=160)
-                P["run"] = gr.Button("Run audit", variant="primary", scale=1, min_width=120, elem_id="run")
-            with gr.Accordion("Fields and options", open=True, elem_id="form") as P["form"]:
-                with gr.Row(equal_height=False):
-                    with gr.Column(scale=5):
-                        with gr.Row(equal_height=True):
-                            P["config"] = gr.Dropdown([], label="Config", allow_custom_value=True, elem_id="config",
-                                                      scale=2, min_width=140)
-                            P["max_rows"] = gr.Textbox(label="Max rows", placeholder=f"all (cap {ROW_CAP:,})",
-                                                       scale=1, min_width=120, elem_id="max-rows",
-                                                       info="read only the first N")
-                            P["load_fields"] = gr.Button("Load fields", variant="secondary", elem_id="load-fields",
-                                                         scale=1, min_width=120)
-                        with gr.Row(equal_height=True):
-                            P["text"] = gr.Dropdown([], label="Text field", allow_custom_value=True, elem_id="text",
-                                                    info="compared for near duplicates (blank: guess; several: instruction,input)",
-                                                    min_width=140)
-                            P["answer"] = gr.Dropdown([], label="Answer field", allow_custom_value=True,
-                                                      elem_id="answer", info="optional", min_width=140)
-                            P["group"] = gr.Dropdown([], label="Group field", allow_custom_value=True, elem_id="group",
-                                                     info="optional: source, subject, db_id...", min_width=140)
-                            P["labels"] = gr.Dropdown([], label="Label fields", multiselect=True,
-                                                      allow_custom_value=True, elem_id="labels", info="optional",
-                                                      min_width=140)
-                    with gr.Column(scale=2, min_width=220):
-                        P["upload"] = gr.File(label="Or upload a file (JSONL, JSON, CSV, Parquet)", type="filepath",
-                                              file_types=[".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".parquet",
-                                                          ".gz", ".bz2", ".xz", ".zst"], height=150, elem_id="upload")
+                P["config"] = gr.Dropdown([], label="Config", allow_custom_value=True, elem_id="config", scale=1,
+                                          min_width=120)
+                P["max_rows"] = gr.Textbox(label="Max rows", placeholder=f"all (cap {ROW_CAP:,})", scale=1,
+                                           min_width=110, elem_id="max-rows", info="read only the first N")
+            with gr.Row(equal_height=True):
+                P["text"] = gr.Dropdown([], label="Text field", allow_custom_value=True, elem_id="text",
+                                        info="compared for near duplicates (blank: guess; several: instruction,input)",
+                                        min_width=140)
+                P["answer"] = gr.Dropdown([], label="Answer field", allow_custom_value=True, elem_id="answer",
+                                          info="optional", min_width=140)
+                P["group"] = gr.Dropdown([], label="Group field", allow_custom_value=True, elem_id="group",
+                                         info="optional: source, subject, db_id...", min_width=140)
+                P["labels"] = gr.Dropdown([], label="Label fields", multiselect=True, allow_custom_value=True,
+                                          elem_id="labels", info="optional", min_width=140)
         P["status"] = gr.Markdown("", elem_id="status", latex_delimiters=[])
+        P["headline"] = gr.HTML(handlers.HEADLINE_WAITING, elem_id="headline")
         P["share"] = gr.Textbox(label="Share link (opens this audit; the token is never in it)", interactive=False,
                                 buttons=["copy"], elem_id="share")
         P["state"] = gr.State(None)
         # The dataset the config/split/role fields were filled for. A paste does not fire the
         # textbox's input event, so a run compares instead of trusting the fields.
         P["fields_for"] = gr.State(DEFAULTS["dataset"])
+        # This page's uploads: their ids in the upload store (the files themselves are never sent back).
+        P["upload_id"] = gr.State(None)
+        P["b_upload_id"] = gr.State(None)
+        P["bench_upload_id"] = gr.State(None)
 
-        with gr.Tabs(elem_id="tabs") as P["tabs"]:
+        with gr.Tabs(elem_id="tabs", overflow_behavior="wrap") as P["tabs"]:
             with gr.Tab("Overview", id="overview"):
                 P["cards"] = gr.HTML("", elem_id="cards")
                 P["overview"] = gr.Markdown("", elem_id="overview", latex_delimiters=[])
             with gr.Tab("Threshold curve", id="curve"):
-                gr.Markdown("How many near-duplicate clusters appear as the Jaccard threshold loosens. A sudden jump "
-                            "marks where templates or shared stems start to merge. This slider and the one at the "
-                            "top are the same threshold: every tab, the share link and the downloads follow it.")
-                P["curve_threshold"] = gr.Slider(MIN_THRESHOLD, 1.0, value=DEFAULTS["threshold"], step=0.05,
-                                                 label="Inspect threshold", elem_id="curve-threshold", buttons=[])
+                P["curve_threshold"] = gr.Slider(MIN_THRESHOLD, 1.0, value=DEFAULTS["threshold"], step=0.01,
+                                                 label="Threshold (the same as under Fields and options: every tab, "
+                                                       "the share link and the downloads follow it)",
+                                                 elem_id="curve-threshold", buttons=[])
                 P["counts"] = gr.Markdown("", elem_id="counts", latex_delimiters=[])
                 P["curve_plot"] = gr.Plot(show_label=False, elem_id="curve-plot")
-                P["curve_df"] = gr.Dataframe(label="Curve", interactive=False, elem_id="curve-table")
+                P["curve_text"] = gr.Markdown("", elem_id="curve-text", latex_delimiters=[])
+                P["curve_df"] = gr.HTML("", elem_id="curve-table")
             with gr.Tab("Near-duplicate pairs", id="pairs"):
                 with gr.Column(elem_id="pairs-panel"):
                     with gr.Row(equal_height=True):
@@ -216,110 +317,124 @@ def build() -> gr.Blocks:
                                                  interactive=False, wrap=True, max_height=420, elem_id="pairs-table",
                                                  column_widths=["6%", "6%", "7%", "30%", "30%", "8%", "8%", "5%"])
                     P["pair_view"] = gr.HTML(views.PLACEHOLDER_PAIR, elem_id="pair-view")
-                    gr.Markdown("**Review file:** your *not a duplicate* marks, to keep or to load back later "
-                                "(the share link carries them too while there are few).")
-                    with gr.Row():
-                        P["dl_review"] = gr.DownloadButton("review.json", value=None, interactive=False,
-                                                           elem_id="dl-review")
-                        P["review_upload"] = gr.UploadButton("Load a review file", file_types=[".json"],
-                                                             elem_id="review-upload")
             with gr.Tab("Clusters", id="clusters"):
-                gr.Markdown("Clusters of near duplicates at the threshold, largest first. The deduplicated file keeps "
-                            "one record per cluster by the rule chosen here; its manifest lists every dropped record "
-                            "and the record kept in its place.")
                 with gr.Row(equal_height=True):
+                    P["clusters_search"] = gr.Textbox(label="Search the clusters' records", scale=3, min_width=180,
+                                                      placeholder="words in any record of a cluster",
+                                                      elem_id="clusters-search")
+                    P["clusters_min"] = gr.Number(2, label="Size from", minimum=2, precision=0, min_width=90,
+                                                  elem_id="clusters-min")
+                    P["clusters_max"] = gr.Number(None, label="Size to (blank: any)", minimum=0, precision=0,
+                                                  min_width=90, elem_id="clusters-max")
+                    P["clusters_kind"] = gr.Radio([("all", "all"), ("identical", "identical"),
+                                                   ("variants", "variant")], value="all", label="Kind",
+                                                  elem_id="clusters-kind", min_width=200)
                     P["keep"] = gr.Radio([(r.replace("_", " "), r) for r in KEEP_RULES], value="first",
-                                         label="Record kept per cluster", elem_id="keep-rule", scale=3)
-                    P["dedup_btn"] = gr.Button("Build deduplicated file", variant="primary", elem_id="dedup-run",
-                                               scale=1, min_width=160)
-                P["dedup_info"] = gr.Markdown("", elem_id="dedup-info", latex_delimiters=[])
-                with gr.Row():
-                    P["dl_dedup"] = gr.DownloadButton("Deduplicated file", value=None, interactive=False,
-                                                      elem_id="dl-dedup")
-                    P["dl_manifest"] = gr.DownloadButton("Manifest (JSON)", value=None, interactive=False,
-                                                         elem_id="dl-manifest")
+                                         label="Record kept per cluster", elem_id="keep-rule", min_width=260)
                 P["clusters_info"] = gr.Markdown("", elem_id="clusters-info", latex_delimiters=[])
-                P["clusters_df"] = gr.Dataframe(interactive=False, wrap=True, max_height=360, elem_id="clusters-table",
+                with gr.Row():
+                    P["clusters_prev"] = gr.Button("‹ previous clusters", size="sm", elem_id="clusters-prev",
+                                                   interactive=False, min_width=120)
+                    P["clusters_next"] = gr.Button("next clusters ›", size="sm", elem_id="clusters-next",
+                                                   interactive=False, min_width=120)
+                P["clusters_df"] = gr.Dataframe(interactive=False, wrap=True, max_height=420, elem_id="clusters-table",
                                                 visible=False)
-                P["members_info"] = gr.Markdown("", elem_id="cluster-info", latex_delimiters=[])
-                P["members_df"] = gr.Dataframe(interactive=False, wrap=True, max_height=360, elem_id="cluster-table",
-                                               visible=False)
+                P["review_panel"] = gr.HTML("", elem_id="review-panel", js_on_load=BUTTONS)
+                P["review_upload"] = gr.UploadButton("Load a review file", file_types=[".json"],
+                                                     elem_id="review-upload", size="sm")
+                P["cluster_view"] = gr.HTML("", elem_id="cluster-view", js_on_load=BUTTONS)
             with gr.Tab("Concentration", id="concentration"):
                 P["conc_text"] = gr.Markdown("", elem_id="conc-text", latex_delimiters=[])
                 P["conc_plot"] = gr.Plot(show_label=False, elem_id="conc-plot")
                 P["conc_df"] = gr.Dataframe(interactive=False, elem_id="conc-table", visible=False)
             with gr.Tab("Leakage", id="leakage"):
-                gr.Markdown("Does **B** (an evaluation split, another dataset or a file of its own) repeat records of "
-                            "the audited dataset (**A**)? And does A contain a public benchmark? The clean download "
-                            "is B without its leaking rows.")
-                with gr.Row(equal_height=True):
-                    P["leak_dataset"] = gr.Textbox(label="B: dataset", placeholder="hub id or example:NAME",
-                                                   scale=3, min_width=200, elem_id="leak-dataset")
-                    P["leak_config"] = gr.Dropdown([], label="B: config", allow_custom_value=True,
-                                                   elem_id="leak-config", min_width=120)
-                    P["leak_split"] = gr.Dropdown([], label="B: split", allow_custom_value=True, elem_id="leak-split",
-                                                  min_width=120)
-                    P["leak_text"] = gr.Textbox(label="B: text field", placeholder="same as A", elem_id="leak-text",
-                                                min_width=120)
-                with gr.Row(equal_height=True):
-                    P["leak_upload"] = gr.File(label="Or B's own file (replaces the dataset box)", type="filepath",
-                                               file_types=[".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".parquet",
-                                                           ".gz", ".bz2", ".xz", ".zst"], height=110, elem_id="leak-upload", scale=2)
-                    with gr.Column(scale=2, min_width=220):
-                        P["leak_self"] = gr.Checkbox(False, label="compare a source with itself (every record will "
-                                                                  "match)", elem_id="leak-self")
-                        P["benchmark"] = gr.Dropdown([("— none —", "")] + [(b, b) for b in BENCHMARKS], value="",
-                                                     label="Contamination: bundled benchmark to look for in A",
-                                                     elem_id="benchmark")
-                        P["contam_fields"] = gr.Dropdown([], value=[], multiselect=True, elem_id="contam-fields",
-                                                         label="A's fields searched for it (blank: A's text), "
-                                                               "each record's joined as one text")
-                    P["leak_run"] = gr.Button("Check leakage", variant="primary", elem_id="leak-run", scale=1,
-                                              min_width=140)
-                with gr.Row(equal_height=True):
-                    P["bench_upload"] = gr.File(label="Or your own benchmark file (replaces the bundled one)",
-                                                type="filepath",
-                                                file_types=[".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".parquet",
-                                                            ".gz", ".bz2", ".xz", ".zst"], height=130,
-                                                elem_id="bench-upload", scale=2)
-                    P["bench_text"] = gr.Textbox(label="Benchmark file: text field", placeholder="blank: guess",
-                                                 info="the field holding each item's question or prompt",
-                                                 elem_id="bench-text", min_width=140, scale=1)
-                    P["ngram"] = gr.Textbox("auto", label="Contamination n-gram size (words)", elem_id="ngram",
-                                            info="auto: 8 to 13 from the items' lengths; or 1 to 64 (GPT-3: 13)",
-                                            min_width=140, scale=1)
-                P["leak_status"] = gr.Markdown("", elem_id="leak-status", latex_delimiters=[])
-                P["leak_md"] = gr.Markdown("", elem_id="leak-summary", latex_delimiters=[])
-                with gr.Row():
-                    P["dl_evidence"] = gr.DownloadButton("Leak evidence CSV", value=None, interactive=False,
-                                                         elem_id="dl-evidence")
-                    P["dl_clean"] = gr.DownloadButton("Clean B split (JSONL)", value=None, interactive=False,
-                                                      elem_id="dl-clean")
-                    P["dl_contam"] = gr.DownloadButton("Contamination evidence CSV", value=None, interactive=False,
-                                                       elem_id="dl-contam")
-                    P["dl_decontam"] = gr.DownloadButton("A without contaminated records", value=None,
-                                                         interactive=False, elem_id="dl-decontam")
-                P["leak_evidence"] = gr.HTML("", elem_id="leak-evidence")
-                P["leak_df"] = gr.Dataframe(interactive=False, wrap=True, max_height=360, elem_id="leak-table",
-                                            visible=False)
-                P["contam_md"] = gr.Markdown("", elem_id="contam-summary", latex_delimiters=[])
-                P["contam_evidence"] = gr.HTML("", elem_id="contam-evidence")
-                paraphrases_view(P)
+                leakage_tab(P)
             with gr.Tab("Downloads", id="downloads"):
-                gr.Markdown("The report files of the current audit at the page's threshold. `summary.json` is the "
-                            "machine-readable contract (the same as the CLI's), `REPORT.md` the readable report, "
-                            "`pairs.csv` every reachable near-duplicate pair with its cluster, both records' roles "
-                            "and your *not a duplicate* marks.")
-                with gr.Row():
-                    P["dl_summary"] = gr.DownloadButton("summary.json", value=None, interactive=False,
-                                                        elem_id="dl-summary")
-                    P["dl_report"] = gr.DownloadButton("REPORT.md", value=None, interactive=False, elem_id="dl-report")
-                    P["dl_pairs"] = gr.DownloadButton("pairs.csv", value=None, interactive=False, elem_id="dl-pairs")
-                P["dl_info"] = gr.Markdown("", elem_id="dl-info", latex_delimiters=[])
+                downloads_tab(P)
 
         api.endpoints()
         wire(demo, P)
     return demo
+
+
+def leakage_tab(P: dict) -> None:
+    gr.Markdown("Does **B** (an evaluation split, another dataset or a file of its own) repeat records of the audited "
+                "dataset (**A**)? And does A contain a public benchmark? The files (evidence, B without its leaking "
+                "rows, A without the contaminated records) are in **Downloads**.")
+    with gr.Row(equal_height=True):
+        P["leak_dataset"] = gr.Textbox(label="B: dataset", placeholder="hub id or example:NAME", scale=3,
+                                       min_width=200, elem_id="leak-dataset")
+        P["leak_config"] = gr.Dropdown([], label="B: config", allow_custom_value=True, elem_id="leak-config",
+                                       min_width=120)
+        P["leak_split"] = gr.Dropdown([], label="B: split", allow_custom_value=True, elem_id="leak-split",
+                                      min_width=120)
+        P["leak_text"] = gr.Textbox(label="B: text field", placeholder="same as A", elem_id="leak-text", min_width=120)
+    with gr.Row(equal_height=True):
+        P["leak_upload"] = gr.UploadButton("Upload B's own file", file_types=FILE_TYPES, elem_id="leak-upload",
+                                           scale=2, min_width=180)
+        P["leak_self"] = gr.Checkbox(False, label="compare a source with itself (every record will match)",
+                                     elem_id="leak-self", scale=2, min_width=200)
+        P["leak_run"] = gr.Button("Check leakage", variant="primary", elem_id="leak-run", scale=1, min_width=140)
+    with gr.Row(equal_height=True):
+        P["benchmark"] = gr.Dropdown([("— none —", "")] + [(b, b) for b in BENCHMARKS], value="",
+                                     label="Contamination: bundled benchmark to look for in A", elem_id="benchmark",
+                                     scale=2, min_width=180)
+        P["bench_upload"] = gr.UploadButton("Upload a benchmark file", file_types=FILE_TYPES, elem_id="bench-upload",
+                                            scale=2, min_width=180)
+        P["contam_fields"] = gr.Dropdown([], value=[], multiselect=True, elem_id="contam-fields", scale=2,
+                                         label="A's fields searched for it (blank: A's text), each record's joined "
+                                               "as one text", min_width=180)
+        P["bench_text"] = gr.Textbox(label="Benchmark file: text field", placeholder="blank: guess",
+                                     info="the field holding each item's question or prompt", elem_id="bench-text",
+                                     min_width=140, scale=1)
+        P["ngram"] = gr.Textbox("auto", label="Contamination n-gram size (words)", elem_id="ngram",
+                                info="auto: 8 to 13 from the items' lengths; or 1 to 64 (GPT-3: 13)", min_width=140,
+                                scale=1)
+    P["leak_status"] = gr.Markdown("", elem_id="leak-status", latex_delimiters=[])
+    with gr.Accordion("Leakage: B against A", open=True, elem_id="leak-section"):
+        P["leak_md"] = gr.HTML("", elem_id="leak-summary", js_on_load=BUTTONS)
+        P["leak_search"] = gr.Textbox(label="Search the leaking records", placeholder="words in B's or A's record",
+                                      elem_id="leak-search")
+        P["leak_evidence"] = gr.HTML("", elem_id="leak-evidence", js_on_load=BUTTONS)
+    with gr.Accordion("Contamination: the benchmark in A", open=True, elem_id="contam-section"):
+        P["contam_md"] = gr.Markdown("", elem_id="contam-summary", latex_delimiters=[])
+        with gr.Row(equal_height=True):
+            P["contam_kind"] = gr.Radio(handlers.contam_choices(None), value="all", label="Show",
+                                        elem_id="contam-kind", scale=3, min_width=240)
+            P["contam_sort"] = gr.Radio([("coverage, highest first", "coverage"), ("benchmark order", "row")],
+                                        value="coverage", label="Order", elem_id="contam-sort", scale=2,
+                                        min_width=200)
+            P["contam_search"] = gr.Textbox(label="Search the items", placeholder="words in the item or the record",
+                                            elem_id="contam-search", scale=2, min_width=160)
+        P["contam_evidence"] = gr.HTML("", elem_id="contam-evidence", js_on_load=BUTTONS)
+    paraphrases_view(P)
+
+
+def downloads_tab(P: dict) -> None:
+    gr.Markdown("Every file of the audit on screen, at the page's threshold and with your review. `summary.json` is "
+                "the machine-readable contract (the same as the CLI's), `REPORT.md` the readable report, `pairs.csv` "
+                "every reachable near-duplicate pair with its cluster and both records' roles, `review.json` your "
+                "decisions (`auditor dedup --review` applies them).")
+    with gr.Row():
+        P["dl_summary"] = gr.DownloadButton("summary.json", value=None, interactive=False, elem_id="dl-summary")
+        P["dl_report"] = gr.DownloadButton("REPORT.md", value=None, interactive=False, elem_id="dl-report")
+        P["dl_pairs"] = gr.DownloadButton("pairs.csv", value=None, interactive=False, elem_id="dl-pairs")
+        P["dl_review"] = gr.DownloadButton("review.json", value=None, interactive=False, elem_id="dl-review")
+    P["dl_info"] = gr.Markdown("", elem_id="dl-info", latex_delimiters=[])
+    P["dedup_info"] = gr.Markdown("", elem_id="dedup-info", latex_delimiters=[])
+    with gr.Row():
+        P["dedup_btn"] = gr.Button("Build the deduplicated file", variant="primary", elem_id="dedup-run",
+                                   min_width=200)
+        P["dl_dedup"] = gr.DownloadButton("Deduplicated file", value=None, interactive=False, elem_id="dl-dedup")
+        P["dl_manifest"] = gr.DownloadButton("Manifest (JSON)", value=None, interactive=False, elem_id="dl-manifest")
+    gr.Markdown("From the **Leakage** tab's last check:")
+    with gr.Row():
+        P["dl_evidence"] = gr.DownloadButton("Leak evidence CSV", value=None, interactive=False, elem_id="dl-evidence")
+        P["dl_clean"] = gr.DownloadButton("Clean B split (JSONL)", value=None, interactive=False, elem_id="dl-clean")
+        P["dl_contam"] = gr.DownloadButton("Contamination evidence CSV", value=None, interactive=False,
+                                           elem_id="dl-contam")
+        P["dl_decontam"] = gr.DownloadButton("A without contaminated records", value=None, interactive=False,
+                                             elem_id="dl-decontam")
 
 
 def paraphrases_view(P: dict) -> None:
@@ -359,99 +474,150 @@ def paraphrases_view(P: dict) -> None:
 
 def wire(demo: gr.Blocks, P: dict) -> None:
     """Events -> handlers. Each output list is named once; ``pack`` fills what a handler leaves out."""
+    everything = [n for n in P if n not in ("run", "cancel", "load_fields", "prev_page", "prev", "next", "next_page",
+                                            "mark", "dedup_btn", "leak_run", "para_run", "review_upload")]
     form_names = ["dataset", "config", "split", "text", "answer", "group", "labels", "threshold", "max_rows"]
-    result_names = ["status", "share", "state", "fields_for", "form", "threshold", "curve_threshold", "cards",
-                    "overview", "counts", "curve_plot", "curve_df", "pairs_info", "pairs_df", "pair_view",
-                    "clusters_info", "clusters_df", "members_info", "members_df", "dedup_info", "dl_dedup",
-                    "dl_manifest", "dl_review", "conc_text", "conc_plot", "conc_df", "dl_summary", "dl_report",
-                    "dl_pairs", "dl_info", "config", "split", "text", "answer", "group", "labels", "leak_dataset",
-                    "leak_config", "leak_split", "contam_fields", "leak_status", "leak_md", "leak_df", "leak_evidence",
-                    "contam_md", "contam_evidence", "dl_evidence", "dl_clean", "dl_contam", "dl_decontam",
-                    "para_status", "para_md", "para_plot", "para_evidence", "dl_para", "para_state", "keep"]
-    load_names = result_names + ["dataset", "max_rows", "tabs", "leak_text", "leak_self", "benchmark", "bench_text",
-                                 "ngram"]
     fields_names = ["status", "form", "config", "split", "text", "answer", "group", "labels", "fields_for"]
-    pick_names = ["dataset", "config", "split", "text", "answer", "group", "labels"]
-    threshold_names = ["status", "state", "threshold", "curve_threshold", "cards", "overview", "counts", "curve_plot",
-                       "share", "dl_summary", "dl_report", "dl_pairs", "dl_info", "clusters_info", "clusters_df",
-                       "members_info", "members_df", "dedup_info", "dl_dedup", "dl_manifest", "pairs_info",
-                       "pairs_df", "pair_view", "dl_review"]
-    # (not the table itself: a table updated by its own select event loses the selection)
+    pick_names = ["dataset", "config", "split", "text", "answer", "group", "labels", "upload_id", "upload",
+                  "fields_for", "status"]
     pairs_names = ["status", "state", "pairs_info", "pair_view"]
     para_names = ["para_status", "para_md", "para_plot", "para_evidence", "dl_para", "para_state"]
-    leak_names = ["leak_status", "leak_md", "leak_df", "leak_evidence", "contam_md", "contam_evidence",
-                  "dl_evidence", "dl_clean", "dl_contam", "dl_decontam", "state", "share"]
 
     def outs(names):
         return [P[n] for n in names]
 
-    def progress_of(progress):
-        return lambda fraction, stage: progress(max(0.0, min(1.0, float(fraction))), desc=str(stage))
+    def progress_of(progress, session: str):
+        def report(fraction, stage):
+            JOBS.check(session)                  # a cancelled job stops at its next step
+            progress(max(0.0, min(1.0, float(fraction))), desc=str(stage))
+        return report
 
-    def on_run(dataset, config, split, text, answer, group, labels, threshold, max_rows, upload, token, fields_for,
+    def slot_of(kind: str, request, progress):
+        visitor, session = visitor_of(request)
+        report = progress_of(progress, session)
+        return report, (lambda: JOBS.slot(kind, visitor, session, report))
+
+    def cancelled(part: str = "status") -> dict:
+        return {part: gr.update(value="Cancelled: nothing was changed.", elem_classes=[])}
+
+    def on_run(dataset, config, split, text, answer, group, labels, threshold, max_rows, upload_id, token, fields_for,
                st, request: gr.Request, progress=gr.Progress()):
-        view = handlers.run(dataset, config, split, text, answer, group, labels, threshold, max_rows, upload, token,
-                            fields_for, base_url(request), progress_of(progress), tab=(st or {}).get("tab"))
-        return pack(P, result_names, view)
+        report, slot = slot_of("audit", request, progress)
+        try:
+            view = handlers.run(dataset, config, split, text, answer, group, labels, threshold, max_rows, upload_id,
+                                token, fields_for, base_url(request), report, tab=(st or {}).get("tab"), slot=slot)
+        except JobCancelled:
+            view = cancelled()
+        return pack(P, everything, view)
 
     def on_load(request: gr.Request, progress=gr.Progress()):
         params = dict(request.query_params) if request is not None else {}
-        return pack(P, load_names, handlers.page_load(params, base_url(request), progress_of(progress)))
+        report, slot = slot_of("audit", request, progress)
+        try:
+            view = handlers.page_load(params, base_url(request), report, slot)
+        except JobCancelled:
+            view = cancelled()
+        return pack(P, everything, view)
 
-    def on_fields(dataset, config, upload, token):
-        return pack(P, fields_names, handlers.load_fields(dataset, config, upload, token))
+    def on_cancel(request: gr.Request):
+        n = JOBS.cancel(visitor_of(request)[1])
+        text = ("Cancelling: the job stops at its next step." if n else "Nothing to cancel: no job of this page "
+                "is running or waiting.")
+        return gr.update(value=text, elem_classes=[])
+
+    def on_fields(dataset, config, upload_id, token):
+        return pack(P, fields_names, handlers.load_fields(dataset, config, upload_id, token))
 
     def pairs_action(action):
         def on_pairs(st, jmin, jmax, hide_exact, search):
-            return pack(P, threshold_names, handlers.pairs_event(st, action, jmin, jmax, hide_exact, search))
+            return pack(P, everything, handlers.pairs_event(st, action, jmin, jmax, hide_exact, search))
         return on_pairs
 
     def on_pair_select(st, jmin, jmax, hide_exact, search, evt: gr.SelectData):
         row = evt.index[0] if isinstance(evt.index, (list, tuple)) else None
         return pack(P, pairs_names, handlers.pairs_event(st, "select", jmin, jmax, hide_exact, search, row))
 
-    def on_cluster_select(st, evt: gr.SelectData):
+    cluster_inputs = [P["state"], P["clusters_search"], P["clusters_min"], P["clusters_max"], P["clusters_kind"]]
+
+    def clusters_action(action):
+        def on_clusters(st, search, lo, hi, kind):
+            return pack(P, everything, handlers.clusters_event(st, action, search, lo, hi, kind))
+        return on_clusters
+
+    def on_cluster_select(st, search, lo, hi, kind, evt: gr.SelectData):
         row = evt.index[0] if isinstance(evt.index, (list, tuple)) else None
-        return pack(P, ["status", "members_info", "members_df"], handlers.cluster_select(st, row))
+        return pack(P, everything, handlers.clusters_event(st, "select", search, lo, hi, kind, row))
 
-    def on_leak(st, b_dataset, b_config, b_split, b_text, b_upload, allow_self, bench, contam_fields, token,
-                bench_upload, bench_text, ngram, progress=gr.Progress()):
-        view = handlers.leak_check(st, b_dataset, b_config, b_split, b_text, b_upload, allow_self, bench, token,
-                                   progress_of(progress), contam_fields=contam_fields, bench_upload=bench_upload,
-                                   bench_text=bench_text, ngram=ngram)
-        return pack(P, leak_names, view)
+    def on_cluster_button(st, evt: gr.EventData):
+        return pack(P, everything, handlers.cluster_action(st, getattr(evt, "act", None), getattr(evt, "row", None)))
 
-    def on_paraphrases(st, b_dataset, b_config, b_split, b_text, b_upload, allow_self, bench, threshold, token,
-                       progress=gr.Progress()):
-        view = handlers.paraphrases(st, b_dataset, b_config, b_split, b_text, b_upload, allow_self, bench, threshold,
-                                    token, progress_of(progress))
+    def evidence_button(which):
+        def on_button(st, evt: gr.EventData):
+            act = getattr(evt, "act", None)
+            value = getattr(evt, "kind", None) if act == "kind" else getattr(evt, "row", None)
+            return pack(P, everything, handlers.evidence_event(st, which, act, value))
+        return on_button
+
+    def on_leak(st, b_dataset, b_config, b_split, b_text, b_upload_id, allow_self, bench, contam_fields, token,
+                bench_upload_id, bench_text, ngram, request: gr.Request, progress=gr.Progress()):
+        report, slot = slot_of("leakage", request, progress)
+        try:
+            view = handlers.leak_check(st, b_dataset, b_config, b_split, b_text, b_upload_id, allow_self, bench, token,
+                                       report, contam_fields=contam_fields, bench_upload=bench_upload_id,
+                                       bench_text=bench_text, ngram=ngram, slot=slot)
+        except JobCancelled:
+            view = cancelled("leak_status")
+        return pack(P, everything, view)
+
+    def on_dedup(st, request: gr.Request, progress=gr.Progress()):
+        report, slot = slot_of("dedup", request, progress)
+        try:
+            view = handlers.build_dedup(st, None, report, slot)
+        except JobCancelled:
+            view = cancelled()
+        return pack(P, everything, view)
+
+    def on_paraphrases(st, b_dataset, b_config, b_split, b_text, b_upload_id, allow_self, bench, threshold, token,
+                       request: gr.Request, progress=gr.Progress()):
+        report, slot = slot_of("paraphrases", request, progress)
+        try:
+            with slot():
+                view = handlers.paraphrases(st, b_dataset, b_config, b_split, b_text, b_upload_id, allow_self, bench,
+                                            threshold, token, report)
+        except JobCancelled:
+            view = cancelled("para_status")
+        except Exception as exc:  # noqa: BLE001 - "the server is busy", as a message
+            view = handlers.error(views.error_text(exc, "search for paraphrases"), "para_status")
         return pack(P, para_names, view)
 
     private = dict(api_visibility="private")
-    P["run"].click(on_run, outs(form_names) + [P["upload"], P["token"], P["fields_for"], P["state"]],
-                   outs(result_names), concurrency_id="audit", show_progress_on=P["status"], **private)
-    demo.load(on_load, None, outs(load_names), concurrency_id="audit", show_progress_on=P["status"], **private)
+    heavy = dict(concurrency_limit=None, **private)      # they wait in jobs.JOBS, where the visitor sees it
+    P["run"].click(on_run, outs(form_names) + [P["upload_id"], P["token"], P["fields_for"], P["state"]],
+                   outs(everything), show_progress_on=P["status"], **heavy)
+    demo.load(on_load, None, outs(everything), show_progress_on=P["status"], **heavy)
+    P["cancel"].click(on_cancel, None, P["status"], **private)
     P["share"].change(None, P["share"], None, js=FOLLOW_URL, **private)
     for tab in P["tabs"].children:   # the share link names the result tab open
         tab.select(lambda st, tab_id=tab.id: pack(P, ["state", "share"], handlers.tab_chosen(st, tab_id)),
                    P["state"], outs(["state", "share"]), **private)
-    fields_inputs = [P["dataset"], P["config"], P["upload"], P["token"]]
+    fields_inputs = [P["dataset"], P["config"], P["upload_id"], P["token"]]
     P["load_fields"].click(on_fields, fields_inputs, outs(fields_names), show_progress_on=P["status"], **private)
     P["dataset"].submit(on_fields, fields_inputs, outs(fields_names), show_progress_on=P["status"], **private)
     # In the browser, no round trip: a click right after typing already sees the cleared fields.
-    P["dataset"].input(None, None, outs(pick_names[1:]), js="() => ['', '', '', '', '', []]", **private)
+    P["dataset"].input(None, None, outs(["config", "split", "text", "answer", "group", "labels"]),
+                       js="() => ['', '', '', '', '', []]", **private)
     # The placeholder ("— pick a bundled benchmark —") changes nothing and loads nothing.
     P["example"].input(lambda c: pack(P, pick_names, handlers.pick_example(c)), P["example"], outs(pick_names),
                        **private).then(
         lambda c, *v: pack(P, fields_names, handlers.load_fields(*v) if c else {}), [P["example"]] + fields_inputs,
         outs(fields_names), show_progress_on=P["status"], **private)
     P["upload"].upload(lambda p: pack(P, pick_names, handlers.uploaded(p)), P["upload"], outs(pick_names),
-                       **private).then(on_fields, fields_inputs, outs(fields_names), show_progress_on=P["status"],
-                                       **private)
+                       show_progress_on=P["status"], **private).then(
+        on_fields, fields_inputs, outs(fields_names), show_progress_on=P["status"], **private)
     P["config"].input(on_fields, fields_inputs, outs(fields_names), show_progress_on=P["status"], **private)
     for name in ("curve_threshold", "threshold"):
         # Each slider sets the other (and every view), never itself while it is being dragged.
-        names = [n for n in threshold_names if n != name]
+        names = [n for n in everything if n != name]
         P[name].input(lambda st, t, names=names: pack(P, names, handlers.rethreshold(st, t)), [P["state"], P[name]],
                       outs(names), trigger_mode="always_last", show_progress_on=P["counts"], **private).failure(
             # A value Gradio refuses (7, -1, blank) never reaches the handler: the box goes back to the
@@ -463,29 +629,45 @@ def wire(demo: gr.Blocks, P: dict) -> None:
     filters = [P["state"], P["jmin"], P["jmax"], P["hide_exact"], P["search"]]
     for name, action in (("prev", "prev"), ("next", "next"), ("prev_page", "prev_page"),
                          ("next_page", "next_page"), ("mark", "mark")):
-        P[name].click(pairs_action(action), filters, outs(threshold_names), show_progress_on=P["pair_view"],
+        P[name].click(pairs_action(action), filters, outs(everything), show_progress_on=P["pair_view"],
                       trigger_mode="always_last", **private)
     for name in ("jmin", "jmax", "search"):
-        P[name].submit(pairs_action("filter"), filters, outs(threshold_names), **private)
-    P["hide_exact"].input(pairs_action("filter"), filters, outs(threshold_names), **private)
+        P[name].submit(pairs_action("filter"), filters, outs(everything), **private)
+    P["hide_exact"].input(pairs_action("filter"), filters, outs(everything), **private)
     P["pairs_df"].select(on_pair_select, filters, outs(pairs_names), show_progress_on=P["pair_view"], **private)
-    P["review_upload"].upload(lambda st, f: pack(P, threshold_names, handlers.load_review_file(st, f)),
-                              [P["state"], P["review_upload"]], outs(threshold_names), **private)
-    P["clusters_df"].select(on_cluster_select, P["state"], outs(["status", "members_info", "members_df"]), **private)
-    P["keep"].input(lambda st, k: pack(P, threshold_names + ["keep"], handlers.keep_rule(st, k)),
-                    [P["state"], P["keep"]], outs(threshold_names + ["keep"]), **private)
-    P["dedup_btn"].click(lambda st, up: pack(P, ["status", "dedup_info", "dl_dedup", "dl_manifest"],
-                                             handlers.build_dedup(st, up)),
-                         [P["state"], P["upload"]], outs(["status", "dedup_info", "dl_dedup", "dl_manifest"]),
-                         concurrency_id="audit", **private)
+    P["review_upload"].upload(lambda st, f: pack(P, everything, handlers.load_review_file(st, f)),
+                              [P["state"], P["review_upload"]], outs(everything), **private)
+    P["clusters_df"].select(on_cluster_select, cluster_inputs, outs(everything), show_progress_on=P["cluster_view"],
+                            **private)
+    for name in ("clusters_search", "clusters_min", "clusters_max"):
+        P[name].submit(clusters_action("filter"), cluster_inputs, outs(everything), **private)
+    P["clusters_kind"].input(clusters_action("filter"), cluster_inputs, outs(everything), **private)
+    P["clusters_prev"].click(clusters_action("prev"), cluster_inputs, outs(everything), **private)
+    P["clusters_next"].click(clusters_action("next"), cluster_inputs, outs(everything), **private)
+    for name in ("cluster_view", "review_panel"):
+        P[name].click(on_cluster_button, P["state"], outs(everything), show_progress_on=P["cluster_view"], **private)
+    P["keep"].input(lambda st, k: pack(P, everything, handlers.keep_rule(st, k)), [P["state"], P["keep"]],
+                    outs(everything), **private)
+    P["dedup_btn"].click(on_dedup, P["state"], outs(everything), show_progress_on=P["dedup_info"], **heavy)
     P["leak_run"].click(on_leak, [P["state"], P["leak_dataset"], P["leak_config"], P["leak_split"], P["leak_text"],
-                                  P["leak_upload"], P["leak_self"], P["benchmark"], P["contam_fields"], P["token"],
-                                  P["bench_upload"], P["bench_text"], P["ngram"]],
-                        outs(leak_names), concurrency_id="audit", show_progress_on=P["leak_status"], **private)
+                                  P["b_upload_id"], P["leak_self"], P["benchmark"], P["contam_fields"], P["token"],
+                                  P["bench_upload_id"], P["bench_text"], P["ngram"]],
+                        outs(everything), show_progress_on=P["leak_status"], **heavy)
+    P["leak_md"].click(evidence_button("leak"), P["state"], outs(everything), **private)
+    P["leak_evidence"].click(evidence_button("leak"), P["state"], outs(everything), **private)
+    P["contam_evidence"].click(evidence_button("contam"), P["state"], outs(everything), **private)
+    P["leak_search"].submit(lambda st, q: pack(P, everything, handlers.evidence_event(st, "leak", search=q)),
+                            [P["state"], P["leak_search"]], outs(everything), **private)
+    P["contam_search"].submit(lambda st, q: pack(P, everything, handlers.evidence_event(st, "contam", search=q)),
+                              [P["state"], P["contam_search"]], outs(everything), **private)
+    P["contam_kind"].input(lambda st, k: pack(P, everything, handlers.evidence_event(st, "contam", "kind", k)),
+                           [P["state"], P["contam_kind"]], outs(everything), **private)
+    P["contam_sort"].input(lambda st, o: pack(P, everything, handlers.evidence_event(st, "contam", sort=o)),
+                           [P["state"], P["contam_sort"]], outs(everything), **private)
     P["para_run"].click(on_paraphrases, [P["state"], P["leak_dataset"], P["leak_config"], P["leak_split"],
-                                         P["leak_text"], P["leak_upload"], P["leak_self"], P["para_bench"],
+                                         P["leak_text"], P["b_upload_id"], P["leak_self"], P["para_bench"],
                                          P["para_threshold"], P["token"]],
-                        outs(para_names), concurrency_id="audit", show_progress_on=P["para_status"], **private)
+                        outs(para_names), show_progress_on=P["para_status"], **heavy)
     P["para_threshold"].input(lambda pst, t: pack(P, para_names, handlers.paraphrase_threshold(pst, t)),
                               [P["para_state"], P["para_threshold"]], outs(para_names), trigger_mode="always_last",
                               show_progress_on=P["para_md"], **private).failure(
@@ -495,10 +677,17 @@ def wire(demo: gr.Blocks, P: dict) -> None:
         [P["para_state"], P["para_threshold"]], P["para_threshold"],
         js="(pst, t) => { const v = (typeof t === 'number') ? t : parseFloat(t); "
            "return [pst, (Number.isFinite(v) && v >= 0 && v <= 1) ? 1 : 0]; }", **private)
-    P["leak_upload"].upload(lambda p: ("" if p else gr.skip()), P["leak_upload"], P["leak_dataset"], **private)
-    # One benchmark at a time: a file uploaded replaces the bundled pick, a bundled pick the file.
-    P["bench_upload"].upload(lambda p: ("" if p else gr.skip()), P["bench_upload"], P["benchmark"], **private)
-    P["benchmark"].input(lambda b: (None if b else gr.skip()), P["benchmark"], P["bench_upload"], **private)
+    # B's own file replaces the dataset box; a benchmark file replaces the bundled pick, and a bundled
+    # pick the file.
+    b_names = ["b_upload_id", "leak_upload", "leak_status", "leak_dataset", "leak_config", "leak_split"]
+    P["leak_upload"].upload(lambda p: pack(P, b_names, handlers.side_uploaded(p, "b_upload_id", "B's file")),
+                            P["leak_upload"], outs(b_names), **private)
+    bench_names = ["bench_upload_id", "bench_upload", "leak_status", "benchmark"]
+    P["bench_upload"].upload(lambda p: pack(P, bench_names, handlers.side_uploaded(p, "bench_upload_id",
+                                                                                  "Benchmark file")),
+                             P["bench_upload"], outs(bench_names), **private)
+    P["benchmark"].input(lambda b: (None, gr.update(label="Upload a benchmark file")) if b else (gr.skip(), gr.skip()),
+                         P["benchmark"], outs(["bench_upload_id", "bench_upload"]), **private)
     # Another dataset typed as B: A's config and split (the defaults offered) no longer apply; it was
     # read at them ("example:humaneval has no config 'main'"). In the browser, as for A's form.
     P["leak_dataset"].input(None, None, outs(["leak_config", "leak_split"]), js="() => ['', '']", **private)

@@ -20,6 +20,7 @@ import tempfile
 import threading
 import time
 from collections import OrderedDict
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import urlencode
@@ -29,11 +30,17 @@ import numpy as np
 import auditor
 from auditor import AuditorError
 from auditor.env import env_bytes, env_int
+from auditor.io.hub import resolve_revision
 from auditor.io.listing import COMPRESSED, DATA_SUFFIXES
 from auditor.io.outputs import atomic_write, write_text
-from auditor.io.sources import HUB_ID
+from auditor.io.sources import HUB_ID, REVISION
 from auditor.report import to_json
 from auditor.settings import DEFAULT_THRESHOLDS
+from auditor.settings import check_max_rows as check_row_cap
+from auditor.settings import check_threshold as check_jaccard
+
+from .uploads import ID as UPLOAD_ID
+from .uploads import STORE
 
 ROW_CAP = env_int("AUDITOR_MAX_ROWS", 200_000, 1, sys.maxsize)   # rows read per dataset, at most
 CACHE_SIZE = 32                # audited results kept in memory (the expensive pairs included), at most ...
@@ -51,7 +58,8 @@ DEFAULT_THRESHOLD = 0.7
 DEFAULTS = {"dataset": "example:gsm8k", "config": "main", "split": "train", "text": "question",
             "answer": "answer", "group": "", "labels": [], "threshold": DEFAULT_THRESHOLD}
 MAX_HUB_ID = 200               # "namespace/name": the Hub allows at most 96 characters each
-SHARED_MARKS = 20              # "not a duplicate" marks carried by a share link, at most
+SHARED_MARKS = 20              # review decisions of each kind carried by a share link, at most
+REVISION_FRESH = 60            # seconds a Hub dataset's latest commit, once asked, is taken as still the latest
 # The result tabs' ids (ui/layout.py), the first shown by default; a share link names the one open.
 TABS = ("overview", "curve", "pairs", "clusters", "concentration", "leakage", "downloads")
 FILES_DIR = Path(tempfile.mkdtemp(prefix="auditor-app-"))   # download files; removed at exit
@@ -67,9 +75,11 @@ atexit.register(shutil.rmtree, FILES_DIR, ignore_errors=True)
 @dataclass(frozen=True)
 class Source:
     kind: str        # "example", "hub" or "upload"
-    value: str       # what the library loads (for an upload: Gradio's temp path, never shown)
+    value: str       # what the library loads (for an upload: its kept file, never shown)
     name: str        # what the page shows
     stamp: tuple = ()
+    revision: str | None = None    # a Hub dataset's commit, when the link pins one
+    upload_id: str | None = None   # an upload's id in the store (the link carries it)
 
     @property
     def library_kind(self) -> str:
@@ -82,20 +92,48 @@ def upload_path(upload) -> Path | None:
     return Path(upload if isinstance(upload, str) else getattr(upload, "name", str(upload)))
 
 
-def resolve_source(dataset, upload=None) -> Source:
-    """The dataset field -> a source. Only bundled examples, hub ids and this session's upload:
-    a path on the server is never accepted."""
+def is_upload_id(value) -> bool:
+    return isinstance(value, str) and bool(UPLOAD_ID.match(value))
+
+
+def kept_upload(upload, move: bool = False):
+    """An upload as the store keeps it: ``upload`` is an id (from this page's state or a link) or a
+    file path (Gradio's copy, moved into the store when ``move``; a caller's own file, copied)."""
+    if is_upload_id(upload):
+        return STORE.get(upload)
+    path = upload_path(upload)
+    if path is None or isinstance(upload, str) and not os.path.isabs(upload):
+        # a link's value that is no id of the store (never a path: the server's files are not offered)
+        raise AuditorError("not_found", "This link names an uploaded file, but no upload id this server makes.",
+                           "Ask for the link again, or upload the file yourself.")
+    return STORE.keep(path, path.name, move=move and in_gradio_cache(path))
+
+
+def in_gradio_cache(path: Path) -> bool:
+    """Whether ``path`` is Gradio's own copy of an upload (its upload folder), the only file the app
+    may move: a path given any other way (the Python API, a test) is the caller's, and is copied."""
+    from gradio.utils import get_upload_folder
+    try:
+        return Path(path).resolve().is_relative_to(Path(get_upload_folder()).resolve())
+    except OSError:
+        return False
+
+
+def resolve_source(dataset, upload=None, revision=None) -> Source:
+    """The dataset field -> a source. Only bundled examples, hub ids and this page's upload (an id
+    of the upload store): a path on the server is never accepted."""
     dataset = (dataset or "").strip()
     if dataset.startswith("upload:"):
         if not upload:
             raise AuditorError("usage", "No uploaded file: upload a JSONL, JSON, CSV or Parquet file again.",
-                               "Uploaded files are kept for this page only and cannot be shared by link.")
-        named, held = dataset[len("upload:"):].strip(), upload_path(upload).name
-        if named != held:   # a name typed by hand: never audit another file under it
+                               "Upload the file with the button under Options.")
+        src = upload_source(upload)
+        named = dataset[len("upload:"):].strip()
+        if named != src.name:   # a name typed by hand: never audit another file under it
             raise AuditorError("usage", f"The dataset box names the upload {named!r:.120}, but the file uploaded "
-                               f"on this page is {held!r:.120}.",
+                               f"on this page is {src.name!r:.120}.",
                                "Upload that file again, or put the uploaded file's name back in the box.")
-        return upload_source(upload)
+        return src
     if not dataset:
         raise AuditorError("usage", "No dataset given.",
                            "Type a Hugging Face dataset id (e.g. openai/gsm8k), pick a bundled example, "
@@ -106,41 +144,28 @@ def resolve_source(dataset, upload=None) -> Source:
         raise AuditorError("not_found", f"{dataset!r:.120} is not a Hugging Face dataset id.",
                            "Use an id like 'openai/gsm8k', pick a bundled example (example:gsm8k), "
                            "or upload a file.")
-    return Source("hub", dataset, dataset)
+    return Source("hub", dataset, dataset, revision=revision or None)
 
 
-def upload_source(upload) -> Source:
-    """An uploaded file (Gradio's temp path) as a source; its stamp is size, time and a content
-    hash, so the same bytes uploaded twice are recognised as the same data."""
-    path = upload_path(upload)
-    try:
-        stat = path.stat()
-        digest = hashlib.sha256()
-        with open(path, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                digest.update(block)
-    except OSError:
-        raise AuditorError("not_found", f"The uploaded file {path.name!r} is gone.", "Upload it again.") from None
-    return Source("upload", str(path), path.name, (stat.st_size, stat.st_mtime_ns, digest.hexdigest()))
+def upload_source(upload, move: bool = False) -> Source:
+    """An upload as a source: kept in the store (by content: the same bytes uploaded twice are the
+    same data), its stamp its size and id."""
+    kept = kept_upload(upload, move)
+    return Source("upload", kept.path, kept.name, (kept.size, kept.id), upload_id=kept.id)
 
 
 def upload_file(source) -> str | None:
-    """An uploaded source's file, when it is still the size and time it was audited at: copies are
-    then made of its own lines (a JSONL record's bytes as written). None for other sources, or an
-    upload since removed or replaced (the records audited, held in memory, are written instead)."""
+    """An uploaded source's kept file (the bytes audited: the store never changes a kept file), so
+    copies are made of its own lines; None for other sources or a file since removed."""
     if source is None or source.kind != "upload":
         return None
-    try:
-        stat = os.stat(source.value)
-    except OSError:
-        return None
-    return source.value if (stat.st_size, stat.st_mtime_ns) == tuple(source.stamp[:2]) else None
+    return source.value if os.path.exists(source.value) else None
 
 
 def same_data(a: Source, b: Source) -> bool:
     """Whether two sources are the same bytes (uploads) or the same id (examples, hub)."""
     if a.kind == "upload" or b.kind == "upload":
-        return a.kind == b.kind and a.stamp[-1:] == b.stamp[-1:]
+        return a.kind == b.kind and a.upload_id == b.upload_id
     return a.kind == b.kind and a.value == b.value
 
 
@@ -218,6 +243,9 @@ def _array_bytes(obj, depth: int = 0) -> int:
 CACHE = ResultCache(CACHE_BYTES, CACHE_SIZE)
 PAIR_LISTS = ResultCache(256 * 1024 ** 2, 16)   # (audit key, threshold) -> PairList
 SEMANTIC = ResultCache(256 * 1024 ** 2, 16)     # (audit key, benchmark side, caps) -> a Paraphrases run
+CLUSTERS = ResultCache(256 * 1024 ** 2, 16)     # (audit key, threshold, keep rule, review) -> ranked clusters
+CURVES = ResultCache(64 * 1024 ** 2, 32)        # audit key -> what dedup does at every threshold
+EVIDENCE = ResultCache(256 * 1024 ** 2, 32)     # evidence list id -> its rows (leak pairs, contamination items)
 
 
 # --------------------------------------------------------------------------- requests
@@ -234,6 +262,7 @@ class Request:
     labels: tuple
     threshold: float
     max_rows: int | None
+    revision: str | None = None     # a Hub dataset's commit, pinned by a share link
 
 
 def user_token(value) -> str | bool:
@@ -251,18 +280,27 @@ def blank(value):
 
 
 def check_threshold(threshold) -> float:
-    try:
-        t = round(float(threshold if threshold not in (None, "") else DEFAULT_THRESHOLD), 4)
-    except (TypeError, ValueError, OverflowError):
-        raise AuditorError("usage", f"Threshold {threshold!r:.40} is not a number.",
-                           "Use a Jaccard threshold such as 0.7.") from None
-    if not (MIN_THRESHOLD <= t <= 1.0):
-        raise AuditorError("usage", f"Threshold {t:g} is outside [{MIN_THRESHOLD:g}, 1].",
-                           f"Jaccard thresholds here run from {MIN_THRESHOLD:g} (loose) to 1 (identical shingles).")
+    """The threshold from the form or a link: text made a number here, then the CLI's own rules
+    (``auditor.settings.check_threshold``) and the engine's resolution (6 decimals)."""
+    value = DEFAULT_THRESHOLD if threshold in (None, "") else threshold
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            raise AuditorError("usage", f"Threshold {threshold!r:.40} is not a number.",
+                               "Use a Jaccard threshold such as 0.7.") from None
+        if value.is_integer():
+            value = int(value)          # "7" is quoted back as 7, not 7.0
+    t = round(check_jaccard(value), 6)
+    if t < MIN_THRESHOLD:       # the page's range (its sliders and curve), not a rule of the setting
+        raise AuditorError("usage", f"Threshold {t:g} is below {MIN_THRESHOLD:g}, the lowest this page shows.",
+                           f"Use {MIN_THRESHOLD:g} to 1 here; `auditor scan --thresholds` searches lower.")
     return t
 
 
 def check_max_rows(max_rows) -> int | None:
+    """The row cap from the form or a link: text made a whole number here (beyond what the app
+    reads: the app's cap, which the page states), then the library's rule."""
     if max_rows in (None, "", 0):
         return None
     try:
@@ -277,43 +315,109 @@ def check_max_rows(max_rows) -> int | None:
                            "Leave it blank to read every row.") from None
     if value < 1:
         raise AuditorError("usage", "Max rows must be at least 1.", "Leave it blank to read every row.")
-    # Beyond what the app reads at most (infinity included): the app's cap, which the page states.
-    return int(value) if value <= ROW_CAP else ROW_CAP
+    cap = int(value) if value <= ROW_CAP else ROW_CAP
+    check_row_cap(cap)
+    return cap
 
 
-def make_request(dataset, config, split, text, answer, group, labels, threshold, max_rows) -> Request:
+def make_request(dataset, config, split, text, answer, group, labels, threshold, max_rows,
+                 revision=None) -> Request:
     t = check_threshold(threshold)
     cap = check_max_rows(max_rows)
     if isinstance(labels, str):
         labels = [x for x in labels.split(",")]
     labels = tuple(x.strip() for x in (labels or []) if x and x.strip())
+    revision = blank(revision)
+    if revision is not None:
+        if not REVISION.match(revision):
+            raise AuditorError("usage", f"Revision {revision!r:.60} is not a commit sha, branch or tag name.",
+                               "Open the link as it was shared, or leave the revision out to read the latest.")
     return Request((dataset or "").strip(), blank(config), blank(split), blank(text), blank(answer),
-                   blank(group), labels, t, cap)
+                   blank(group), labels, t, cap, revision)
 
 
-def run_audit(req: Request, upload=None, token=None, progress=None):
-    """(result, source, cache key, seconds, cached) for a request; the library does the work."""
-    token = user_token(token)
-    src = resolve_source(req.dataset, upload)
+@dataclass(frozen=True)
+class Audited:
+    """An audit as the page holds it: the result, its source, its cache key, how long it took,
+    whether the cache answered, and (Hub data) the dataset's latest commit when it is not the one read."""
+    result: object
+    source: Source
+    key: tuple
+    seconds: float
+    cached: bool
+    newer: str | None = None
+
+
+_REVISIONS: dict = {}
+_REVISIONS_LOCK = threading.Lock()
+
+
+def hub_commit(src: Source, token) -> tuple[str | None, str | None]:
+    """(the commit to read, the latest commit) of a Hub source; the latest, once asked, is taken
+    as still the latest for REVISION_FRESH seconds (a page load must not wait for the Hub)."""
+    fresh = (src.value, src.revision)
+    with _REVISIONS_LOCK:
+        known = _REVISIONS.get(fresh)
+    if known and not token and time.monotonic() - known[0] < REVISION_FRESH:
+        return known[1], known[2]
+    commit, latest = resolve_revision(src.value, src.revision, token)
+    if not token:          # what a token reads may be private: never remembered for others
+        with _REVISIONS_LOCK:
+            if len(_REVISIONS) > 4096:
+                _REVISIONS.clear()
+            _REVISIONS[fresh] = (time.monotonic(), commit, latest)
+    return commit, latest
+
+
+def audit_key(req: Request, src: Source, commit: str | None = None) -> tuple:
     cap = min(req.max_rows or ROW_CAP, ROW_CAP)
-    # No threshold in the key: the audit searches down to MIN_THRESHOLD whatever the threshold, so
-    # one result answers them all (only its settings' default threshold differs).
-    key = (src.kind, src.value, src.stamp, req.config, None if src.kind == "upload" else req.split, req.text,
-           req.answer, req.group, req.labels, cap)
+    # No threshold in the key: the audit searches down to MIN_THRESHOLD (or the threshold, when
+    # lower) whatever the threshold, so one result answers them all.
+    return (src.kind, src.value if src.kind != "upload" else src.upload_id, src.stamp, commit, req.config,
+            None if src.kind == "upload" else req.split, req.text, req.answer, req.group, req.labels, cap,
+            min(req.threshold, MIN_THRESHOLD))
+
+
+def cached_audit(req: Request, upload=None, token=None) -> Audited | None:
+    """The audit of ``req`` when the cache holds it (a Hub id is asked for its latest commit, at
+    most every REVISION_FRESH seconds), else None: what a page may show without taking a slot."""
+    if user_token(token):
+        return None
+    src = resolve_source(req.dataset, upload, req.revision)
+    commit, latest = hub_commit(src, False) if src.kind == "hub" else (None, None)
+    hit = CACHE.get(audit_key(req, src, commit))
+    if hit is None:
+        return None
+    return Audited(at_threshold(hit, req.threshold), src, audit_key(req, src, commit), 0.0, True,
+                   latest if latest and latest != commit else None)
+
+
+def run_audit(req: Request, upload=None, token=None, progress=None, slot=None) -> Audited:
+    """The audit of ``req`` (from the cache, or by the library inside ``slot()``, a context manager
+    that waits for a free worker: ``jobs.JOBS.slot``)."""
+    token = user_token(token)
+    src = resolve_source(req.dataset, upload, req.revision)
+    commit, latest = hub_commit(src, token) if src.kind == "hub" else (None, None)
+    key = audit_key(req, src, commit)
     if token:
         # A result read with a token may be private: it is kept for this page only, never shared.
         key = key + (("private", secrets.token_hex(8)),)
+    newer = latest if latest and latest != commit else None
     hit = CACHE.get(key)
     if hit is not None:
-        return at_threshold(hit, req.threshold), src, key, 0.0, True
-    started = time.perf_counter()
-    result = auditor.scan(src.value, config=req.config if src.kind != "upload" else None,
-                          split=req.split if src.kind != "upload" else None,
-                          text=req.text, answer=req.answer, group=req.group, labels=list(req.labels) or None,
-                          settings=auditor.ScanSettings(threshold=req.threshold), max_rows=cap,
-                          token=token, progress=progress, kind=src.library_kind)
+        return Audited(at_threshold(hit, req.threshold), src, key, 0.0, True, newer)
+    cap = min(req.max_rows or ROW_CAP, ROW_CAP)
+    settings = auditor.ScanSettings(threshold=req.threshold)   # (searches down to min(threshold, 0.3))
+    with (slot() if slot is not None else nullcontext()):
+        started = time.perf_counter()
+        result = auditor.scan(src.value, config=req.config if src.kind != "upload" else None,
+                              split=req.split if src.kind != "upload" else None,
+                              text=req.text, answer=req.answer, group=req.group, labels=list(req.labels) or None,
+                              settings=settings, max_rows=cap, token=token, progress=progress, kind=src.library_kind,
+                              revision=commit if src.kind == "hub" else None)
+        seconds = time.perf_counter() - started
     CACHE.put(key, result)
-    return result, src, key, time.perf_counter() - started, False
+    return Audited(result, src, key, seconds, False, newer)
 
 
 def at_threshold(result, threshold: float):
@@ -343,43 +447,87 @@ def format_marks(marks) -> str:
 
 
 # The leakage tab's settings a share link carries (``leak_link``), in the order they are written.
-LEAK_LINK_KEYS = ("b", "b_config", "b_split", "b_text", "b_self", "b_threshold", "bench", "bench_text", "ngram",
-                  "cfields")
+LEAK_LINK_KEYS = ("b", "b_config", "b_split", "b_text", "b_self", "b_threshold", "b_rev", "b_upload", "bench",
+                  "bench_text", "bench_upload", "ngram", "cfields")
 
 
 def leak_link(b_src: Source | None, b_config, b_split, b_text, allow_self, b_threshold, bench: Source | str | None,
-              bench_text, ngram, cfields) -> dict:
-    """The leakage tab's last check as share-link values: B (its id, config, split, text field,
-    "compare with itself"), the threshold B was compared at, the contamination benchmark (a bundled
-    name), its text field, the n-gram size and A's fields searched. An uploaded side is named
-    ``upload:NAME``: the file cannot travel, and the page opened from the link says so."""
+              bench_text, ngram, cfields, b_revision=None) -> dict:
+    """The leakage tab's last check as share-link values: B (its id, config, split, text field, Hub
+    commit, "compare with itself"), the threshold B was compared at, the contamination benchmark
+    (a bundled name), its text field, the n-gram size and A's fields searched. An uploaded side is
+    named ``upload:NAME`` and carried by its id in the upload store."""
     out = {}
     if b_src is not None:
         out["b"] = f"upload:{b_src.name}" if b_src.kind == "upload" else b_src.name
-        if b_src.kind != "upload":
-            out.update({"b_config": b_config or None, "b_split": b_split or None})
+        if b_src.kind == "upload":
+            out["b_upload"] = b_src.upload_id
+        else:
+            out.update({"b_config": b_config or None, "b_split": b_split or None,
+                        "b_rev": b_revision if b_src.kind == "hub" else None})
         out.update({"b_text": b_text or None, "b_self": "1" if allow_self else None,
                     "b_threshold": f"{b_threshold:g}" if b_threshold is not None else None})
     if bench is not None:
         out["bench"] = f"upload:{bench.name}" if isinstance(bench, Source) else bench
+        if isinstance(bench, Source):
+            out["bench_upload"] = bench.upload_id
         out.update({"bench_text": bench_text or None,
                     "ngram": str(ngram) if ngram not in (None, "", "auto") else None,
                     "cfields": ",".join(cfields) if cfields else None})
     return {k: v for k, v in out.items() if v not in (None, "")}
 
 
+def format_rows(rows) -> str:
+    return ",".join(str(int(r)) for r in sorted(set(rows)))
+
+
+def parse_rows(text) -> tuple:
+    """``"3,17"`` -> (3, 17): rows; anything malformed is left out."""
+    out = set()
+    for part in str(text or "").split(","):
+        part = part.strip()
+        if part.isdigit() and len(part) < 10:
+            out.add(int(part))
+    return tuple(sorted(out))
+
+
+def format_splits(splits) -> str:
+    return ",".join(f"{int(r)}@{float(t):g}" for r, t in sorted(splits))
+
+
+def parse_splits(text) -> tuple:
+    """``"30@0.81"`` -> ((30, 0.81),): cluster splits; anything malformed is left out."""
+    out = {}
+    for part in str(text or "").split(","):
+        row, sep, at = part.strip().partition("@")
+        try:
+            value = float(at)
+        except ValueError:
+            continue
+        if sep and row.isdigit() and len(row) < 10 and 0 < value <= 1:
+            out[int(row)] = round(value, 6)
+    return tuple(sorted(out.items()))
+
+
 def share_url(base: str, req: Request, src: Source | None, threshold: float | None = None, marks=(),
-              tab: str | None = None, leak: dict | None = None) -> str:
-    """The link that opens this audit; ``tab``: the result tab shown (one of TABS; the overview is the
-    default); ``leak``: the leakage tab's last check (``leak_link``), carried too."""
-    if src is not None and src.kind == "upload":
-        return "Uploaded files cannot be shared by link: publish the file (e.g. on the Hub) and audit it by id."
+              tab: str | None = None, leak: dict | None = None, commit: str | None = None, apart=(), splits=(),
+              keep: str | None = None) -> str:
+    """The link that opens this audit: the dataset (a Hub dataset at its ``commit``; an upload by
+    its id in the store), the form, the threshold, the review (marks, rows kept apart, splits,
+    while each holds at most SHARED_MARKS; the review file carries more), the keep rule, the
+    result tab shown (one of TABS; the overview is the default) and the leakage tab's last check."""
     t = threshold if threshold is not None else req.threshold
-    params = {"dataset": req.dataset, "config": req.config, "split": req.split, "text": req.text,
-              "answer": req.answer, "group": req.group, "labels": ",".join(req.labels) or None,
+    upload = src is not None and src.kind == "upload"
+    params = {"dataset": None if upload else req.dataset, "upload": src.upload_id if upload else None,
+              "config": None if upload else req.config, "split": None if upload else req.split,
+              "rev": commit if src is not None and src.kind == "hub" else None,
+              "text": req.text, "answer": req.answer, "group": req.group, "labels": ",".join(req.labels) or None,
               "threshold": f"{t:g}",
               "max_rows": req.max_rows,
               "nd": format_marks(marks) if 0 < len(marks) <= SHARED_MARKS else None,
+              "ka": format_rows(apart) if 0 < len(apart) <= SHARED_MARKS else None,
+              "sp": format_splits(splits) if 0 < len(splits) <= SHARED_MARKS else None,
+              "keep": keep if keep and keep != "first" else None,
               "tab": tab if tab in TABS and tab != TABS[0] else None}
     for k in LEAK_LINK_KEYS:
         params[k] = (leak or {}).get(k)

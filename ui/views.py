@@ -25,6 +25,7 @@ from auditor.report.common import NO_TEXT, NO_WORDS, unusable_note
 from auditor.semantic import CAVEAT
 
 from .state import role_columns
+from .uploads import STORE, when
 
 log = logging.getLogger("auditor.app")
 
@@ -128,14 +129,66 @@ def records_frame(items: list, columns: tuple = (), limit: int = 500) -> pd.Data
     return frame
 
 
+# --------------------------------------------------------------------------- the headline
+
+def verdict_words(dropped: int, records: int) -> str:
+    share = dropped / records if records else 0.0
+    if dropped == 0:
+        return "No near duplicates"
+    if share < 0.01:
+        return "Little duplication"
+    if share < 0.10:
+        return "Some duplication"
+    return "Heavy duplication"
+
+
+def headline_html(source_name: str, records: int, near, point, leak: dict | None = None,
+                  contam: dict | None = None) -> str:
+    """The verdict at the top of the results, in words and numbers: records, the share a dedup
+    drops at the threshold, the clusters, and the leaks and copied benchmark items once checked."""
+    t = near.threshold
+    words = verdict_words(point.rows_dropped, records)
+    parts = [f"Keeping one record per cluster at Jaccard ≥ {t:g} drops <b>{point.rows_dropped:,}</b> of "
+             f"{records:,} records ({h(pct(point.rows_dropped, records))})"
+             + (f": {near.clusters:,} cluster{'s' if near.clusters != 1 else ''}, the largest "
+                f"{near.largest_cluster:,} records." if near.clusters else ".")]
+    flags = []
+    if leak:
+        leaked, b_records = leak["text_leak"], leak["b_records"]
+        parts.append(f"B ({h(leak['b_name'])}): <b>{leaked:,}</b> of {b_records:,} records repeat an A text "
+                     f"({h(pct(leaked, b_records))}).")
+        if leaked:
+            flags.append("B leaks")
+    if contam:
+        parts.append(f"{h(contam['bench'])}: <b>{contam['copied']:,}</b> of {contam['items']:,} items look copied "
+                     f"into A" + (f", {contam['phrase']:,} more share a phrase." if contam["phrase"] else "."))
+        if contam["copied"]:
+            flags.append("benchmark copied in")
+    if not leak and not contam:
+        parts.append("Leakage and contamination: not checked yet (Leakage tab).")
+    tiles = [("records", f"{records:,}"),
+             (f"dropped by dedup at ≥ {t:g}", f"{pct(point.rows_dropped, records)}"),
+             (f"clusters at ≥ {t:g}", f"{near.clusters:,}"),
+             ("B records leaking", f"{leak['text_leak']:,}" if leak else "not checked"),
+             ("benchmark items copied", f"{contam['copied']:,}" if contam else "not checked")]
+    tile_html = "".join(f"<div class='tile'><dt>{h(label)}</dt><dd>{h(value)}</dd></div>" for label, value in tiles)
+    title = words + (" · " + " · ".join(flags) if flags else "")
+    return (f"<section class='headline' aria-label='Verdict'><p class='verdict'><strong>{h(title)}</strong> "
+            f"<span class='where'>{h(source_name)}</span></p><p class='say'>{' '.join(parts)}</p>"
+            f"<dl class='tiles'>{tile_html}</dl></section>")
+
+
 # --------------------------------------------------------------------------- overview
 
 NORMALIZER_IGNORES = {"default": "case and spacing ignored", "exact": "",
                       "code": "comments and spacing ignored"}
 
 
-def stat_cards(result, near) -> str:
+def stat_cards(result, near, counts: dict | None = None) -> str:
+    """The overview's cards; ``counts``: the clusters after the page's review (every tab's)."""
     n = result.records
+    clusters, in_clusters = ((counts["clusters"], counts["in_clusters"]) if counts
+                             else (near.clusters, near.records_in_clusters))
     text_dup = result.exact.get("text")
     # The text's normaliser says which texts count as the same: under "default", "How many ships?"
     # and "how many  ships?" are one text (pandas' duplicated() counts them apart).
@@ -144,8 +197,8 @@ def stat_cards(result, near) -> str:
              (f"exact-duplicate texts ({ignored})" if ignored else "exact-duplicate texts",
               f"{text_dup.redundant:,}" if text_dup else "–"),
              (f"near-duplicate pairs at ≥ {near.threshold:g}", f"{near.pairs:,}"),
-             ("near-duplicate clusters", f"{near.clusters:,}"),
-             ("records in clusters", f"{near.records_in_clusters:,} ({pct(near.records_in_clusters, n)})")]
+             ("near-duplicate clusters", f"{clusters:,}"),
+             ("records in clusters", f"{in_clusters:,} ({pct(in_clusters, n)})")]
     body = "".join(f"<div class='stat'><div class='v'>{h(v)}</div><div class='l'>{h(label)}</div></div>"
                    for label, v in cards)
     return f"<div class='stat-cards'>{body}</div>"
@@ -214,20 +267,85 @@ def overview_markdown(result, threshold: float) -> str:
     return "\n".join(lines)
 
 
-def audited_message(src, table, records: int, seconds: float, cached: bool) -> str:
+def audited_message(src, table, records: int, seconds: float, cached: bool, newer: str | None = None) -> str:
     how = "from the cache" if cached else f"in {seconds:.1f} s"
     where = " / ".join(md(x) for x in (table.config, table.split) if x)
-    msg = f"Audited **{md(src.name)}**{' (' + where + ')' if where else ''}: {plural(records, 'record')}, {how}."
+    commit = getattr(table, "revision", None)
+    at = f" at commit {md(commit[:12])}" if commit and src.kind == "hub" else ""
+    msg = (f"Audited **{md(src.name)}**{' (' + where + ')' if where else ''}{at}: {plural(records, 'record')}, "
+           f"{how}.")
+    if newer:
+        msg += (f"  \n**This link pins commit {md((commit or '')[:12])}; the dataset has a newer one "
+                f"({md(newer[:12])}).** The figures are of the pinned commit, as shared; run the audit again from "
+                "the box for the latest.")
     if table.truncated:
         msg += f"  \n**Row cap:** only the first {table.row_cap:,} rows were read; the dataset has more."
-    return msg
+    return msg + upload_kept_note(src)
+
+
+def upload_kept_note(src) -> str:
+    """For an uploaded file: how long this server keeps it (and so how long its link works)."""
+    if getattr(src, "kind", None) != "upload" or not src.upload_id:
+        return ""
+    try:
+        kept = STORE.get(src.upload_id, touch=False)
+    except AuditorError:
+        return ""
+    return (f"  \nThe uploaded file is {STORE.policy()}: its share link works until at least "
+            f"{when(kept.expires)}.")
+
+
+def source_label(src, table) -> str:
+    """What is audited, in a few words: the name, config / split (plain text, escaped where shown)."""
+    where = " / ".join(str(x) for x in (table.config, table.split) if x)
+    return str(src.name) + (f" ({where})" if where else "")
+
+
+def review_note(counts: dict, raw: dict) -> str:
+    """After the counts line: what the page's review changes (nothing when there is none)."""
+    if counts == raw:
+        return ""
+    gain = counts["kept"] - raw["kept"]
+    return (f"  \n**After your review:** {counts['clusters']:,} clusters, dedup keeps {counts['kept']:,} rows "
+            f"({gain:+,} against the rule alone).")
+
+
+def dedup_offer(counts: dict, keep: str, threshold: float) -> str:
+    """The Downloads tab's line before the deduplicated file is built."""
+    return (f"**Deduplicated file** at Jaccard ≥ {threshold:g}, rule *{md(keep.replace('_', ' '))}*: keeps "
+            f"{counts['kept']:,} of {counts['records']:,} records (one per cluster, your review applied) and "
+            f"drops {counts['dropped']:,}. Press **Build the deduplicated file** to write it and its manifest.")
+
+
+def bold_html(text: str) -> str:
+    """Escaped text with its **bold** runs as <b> (the library's notes mark their key words so)."""
+    return re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", h(text))
+
+
+def b_roles_html(lr) -> str:
+    """A line naming B's fields where they are not A's (B lacks A's, or was given its own)."""
+    a, b = lr.a.roles, lr.b.roles
+    other = [f"{role} <b>{h(getattr(b, role))}</b>" for role in ("text", "answer", "group")
+             if getattr(b, role) != getattr(a, role) and getattr(b, role)]
+    return f"<p>B's fields differ from A's: {', '.join(other)}.</p>" if other else ""
+
+
+def leak_notes_html(s: dict) -> str:
+    """The leak summary's notes: records of either side with no text to compare."""
+    out = []
+    for side in ("b", "a"):
+        block = s.get(side) if isinstance(s.get(side), dict) else {}
+        if isinstance(block.get("no_text"), int) and block["no_text"] and isinstance(block.get("records"), int):
+            owner = side.upper() + "'s"
+            out.append(f"<p>{bold_html(unusable_note(block['no_text'], block['records'], owner, NO_TEXT))}</p>")
+    return "".join(out)
 
 
 def form_label(src, table, threshold: float) -> str:
-    """The collapsed form's title: what is audited now (plain text: Gradio shows labels as text)."""
+    """The folded form's title: what is audited now (plain text: Gradio shows labels as text)."""
     where = " / ".join(visible(x) for x in (table.config, table.split) if x)
     name = visible(src.name) + (f" ({where})" if where else "")
-    return f"Fields and options · {name} · Jaccard ≥ {threshold:g}"
+    return f"Fields and options · {name} · Jaccard ≥ {threshold:g} · press to change"
 
 
 # --------------------------------------------------------------------------- curve
@@ -545,13 +663,21 @@ def contamination_markdown(s: dict, bench: str, fields=()) -> str:
              + (f" A's fields searched: {', '.join(md(f) for f in fields)}"
                 + (" (each record's joined as one text)." if len(fields) > 1 else ".") if fields else ""), "",
              "| benchmark items | count |", "|---|---|",
-             f"| share an n-gram with A (contaminated) | {_share(s.get('contaminated'))} |",
-             f"| too short to check (not clean) | {_share(s.get('too_short'))} |"]
+             f"| share an n-gram with A (contaminated) | {_share(s.get('contaminated'))} |"]
+    if isinstance(s.get("copied"), dict):
+        cov = s["copied"].get("min_coverage", 0.5)
+        lines += [f"| … of which look copied (at least {100 * cov:.0f}% of the item's words in n-grams found in A) | "
+                  f"{_share(s.get('copied'))} |",
+                  f"| … of which only share a phrase (a stock sentence, a shared setup) | "
+                  f"{_share(s.get('phrase_only'))} |"]
+    lines += [f"| too short to check (not clean) | {_share(s.get('too_short'))} |"]
     if isinstance(c.get("no_words"), int) and c["no_words"] and isinstance(c.get("records"), int):
         lines += ["", unusable_note(c["no_words"], c["records"], "A's", NO_WORDS)]
     if s.get("items"):
         lines += ["", "Each contaminated item beside the A record that contains it, the longest shared span "
-                      "marked in both; the evidence CSV holds every item."]
+                      "marked in both, with its *coverage* (the share of the item's words in n-grams found in A): a copied "
+                      "item is mostly there, an item that only repeats a stock phrase barely. The evidence CSV (Downloads) "
+                      "holds every item."]
     return "\n".join(lines)
 
 
@@ -562,9 +688,16 @@ def contamination_evidence_html(rows: list, limit: int = EVIDENCE_SHOWN) -> str:
     parts = []
     for r in rows[:limit]:
         spans = r.get("spans") or {}
+        coverage = r.get("coverage")
+        verdict = ""
+        if isinstance(coverage, (int, float)):
+            copied = r.get("verdict") == "copied"
+            verdict = (f" · coverage <b>{100 * coverage:.0f}%</b> of its words · <span class='badge "
+                       f"{'dropped' if copied else 'phrase'}'>{'looks copied' if copied else 'shares a phrase'}"
+                       "</span>")
         head = (f"<div class='ev-head'>benchmark row <b>{h(r.get('benchmark_row'))}</b> ↔ A row "
                 f"<b>{h(r.get('corpus_row'))}</b> · {h(r.get('matched_ngrams'))} shared n-grams · longest shared "
-                f"run <b>{h(r.get('longest_tokens'))}</b> tokens</div>")
+                f"run <b>{h(r.get('longest_tokens'))}</b> tokens{verdict}</div>")
         # A long corpus record is shown around its matches (the CSV holds it whole).
         corpus, corpus_spans = excerpt(r.get("corpus_text") or "", spans.get("corpus") or [])
         cut = "<span class='cut'>… </span>" if corpus != (r.get("corpus_text") or "") else ""

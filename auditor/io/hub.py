@@ -170,14 +170,36 @@ def _remote(repo_id: str) -> str:
     return f"hf://datasets/{repo_id}"
 
 
-def _check_reachable(repo_id: str, token: str | bool) -> None:
+def _check_reachable(repo_id: str, token: str | bool, revision: str | None = None) -> str | None:
+    """The dataset's commit at ``revision`` (None: its latest), asked with a short timeout; None
+    offline (the datasets cache answers, or load_dataset says offline)."""
     if os.environ.get("HF_HUB_OFFLINE") == "1":
-        return  # the datasets cache answers, or load_dataset says offline
+        return None
     from huggingface_hub import HfApi
+    from huggingface_hub.errors import RevisionNotFoundError
     try:
-        HfApi().dataset_info(repo_id, token=token, timeout=hub_timeout())
+        return HfApi().dataset_info(repo_id, revision=revision, token=token, timeout=hub_timeout()).sha
+    except RevisionNotFoundError:
+        raise AuditorError("not_found", f"{repo_id} has no revision {revision!r:.80}.",
+                           "Give a commit sha, a branch or a tag of the dataset (see its page's history), "
+                           "or leave the revision out to read the latest.") from None
     except Exception as exc:  # the hub client raises many types (httpx2.*, HfHubHTTPError, ...)
         raise _classify(exc, repo_id) from None
+
+
+def resolve_revision(repo_id: str, revision: str | None = None, token=None) -> tuple[str | None, str | None]:
+    """(the commit ``revision`` names, the dataset's latest commit): equal when the revision is the
+    latest or not given. A server keys its cache on the first and says when the second differs.
+    Under the Hub deadline (``within_deadline``)."""
+    token = _token(token)
+
+    def ask(progress):
+        latest = _check_reachable(repo_id, token)
+        progress()
+        if revision is None or revision == latest:
+            return latest, latest
+        return _check_reachable(repo_id, token, revision), latest
+    return within_deadline(ask, repo_id, "the revision")
 
 
 def describe(repo_id: str, config: str | None = None, token=None, sample_rows: int = 50) -> dict:
@@ -218,21 +240,32 @@ def _describe(repo_id: str, config, token, sample_rows: int, progress) -> dict:
     return {"configs": configs, "config": chosen, "splits": splits, "columns": columns, "rows": rows}
 
 
-def load_hub(repo_id: str, config, split, max_rows, token, default_split: str = "train") -> Table:
-    """The rows of a Hub dataset's split, streamed, under the Hub deadline (``within_deadline``)."""
+def load_hub(repo_id: str, config, split, max_rows, token, default_split: str = "train",
+             revision: str | None = None) -> Table:
+    """The rows of a Hub dataset's split, streamed, under the Hub deadline (``within_deadline``), read
+    at one commit: ``revision`` (a sha, branch or tag) or the latest. The Table records the commit
+    (``revision``), so a report says exactly what it audited; a revision that is no longer the latest
+    is read as asked and the notices say a newer one exists."""
     token = _token(token)
     import datasets  # noqa: F401  (imported before the deadline starts: seconds of local work, not the Hub's)
     return within_deadline(lambda progress: _load_hub(repo_id, config, split, max_rows, token, default_split,
-                                                      progress), repo_id)
+                                                      revision, progress), repo_id)
 
 
-def _load_hub(repo_id: str, config, split, max_rows, token, default_split: str, progress) -> Table:
-    _check_reachable(repo_id, token)
+def _load_hub(repo_id: str, config, split, max_rows, token, default_split: str, revision, progress) -> Table:
+    latest = _check_reachable(repo_id, token)
     progress()
+    commit = latest if revision in (None, latest) else _check_reachable(repo_id, token, revision)
+    progress()
+    if commit is None:                  # offline: what the cache holds for the revision asked
+        commit = revision
     import datasets
     notices = []
+    if revision is not None and latest is not None and commit != latest:
+        notices.append(f"revision {commit} read as asked; the dataset has a newer one ({latest})")
+    pinned = {"revision": commit} if commit else {}
     try:
-        configs = list(datasets.get_dataset_config_names(_remote(repo_id), token=token))
+        configs = list(datasets.get_dataset_config_names(_remote(repo_id), token=token, **pinned))
     except Exception as exc:
         raise _classify(exc, repo_id) from None
     progress()
@@ -246,7 +279,7 @@ def _load_hub(repo_id: str, config, split, max_rows, token, default_split: str, 
         raise AuditorError("bad_config", f"{repo_id} has no config {config!r}.",
                            f"Available configs: {', '.join(configs)}.")
     try:
-        splits = list(datasets.get_dataset_split_names(_remote(repo_id), config, token=token))
+        splits = list(datasets.get_dataset_split_names(_remote(repo_id), config, token=token, **pinned))
     except Exception as exc:
         raise _classify(exc, repo_id, config) from None
     progress()
@@ -256,7 +289,7 @@ def _load_hub(repo_id: str, config, split, max_rows, token, default_split: str, 
     rows: list[dict] = []
     truncated = False
     try:
-        stream = datasets.load_dataset(_remote(repo_id), config, split=split, streaming=True, token=token)
+        stream = datasets.load_dataset(_remote(repo_id), config, split=split, streaming=True, token=token, **pinned)
         for row in stream:
             progress()
             if max_rows is not None and len(rows) >= max_rows:
@@ -271,4 +304,4 @@ def _load_hub(repo_id: str, config, split, max_rows, token, default_split: str, 
         raise AuditorError("empty_input", f"{repo_id} ({config}/{split}) has no rows.", "Try another split.")
     return Table(rows=rows, source=repo_id, config=config, split=split, files=(f"{repo_id}/{config}/{split}",),
                  row_cap=max_rows, truncated=truncated, splits=tuple(splits), configs=tuple(configs),
-                 notices=tuple(notices))
+                 notices=tuple(notices), revision=commit)

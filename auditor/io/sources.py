@@ -32,29 +32,47 @@ HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 
 
 def load(source: str | os.PathLike, config: str | None = None, split: str | None = None, *,
-         max_rows: int | None = None, token=None, kind: str = "auto", default_split: str = "train") -> Table:
+         max_rows: int | None = None, token=None, kind: str = "auto", default_split: str = "train",
+         revision: str | None = None) -> Table:
     """Load ``source`` (see module docstring). ``max_rows`` caps the rows read;
     a capped load says so in ``Table.truncated``. ``token`` (or ``HF_TOKEN``; pass False to
     ignore the environment) is used for gated hub sets only and is never stored.
     ``kind`` ("auto", "example", "local" or "hub") forces how the source is read: a
     server should pass "hub" for a typed-in id, so a name never reads a local path.
     ``default_split``: the split read when none is given and the source has several (a
-    benchmark's is "test"); the report says which was used."""
+    benchmark's is "test"); the report says which was used. ``revision``: a Hub dataset's commit
+    sha, branch or tag (default: its latest commit; ``Table.revision`` is the commit read)."""
     source = source_text(source)
     check_max_rows(max_rows)
     source = source.strip()
     if kind not in ("auto", "example", "local", "hub"):
         raise AuditorError("usage", f"Unknown source kind {kind!r}.", "Use auto, example, local or hub.")
+    if revision is not None and (not isinstance(revision, str) or not REVISION.match(revision)):
+        raise AuditorError("usage", f"Revision {revision!r:.60} is not a commit sha, branch or tag name.",
+                           "Give a Hub dataset's commit sha (as a report's input.revision shows it), or a "
+                           "branch or tag of it.")
     if source.startswith("example:") and kind in ("auto", "example"):
+        _refuse_revision(source, revision)
         return _load_example(source, config, split, max_rows, default_split)
     if kind == "local" or (kind == "auto" and looks_local(source)):
         _refuse_local_config(source, config)
+        _refuse_revision(source, revision)
         return _load_local(source, split, max_rows, default_split)
     if kind in ("auto", "hub") and HUB_ID.match(source):
-        return load_hub(source, config, split, max_rows, token, default_split)
+        return load_hub(source, config, split, max_rows, token, default_split, revision=revision)
     raise AuditorError("not_found", f"No file, directory or glob matches {source!r}, and it is not a "
                        "valid Hugging Face dataset id.",
                        "Check the path, or use an id like 'openai/gsm8k' or a bundled set like 'example:gsm8k'.")
+
+
+# A Hub revision: a commit sha, or a branch or tag name (git's rules, roughly: no spaces, no "..").
+REVISION = re.compile(r"^(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$")
+
+
+def _refuse_revision(source: str, revision) -> None:
+    if revision is not None:
+        raise AuditorError("usage", f"{source}: a revision applies to Hugging Face datasets only.",
+                           "Leave the revision out for files and bundled examples.")
 
 
 URL_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")

@@ -22,6 +22,7 @@ class Table:
     splits: tuple = ()             # splits the source offers
     configs: tuple = ()            # configs the source offers (hub sets, examples)
     notices: tuple = ()            # things the report must say (defaults chosen, files skipped)
+    revision: str | None = None    # a Hub dataset's commit read (None for files and examples)
 
     @property
     def columns(self) -> list[str]:

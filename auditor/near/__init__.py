@@ -11,9 +11,10 @@ One job per module:
   pairs expanded back to node pairs exactly;
 - ``verifier``: exact Jaccard of candidates (a compiled merge of sorted shingle lists);
 - ``dense``: template groups (thousands of nodes sharing most shingles), scored by blocked
-  dense products and counted, never listed;
+  dense products and counted, never listed; past the work budget a group's pairs are counted on
+  a seeded sample of its rows (estimate and 95% interval) while its forest still sees every pair;
 - ``join``: the exact search (``exact-all-pairs``) that drives both, block by block; past a
-  work budget (``EXACT_WORK`` product entries, AUDITOR_NEAR_WORK) candidates the forest already
+  work budget (``EXACT_WORK`` product entries or template-group pairs, AUDITOR_NEAR_WORK) candidates the forest already
   implies at their Jaccard's upper bound are verified in a seeded sample only: clusters stay
   exact, pair counts become estimates with a 95% interval (``result.EstimatedCounts``);
 - ``lsh``: MinHash-LSH candidates instead, when the exact search's candidate bound (known in
@@ -37,7 +38,7 @@ from ..settings import MAX_EXACT_CANDIDATES
 from ..shingles import set_sizes
 from . import dense
 from .classes import NodeClasses, expand, node_classes
-from .join import EXACT_WORK, SAMPLE_RATE, exact_all_pairs, prefix_join
+from .join import EXACT_WORK, SAMPLE_RATE, dense_groups, exact_all_pairs, prefix_join
 from .lsh import (TARGET_RECALL, distinct_rows, choose_bands, lsh_band_pairs, lsh_candidate_batches, lsh_candidates,
                   minhash_signatures, minhash_signatures_numpy, pairs_within_groups)
 from .prefix import (PRODUCT_BUDGET, CandidateFilter, PrefixIndex, collapse_identical, estimated_candidates,
@@ -101,7 +102,7 @@ def find_pairs(matrix: sp.csr_matrix, min_threshold: float, method: str = "auto"
         # would otherwise propose all their pairs); LSH proposes the pairs outside them.
         groups = [] if on_pairs is not None else (
             dense.plan(searched, prefix_matrix(searched, min_threshold))[0] if plan is None else plan[0])
-        candidates = sum(dense.process(searched, g, min_threshold, sink) for g in groups)
+        candidates, _ = dense_groups(searched, groups, min_threshold, sink, budget=budget, seed=seed)
         signatures = minhash_signatures(searched, bands * rows, seed,
                                         None if progress is None else lambda f, s: search_progress(0.2 * f, s))
         for cand_a, cand_b in lsh_candidate_batches(

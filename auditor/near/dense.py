@@ -19,7 +19,14 @@ other shared prefix shingle stays in the sparse join (which drops pairs inside o
 Within a group, pass 1 counts every pair (exact histograms) and keeps each node's k best
 partners; their maximum spanning forest seeds the sink. Pass 2 scores the pairs again and
 hands the sink only those the forest does not already imply (and those that may enter the
-pair sample), so the forest is exact while almost no pairs leave the kernel.
+pair sample), so the forest is exact while almost no pairs leave the kernel. Shingles nearly
+every node holds (a template's fixed text) enter the products as a count less each node's few
+absences, so the dense products run over the columns that tell nodes apart.
+
+Past the work budget (``join.dense_groups``), pass 1 counts only the pairs of a seeded sample
+of rows, one per 16 consecutive rows: an estimate with a 95% interval (``result.EstimatedCounts``),
+whose least reliable part, the few high-scoring pairs (copies of one text), is counted exactly
+in pass 2 instead. Pass 2 scores every pair still, so clusters stay exact.
 """
 from __future__ import annotations
 
@@ -31,17 +38,20 @@ from scipy.sparse.csgraph import connected_components
 
 from ..shingles import set_sizes
 from .result import STRATA
+from .sampling import one_per_stretch
 
 HEAVY_DF = 256                # prefix shingle frequency that marks a possible template group
 MIN_HEAVY_PER_ROW = 8         # heavy prefix shingles of a typical row of a template column
 MIN_NODES = 256               # smaller groups stay with the sparse join
 SPARSE_OVER_DENSE = 4.0       # dense when the sparse join's product entries pass this x the group's pairs
 FREQUENT_SHARE = 1 / 16       # shingles held by this share of a group go into its dense matrix
+COMMON_SHARE = 63 / 64        # ... and those held by this share enter as a count less each row's absences
 DENSE_BYTES = 512 << 20       # largest dense (nodes x frequent shingles) float32 matrix of a group
 BLOCK_CELLS = 8_000_000       # cells of one block of products (float32: 32 MB)
 LINK_SHARE = 0.6             # template columns whose holders overlap this much (of the larger) mark one template
 TOP_K = 4                     # best partners per node that seed the forest
 EMIT_CAP = 1_000_000          # pairs handed to the sink at once
+LEVEL_BINS = 10_000           # score bins per 0.01 level
 
 
 @dataclass(frozen=True)
@@ -170,10 +180,18 @@ def group_of(n: int, groups: list[DenseGroup]) -> np.ndarray:
     return out
 
 
-def process(nodes: sp.csr_matrix, group: DenseGroup, min_threshold: float, sink, progress=None) -> int:
+def process(nodes: sp.csr_matrix, group: DenseGroup, min_threshold: float, sink, progress=None, *,
+            rate: float | None = None, seed: int = 1) -> int:
     """Count and forest every pair of one group into ``sink``; returns the pairs scored.
-    ``progress(fraction, stage)`` follows the blocks of both passes."""
-    from ..kernels import bottleneck_bins, dense_count_block, dense_emit_block
+    ``progress(fraction, stage)`` follows the blocks of both passes.
+
+    ``rate``: None counts every pair exactly. Otherwise (past the work budget) pass 1 counts only
+    the pairs (r, c > r) of a seeded sample of rows r, one per 1 / ``rate`` consecutive rows
+    (``sampling.one_per_stretch``; ``sink.add_row_sample``: an estimate with its interval), and
+    seeds the forest from their best partners; pass 2 still scores every pair for the forest, so
+    clusters stay exact, counts exactly the other rows' pairs at or above the level where pairs
+    are few (``_exact_from``), and offers to the pair sample only pairs of sampled rows."""
+    from ..kernels import bottleneck_bins, dense_count_block, dense_count_rows, dense_emit_block
 
     ids = group.ids
     sub = nodes[ids]
@@ -184,11 +202,19 @@ def process(nodes: sp.csr_matrix, group: DenseGroup, min_threshold: float, sink,
     frequent = _frequent_columns(sub, df)
     is_frequent = np.zeros(sub.shape[1], bool)
     is_frequent[frequent] = True
-    # Frequent shingles as a dense 0/1 matrix (BLAS); the other shared ones stay sparse.
-    dense = np.zeros((ids.size, frequent.size), np.float32)
+    # Frequent shingles as a dense 0/1 matrix (BLAS); the other shared ones stay sparse. Those
+    # nearly every row holds (a template's fixed text) enter as a count less each row's absences
+    # (sparse), so the products run over the columns that tell rows apart.
     entry_row = np.repeat(np.arange(ids.size), np.diff(sub.indptr))
     f = is_frequent[sub.indices]
-    dense[entry_row[f], np.searchsorted(frequent, sub.indices[f])] = 1
+    held = np.zeros((ids.size, frequent.size), bool)
+    held[entry_row[f], np.searchsorted(frequent, sub.indices[f])] = True
+    common = df[frequent] >= COMMON_SHARE * ids.size
+    dense = np.ascontiguousarray(held[:, ~common], dtype=np.float32)
+    shared = int(common.sum())
+    absent = sp.csr_matrix(~held[:, common], dtype=np.float32)
+    missing = np.asarray(absent.sum(axis=1), dtype=np.int64).reshape(-1)
+    absent_t = absent.T.tocsr()
     rare_keep = ~f & (df[sub.indices] >= 2)
     rare = sp.csr_matrix((np.ones(int(rare_keep.sum()), np.float32), (entry_row[rare_keep], sub.indices[rare_keep])),
                          shape=sub.shape)
@@ -196,6 +222,24 @@ def process(nodes: sp.csr_matrix, group: DenseGroup, min_threshold: float, sink,
 
     pass_no = [0]
     stages = ("scoring template groups", "joining template groups")
+
+    def products(rows, c0):
+        """|x & y| of group rows ``rows`` (a slice or ascending ids) with every row from c0 on,
+        less the shared columns' count (``shared - missing[r] - missing[c]``, the kernels add it)."""
+        if dense.shape[1]:
+            inter = dense[rows] @ dense[c0:].T
+        else:
+            inter = np.zeros((len(range(ids.size)[rows]) if isinstance(rows, slice) else rows.size, ids.size - c0),
+                             np.float32)
+        for left, right in ((rare, rare_t), (absent, absent_t)):
+            if not right.nnz:
+                continue
+            # All columns, then those from c0 on: slicing ``right``'s columns would walk all of it.
+            extra = (left[rows] @ right).tocoo()
+            keep = extra.col >= c0
+            if keep.any():
+                inter[extra.row[keep], extra.col[keep] - c0] += extra.data[keep]
+        return inter
 
     def blocks():
         """Row blocks [r0, r1) and their products with the rows from r0 on (upper triangle)."""
@@ -206,11 +250,7 @@ def process(nodes: sp.csr_matrix, group: DenseGroup, min_threshold: float, sink,
             if progress:
                 # Cells up to r0 of the upper triangle, in this pass (each pass is half the work).
                 progress(0.5 * pass_no[0] + 0.5 * (1 - (width / ids.size) ** 2), stages[pass_no[0]])
-            inter = dense[r0:r1] @ dense[r0:].T
-            extra = (rare[r0:r1] @ rare_t[:, r0:]).tocoo()
-            if extra.nnz:
-                inter[extra.row, extra.col] += extra.data
-            yield r0, inter
+            yield r0, products(slice(r0, r1), r0)
             r0 = r1
 
     size = sink.node_hist.size
@@ -218,11 +258,48 @@ def process(nodes: sp.csr_matrix, group: DenseGroup, min_threshold: float, sink,
     record_hist = np.zeros(size, np.int64)
     top_j = np.full((ids.size, TOP_K), -1.0)
     top_n = np.full((ids.size, TOP_K), -1, np.int64)
-    scored = 0
-    for r0, inter in blocks():
-        dense_count_block(inter, r0, sizes, weight, mult, min_threshold, sink.base, node_hist, record_hist, top_j, top_n)
-        scored += inter.shape[0] * inter.shape[1] - inter.shape[0] * (inter.shape[0] + 1) // 2
-    sink.add_counts(node_hist, record_hist)
+    scored = ids.size * (ids.size - 1) // 2
+    cut = np.iinfo(np.int64).max                 # no pair of pass 2 is counted there
+    if rate is None:
+        counted_row = np.ones(ids.size, bool)
+        for r0, inter in blocks():
+            dense_count_block(inter, shared, missing, r0, sizes, weight, mult, min_threshold, sink.base, node_hist,
+                              record_hist, top_j, top_n)
+        sink.add_counts(node_hist, record_hist)
+    else:
+        rows = one_per_stretch(ids.size, int(ids[0]), seed, rate)
+        counted_row = np.zeros(ids.size, bool)
+        counted_row[rows] = True
+        rate = 1 / round(1 / rate)
+        # Each sampled row's pairs per 0.01 level (score bin // 10,000), for the interval.
+        levels = STRATA + 1
+        row_node = np.zeros((rows.size, levels), np.int64)
+        row_record = np.zeros((rows.size, levels), np.int64)
+        at = 0
+        while at < rows.size:
+            c0 = int(rows[at])
+            stop = at + max(1, BLOCK_CELLS // (ids.size - c0))
+            if progress:
+                progress(0.5 * at / rows.size, stages[0])
+            dense_count_rows(products(rows[at:stop], c0), shared, missing, rows[at:stop], c0, sizes, weight, mult,
+                             min_threshold, sink.base, node_hist, record_hist, row_node[at:stop], row_record[at:stop],
+                             top_j, top_n)
+            at = stop
+        cut = _exact_from(node_hist, sink.base, rate, rate * scored)
+        # Pairs at or above the cut are few: counted exactly (pass 2 counts the other rows' ones).
+        k = max(cut - sink.base, 0)
+        exact_node, exact_record = np.zeros_like(node_hist), np.zeros_like(record_hist)
+        exact_node[k:], exact_record[k:] = node_hist[k:], record_hist[k:]
+        node_hist[k:] = record_hist[k:] = 0
+        sink.add_counts(exact_node, exact_record)
+        squares = []
+        for per_row in (row_node, row_record):
+            per_row[:, cut // LEVEL_BINS:] = 0
+            above = np.cumsum(per_row[:, ::-1], axis=1)[:, ::-1].astype(np.float64)
+            squares.append((above * above).sum(axis=0))
+        uncounted = scored - int((ids.size - 1 - rows).sum())
+        sink.add_row_sample(node_hist, record_hist, *squares, rate, uncounted, cut)
+        node_hist[:], record_hist[:] = 0, 0
     pass_no[0] = 1
     # Seed: every node's best partners, each pair once.
     has = top_n >= 0
@@ -252,8 +329,23 @@ def process(nodes: sp.csr_matrix, group: DenseGroup, min_threshold: float, sink,
                 # are read again, so pairs the new edges imply are recognised at a glance.
                 indexed = sink.tree
                 bottleneck_bins(*sink.tree[:4], ids, hubs, to_hub)
-            emitted, start = dense_emit_block(inter, r0, start, sizes, ids, min_threshold, to_hub, *sink.tree,
-                                              sink.floor_j, sink.floor_a, sink.floor_b, STRATA, out_a, out_b, out_j)
+            emitted, start = dense_emit_block(inter, shared, missing, r0, start, sizes, ids, min_threshold, to_hub,
+                                              *sink.tree,
+                                              sink.floor_j, sink.floor_a, sink.floor_b, STRATA, counted_row, cut,
+                                              weight, mult, sink.base, node_hist, record_hist, out_a, out_b, out_j)
             if emitted:
                 sink.add(out_a[:emitted].copy(), out_b[:emitted].copy(), out_j[:emitted].copy(), counted=True)
+    if rate is not None:
+        sink.add_counts(node_hist, record_hist)
     return scored
+
+
+def _exact_from(node_hist: np.ndarray, base: int, rate: float, cap: float) -> int:
+    """The lowest 0.01 level (as a score bin) at and above which the sampled rows' pairs stand
+    for at most ``cap`` pairs: those are counted exactly (few, and the pairs a row sample
+    estimates worst: copies of one text, a handful per row)."""
+    above = np.cumsum(node_hist[::-1])[::-1] / rate            # pairs at or above each bin
+    levels = np.arange(STRATA + 1) * LEVEL_BINS
+    at = np.clip(levels - base, 0, node_hist.size - 1)
+    fits = np.flatnonzero((above[at] <= cap) | (levels - base >= node_hist.size))
+    return int(levels[fits[0]]) if fits.size else (STRATA + 1) * LEVEL_BINS

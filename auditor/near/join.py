@@ -11,9 +11,10 @@ from ..parallel import thread_map
 from . import dense
 from .prefix import PrefixIndex, prefix_matrix
 from .result import EPS
+from .sampling import sampled
 from .verifier import Verifier, verify
 
-EXACT_WORK = 4_000_000_000     # product entries of the sparse join whose candidates are all verified
+EXACT_WORK = 4_000_000_000     # work counted exactly: template-group pairs, then the sparse join's product entries
 SAMPLE_RATE = 1 / 16          # beyond it, the share of forest-implied candidates verified for the counts
 REFRESH_MIN = 1024            # new forest edges after which a budgeted block re-reads the forest
 
@@ -77,36 +78,42 @@ def _budgeted(verifier: Verifier, sink, a, b, bound, picked, scores, rate: float
     return int(picked.sum()) + count
 
 
-def sampled(a: np.ndarray, b: np.ndarray, seed: int, rate: float) -> np.ndarray:
-    """A seeded, order-free choice of pairs at ``rate``: the same pair is chosen or not whatever
-    block or thread it comes in."""
-    with np.errstate(over="ignore"):
-        x = (a.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)) ^ (b.astype(np.uint64) + np.uint64(seed) *
-                                                                       np.uint64(0xD1B54A32D192ED03))
-        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        x = x ^ (x >> np.uint64(31))
-    return (x >> np.uint64(11)).astype(np.float64) < rate * float(2 ** 53)
-
-
-def exact_all_pairs(nodes: sp.csr_matrix, min_threshold: float, sink, progress=None, prefixes=None,
-                    plan=None, budget: float | None = EXACT_WORK, seed: int = 1) -> tuple[int, list]:
-    """Every node pair with Jaccard >= min_threshold into ``sink``: dense groups (``dense``)
-    first, which seeds the forest well, then the prefix join. Returns (pairs scored, groups)."""
-    prefixes = prefix_matrix(nodes, min_threshold) if prefixes is None else prefixes
-    groups, joined = dense.plan(nodes, prefixes) if plan is None else plan
-    scored = 0
+def dense_groups(nodes: sp.csr_matrix, groups: list, min_threshold: float, sink, progress=None, *,
+                 budget: float | None = EXACT_WORK, seed: int = 1, rate: float = SAMPLE_RATE) -> tuple[int, int]:
+    """Every template group into ``sink`` (``dense.process``), each moving ``progress`` in
+    proportion to its pairs. A group's pairs are counted exactly while the pairs counted exactly
+    so far, its own included, stay within ``budget`` (None: no limit); past it its counts come
+    from a seeded sample of its rows at ``rate``, its forest still from every pair. Returns
+    (pairs scored, pairs counted exactly)."""
+    scored = counted = 0
     cells = np.array([float(g.ids.size) ** 2 for g in groups])
     done = np.concatenate(([0.0], np.cumsum(cells))) / max(float(cells.sum()), 1.0)
     for i, group in enumerate(groups):
         # Each group's blocks move the bar, in proportion to its pairs (the largest takes most).
         group_progress = None if progress is None else (
-            lambda f, stage, i=i: progress(0.5 * (done[i] + f * (done[i + 1] - done[i])), stage))
-        scored += dense.process(nodes, group, min_threshold, sink, group_progress)
+            lambda f, stage, i=i: progress(done[i] + f * (done[i + 1] - done[i]), stage))
+        pairs = group.ids.size * (group.ids.size - 1) // 2
+        exact = budget is None or counted + pairs <= budget
+        counted += pairs if exact else 0
+        scored += dense.process(nodes, group, min_threshold, sink, group_progress,
+                                **({} if exact else {"rate": rate, "seed": seed}))
+    return scored, counted
+
+
+def exact_all_pairs(nodes: sp.csr_matrix, min_threshold: float, sink, progress=None, prefixes=None,
+                    plan=None, budget: float | None = EXACT_WORK, seed: int = 1) -> tuple[int, list]:
+    """Every node pair with Jaccard >= min_threshold into ``sink``: dense groups (``dense``)
+    first, which seeds the forest well, then the prefix join. One work budget: the pairs the
+    groups counted exactly leave the rest of it to the join. Returns (pairs scored, groups)."""
+    prefixes = prefix_matrix(nodes, min_threshold) if prefixes is None else prefixes
+    groups, joined = dense.plan(nodes, prefixes) if plan is None else plan
+    scored, counted = dense_groups(nodes, groups, min_threshold, sink,
+                                   None if progress is None else (lambda f, stage: progress(0.5 * f, stage)),
+                                   budget=budget, seed=seed)
     n = nodes.shape[0]
     join_progress = None if progress is None else (
         (lambda f, stage: progress(0.5 + 0.5 * f, stage)) if groups else progress)
     scored += prefix_join(nodes, prefixes, min_threshold, sink, queries=(0, n), indexed=n, progress=join_progress,
                           joined=joined if groups else None, group=dense.group_of(n, groups) if groups else None,
-                          budget=budget, seed=seed)
+                          budget=None if budget is None else max(budget - counted, 0), seed=seed)
     return scored, groups

@@ -68,11 +68,17 @@ class ScoreCounts:
 
 @dataclass(frozen=True)
 class EstimatedCounts:
-    """Pairs the work budget did not verify one by one (``near.join``): candidates the forest
-    already implied at their Jaccard's upper bound, so they change no cluster, counted from a
-    seeded sample verified at ``rate``. Per score bin, over the sampled pairs that reached the
-    lowest threshold: the record pairs they stand for (``record_sum``, and its squares) and the
-    node pairs (``node_sum``)."""
+    """Pairs the work budget did not count one by one, estimated from seeded samples:
+
+    - the sparse join's (``near.join``): candidates the forest already implied at their Jaccard's
+      upper bound, so they change no cluster, verified in a sample at ``rate``. Per score bin,
+      over the sampled pairs that reached the lowest threshold: the record pairs they stand for
+      (``record_sum``, and its squares) and the node pairs (``node_sum``);
+    - template groups' (``near.dense``): the pairs (r, c > r) of a sample of rows r at
+      ``row_rate``, per score bin (``row_node``, ``row_record``), and over those rows the sum of
+      the square of each row's pairs at or above every 0.01 level (``row_*_sq``, index = level
+      x 100). Their other pairs were scored for the forest only (``uncounted``), except those
+      scoring at or above ``row_cut``, which are few and were all counted."""
 
     rate: float
     skipped: int                                   # candidates left out of the verified sample
@@ -81,20 +87,55 @@ class EstimatedCounts:
     record_sum: np.ndarray = field(repr=False)
     record_sq: np.ndarray = field(repr=False)
     unit: float = 1.0                              # mean record pairs per sampled pair (0 hits' scale)
+    row_rate: float | None = None                  # template groups' row sample (None: counted exactly)
+    uncounted: int = 0
+    row_cut: int = 0                               # score bin from which their pairs were all counted
+    row_bins: np.ndarray | None = field(default=None, repr=False)
+    row_node: np.ndarray | None = field(default=None, repr=False)
+    row_record: np.ndarray | None = field(default=None, repr=False)
+    row_node_sq: np.ndarray | None = field(default=None, repr=False)
+    row_record_sq: np.ndarray | None = field(default=None, repr=False)
 
     def at_least(self, threshold: float, records: bool = True) -> tuple[float, float, float]:
-        """(estimate, low, high) of the unverified pairs with Jaccard >= threshold: the sampled
-        sum over the rate, and a 95% interval (Garwood's exact Poisson interval on the sample's
-        effective number of hits, scaled to its mean weight; the sample's own binomial spread is
-        narrower, so the interval is conservative)."""
-        start = int(np.searchsorted(self.bins, threshold_bin(threshold), side="left"))
+        """(estimate, low, high) of the uncounted pairs with Jaccard >= threshold: each sample's
+        sum over its rate, and a 95% interval (Garwood's exact Poisson interval on the samples'
+        effective number of hits, scaled to their mean weight; the samples' own binomial spread
+        is narrower, so the interval is conservative). A sampled row is one hit weighing its
+        pairs at or above the threshold; its square is read at the 0.01 level at or below the
+        threshold (no smaller), which only widens the interval."""
+        tb = threshold_bin(threshold)
+        start = int(np.searchsorted(self.bins, tb, side="left"))
         total = float((self.record_sum if records else self.node_sum)[start:].sum())
         squares = float(self.record_sq[start:].sum()) if records else total
-        hits, scale = (total * total / squares, squares / total) if total > 0 else (0.0, self.unit if records else 1.0)
-        # chi2.ppf(q, 2k) / 2 is the inverse regularised gamma function (scipy.stats costs ~0.3 s to import)
-        low = float(gammaincinv(hits, 0.025)) if hits > 0 else 0.0
-        high = float(gammaincinv(hits + 1, 0.975))
-        return total / self.rate, low * scale / self.rate, high * scale / self.rate
+        if self.row_rate is None:
+            hits, scale = (total * total / squares, squares / total) if total > 0 else (0.0, self.unit if records
+                                                                                         else 1.0)
+            low, high = _garwood(hits)
+            return total / self.rate, low * scale / self.rate, high * scale / self.rate
+        # Both samples on one scale: each hit stands for 1 / its rate of the pairs.
+        at = int(np.searchsorted(self.row_bins, tb, side="left"))
+        rows = float((self.row_record if records else self.row_node)[at:].sum())
+        row_sq = self.row_record_sq if records else self.row_node_sq
+        level = min(tb // (SCORE_SCALE // STRATA), row_sq.size - 1)
+        estimate = total / self.rate + rows / self.row_rate
+        spread = squares / self.rate ** 2 + float(row_sq[level]) / self.row_rate ** 2
+        if estimate > 0:
+            low, high = _garwood(estimate * estimate / spread)
+            return estimate, low * spread / estimate, high * spread / estimate
+        # No hit: the scale is a typical hit of each sample that still estimates pairs this high.
+        scales = [(self.unit if records else 1.0) / self.rate] if self.skipped else []
+        if tb < self.row_cut:
+            lowest = float((self.row_record if records else self.row_node).sum())
+            scales.append((float(row_sq[0]) / lowest if lowest > 0 else 1.0) / self.row_rate)
+        return 0.0, 0.0, _garwood(0.0)[1] * max(scales, default=0.0)
+
+
+def _garwood(hits: float) -> tuple[float, float]:
+    """Garwood's exact 95% interval for a Poisson count of ``hits``."""
+    # chi2.ppf(q, 2k) / 2 is the inverse regularised gamma function (scipy.stats costs ~0.3 s to import)
+    low = float(gammaincinv(hits, 0.025)) if hits > 0 else 0.0
+    high = float(gammaincinv(hits + 1, 0.975))
+    return low, high
 
 
 @dataclass(frozen=True)

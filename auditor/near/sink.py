@@ -18,6 +18,8 @@ A matches of every B record.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components, minimum_spanning_tree
@@ -60,6 +62,7 @@ class PairSink:
         self.buffered = 0
         self.limit = max(BUFFER_MIN, self.n // 2)
         self.sampled = None                           # (rate, skipped, node, record, record^2 sums per bin)
+        self.row_sampled = None                       # (rate, uncounted, node, record per bin, squares per level)
 
     # ------------------------------------------------------------------ intake
 
@@ -102,6 +105,27 @@ class PairSink:
         state[4] += np.bincount(bins, weights=y * y, minlength=state[4].size)
         state[5] += int(a.size)
         state[6] += float(y.sum())
+
+    def add_row_sample(self, node_hist: np.ndarray, record_hist: np.ndarray, node_sq: np.ndarray,
+                       record_sq: np.ndarray, rate: float, uncounted: int, cut: int) -> None:
+        """Counts of a dense group's sampled rows at ``rate`` (``dense.process`` past the budget),
+        over the same bins as ``node_hist``, with the sum over those rows of the square of each
+        row's pairs at or above every 0.01 level, and how many of the group's pairs were left
+        ``uncounted`` (scored for the forest only). Pairs at or above bin ``cut`` were counted
+        exactly (``add_counts``); above the highest cut of all groups nothing is estimated."""
+        if self.row_sampled is None:
+            size = self.node_hist.size
+            self.row_sampled = [rate, 0, np.zeros(size, np.int64), np.zeros(size, np.int64),
+                                np.zeros(node_sq.size), np.zeros(record_sq.size), cut]
+        state = self.row_sampled
+        if state[0] != rate:
+            raise ValueError("every dense group past the budget samples its rows at one rate")
+        state[1] += int(uncounted)
+        state[2] += node_hist
+        state[3] += record_hist
+        state[4] += node_sq
+        state[5] += record_sq
+        state[6] = max(state[6], cut)
 
     def implied(self, a: np.ndarray, b: np.ndarray, j: np.ndarray) -> np.ndarray:
         """Pairs whose ends the current forest joins by edges all scoring at least ``j`` (a pair
@@ -211,7 +235,8 @@ class PairSink:
     def result(self, **fields) -> Pairs:
         self._flush_counts()
         self.compact()
-        listed = self.complete and self.sampled is None      # counted-only pairs are not in the sample
+        listed = self.complete and self.sampled is None and self.row_sampled is None   # counted-only pairs
+        # (and uncounted rows' pairs) are not in the sample
         if self.sampled is not None and self.sampled[1] == 0:
             # Every implied candidate happened to be in the sample: its pairs are the exact count.
             self.node_hist += np.rint(self.sampled[2]).astype(np.int64)
@@ -229,6 +254,18 @@ class PairSink:
             estimate = EstimatedCounts(rate=rate, skipped=skipped, bins=at + self.base, node_sum=node_sum[at],
                                        record_sum=record_sum[at], record_sq=record_sq[at],
                                        unit=total / hits if hits else (float(self.weight.mean()) if self.n else 1.0))
+        if self.row_sampled is not None:
+            rate, uncounted, node_rows, record_rows, node_sq, record_sq, cut = self.row_sampled
+            at = np.flatnonzero(node_rows)
+            rows = dict(row_rate=rate, uncounted=uncounted, row_cut=cut, row_bins=at + self.base,
+                        row_node=node_rows[at],
+                        row_record=record_rows[at], row_node_sq=node_sq, row_record_sq=record_sq)
+            if estimate is None:
+                z = np.zeros(0, np.int64)
+                estimate = EstimatedCounts(rate=rate, skipped=0, bins=z, node_sum=z, record_sum=z, record_sq=z,
+                                           **rows)
+            else:
+                estimate = dataclasses.replace(estimate, **rows)
         return Pairs(a=sa, b=sb, jaccard=sj, forest_a=fa, forest_b=fb, forest_jaccard=fj, counts=counts,
                      complete=listed, weight=self.weight, estimate=estimate, **fields)
 

@@ -95,6 +95,13 @@ def md_note(value, limit: int = 2000) -> str:
     return "".join(md_cell(head[i:i + 100]) for i in range(0, len(head), 100)) + ("…" if len(text) > limit else "")
 
 
+def side_name(info: dict) -> str:
+    """A dataset as a report names it: its source, then the config and split when it has them
+    ("openai/gsm8k (main, test)"), so two configs of one dataset read as two sides."""
+    parts = [str(info[k]) for k in ("config", "split") if info.get(k)]
+    return md_cell(info["source"] + (f" ({', '.join(parts)})" if parts else ""))
+
+
 def pct(part: int, whole: int) -> str:
     return f"{100 * part / whole:.2f}%" if whole else "–"
 

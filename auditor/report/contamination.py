@@ -2,20 +2,27 @@
 ContaminationResult."""
 from __future__ import annotations
 
+from ..settings import COPIED_COVERAGE
 from .common import (
     NO_WORDS,
     PARAPHRASE_CAVEAT,
     SCHEMA_VERSION,
     md_cell,
     md_note,
+    side_name,
     unusable_note,
 )
 
 LISTED = 50         # contaminated items in REPORT.md's table (summary.json has them all)
 
 
+def _share(count: int, total: int) -> dict:
+    return {"records": count, "fraction": round(count / total, 6) if total else 0.0}
+
+
 def summary(result) -> dict:
     n_b = result.benchmark["records"]
+    copied = sum(it.get("verdict") == "copied" for it in result.items)
     return {
         "schema_version": SCHEMA_VERSION, "kind": "contamination",
         "corpus": {**result.corpus, "records": result.corpus_records, "tokens": result.corpus_tokens,
@@ -25,6 +32,10 @@ def summary(result) -> dict:
         "contaminated": {"records": len(result.items),
                          "fraction": round(len(result.items) / n_b, 6) if n_b else 0.0},
         "too_short": {"records": len(result.too_short), "rows": result.too_short[:100]},
+        # Of the contaminated items: copied (at least COPIED_COVERAGE of their words in n-grams found)
+        # and those that only share a phrase (additive keys: "contaminated" stays the GPT-3 count).
+        "copied": {**_share(copied, n_b), "min_coverage": COPIED_COVERAGE},
+        "phrase_only": _share(len(result.items) - copied, n_b),
         "items": result.items,
         "caveat": PARAPHRASE_CAVEAT,
         # How the scan ran (--engine ray: shards, seconds, MB/s): the one part that differs
@@ -36,11 +47,17 @@ def summary(result) -> dict:
 def markdown(result) -> str:
     d = summary(result)
     b, c = d["benchmark"], d["corpus"]
-    lines = [f"# Contamination: {md_cell(b['name'])} in {md_cell(c['source'])}", "",
+    lines = [f"# Contamination: {md_cell(b['name'])} in {side_name(c)}", "",
              f"{d['contaminated']['records']:,} of {b['records']:,} benchmark items "
              f"({100 * d['contaminated']['fraction']:.2f}%) share at least one {result.n}-gram with the corpus "
              f"({c['records']:,} records, {c['tokens']:,} tokens). Tokens: {result.tokenizer}, of the text "
              f"normalised ({result.normalization}).", ""]
+    if result.items:
+        lines += [f"Of these, **{d['copied']['records']:,} look copied** (at least "
+                  f"{100 * d['copied']['min_coverage']:.0f}% of the item's words lie in its {result.n}-grams found in "
+                  f"the corpus) and **{d['phrase_only']['records']:,} only share a phrase** (a stock sentence or a "
+                  "shared setup: read them before calling them contaminated). Coverage is that share of an item's "
+                  "words.", ""]
     if c.get("text") and b.get("text"):
         # Only these fields are checked: a corpus whose text sits in another field looks clean.
         fields = ", ".join(f"`{md_cell(name)}`" for name in c["text"].split(","))
@@ -58,12 +75,14 @@ def markdown(result) -> str:
         lines += [f"{d['too_short']['records']} items are shorter than {result.n} tokens: **too short to check**, "
                   "not clean.", ""]
     if result.items:
-        lines += ["| benchmark row | corpus rows | matched n-grams | longest span (tokens) |", "|---|---|---|---|"]
+        lines += ["| benchmark row | corpus rows | matched n-grams | longest span (tokens) | coverage | verdict |",
+                  "|---|---|---|---|---|---|"]
         for it in result.items[:LISTED]:
             matches = it.get("corpus_matches", len(it["corpus_rows"]))
             rows = ", ".join(map(str, it["corpus_rows"][:5])) + (f" … ({matches:,} rows)" if matches > 5 else "")
             lines.append(f"| {it['benchmark_row']} | {rows} | {it['matched_ngrams']} of {it['item_ngrams']} | "
-                         f"{it['longest_span']} |")
+                         f"{it['longest_span']} | {100 * it.get('coverage', 0):.0f}% | "
+                         f"{'copied' if it.get('verdict') == 'copied' else 'shares a phrase'} |")
         if len(result.items) > LISTED:
             # The table is a sample: say so, or a reader takes the 50 rows for every contaminated item.
             lines += ["", f"The first {LISTED} of the {len(result.items):,} contaminated items are listed; "

@@ -19,7 +19,10 @@ def summary(result) -> dict:
             "threshold": result.threshold, "keep": result.keep, "records": result.records,
             "clusters": result.clusters, "records_in_clusters": result.records_in_clusters,
             "kept": len(result.kept_rows), "dropped": len(result.dropped), "by_reason": reasons,
-            "not_duplicates": result.not_duplicates, "exact": result.exact, "notices": list(result.notices),
+            "not_duplicates": result.not_duplicates,
+            **({"kept_apart": result.kept_apart} if result.kept_apart else {}),
+            **({"splits": result.splits} if result.splits else {}),
+            "exact": result.exact, "notices": list(result.notices),
             "dropped_rows": [dict(d) for d in result.dropped[:SUMMARY_DROPPED]],
             "dropped_rows_listed": min(len(result.dropped), SUMMARY_DROPPED)}
 
@@ -37,8 +40,15 @@ def manifest(dataset: str, fingerprint: str, result, rows: list) -> str:
     return json.dumps(doc, ensure_ascii=False, indent=1, default=str) + "\n"
 
 
-def review(dataset: str, fingerprint: str, threshold: float, marks: list) -> str:
-    """The review marks as a small JSON document (``dedup.load_review`` reads it back)."""
+def review(dataset: str, fingerprint: str, threshold: float, marks: list, keep_apart: list = (),
+           splits: list = ()) -> str:
+    """The review decisions as a small JSON document (``dedup.load_review_file`` reads it back): pairs
+    marked not duplicates, and (additive keys, only when there are any) rows kept apart and clusters
+    split as ``[row, threshold]``."""
     doc = {"kind": REVIEW_KIND, "version": REVIEW_VERSION, "dataset": dataset,
            "fingerprint": fingerprint, "threshold": threshold, "not_duplicates": marks}
+    if keep_apart:
+        doc["keep_apart"] = list(keep_apart)
+    if splits:
+        doc["splits"] = list(splits)
     return json.dumps(doc, ensure_ascii=False) + "\n"

@@ -13,6 +13,7 @@ from .common import (
     SCHEMA_VERSION,
     md_cell,
     md_note,
+    side_name,
     unusable_note,
 )
 
@@ -30,7 +31,9 @@ def side_block(side) -> dict:
     """What the report says about one side (a PreparedSide): where it came from, its size and roles."""
     t = side.table
     notices = list(getattr(t, "notices", ()))      # what the reader chose or skipped (a split, a Spark _temporary/)
-    return {"source": t.source, "config": t.config, "split": t.split, "records": side.records,
+    revision = getattr(t, "revision", None)      # a Hub dataset's commit read (absent for files)
+    return {"source": t.source, "config": t.config, "split": t.split, **({"revision": revision} if revision else {}),
+            "records": side.records,
             "no_text": side.no_text, "fingerprint": side.fingerprint, "truncated": t.truncated,
             "roles": side.roles.to_dict(), **({"notices": notices} if notices else {})}
 
@@ -104,10 +107,9 @@ def fields_line(roles_a: dict, roles_b: dict) -> str:
 def markdown(result) -> str:
     d = summary(result)
     n_b = d["b"]["records"]
-    name = (lambda s: md_cell(s["source"] + (f" ({s['split']})" if s["split"] else "")))
-    lines = [f"# Leakage: {name(d['a'])} → {name(d['b'])}", "",
-             f"Every figure counts records of the evaluation side ({name(d['b'])}, {n_b:,} records) that also "
-             f"occur in {name(d['a'])} ({d['a']['records']:,} records).", "",
+    lines = [f"# Leakage: {side_name(d['a'])} → {side_name(d['b'])}", "",
+             f"Every figure counts records of the evaluation side ({side_name(d['b'])}, {n_b:,} records) that also "
+             f"occur in {side_name(d['a'])} ({d['a']['records']:,} records).", "",
              fields_line(d["a"]["roles"], d["b"]["roles"]), ""]
     if same_records(d):
         lines += [f"> Note: {SAME_RECORDS}", ""]

@@ -6,7 +6,8 @@ from .common import SCHEMA_VERSION, md_cell
 
 def summary(result) -> dict:
     return {"schema_version": SCHEMA_VERSION, "kind": "matrix",
-            "groups": [{"name": g.name, "dataset": g.dataset, "split": g.split, "records": n}
+            "groups": [{"name": g.name, "dataset": g.dataset, "split": g.split, "records": n,
+                        **({"config": g.config} if g.config else {})}
                        for g, n in zip(result.groups, result.records)],
             "split_matrix": result.split_matrix, "dataset_matrix": result.dataset_matrix,
             "near": None if result.near_split_matrix is None else

@@ -17,7 +17,10 @@ SCHEMA_ISSUES_SHOWN = 50      # REPORT.md's schema table; summary.json lists eve
 
 
 def input_block(table, fingerprint: str) -> dict:
-    return {"source": table.source, "config": table.config, "split": table.split, "records": len(table.rows),
+    # A Hub dataset's commit read (absent for files and examples, whose reports stay as they were).
+    revision = getattr(table, "revision", None)
+    return {"source": table.source, "config": table.config, "split": table.split,
+            **({"revision": revision} if revision else {}), "records": len(table.rows),
             "fingerprint": fingerprint, "files": list(table.files), "row_cap": table.row_cap,
             "truncated": table.truncated, "notices": list(table.notices)}
 
@@ -98,12 +101,17 @@ def _budget_block(pairs) -> dict:
     e = pairs.estimate
     if e is None:
         return {}
-    return {"pairs_estimated": True,
-            "pairs_estimate": {"sample_rate": e.rate, "candidates_not_verified": int(e.skipped),
-                               "note": ("past the exact search's work budget, candidates the cluster forest "
-                                        "already joined at or above their Jaccard's upper bound were verified "
-                                        "in a seeded sample only: clusters are exact, pair counts are "
-                                        "estimates with a 95% interval (pairs_interval)")}}
+    block = {"sample_rate": e.rate, "candidates_not_verified": int(e.skipped),
+             "note": ("past the exact search's work budget, candidates the cluster forest "
+                      "already joined at or above their Jaccard's upper bound were verified "
+                      "in a seeded sample only: clusters are exact, pair counts are "
+                      "estimates with a 95% interval (pairs_interval)")}
+    if e.row_rate is not None:
+        block["template_row_rate"] = e.row_rate
+        block["template_pairs_not_counted"] = int(e.uncounted)
+        block["note"] += ("; template groups past the budget counted the pairs of a seeded sample of their "
+                          "rows only, every pair still scored for the cluster forest")
+    return {"pairs_estimated": True, "pairs_estimate": block}
 
 
 def pairs_text(count: int, interval) -> str:
@@ -153,6 +161,9 @@ def markdown(result, threshold: float | None = None) -> str:
     lines = [f"# Integrity audit: {md_cell(d['input']['source'])}", ""]
     cfg = ", ".join(f"{k} {md_cell(d['input'][k])}" for k in ("config", "split") if d["input"][k])
     lines += [f"{n:,} records{' (' + cfg + ')' if cfg else ''}; fingerprint `{d['input']['fingerprint']}`.", ""]
+    if d["input"].get("revision"):
+        lines += [f"Hub revision `{md_cell(d['input']['revision'])}` (the dataset's commit read: "
+                  "`--revision` reads it again).", ""]
     if d["input"]["truncated"]:
         lines += [f"> **Row cap:** only the first {d['input']['row_cap']:,} records were read; the source has "
                   "more. Figures describe that prefix.", ""]
@@ -189,6 +200,10 @@ def markdown(result, threshold: float | None = None) -> str:
                   f"above their Jaccard's upper bound were verified in a seeded {e['sample_rate']:g} sample only. "
                   "Clusters, records in clusters and the largest cluster are exact; each estimated count "
                   "carries its 95% interval."]
+        if "template_pairs_not_counted" in e:
+            lines[-1] += (f" In template groups, {e['template_pairs_not_counted']:,} pairs were scored for the "
+                          f"cluster forest but not counted: their count comes from a seeded {e['template_row_rate']:g} "
+                          "sample of the groups' rows.")
     lines += ["", "## Threshold curve", "", "| threshold | pairs | clusters | per 1,000 records | jump |",
               "|---|---|---|---|---|"]
     for p in d["curve"]:

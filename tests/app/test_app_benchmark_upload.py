@@ -52,7 +52,7 @@ def upload(pg, elem_id: str, path: Path):
     clear = pg.locator(f"#{elem_id} button[aria-label='Clear']")
     if clear.count():
         clear.click()
-    pg.locator(f"#{elem_id} input[type=file]").set_input_files(str(path))
+    pg.locator(f"input[type=file]:has(+ #{elem_id})").set_input_files(str(path))
     expect(pg.locator(f"#{elem_id}")).to_contain_text(path.stem)     # (the page breaks the name at its suffix)
 
 

@@ -10,8 +10,8 @@ from urllib.parse import urlencode
 import pytest
 from playwright.sync_api import expect
 
-from browser_support import (TIMEOUT, dataset_box, new_page, open_app, open_tab, run_with_token,  # noqa: E402
-                             share_box, status, wait_audited)
+from browser_support import (TIMEOUT, dataset_box, new_page, open_app, open_form, open_tab,  # noqa: E402
+                             run_with_token, share_box, status, wait_audited)
 
 pytest_plugins = ["app_server", "browser_support"]
 pytestmark = pytest.mark.browser
@@ -43,7 +43,7 @@ def test_opens_on_an_audited_dataset_then_curve_pairs_and_download(page, app_url
     wait_audited(page, "7,473")
     open_tab(page, "Threshold curve")
     expect(page.locator("#curve-plot .js-plotly-plot")).to_be_visible()
-    expect(page.locator("#curve-plot")).to_contain_text("clusters per 1,000 records")
+    expect(page.locator("#curve-plot")).to_contain_text("rows dedup drops")
     expect(page.locator("#curve-plot")).to_contain_text("Jaccard threshold")
     expect(page.locator("#counts")).to_contain_text("1 near-duplicate pair ")
 
@@ -70,9 +70,9 @@ def test_opens_on_an_audited_dataset_then_curve_pairs_and_download(page, app_url
     open_tab(page, "Clusters")
     expect(page.locator("#clusters-info")).to_contain_text("1 cluster at Jaccard ≥ 0.7")
     page.locator("#clusters-table [data-testid='cell-0-0']").click()
-    expect(page.locator("#cluster-info")).to_contain_text("2 variant records")
-    expect(page.locator("#cluster-table")).to_contain_text("Josie received $50 as a gift")
-    expect(page.locator("#cluster-table")).to_contain_text("Amanda received $50 as a gift")
+    expect(page.locator("#cluster-view")).to_contain_text("2 variant records")
+    expect(page.locator("#cluster-view")).to_contain_text("Josie received $50 as a gift")
+    expect(page.locator("#cluster-view")).to_contain_text("Amanda received $50 as a gift")
 
     open_tab(page, "Downloads")
     with page.expect_download() as info:
@@ -118,7 +118,7 @@ def test_uploaded_file_with_markup_is_shown_as_text(page, app_url, tmp_path):
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
 
     open_app(page, app_url)
-    page.locator("#upload input[type=file]").set_input_files(str(path))
+    page.locator("input[type=file]:has(+ #upload)").set_input_files(str(path))
     expect(dataset_box(page)).to_have_value("upload:payload.jsonl")
     expect(status(page)).to_contain_text("Fields of")
     page.locator("#run").click()
@@ -166,6 +166,7 @@ def test_hub_dataset_load_fields_then_gated_audit_with_token(page, app_url):
     open_app(page, app_url)
     dataset = dataset_box(page)
     dataset.fill("acme/tiny")
+    open_form(page)                       # (folded after the opening audit)
     page.locator("#load-fields").click()
     expect(status(page)).to_contain_text("Fields of acme/tiny")
     expect(page.locator("#text input")).to_have_value("question")
@@ -186,6 +187,7 @@ def test_hub_dataset_load_fields_then_gated_audit_with_token(page, app_url):
     link = run_with_token(page, GATED_TOKEN, "12", "acme/gated")
     assert "acme%2Fgated" in link
     assert GATED_TOKEN not in link
+    open_form(page)
     page.locator("#token input").fill("")
     assert GATED_TOKEN not in page.content()
 
@@ -232,6 +234,7 @@ def test_leakage_and_contamination_with_downloads(page, app_url):
                                     f"answer alone is often chance) {text_leaks:,}")
     expect(page.locator("#contam-summary")).to_contain_text(f"share an n-gram with A (contaminated) {contaminated:,}")
 
+    open_tab(page, "Downloads")          # every file of the audit is there, with its row count
     with page.expect_download() as info:
         page.locator("#dl-clean").click()
     clean = [json.loads(line) for line in open(info.value.path(), encoding="utf-8") if line.strip()]

@@ -54,7 +54,7 @@ def test_conversation_upload_is_read_as_its_turns_and_shown_as_text(page, app_ur
     rows, n = conversations(shape)
     path = write_jsonl(tmp_path / f"chat_{shape}.jsonl", rows)
     open_app(page, app_url)
-    page.locator("#upload input[type=file]").set_input_files(str(path))
+    page.locator("input[type=file]:has(+ #upload)").set_input_files(str(path))
     expect(status(page)).to_contain_text("Fields of")
     expect(page.locator("#text input")).to_have_value(role)
     page.locator("#run").click()

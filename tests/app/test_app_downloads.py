@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 
 import ground_truth
 import real_data
-from browser_support import TIMEOUT, open_app, open_tab, upload_and_run
+from browser_support import TIMEOUT, open_app, open_form, open_tab, upload_and_run
 from definitions import contamination_reference, read_jsonl
 
 pytest_plugins = ["app_server", "browser_support"]
@@ -25,9 +25,16 @@ def questions(real_data):
 
 
 def download_named(pg, elem_id: str) -> tuple[Path, str]:
-    """(the file a download button gives, the name the browser is told to save it as)"""
+    """(the file a download button gives, the name the browser is told to save it as); the
+    Downloads tab is opened for it, and the tab that was open again after."""
+    back = None
+    if not pg.locator(f"#{elem_id}").is_visible():
+        back = pg.locator("#tabs [role='tab'][aria-selected='true']").first.inner_text().strip()
+        open_tab(pg, "Downloads")
     with pg.expect_download() as info:
         pg.locator(f"#{elem_id}").click()
+    if back:
+        open_tab(pg, back)
     return Path(info.value.path()), info.value.suggested_filename
 
 
@@ -143,12 +150,14 @@ def test_the_deduplicated_csv_keeps_one_record_per_cluster_as_written(page, app_
 
     open_app(page, app_url)
     upload_and_run(page, path, len(rows))
+    open_form(page)
     box = page.locator("#threshold input[type=number]")
     box.fill("0.5")
     box.press("Enter")
     expect(page.locator("#cards")).to_contain_text("≥ 0.5")
     open_tab(page, "Clusters")
     expect(page.locator("#clusters-info")).to_contain_text(f"{len(clusters)} clusters at Jaccard ≥ 0.5")
+    open_tab(page, "Downloads")
     page.locator("#dedup-run").click()
     expect(page.locator("#dedup-info")).to_contain_text(
         f"kept {len(kept):,} of {len(rows):,} records (one per cluster, rule first), dropped {len(dropped)}")

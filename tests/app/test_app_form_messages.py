@@ -96,6 +96,7 @@ def test_the_keep_rule_says_what_it_needs_and_follows_a_new_audit(page, app_url,
 
     page.get_by_label("longest").check()
     expect(page.locator("#clusters-info")).to_contain_text("Kept per cluster: longest")
+    open_tab(page, "Downloads")
     page.locator("#dedup-run").click()
     expect(page.locator("#dedup-info")).to_contain_text(f"kept {len(longest_kept):,} of {len(rows):,} records")
     assert [r["question"] for r in read_jsonl(download(page, "dl-dedup"))] == [r["question"] for r in longest_kept]
@@ -112,7 +113,7 @@ def test_no_text_field_says_where_to_pick_one_on_the_page(page, app_url, tmp_pat
     --text.") on the page."""
     path = write_jsonl(tmp_path / "numbers.jsonl", [{"a": 1}, {"a": 2}])
     open_app(page, app_url)
-    page.locator("#upload input[type=file]").set_input_files(str(path))
+    page.locator("input[type=file]:has(+ #upload)").set_input_files(str(path))
     expect(status(page)).to_contain_text("Fields of numbers.jsonl")
     page.locator("#run").click()
     expect(status(page)).to_contain_text("No text field given, and none could be guessed.")
@@ -132,7 +133,7 @@ def test_long_and_right_to_left_field_names_are_listed_short_and_visible(page, a
     share = sum(r[rtl_name] == largest for r in rows) / len(rows)
     path = write_jsonl(tmp_path / "names.jsonl", rows)
     open_app(page, app_url)
-    page.locator("#upload input[type=file]").set_input_files(str(path))
+    page.locator("input[type=file]:has(+ #upload)").set_input_files(str(path))
     expect(status(page)).to_contain_text("Fields of names.jsonl")
     page.locator("#group input").click()
     options = [o.inner_text() for o in page.locator("#group").get_by_role("option").all()]

@@ -16,7 +16,7 @@ from playwright.sync_api import expect
 
 import ground_truth
 import real_data
-from browser_support import (TIMEOUT, XSS, dataset_box, download, new_page, open_app, open_tab, read_jsonl,
+from browser_support import (TIMEOUT, XSS, dataset_box, download, new_page, open_app, open_form, open_tab, read_jsonl,
                              share_box, status, wait_audited, write_jsonl)
 
 pytest_plugins = ["app_server", "browser_support"]
@@ -40,13 +40,13 @@ def test_leakage_between_two_uploads_with_evidence_and_the_self_check(page, app_
     assert copied == 11
 
     open_app(page, app_url)
-    page.locator("#upload input[type=file]").set_input_files(str(a))
+    page.locator("input[type=file]:has(+ #upload)").set_input_files(str(a))
     expect(dataset_box(page)).to_have_value("upload:train_part.jsonl")
     expect(status(page)).to_contain_text("Fields of")
     page.locator("#run").click()
     wait_audited(page, "200", "train_part.jsonl")
     open_tab(page, "Leakage")
-    page.locator("#leak-upload input[type=file]").set_input_files(str(b))
+    page.locator("input[type=file]:has(+ #leak-upload)").set_input_files(str(b))
     page.locator("#leak-run").click()
     expect(page.locator("#leak-status")).to_contain_text("Checked leakage", timeout=TIMEOUT)
     summary = page.locator("#leak-summary")
@@ -55,6 +55,9 @@ def test_leakage_between_two_uploads_with_evidence_and_the_self_check(page, app_
     expect(summary).to_contain_text(f"repeat an A text exactly {copied} (")
     expect(summary).to_contain_text(f"repeat text AND answer of one A record (answerable from memory) {copied} (")
     evidence = page.locator("#leak-evidence")
+    expect(evidence).to_contain_text(f"Showing 1–10 of {copied} leaking B records")   # paged, with its total
+    evidence.get_by_role("button", name="next ›").first.click()        # the hostile record is the 11th
+    expect(evidence).to_contain_text(f"Showing 11–11 of {copied}")
     expect(evidence).to_contain_text(XSS.strip())                     # the record's markup, as text
     expect(evidence).to_contain_text("<b>42</b>")
     assert page.locator("#leak-evidence img, #leak-evidence b:text('42')").count() == 0
@@ -64,8 +67,8 @@ def test_leakage_between_two_uploads_with_evidence_and_the_self_check(page, app_
     assert_inert(page)
 
     # The same file as B is refused (no 100% figure on screen), unless the box is ticked.
-    page.locator("#leak-upload button[aria-label='Clear']").click()
-    page.locator("#leak-upload input[type=file]").set_input_files(str(a))
+    page.locator("input[type=file]:has(+ #leak-upload)").set_input_files(str(a))     # replaces B's file
+    expect(page.locator("#leak-upload")).to_contain_text("train_part.jsonl")
     page.locator("#leak-run").click()
     expect(page.locator("#leak-status")).to_contain_text("same", timeout=TIMEOUT)
     expect(page.locator("#leak-status")).to_have_class(re.compile(r"\berror\b"))
@@ -77,6 +80,7 @@ def test_leakage_between_two_uploads_with_evidence_and_the_self_check(page, app_
 
 def test_the_placeholder_pick_leaves_the_form_as_it_was(page, app_url):
     open_app(page, app_url)
+    open_form(page)
     page.locator("#example input").click()
     page.get_by_role("option", name="mbpp", exact=True).click()
     expect(dataset_box(page)).to_have_value("example:mbpp")
@@ -86,8 +90,8 @@ def test_the_placeholder_pick_leaves_the_form_as_it_was(page, app_url):
     time.sleep(1.5)
     expect(dataset_box(page)).to_have_value("example:mbpp")
     expect(status(page)).to_contain_text("Fields of example:mbpp")
-    assert page.locator("#inputs").get_by_text("Error", exact=True).count() == 0
-    assert page.locator("#inputs .error, #status.error").count() == 0
+    assert page.locator("#form").get_by_text("Error", exact=True).count() == 0
+    assert page.locator("#form .error, #status.error").count() == 0
 
 
 def test_pairs_review_with_the_keyboard_marks_and_one_threshold(page, app_url):
@@ -132,6 +136,7 @@ def test_pairs_review_with_the_keyboard_marks_and_one_threshold(page, app_url):
     box.fill("0.6")
     box.press("Enter")
     expect(counts).to_contain_text(f"At Jaccard ≥ 0.6: {ref.pair_count(0.6)} near-duplicate")
+    open_form(page)
     expect(page.locator("#threshold input[type=number]")).to_have_value("0.6")
     page.wait_for_function("location.search.includes('threshold=0.6')")
     open_tab(page, "Overview")
@@ -147,6 +152,7 @@ def test_deduplicated_download_keeps_one_unchanged_record_per_cluster(page, app_
     open_tab(page, "Clusters")
     expect(page.locator("#clusters-info")).to_contain_text(f"{len(clusters)} clusters at Jaccard ≥ 0.4")
     page.locator("#keep-rule").get_by_text("first", exact=True).click()
+    open_tab(page, "Downloads")
     page.locator("#dedup-run").click()
     expect(page.locator("#dedup-info")).to_contain_text("Deduplicated file", timeout=TIMEOUT)
     kept = read_jsonl(download(page, "dl-dedup"))
@@ -188,7 +194,7 @@ def test_contamination_evidence_highlights_the_shared_span_as_text(page, app_url
     rows[5]["answer"] = "Worked from: " + test[12]["question"]     # found once the answer field is searched too
     path = write_jsonl(tmp_path / "corpus.jsonl", rows)
     open_app(page, app_url)
-    page.locator("#upload input[type=file]").set_input_files(str(path))
+    page.locator("input[type=file]:has(+ #upload)").set_input_files(str(path))
     expect(status(page)).to_contain_text("Fields of")
     page.locator("#run").click()
     wait_audited(page, "7", "corpus.jsonl")

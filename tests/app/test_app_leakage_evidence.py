@@ -39,7 +39,7 @@ def upload(pg, elem_id: str, path: Path):
     clear = pg.locator(f"#{elem_id} button[aria-label='Clear']")
     if clear.count():
         clear.click()
-    pg.locator(f"#{elem_id} input[type=file]").set_input_files(str(path))
+    pg.locator(f"input[type=file]:has(+ #{elem_id})").set_input_files(str(path))
 
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -84,7 +84,8 @@ def leak_journey(pg, app_url, folder: Path, name: str, a_rows, b_rows) -> int:
 
 def check_b(pg, path: Path):
     open_tab(pg, "Leakage")
-    pg.locator("#leak-upload input[type=file]").set_input_files(str(path))
+    pg.locator("input[type=file]:has(+ #leak-upload)").set_input_files(str(path))
+    expect(pg.locator("#leak-upload")).to_contain_text(path.name)      # kept by the server: B's slot names it
     pg.locator("#leak-run").click()
     expect(pg.locator("#leak-status")).to_contain_text("Checked leakage", timeout=TIMEOUT)
 
@@ -193,7 +194,10 @@ def test_planted_copies_figures_agree_with_evidence_and_clean_split(page, app_ur
     n = leak_journey(page, app_url, tmp_path, "gsm", a_rows, b_rows)
     assert summary_row(page, "leak in any of these ways") == share(len(any_leak), n)
     assert summary_row(page, "repeat an A text, exactly or nearly") == share(len(text_leak), n)
-    expect(page.locator("#leak-summary strong", has_text=share(len(text_leak), n))).to_be_visible()
+    # the row Clean B split acts on stands out (its label in bold), with its count
+    label = page.locator("th b", has_text="repeat an A text, exactly or nearly")
+    emphasised = page.locator("#leak-summary tr", has=label)
+    expect(emphasised.locator("td")).to_have_text(share(len(text_leak), n))
     header, ev = read_evidence(download(page, "dl-evidence"))
     assert header == LEAK_COLUMNS
     assert sorted(int(r["b_row"]) for r in ev) == sorted(any_leak)

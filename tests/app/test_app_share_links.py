@@ -14,8 +14,8 @@ from playwright.sync_api import expect
 
 import ground_truth
 import real_data
-from browser_support import (TIMEOUT, TRAP, download, new_page, share_box, wait_audited, write_jsonl,
-                             dataset_box, status)
+from browser_support import (TIMEOUT, TRAP, dataset_box, download, new_page, open_form, share_box, status,
+                             wait_audited, write_jsonl)
 
 pytest_plugins = ["app_server", "browser_support"]
 REPO = "acme/r5share"
@@ -58,7 +58,7 @@ def upload(pg, elem_id: str, path: Path):
     clear = pg.locator(f"#{elem_id} button[aria-label='Clear']")
     if clear.count():
         clear.click()
-    pg.locator(f"#{elem_id} input[type=file]").set_input_files(str(path))
+    pg.locator(f"input[type=file]:has(+ #{elem_id})").set_input_files(str(path))
     expect(pg.locator(f"#{elem_id}")).to_contain_text(path.stem)     # (the page breaks the name at its suffix)
 
 
@@ -126,6 +126,7 @@ def test_a_link_carrying_b_and_the_benchmark_reproduces_both_views(browser, app_
         contam_csv = Path(download(pg, "dl-contam")).read_text(encoding="utf-8")
         assert {int(r["benchmark_row"]) for r in csv_rows(download(pg, "dl-contam"))} == contaminated
         # The page's threshold moves on after the check: B stays compared at 0.7, and the link says so.
+        open_form(pg)
         number = pg.locator("#threshold input[type=number]")
         number.fill("0.8")
         number.press("Enter")
@@ -157,6 +158,7 @@ def test_a_link_carrying_b_and_the_benchmark_reproduces_both_views(browser, app_
         expect(box(pg2, "leak-dataset")).to_have_value(REPO)
         expect(box(pg2, "ngram")).to_have_value("13")
         expect(pg2.locator("#benchmark input")).to_have_value("gsm8k")
+        open_form(pg2)
         expect(pg2.locator("#threshold input[type=number]")).to_have_value("0.8")
         assert query(share_box(pg2).input_value()) == q
         assert pg.evaluate("window.__xss_hits.slice()") == [] and pg2.evaluate("window.__xss_hits.slice()") == []
@@ -167,8 +169,11 @@ def test_a_link_carrying_b_and_the_benchmark_reproduces_both_views(browser, app_
 
 
 @pytest.mark.browser
-def test_a_link_names_uploaded_sides_and_checks_nothing_in_their_place(browser, app_url, shared, tmp_path):
-    """From the round-5 review of share links and benchmark uploads."""
+def test_a_link_carries_uploaded_sides_and_checks_nothing_in_their_place_once_gone(browser, app_url, shared,
+                                                                                  tmp_path):
+    """Uploaded files travel in a link by their id in the upload store (issue 29): a colleague's page
+    checks the same B and benchmark files; a link whose id this server does not keep says so and
+    checks nothing in their place (A's own test split was B's default)."""
     b_rows = shared["b"][:30]
     b_path = write_jsonl(tmp_path / "my_b.jsonl", b_rows)
     he = real_data.rows("humaneval/HumanEval.jsonl")[:10]
@@ -180,7 +185,7 @@ def test_a_link_names_uploaded_sides_and_checks_nothing_in_their_place(browser, 
         wait_audited(pg, f"{len(shared['a']):,}", REPO)
         pg.get_by_role("tab", name="Leakage", exact=True).click()
         upload(pg, "leak-upload", b_path)
-        expect(box(pg, "leak-dataset")).to_have_value("")
+        expect(box(pg, "leak-dataset")).to_have_value("upload:my_b.jsonl")
         upload(pg, "bench-upload", bench_path)
         check(pg)
         expect(pg.locator("#leak-status")).to_contain_text("Checked leakage and contamination")
@@ -190,25 +195,32 @@ def test_a_link_names_uploaded_sides_and_checks_nothing_in_their_place(browser, 
         link = share_box(pg).input_value()
         q = query(link)
         assert q["b"] == "upload:my_b.jsonl" and q["bench"] == "upload:my bench.jsonl"
+        assert re.fullmatch(r"[0-9a-f]{32}", q["b_upload"]) and re.fullmatch(r"[0-9a-f]{32}", q["bench_upload"])
         assert "b_split" not in q and "gradio" not in link and str(tmp_path) not in link
+        before = {"leak": pg.locator("#leak-summary").inner_text(), "contam": pg.locator("#contam-summary").inner_text()}
 
         ctx2, pg2 = new_page(browser, app_url, init_script=TRAP)
         pg2.goto(link)
         wait_audited(pg2, f"{len(shared['a']):,}", REPO)
+        expect(pg2.locator("#leak-status")).to_contain_text("Checked leakage and contamination", timeout=TIMEOUT)
+        assert pg2.locator("#leak-summary").inner_text() == before["leak"]
+        assert pg2.locator("#contam-summary").inner_text() == before["contam"]
+        expect(box(pg2, "leak-dataset")).to_have_value("upload:my_b.jsonl")
+        assert query(share_box(pg2).input_value()) == q
+
+        # An id this server does not keep (changed by hand): said, and nothing checked in its place.
+        gone = link.replace(q["b_upload"], "0" * 32).replace(q["bench_upload"], "f" * 32)
+        pg2.goto(gone)
+        wait_audited(pg2, f"{len(shared['a']):,}", REPO)
         expect(pg2.locator("#status")).to_contain_text(
-            "This link's B and contamination benchmark were uploaded files, which cannot travel in a link")
+            "This link's B and contamination benchmark were uploaded files that this server no longer keeps")
         status = pg2.locator("#leak-status")
-        expect(status).to_contain_text("This link's B was an uploaded file (my_b.jsonl)")
-        expect(status).to_contain_text("This link's contamination benchmark was an uploaded file (my bench.jsonl)")
-        expect(status).to_contain_text("files cannot travel in a link")
-        # nothing checked in their place (A's own test split was B's default)
+        expect(status).to_contain_text("This link's B was an uploaded file (my_b.jsonl) that cannot be opened")
+        expect(status).to_contain_text("not on this server")
         expect(pg2.locator("#leak-summary")).to_have_text("")
         expect(pg2.locator("#contam-summary")).to_have_text("")
-        expect(box(pg2, "leak-dataset")).to_have_value("upload:my_b.jsonl")
-        assert query(share_box(pg2).input_value())["b"] == "upload:my_b.jsonl"
-        check(pg2, "Could not")
-        expect(status).to_contain_text("No file in B's upload slot")
-        expect(pg2.locator("#leak-summary")).to_have_text("")
+        expect(box(pg2, "leak-dataset")).to_have_value("")
+        assert "b_upload" not in query(share_box(pg2).input_value())
     finally:
         ctx.close()
         if ctx2 is not None:

@@ -33,7 +33,7 @@ def upload(pg, elem_id: str, path: Path):
     clear = pg.locator(f"#{elem_id} button[aria-label='Clear']")
     if clear.count():
         clear.click()
-    pg.locator(f"#{elem_id} input[type=file]").set_input_files(str(path))
+    pg.locator(f"input[type=file]:has(+ #{elem_id})").set_input_files(str(path))
 
 
 def pick(pg, elem_id: str, option: str):

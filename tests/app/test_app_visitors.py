@@ -13,14 +13,15 @@ from playwright.sync_api import expect
 
 import ground_truth
 import real_data
-from browser_support import (TRAP, XSS, download, new_page, open_app, open_tab, read_jsonl, share_box,
-                             status, wait_audited, write_jsonl)
+from browser_support import (TRAP, XSS, download, new_page, open_app, open_form, open_tab, read_jsonl,
+                             share_box, status, wait_audited, write_jsonl)
 
 pytest_plugins = ["app_server", "browser_support"]
 pytestmark = pytest.mark.browser
 
 
 def set_threshold(pg, value: str):
+    open_form(pg)                 # (the threshold sits with the fields, folded after a run)
     box = pg.locator("#threshold input[type=number]")
     box.fill(value)
     box.press("Enter")
@@ -51,6 +52,7 @@ def test_a_share_link_reopens_the_same_audit_on_the_same_tab_in_a_fresh_browser(
         expect(fresh.locator("#clusters-info")).to_have_text(caption)
         assert fresh.locator("#cards").inner_text() == cards
         assert share_box(fresh).input_value() == link
+        open_form(fresh)
         for key, value in (("text", "question"), ("answer", "answer")):
             assert f"&{key}={value}&" in link
             assert fresh.locator(f"#{key} input").first.input_value() == value
@@ -66,7 +68,7 @@ def test_a_share_link_reopens_the_same_audit_on_the_same_tab_in_a_fresh_browser(
 
         # Hostile or invalid values: a specific message (or the value ignored), never markup.
         base = {"dataset": "example:gsm8k", "config": "main", "split": "train"}
-        for extra, message in (({"threshold": "7"}, "Threshold 7 is outside [0.3, 1]"),
+        for extra, message in (({"threshold": "7"}, "Threshold 7 is outside (0, 1]"),
                                ({"text": "no_such_field"}, "The text field 'no_such_field' is in no record"),
                                ({"group": XSS}, "is in no record"),
                                ({"tab": XSS, "threshold": "0.6"}, "Audited example:gsm8k")):
@@ -102,7 +104,7 @@ def test_two_visitors_at_once_see_only_their_own_data_and_downloads(browser, app
             open_app(pages[name][1], app_url)
         for name, (path, _, _) in sides.items():
             pg = pages[name][1]
-            pg.locator("#upload input[type=file]").set_input_files(str(path))
+            pg.locator("input[type=file]:has(+ #upload)").set_input_files(str(path))
             expect(status(pg)).to_contain_text("Fields of data.jsonl")
         for name in sides:                         # both audits in flight together
             pages[name][1].locator("#run").click()
@@ -115,6 +117,7 @@ def test_two_visitors_at_once_see_only_their_own_data_and_downloads(browser, app
             summary = json.loads(Path(download(pg, "dl-summary")).read_text(encoding="utf-8"))
             assert summary["input"]["records"] == len(rows)
             open_tab(pg, "Clusters")
+            open_tab(pg, "Downloads")
             pg.locator("#dedup-run").click()
             expect(pg.locator("#dedup-info")).to_contain_text("Deduplicated file")
             # this visitor's rows only, the first of each cluster (ground truth at 0.7)

@@ -239,7 +239,7 @@ def test_app_api_never_lends_the_servers_token(hosted, hosted_client):
 
 @pytest.mark.browser
 def test_app_page_uses_only_the_typed_token(browser, hosted):
-    from browser_support import TIMEOUT, dataset_box, new_page, open_app, open_tab, status, wait_audited
+    from browser_support import TIMEOUT, dataset_box, new_page, open_app, open_form, open_tab, status, wait_audited
     from playwright.sync_api import expect
 
     url = hosted.url
@@ -250,6 +250,7 @@ def test_app_page_uses_only_the_typed_token(browser, hosted):
         # Load fields of a public set, no token typed: no Authorization at all.
         hosted.hub.authorizations.clear()
         box.fill("acme/tiny")
+        open_form(page)                   # (the fields fold away after the opening audit)
         page.locator("#load-fields").click()
         expect(status(page)).to_contain_text("Fields of acme/tiny")
         assert sent(hosted) and set(sent(hosted)) == NONE
@@ -275,6 +276,7 @@ def test_app_page_uses_only_the_typed_token(browser, hosted):
 
         # Token cleared: the gated set the server's own token could open is refused, nothing sent.
         hosted.hub.authorizations.clear()
+        open_form(page)
         page.locator("#token input").fill("")
         open_tab(page, "Overview")
         box.fill("acme/gated")

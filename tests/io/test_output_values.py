@@ -103,8 +103,8 @@ def test_the_evidence_csv_holds_no_nul_byte_and_reads_back(tmp_path, run_cli):
 
 def test_evidence_with_a_lone_surrogate_is_written_by_the_cli_and_the_app(gsm, run_cli, tmp_path):
     """From the review of several fields, conversations, the leak gate and evidence: A leaked text holding a
-    lone surrogate (valid JSON: "\\ud800"): summary.json and REPORT.md
-    write it as its escape (report.printable); evidence.csv must too, the same bytes from
+    lone surrogate (valid JSON: "\\ud800"): summary.json writes it as its escape (report.printable);
+    evidence.csv shows it as its code point, as every hidden character (hidden.visible), the same bytes from
     `--evidence`, from --out-dir and from the app, instead of a UnicodeEncodeError (a traceback
     from the CLI; the app's whole leak check fails with "Something went wrong")."""
     train, test = gsm
@@ -120,7 +120,7 @@ def test_evidence_with_a_lone_surrogate_is_written_by_the_cli_and_the_app(gsm, r
     assert written == (tmp_path / "out" / "evidence.csv").read_bytes()
     rows = list(csv.DictReader(io.StringIO(written.decode("utf-8"), newline="")))
     (row,) = [r for r in rows if r["b_row"] == "7"]
-    assert row["b_text"] == row["a_text"] == a[5]["question"].replace("\ud800", "\\ud800")
+    assert row["b_text"] == row["a_text"] == a[5]["question"].replace("\ud800", "⟨U+D800⟩")
     from ui import handlers
     view = handlers.run("upload:a.jsonl", "", "", "", "", "", [], 0.7, None, str(tmp_path / "a.jsonl"), None,
                         "upload:a.jsonl", "http://space.example/")

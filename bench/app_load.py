@@ -1,0 +1,217 @@
+#!/usr/bin/env python
+"""The Space under load: 50 visitors at once through gradio_client (and one browser page), loopback
+only, the app served exactly as app.py serves it.
+
+    python bench/app_load.py                  # 50 visitors, 4 requests each, prints a markdown table
+    python bench/app_load.py --visitors 20
+
+Each visitor (a thread with its own gradio_client) makes requests drawn, with a fixed seed, from:
+
+- page load: GET / and /config, what a browser fetches first;
+- cached audit: /audit_json of a bundled set the server has audited (answered from the cache);
+- failing hub id: /audit_json of a dataset the Hub refuses (HF_ENDPOINT points at a closed port);
+- leak check: /leak_json of a GSM8K split against another (a few seconds of work);
+- upload audit: /dedup_file of an uploaded 5-20 MB JSONL file (a fresh audit and a copy written);
+- dedup download: /dedup_file of a bundled set (its audit cached, the copy written).
+
+Meanwhile one headless Chromium page changes the threshold on the curve tab (a cheap page event)
+and waits for the counts to show it. The table gives p50 / p95 / max seconds per kind, how many
+answered, how many the server refused (and why), and the server's peak memory (VmHWM of its
+process). All visitors come from 127.0.0.1, one address, so the per-visitor limit is raised for the
+run (AUDITOR_JOBS_PER_VISITOR); the work slots, the line's bound and every other setting are the
+defaults. Say the load average beside the numbers.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))
+from app_latency import CHROMIUM, ARGS, free_port, start_app  # noqa: E402
+
+KINDS = ("page load", "cached audit", "failing hub id", "leak check", "upload audit", "dedup download",
+         "threshold change (browser)")
+MIX = ("page load", "page load", "cached audit", "cached audit", "failing hub id", "leak check", "upload audit",
+       "dedup download")
+
+
+def make_uploads(folder: Path, count: int, seed: int) -> list[Path]:
+    """JSONL files of 5 to 20 MB: GSM8K train questions, shuffled and numbered so every file differs."""
+    sys.path.insert(0, str(REPO))
+    import auditor
+    rows = auditor.load("example:gsm8k", "main", "train").rows
+    rng = random.Random(seed)
+    paths = []
+    for k in range(count):
+        target = rng.randint(5, 20) * 1024 * 1024
+        path = folder / f"upload_{k}.jsonl"
+        size = 0
+        with open(path, "w", encoding="utf-8") as fh:
+            i = 0
+            while size < target:
+                r = rows[rng.randrange(len(rows))]
+                line = json.dumps({"question": f"{r['question']} (variant {k}-{i})", "answer": r["answer"]}) + "\n"
+                fh.write(line)
+                size += len(line.encode())
+                i += 1
+        paths.append(path)
+    return paths
+
+
+def request(client, url: str, kind: str, upload: Path | None):
+    from gradio_client import handle_file
+    if kind == "page load":
+        for part in ("/", "/config"):
+            with urllib.request.urlopen(url + part, timeout=600) as resp:
+                resp.read()
+    elif kind == "cached audit":
+        client.predict("example:gsm8k", "main", "train", "", "", "", 0.7, api_name="/audit_json")
+    elif kind == "failing hub id":
+        try:
+            client.predict("nobody/not-a-dataset", "", "", "", "", "", 0.7, api_name="/audit_json")
+        except Exception as exc:  # noqa: BLE001 - the expected answer is an error
+            if "Hub" not in str(exc) and "failed" not in str(exc):
+                raise
+    elif kind == "leak check":
+        client.predict("example:gsm8k", "main", "train", None, "example:gsm8k", "socratic", "test", None, "", "",
+                       0.7, api_name="/leak_json")
+    elif kind == "upload audit":
+        client.predict("", "", "", handle_file(str(upload)), "", "", 0.7, "first", api_name="/dedup_file")
+    elif kind == "dedup download":
+        client.predict("example:mbpp", "full", "train", None, "", "", 0.7, "first", api_name="/dedup_file")
+
+
+def peak_memory(pid: int, stop: threading.Event, out: dict) -> None:
+    while not stop.wait(0.2):
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith(("VmHWM:", "VmRSS:")):
+                    key, value = line.split(":")
+                    out[key] = max(out.get(key, 0), int(value.split()[0]))
+        except OSError:
+            return
+
+
+def browser_thresholds(url: str, stop: threading.Event, times: list, errors: list) -> None:
+    from playwright.sync_api import sync_playwright
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            page = browser.new_page(viewport={"width": 1360, "height": 1000})
+            page.set_default_timeout(600_000)
+            page.goto(url + "/?dataset=example%3Agsm8k&config=main&split=train&tab=curve")
+            page.wait_for_function("document.querySelector('#status').innerText.includes('7,473')")
+            k = 0
+            while not stop.is_set():
+                value = (0.55, 0.65, 0.75, 0.6)[k % 4]
+                box = page.locator("#curve-threshold input[type=number]")
+                started = time.perf_counter()
+                box.fill(str(value))
+                box.press("Enter")
+                page.wait_for_function(
+                    "(v) => document.querySelector('#counts').innerText.includes('At Jaccard ≥ ' + v + ':')",
+                    arg=f"{value:g}", polling="raf")
+                times.append(time.perf_counter() - started)
+                k += 1
+                time.sleep(0.5)
+            browser.close()
+    except Exception as exc:  # noqa: BLE001 - reported, not raised
+        errors.append(repr(exc))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--visitors", type=int, default=50)
+    ap.add_argument("--requests", type=int, default=4, help="requests per visitor")
+    ap.add_argument("--seed", type=int, default=7)
+    args = ap.parse_args()
+    from gradio_client import Client
+    with tempfile.TemporaryDirectory(prefix="app-load-") as tmp:
+        tmp = Path(tmp)
+        uploads = make_uploads(tmp, 6, args.seed)
+        closed = free_port()                        # nothing listens there: every hub id fails at once
+        proc, url = start_app(tmp, {"AUDITOR_JOBS_PER_VISITOR": str(args.visitors * args.requests),
+                                    "HF_HUB_OFFLINE": "0", "HF_ENDPOINT": f"http://127.0.0.1:{closed}",
+                                    "AUDITOR_HUB_TIMEOUT": "5"})
+        memory: dict = {}
+        stop = threading.Event()
+        watcher = threading.Thread(target=peak_memory, args=(proc.pid, stop, memory), daemon=True)
+        watcher.start()
+        results = {k: [] for k in KINDS}
+        refused: dict = {}
+        failed: dict = {}
+        lock = threading.Lock()
+        try:
+            Client(url, verbose=False).predict("example:gsm8k", "main", "train", "", "", "", 0.7,
+                                               api_name="/audit_json")          # the cached audit, cached
+            load = os.getloadavg()[0]
+            rng = random.Random(args.seed)
+            plans = [[rng.choice(MIX) for _ in range(args.requests)] for _ in range(args.visitors)]
+            browser_times, browser_errors = [], []
+            browser = threading.Thread(target=browser_thresholds, args=(url, stop, browser_times, browser_errors),
+                                       daemon=True)
+            browser.start()
+            time.sleep(8)                            # the page is open before the crowd arrives
+            start_gate = threading.Barrier(args.visitors)
+
+            def visitor(k: int) -> None:
+                client = Client(url, verbose=False)
+                start_gate.wait()
+                for n, kind in enumerate(plans[k]):
+                    started = time.perf_counter()
+                    try:
+                        request(client, url, kind, uploads[(k + n) % len(uploads)])
+                        with lock:
+                            results[kind].append(time.perf_counter() - started)
+                    except Exception as exc:  # noqa: BLE001 - counted, not raised
+                        text = str(exc)
+                        with lock:
+                            bucket = refused if "busy" in text or "You already have" in text else failed
+                            bucket.setdefault(kind, []).append(text[:200])
+
+            started_all = time.perf_counter()
+            threads = [threading.Thread(target=visitor, args=(k,)) for k in range(args.visitors)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            wall = time.perf_counter() - started_all
+            stop.set()
+            browser.join(120)
+            results["threshold change (browser)"] = browser_times
+        finally:
+            stop.set()
+            proc.terminate()
+            proc.wait(timeout=30)
+    print(f"Space under load: {args.visitors} visitors x {args.requests} requests (seed {args.seed}), gradio_client "
+          f"on loopback, one browser page changing the threshold; {os.cpu_count()} cores, load average {load:.1f} "
+          f"at start; {wall:.0f} s in all.\n")
+    print("| request | answered | refused (busy) | failed | p50 s | p95 s | max s |")
+    print("|---|---|---|---|---|---|---|")
+    for kind in KINDS:
+        t = sorted(results[kind])
+        if t:
+            p95 = t[min(len(t) - 1, int(round(0.95 * (len(t) - 1))))]
+            stats = f"{statistics.median(t):.2f} | {p95:.2f} | {t[-1]:.2f}"
+        else:
+            stats = "– | – | –"
+        print(f"| {kind} | {len(t)} | {len(refused.get(kind, []))} | {len(failed.get(kind, []))} | {stats} |")
+    print(f"\nServer peak memory (VmHWM): {memory.get('VmHWM', 0) / 1024 ** 2:.2f} GB.")
+    for kind, texts in list(failed.items()) + list(refused.items()):
+        print(f"- {kind}: {texts[0]}")
+    if browser_errors:
+        print(f"- browser: {browser_errors[0]}")
+
+
+if __name__ == "__main__":
+    main()

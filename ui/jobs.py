@@ -1,0 +1,180 @@
+"""Expensive work (a fresh audit, a leakage or contamination check, a paraphrase search, a
+deduplicated file) runs in a few slots; everything cheap (a cached result, a page load, a new
+threshold, paging) never waits for them.
+
+Gradio runs every event at once (its own queue is not the bottleneck); an event that has to compute
+takes a slot here first. While it waits, its visitor sees their place and an estimate (the
+progress line); a visitor may cancel a job, waiting or running; one visitor cannot hold more than
+``PER_VISITOR`` jobs, and at most ``MAX_WAITING`` jobs wait at once (later ones are told to come
+back, with the expected wait), so waiting jobs never take every thread of the server.
+
+A running job stops at its next progress step once cancelled: ``check`` raises ``JobCancelled``, a
+BaseException, so no ``except Exception`` on the way swallows it.
+"""
+from __future__ import annotations
+
+import heapq
+import itertools
+import os
+import sys
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from auditor import AuditorError
+from auditor.env import env_int
+
+SLOTS = env_int("AUDITOR_JOB_SLOTS", 2, 1, 64)                 # jobs computing at once (the free Space: 2 vCPU)
+PER_VISITOR = env_int("AUDITOR_JOBS_PER_VISITOR", 4, 1, sys.maxsize)   # running + waiting, per visitor
+MAX_WAITING = env_int("AUDITOR_MAX_WAITING", 64, 1, sys.maxsize)
+# First guesses of how long each kind of job takes (seconds); then a moving average of the measured.
+GUESS = {"audit": 8.0, "leakage": 10.0, "contamination": 10.0, "paraphrases": 40.0, "dedup": 5.0}
+POLL = 0.5
+
+
+class JobCancelled(BaseException):
+    """Raised inside a job its visitor cancelled (a BaseException: handlers' ``except Exception``
+    must not turn it into an error message)."""
+
+
+@dataclass(eq=False)
+class Job:
+    kind: str
+    visitor: str           # who may hold at most PER_VISITOR jobs (an address)
+    session: str           # the page that may cancel it
+    queued: float = field(default_factory=time.monotonic)
+    started: float | None = None
+    cancelled: bool = False
+    number: int = 0
+
+
+def ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+class Jobs:
+    def __init__(self, slots: int = SLOTS, per_visitor: int = PER_VISITOR, max_waiting: int = MAX_WAITING):
+        self.slots, self.per_visitor, self.max_waiting = slots, per_visitor, max_waiting
+        self._cond = threading.Condition()
+        self.running: list[Job] = []
+        self.waiting: list[Job] = []
+        self.estimates = dict(GUESS)
+        self._numbers = itertools.count(1)
+        self.peak_waiting = 0
+
+    # ------------------------------------------------------------------ admission
+
+    def _admit(self, kind: str, visitor: str, session: str) -> Job:
+        with self._cond:
+            held = sum(j.visitor == visitor for j in self.running + self.waiting)
+            if held >= self.per_visitor:
+                raise AuditorError("busy", f"You already have {held} jobs running or waiting on this server (at most "
+                                   f"{self.per_visitor} per visitor).", "Wait for one to finish, or cancel it.")
+            if len(self.waiting) >= self.max_waiting:
+                wait = self._start_in(len(self.waiting))
+                raise AuditorError("busy", f"The server is busy: {len(self.waiting)} jobs are waiting for "
+                                   f"{self.slots} workers.", f"Try again in about {wait:,.0f} s; cached results "
+                                   "(the bundled examples, anything audited recently) still answer at once.")
+            job = Job(kind, visitor, session, number=next(self._numbers))
+            self.waiting.append(job)
+            self.peak_waiting = max(self.peak_waiting, len(self.waiting))
+            return job
+
+    def _start_in(self, ahead: int) -> float:
+        """Seconds until a job with ``ahead`` waiting jobs before it gets a slot (estimated)."""
+        now = time.monotonic()
+        free = [max(self.estimates.get(j.kind, 10.0) - (now - j.started), 1.0) for j in self.running]
+        free += [0.0] * (self.slots - len(free))
+        heapq.heapify(free)
+        for j in self.waiting[:ahead]:
+            heapq.heappush(free, heapq.heappop(free) + self.estimates.get(j.kind, 10.0))
+        return free[0]
+
+    def position(self, job: Job) -> tuple[int, float]:
+        """(jobs waiting ahead of ``job``, estimated seconds until it starts)."""
+        with self._cond:
+            ahead = self.waiting.index(job) if job in self.waiting else 0
+            return ahead, self._start_in(ahead)
+
+    # ------------------------------------------------------------------ running
+
+    @contextmanager
+    def slot(self, kind: str, visitor: str = "", session: str = "", progress=None):
+        """Hold a slot for the body (waiting for one first, with the place and estimate reported
+        through ``progress(fraction, text)``); the Job is given to the body for ``check``."""
+        job = self._admit(kind, visitor or "?", session or "?")
+        done = False
+        try:
+            self._wait(job, progress)
+            yield job
+            done = True
+        finally:
+            with self._cond:
+                if job in self.waiting:
+                    self.waiting.remove(job)
+                if job in self.running:
+                    self.running.remove(job)
+                    if done:
+                        took = time.monotonic() - job.started
+                        self.estimates[kind] = 0.7 * self.estimates.get(kind, took) + 0.3 * took
+                self._cond.notify_all()
+
+    def _wait(self, job: Job, progress) -> None:
+        with self._cond:
+            while True:
+                if job.cancelled:
+                    raise JobCancelled()
+                if len(self.running) < self.slots and self.waiting and self.waiting[0] is job:
+                    self.waiting.remove(job)
+                    job.started = time.monotonic()
+                    self.running.append(job)
+                    self._cond.notify_all()
+                    return
+                ahead = self.waiting.index(job)
+                eta = self._start_in(ahead)
+                if progress is not None:
+                    self._cond.release()
+                    try:
+                        progress(0.0, f"Waiting for a free worker: {ordinal(ahead + 1)} in line "
+                                      f"({len(self.running)} running), about {eta:,.0f} s")
+                    finally:
+                        self._cond.acquire()
+                self._cond.wait(POLL)
+
+    def check(self, session: str) -> None:
+        """Raise JobCancelled when a job of the page ``session`` was cancelled (called at each
+        progress step of its work)."""
+        with self._cond:
+            if any(j.cancelled and j.session == session for j in self.running + self.waiting):
+                raise JobCancelled()
+
+    def cancel(self, session: str) -> int:
+        """Cancel every job of the page ``session``; returns how many there were."""
+        with self._cond:
+            mine = [j for j in self.running + self.waiting if j.session == session and not j.cancelled]
+            for j in mine:
+                j.cancelled = True
+            self._cond.notify_all()
+            return len(mine)
+
+    def busy(self) -> dict:
+        with self._cond:
+            return {"running": len(self.running), "waiting": len(self.waiting), "slots": self.slots}
+
+
+def visitor_of(request) -> tuple[str, str]:
+    """(visitor, session) of a Gradio request: the caller's address (behind a Space's proxy, the
+    first address of X-Forwarded-For, which the proxy sets; AUDITOR_TRUST_PROXY=1 elsewhere) and
+    the page's session."""
+    try:
+        host = request.client.host or "?"
+        forwarded = request.headers.get("x-forwarded-for") or ""
+    except AttributeError:
+        return "?", "?"
+    if forwarded and (os.environ.get("SPACE_ID") or os.environ.get("AUDITOR_TRUST_PROXY") == "1"):
+        host = forwarded.split(",")[0].strip() or host
+    return host, str(getattr(request, "session_hash", None) or "?")
+
+
+JOBS = Jobs()
