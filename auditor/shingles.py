@@ -400,15 +400,16 @@ def set_sizes(matrix: sp.csr_matrix) -> np.ndarray:
     return np.diff(matrix.indptr).astype(np.int64)
 
 
-ROW_SUM_CHUNK = 1 << 20     # matrix entries gathered at a time by ``row_sums``
+ROW_SUM_CHUNK = 1 << 20     # matrix entries hashed at a time by ``row_hash_sums``
 
 
-def row_sums(matrix: sp.csr_matrix, values: np.ndarray, where: np.ndarray | None = None) -> np.ndarray:
-    """Per row of a CSR matrix, the sum of ``values[column]`` over its entries (only those where
-    ``where``, a mask over the entries, holds), in ``values``' dtype (unsigned sums wrap). Rows a
-    few at a time, so no per-entry array of ``values``' width is made."""
+def row_hash_sums(matrix: sp.csr_matrix, seed: int, where: np.ndarray | None = None) -> np.ndarray:
+    """Per row of a CSR matrix, the sum modulo 2^64 of a 64-bit hash of each entry's column
+    (SplitMix64 of column + seed; only the entries where ``where``, a mask over them, holds): an
+    order-free hash of the row's set. The hashes are made for a few rows at a time, so neither a
+    per-column table of weights nor a per-entry array of them is held."""
     n = matrix.shape[0]
-    out = np.zeros(n, dtype=values.dtype)
+    out = np.zeros(n, dtype=np.uint64)
     indptr = matrix.indptr
     lo = 0
     with np.errstate(over="ignore"):
@@ -417,13 +418,26 @@ def row_sums(matrix: sp.csr_matrix, values: np.ndarray, where: np.ndarray | None
             hi = min(hi, n)
             start, stop = int(indptr[lo]), int(indptr[hi])
             if stop > start:
-                gathered = values[matrix.indices[start:stop]]
+                hashed = splitmix64(matrix.indices[start:stop], seed)
                 if where is not None:
-                    gathered[~where[start:stop]] = 0
+                    hashed[~where[start:stop]] = 0
                 held = np.diff(indptr[lo:hi + 1]) > 0
-                out[lo:hi][held] = np.add.reduceat(gathered, indptr[lo:hi][held] - start)
+                out[lo:hi][held] = np.add.reduceat(hashed, indptr[lo:hi][held] - start)
             lo = hi
     return out
+
+
+def splitmix64(values: np.ndarray, seed: int) -> np.ndarray:
+    """SplitMix64's output for each value + seed (uint64, wrapping): a well-mixed 64-bit hash."""
+    with np.errstate(over="ignore"):
+        z = values.astype(np.uint64) + np.uint64((seed * 0x9E3779B97F4A7C15) % 2 ** 64)
+        z += np.uint64(0x9E3779B97F4A7C15)
+        z ^= z >> np.uint64(30)
+        z *= np.uint64(0xBF58476D1CE4E5B9)
+        z ^= z >> np.uint64(27)
+        z *= np.uint64(0x94D049BB133111EB)
+        z ^= z >> np.uint64(31)
+    return z
 
 
 def jaccard_rows(matrix, ia: np.ndarray, ib: np.ndarray, sizes: np.ndarray) -> list:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..shingles import row_sums, set_sizes
+from ..shingles import row_hash_sums, set_sizes
 from .result import EPS, STRATA, STRATUM_CAP, Pairs, ScoreCounts, score_bins
 from .sink import maximum_spanning_forest, rank_in_runs
 
@@ -61,10 +61,7 @@ def node_classes(nodes: sp.csr_matrix, weight: np.ndarray, min_saving: float = M
     shared_size = set_sizes(nodes) - private
     # The shared set's 128-bit order-free hash (as collapse_identical's), with its size and the
     # private count: equal keys, equal class. Sums wrap modulo 2^64, as collapse_identical's.
-    rng = np.random.default_rng(0xC1A55)
-    h1 = rng.integers(0, 2 ** 63, size=nodes.shape[1], dtype=np.uint64)
-    h2 = rng.integers(0, 2 ** 63, size=nodes.shape[1], dtype=np.uint64)
-    key1, key2 = row_sums(nodes, h1, where=shared), row_sums(nodes, h2, where=shared)
+    key1, key2 = row_hash_sums(nodes, 0xC1A55, where=shared), row_hash_sums(nodes, 0xC1A552, where=shared)
     del shared
     order = np.lexsort((np.arange(n), private, shared_size, key2, key1))
     k1, k2, ss, pv = key1[order], key2[order], shared_size[order], private[order]

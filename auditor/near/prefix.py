@@ -13,7 +13,7 @@ import threading
 import numpy as np
 import scipy.sparse as sp
 
-from ..shingles import row_sums, set_sizes
+from ..shingles import row_hash_sums, set_sizes
 from .result import EPS
 
 PRODUCT_BUDGET = 8_000_000   # product entries per block, bounds memory
@@ -23,13 +23,10 @@ COMPILED_WORK = 20_000_000   # product entries of a join from which the compiled
 def collapse_identical(matrix: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, sp.csr_matrix]:
     """Group records with identical non-empty shingle sets into nodes (numbered by first record)."""
     sizes = set_sizes(matrix)
-    rng = np.random.default_rng(0x5EED)
-    # Two independent 64-bit random weights per shingle, summed per record: a 128-bit set hash
-    # (order-free, so it identifies the set); a collision needs ~2^64 distinct sets.
-    h1 = rng.integers(0, 2 ** 63, size=matrix.shape[1], dtype=np.uint64)
-    h2 = rng.integers(0, 2 ** 63, size=matrix.shape[1], dtype=np.uint64)
+    # Two independent 64-bit hashes per shingle, summed per record: a 128-bit set hash (order-free,
+    # so it identifies the set); a collision needs ~2^64 distinct sets.
     nonempty = sizes > 0
-    key1, key2 = row_sums(matrix, h1), row_sums(matrix, h2)     # a few rows at a time: no per-entry copy
+    key1, key2 = row_hash_sums(matrix, 0x5EED), row_hash_sums(matrix, 0x5EED2)   # no per-column table of weights
     key1, key2, size = key1[nonempty], key2[nonempty], sizes[nonempty]
     # Group equal (key1, key2, size); lexsort is stable, so a group's first entry is its first record.
     order = np.lexsort((size, key2, key1))
