@@ -142,6 +142,10 @@ def test_peak_memory_is_within_the_stated_multiple_of_the_bytes_read(files, tmp_
     data, small, tiny, tiny_small = files[shape]
     base_args, _ = command_line(command, tiny, tiny_small, tmp_path)
     args, inputs = command_line(command, data, small, tmp_path)
+    if command == "contamination":
+        # Its compiled loops (numba) compile on their first use in a fresh checkout and are cached
+        # on disk: the LLVM compiler's memory then is not what the bytes read cost.
+        peak_of(args)
     base, peak = peak_of(base_args), peak_of(args)
     read = sum(p.stat().st_size for p in inputs)
     allowed = MULTIPLE * read + BATCHES
