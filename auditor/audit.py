@@ -11,19 +11,19 @@ import numpy as np
 
 from .clusters import GIANT_SHARE, CurvePoint, clusters_at, curve  # noqa: F401  (CurvePoint: the curve's type)
 from .concentration import Concentration, concentration
+from .digests import digest, digests, present
 from .errors import AuditorError
 from .exact import (
     DuplicateGroups,
     LabelConflicts,
     combine,
+    digest_ids,
     duplicate_groups,
-    key_ids,
     label_conflicts,
 )
 from .io.table import Table
 from .near import Pairs, find_pairs
 from .normalize import DESCRIPTION as NORMALIZATION
-from .normalize import normalized
 from .prepare import PreparedSide, load_table, prepare
 from .prepare import answer_normalizer as choose_answer_normalizer
 from .progress import Progress
@@ -144,8 +144,8 @@ def scan(source: str | Table, *, config: str | None = None, split: str | None = 
             raise AuditorError("empty_input", f"{table.source}: no records to audit.", "Check the source and split.")
 
     with run.stage("roles"):
-        side, records = prepare(table, text=text, answer=answer, group=group, labels=labels, id=id,
-                                with_records=True)
+        side, record_keys = prepare(table, text=text, answer=answer, group=group, labels=labels, id=id,
+                                    record_keys=tuple(dict.fromkeys(("exact", "default", settings.normalizer))))
         fields = side.fields
 
     with run.stage("exact"):
@@ -153,8 +153,8 @@ def scan(source: str | Table, *, config: str | None = None, split: str | None = 
         degenerate = check_degenerate({"text": fields.text, "answer": fields.answer, "group": fields.group})
         answer_normalizer = choose_answer_normalizer(fields.answer, settings.answer_normalizer, settings.normalizer)
         exact, by_normalizer, evaluated_keys, text_default = _exact_duplicates(
-            fields, records, settings.normalizer, answer_normalizer)
-        del records          # one JSON string per record: free it before the memory-heavy steps
+            fields, record_keys, settings.normalizer, answer_normalizer)
+        del record_keys
 
     with run.stage("shingles"):
         matrix = shingle_matrix(fields.text, settings.shingle)
@@ -179,25 +179,26 @@ def local_search(matrix, settings: NearSettings, progress=None) -> Pairs:
                       seed=settings.seed, progress=progress)
 
 
-def _exact_duplicates(fields: Fields, records: list, text_normalizer: str, answer_normalizer: str | None):
+def _exact_duplicates(fields: Fields, record_keys: dict, text_normalizer: str, answer_normalizer: str | None):
     """Duplicate groups on text, answer, text+answer and the whole record, and the key that
-    says which records are identical in every evaluated field. Each (field, normaliser) pair is
-    normalised once and reused."""
-    cache: dict[tuple, list] = {}
-
-    def norm(name: str, values: list, normalizer: str) -> list:
-        if (name, normalizer) not in cache:
-            cache[name, normalizer] = normalized(values, normalizer)
-        return cache[name, normalizer]
-
+    says which records are identical in every evaluated field. Values are keyed by the digests of
+    their normal forms (``digests``), each (field, normaliser) once, and each digest array is
+    turned into ids (``exact.digest_ids``, int32) and dropped before the next is made;
+    ``record_keys``: the digests of the canonical records by normaliser (``prepare``), emptied as
+    they are used."""
     key_cache: dict[tuple, np.ndarray] = {}
+    evaluated: dict[str, np.ndarray] = {}
 
-    def keys(name: str, values: list, normalizer: str) -> np.ndarray:
+    def keys(name: str, values: list | None, normalizer: str) -> np.ndarray:
         if (name, normalizer) not in key_cache:
-            key_cache[name, normalizer] = key_ids(norm(name, values, normalizer))
+            digested = record_keys.pop(normalizer) if name == "record" else digests(values, normalizer)
+            key_cache[name, normalizer] = digest_ids(digested).astype(np.int32)
+            if normalizer == "default" and name != "record":
+                # Evaluated fields under the default normaliser; a missing value is its own value here.
+                evaluated[name] = digest_ids(_with_missing(digested)).astype(np.int32)
         return key_cache[name, normalizer]
 
-    def groups(name: str, values: list, normalizers: tuple) -> dict[str, DuplicateGroups]:
+    def groups(name: str, values: list | None, normalizers: tuple) -> dict[str, DuplicateGroups]:
         return {n: duplicate_groups(keys(name, values, n), n) for n in dict.fromkeys(normalizers)}
 
     # In the report's key order: text, answer (when there is one), record.
@@ -210,14 +211,15 @@ def _exact_duplicates(fields: Fields, records: list, text_normalizer: str, answe
         exact["text_and_answer"] = duplicate_groups(
             combine(keys("text", fields.text, text_normalizer), keys("answer", fields.answer, answer_normalizer)),
             f"{text_normalizer}+{answer_normalizer}")
-    by_normalizer["record"] = groups("record", records, ("exact", "default", text_normalizer))
+    by_normalizer["record"] = groups("record", None, ("exact", "default", text_normalizer))
     exact["record"] = by_normalizer["record"][text_normalizer]
-    # Evaluated fields under the default normaliser; a missing value is its own value here.
     evaluated_fields = [("text", fields.text), ("answer", fields.answer), ("group", fields.group),
                         *((f"label:{k}", v) for k, v in fields.labels.items())]
-    evaluated = {name: key_ids(_with_missing(norm(name, values, "default"))).astype(np.int32)
-                 for name, values in evaluated_fields if values is not None}
-    return exact, by_normalizer, evaluated, keys("text", fields.text, "default")
+    for name, values in evaluated_fields:
+        if values is not None:
+            keys(name, values, "default")
+    return (exact, by_normalizer, {name: evaluated[name] for name, values in evaluated_fields if values is not None},
+            keys("text", fields.text, "default"))
 
 
 def _combined(evaluated_keys: dict) -> np.ndarray:
@@ -226,5 +228,13 @@ def _combined(evaluated_keys: dict) -> np.ndarray:
     return combine(*parts) if len(parts) > 1 else parts[0]
 
 
-def _with_missing(values: list) -> list:
-    return ["\x00missing" if v is None else v for v in values]
+MISSING_VALUE = digest("\x00missing")     # what a missing evaluated value is keyed as
+
+
+def _with_missing(keys: np.ndarray) -> np.ndarray:
+    missing = ~present(keys)
+    if not missing.any():
+        return keys
+    keys = keys.copy()
+    keys[missing] = np.frombuffer(MISSING_VALUE, dtype=np.uint64)
+    return keys

@@ -7,6 +7,7 @@ import os
 from dataclasses import dataclass
 
 from .errors import AuditorError
+from .exact import digest_ids
 from .leakage import drop_reason, leak
 from .prepare import prepare
 from .report import clean as report
@@ -47,19 +48,20 @@ def clean(test, against: list, *, near: bool = False, dedup: bool = False, thres
         _drop_leaks(compare(other, side, settings), reasons, near)
     notices: tuple = ()
     if dedup:
-        first: dict[str, int] = {}
+        first: dict[int, int] = {}
         # An internal duplicate with another answer is a conflicting label, not a copy: it is dropped
         # (the text is what leaks), but named (differs) and counted, as auditor.dedup does.
-        answers = side.normalized("answer", "default")
+        # Keys: ids of the normal forms' digests (-1: blank), equal where the normal forms are.
+        answers = None if side.fields.answer is None else digest_ids(side.digests("answer", "default")).tolist()
         conflicts = 0
-        for i, key in enumerate(side.normalized("text")):
-            if key is None:
+        for i, key in enumerate(digest_ids(side.digests("text")).tolist()):
+            if key < 0:
                 continue
             if key in first and i not in reasons:
                 differs = [] if answers is None or answers[i] == answers[first[key]] else ["answer"]
                 reasons[i] = {"row": i, "reason": "internal_duplicate", "against": None, "matches": [first[key]],
                               "differs": differs}
-                conflicts += bool(differs) and answers[i] is not None
+                conflicts += bool(differs) and answers[i] >= 0
             first.setdefault(key, i)
         if conflicts:
             notices = (f"{conflicts:,} internal duplicate(s) dropped hold another answer than the row kept "

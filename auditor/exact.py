@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .digests import present
+
 SAMPLE_GROUPS = 5
 
 
@@ -28,6 +30,29 @@ def key_ids(values: list) -> np.ndarray:
     get = ids.setdefault
     return np.fromiter((-1 if v is None else get(v, len(ids)) for v in values), dtype=np.int64,
                        count=len(values))
+
+
+def digest_ids(keys: np.ndarray) -> np.ndarray:
+    """``key_ids`` of a digest array (``digests.digests``: a row per value): an integer per row, equal
+    for equal digests, numbered by first occurrence as ``key_ids`` numbers values; -1 where missing.
+    Sorted in numpy, so no normal form is held while grouping."""
+    out = np.full(keys.shape[0], -1, dtype=np.int64)
+    rows = np.flatnonzero(present(keys))
+    if not rows.size:
+        return out
+    held = keys if rows.size == keys.shape[0] else keys[rows]
+    order = np.lexsort((held[:, 1], held[:, 0]))        # stable: equal digests stay in row order
+    ordered = held[order]
+    first = np.empty(order.size, dtype=bool)
+    first[0] = True
+    np.any(ordered[1:] != ordered[:-1], axis=1, out=first[1:])
+    del ordered, held
+    group = np.cumsum(first) - 1                         # each sorted row's digest, numbered in digest order
+    first_row = order[first]                             # a digest's first row (the stable sort keeps it first)
+    rank = np.empty(first_row.size, dtype=np.int64)
+    rank[np.argsort(first_row)] = np.arange(first_row.size)
+    out[rows[order]] = rank[group]
+    return out
 
 
 def duplicate_groups(keys: np.ndarray, normalizer: str) -> DuplicateGroups:

@@ -15,9 +15,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from .errors import AuditorError
+from .exact import combine, digest_ids
 from .evidence import leak_evidence, leak_evidence_csv
-from .near import CrossPairs, find_cross_pairs
+from .near import CrossPairs, find_stacked_cross_pairs
 from .normalize import DESCRIPTION as NORMALIZATION
 from .prepare import PreparedSide, answer_normalizer, prepare
 from .progress import Progress
@@ -86,12 +89,17 @@ class LeakResult:
         return report.markdown(self)
 
 
-def _index(keys: list) -> dict:
-    out: dict = {}
-    for i, k in enumerate(keys):
-        if k is not None:
-            out.setdefault(k, []).append(i)
-    return out
+def found_in(keys_a: np.ndarray, keys_b: np.ndarray, limit: int = EVIDENCE_MATCHES):
+    """(b row, [a rows]) for each B row whose key (``exact.digest_ids``, or ``combine``: -1 missing)
+    some A row holds, in B's row order: the first ``limit`` such A rows, ascending."""
+    order = np.argsort(keys_a, kind="stable")             # A rows by key, ascending within a key
+    ordered = keys_a[order]
+    b_rows = np.flatnonzero(keys_b >= 0)
+    lo = np.searchsorted(ordered, keys_b[b_rows], side="left")
+    hi = np.searchsorted(ordered, keys_b[b_rows], side="right")
+    hit = hi > lo
+    for b_row, start, stop in zip(b_rows[hit].tolist(), lo[hit].tolist(), np.minimum(hi[hit], lo[hit] + limit).tolist()):
+        yield b_row, order[start:stop].tolist()
 
 
 def leak(a, b, *, config_a=None, split_a=None, config_b=None, split_b=None, text=None, answer=None,
@@ -153,32 +161,32 @@ def _leak(spec_a, spec_b, settings: LeakSettings, run: Progress) -> LeakResult:
         matches.setdefault(b_row, {})[kind] = a_rows[:EVIDENCE_MATCHES]
 
     with run.stage("exact"):
-        text_a, text_b = side_a.normalized("text"), side_b.normalized("text")
-        by_text = _index(text_a)
+        text_a, text_b = side_a.digests("text"), side_b.digests("text")
         counts = dict.fromkeys(MATCH_KINDS, 0)
-        for i, key in enumerate(text_b):
-            if key is not None and key in by_text:
-                add(i, "identical_text", by_text[key])
-                counts["identical_text"] += 1
+        text_ids = digest_ids(np.concatenate([text_a, text_b]))
+        for b_row, a_rows in found_in(text_ids[:len(text_a)], text_ids[len(text_a):]):
+            add(b_row, "identical_text", a_rows)
+            counts["identical_text"] += 1
         answer_norm = None
         if fa.answer is not None and fb.answer is not None:
             answer_norm = answer_normalizer(fa.answer + fb.answer)
-            ans_a, ans_b = side_a.normalized("answer", answer_norm), side_b.normalized("answer", answer_norm)
-            by_answer = _index(ans_a)
-            by_both = _index([(t, x) if t is not None and x is not None else None for t, x in zip(text_a, ans_a)])
-            for i, (t, x) in enumerate(zip(text_b, ans_b)):
-                if x is not None and x in by_answer:
-                    add(i, "identical_answer", by_answer[x])
-                    counts["identical_answer"] += 1
-                if t is not None and x is not None and (t, x) in by_both:
-                    add(i, "identical_both", by_both[(t, x)])
-                    counts["identical_both"] += 1
+            ans_a, ans_b = side_a.digests("answer", answer_norm), side_b.digests("answer", answer_norm)
+            answer_ids = digest_ids(np.concatenate([ans_a, ans_b]))
+            both_ids = combine(text_ids, answer_ids)        # -1 where either is missing
+            n_a = len(ans_a)
+            for b_row, a_rows in found_in(answer_ids[:n_a], answer_ids[n_a:]):
+                add(b_row, "identical_answer", a_rows)
+                counts["identical_answer"] += 1
+            for b_row, a_rows in found_in(both_ids[:n_a], both_ids[n_a:]):
+                add(b_row, "identical_both", a_rows)
+                counts["identical_both"] += 1
     with run.stage("near_duplicates"):
         matrix = shingle_matrix(fa.text + fb.text, near_settings.shingle)
         n_a = len(fa.text)
         method = near_settings.cross_method(n_a, len(fb.text))
-        near = find_cross_pairs(matrix[:n_a], matrix[n_a:], near_settings.threshold, method,
-                                num_perm=near_settings.num_perm, seed=near_settings.seed)
+        near = find_stacked_cross_pairs(matrix, n_a, near_settings.threshold, method,
+                                        num_perm=near_settings.num_perm, seed=near_settings.seed)
+        del matrix
         counts["near_duplicate"] = add_near_matches(near, add, matches)
         shared = []
         if fa.group is not None and fb.group is not None:

@@ -2,9 +2,9 @@
 
 ``prepare`` returns a frozen ``PreparedSide`` that every command uses (scan, leak, the benchmark
 side of contamination, matrix, clean): the loaded table, the roles resolved on it, every role's
-values as text, and the fingerprint of the records and roles. Normalised text and answer keys are
-computed on demand and kept, so a side prepared once (clean's TEST, the app's audited dataset)
-is normalised once however many comparisons use it.
+values as text, and the fingerprint of the records and roles. The digests of normalised texts and
+answers (``digests``: 16 bytes a record) are computed on demand and kept, so a side prepared once
+(clean's TEST, the app's audited dataset) is normalised once however many comparisons use it.
 
 ``answer_normalizer`` is the one rule for comparing answers: code or SQL answers under ``code``,
 anything else under the text normaliser.
@@ -13,7 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+import numpy as np
+
 from . import normalize
+from .digests import digests, present
 from .errors import AuditorError
 from .io.sources import load
 from .io.table import Table
@@ -39,6 +42,7 @@ class PreparedSide:
     fields: Fields = field(repr=False)
     fingerprint: str
     _normalized: dict = field(default_factory=dict, repr=False, compare=False)
+    _digests: dict = field(default_factory=dict, repr=False, compare=False)
     # The records and the role fields, however the roles were chosen (named or guessed): what a
     # review file is bound to (``dedup.review_fingerprint``).
     data_fingerprint: str = ""
@@ -50,10 +54,19 @@ class PreparedSide:
     @property
     def no_text(self) -> int:
         """Records with no text: missing, null, or nothing left after the default normaliser."""
-        return sum(key is None for key in self.normalized("text"))
+        return int((~present(self.digests("text"))).sum())
+
+    def digests(self, role: str, normalizer: str = "default") -> np.ndarray | None:
+        """The digests of the role's values ("text" or "answer") under ``normalizer`` (all zero where
+        blank; ``digests.digests``), kept."""
+        key = (role, normalizer)
+        if key not in self._digests:
+            self._digests[key] = digests(getattr(self.fields, role), normalizer)
+        return self._digests[key]
 
     def normalized(self, role: str, normalizer: str = "default") -> list | None:
-        """The role's values ("text" or "answer") under ``normalizer`` (None where blank), kept."""
+        """The role's values ("text" or "answer") under ``normalizer`` (None where blank), kept: for a
+        small side only (the Ray engine's evaluation side); ``digests`` for the keys of a large one."""
         key = (role, normalizer)
         if key not in self._normalized:
             self._normalized[key] = normalized(getattr(self.fields, role), normalizer)
@@ -94,11 +107,12 @@ def load_table(spec: SourceSpec) -> Table:
 
 def prepare(source, *, config=None, split=None, max_rows=None, token=None, kind: str = "auto",
             text=None, answer=None, group=None, labels=None, id=None, require_rows: bool = False,
-            text_only: bool = False, with_records: bool = False, default_split: str = "train"):
+            text_only: bool = False, record_keys: tuple = (), default_split: str = "train"):
     """A prepared side of ``source`` (anything ``auditor.load`` takes, a ``SourceSpec``, a loaded
-    Table, or a PreparedSide, whose table is reused). With ``with_records``, returns
-    ``(side, records)``: the canonical JSON of every record, which the fingerprint is made of and
-    the scan's record duplicates are keyed on (made once, freed by the caller when done).
+    Table, or a PreparedSide, whose table is reused). With ``record_keys`` (normaliser names),
+    returns ``(side, {normalizer: digests})``: the digests of every record's canonical JSON under each,
+    which the scan's record duplicates are keyed on (the canonical JSON, which the fingerprint is
+    made of, is made a batch at a time and never held whole).
     ``text_only``: only the text role's values are read (matrix, a benchmark); the roles are still
     all resolved, since the fingerprint covers them."""
     spec = source if isinstance(source, SourceSpec) else SourceSpec(source, config, split, max_rows, token, kind,
@@ -112,8 +126,34 @@ def prepare(source, *, config=None, split=None, max_rows=None, token=None, kind:
                   if text_only else extract(table.rows, roles))
     except AuditorError as exc:
         raise in_source(exc, table.source) from None
-    records = [canonical_record(r) for r in table.rows]
-    fold = fold_records(records)
+    fold, keys = _records(table.rows, record_keys)
     side = PreparedSide(table, roles, fields, fingerprint_of(fold, roles),
                         data_fingerprint=fingerprint_of(fold, replace(roles, guessed=())))
-    return (side, records) if with_records else side
+    return (side, keys) if record_keys else side
+
+
+RECORD_BATCH_CHARS = 1 << 22     # characters of canonical JSON made at a time
+
+
+def _records(rows: list, normalizers: tuple) -> tuple:
+    """The fold of the records' canonical JSON (``roles.fold_records``, the fingerprint's) and, per
+    normaliser, the digests of each record's canonical JSON under it, a batch of about
+    RECORD_BATCH_CHARS at a time."""
+    fold = (0, 0)
+    keys = {name: np.zeros((len(rows), 2), dtype=np.uint64) for name in normalizers}
+    lo, records, held = 0, [], 0
+
+    def flush():
+        nonlocal fold
+        fold = fold_records(records, fold)
+        for name, out in keys.items():
+            out[lo:lo + len(records)] = digests(records, name)
+
+    for row in rows:
+        records.append(canonical_record(row))
+        held += len(records[-1])
+        if held >= RECORD_BATCH_CHARS:
+            flush()
+            lo, records, held = lo + len(records), [], 0
+    flush()
+    return fold, keys

@@ -46,89 +46,183 @@ def word_tokens(texts: list, vocabulary: list | None = None) -> tuple[np.ndarray
     Python's there except on \\x1c-\\x1f, which Python also splits on, so texts holding those,
     and non-ASCII texts (where Unicode casing and whitespace rules apply), take Python's
     own ``fold(text).split()``. Tests check the two paths agree with Python's on every ASCII
-    character and on mixed inputs."""
+    character and on mixed inputs.
+
+    Each batch's distinct words are held by Arrow as bytes (UTF-8, lone surrogates kept), never as
+    a Python dict of strings: a text of distinct words (a huge vocabulary) cost 150 bytes a word
+    that way; then one sort of every batch's words numbers them all (``_number_words``)."""
     n = len(texts)
-    index: dict[str, int] = {}                 # word -> first-seen id, shared by both paths
     if n >= ARROW_MIN_TEXTS:
-        arrow_lengths, arrow_ids, by_python = _arrow_word_tokens(texts, index)
-    else:                                   # Arrow's import would cost more than it saves
-        arrow_lengths, arrow_ids = np.zeros(n, np.int64), np.zeros(0, np.int32)
+        arrow_lengths, arrow_parts, by_python = _arrow_word_tokens(texts)
+    else:                                   # Arrow's split would cost more than it saves
+        arrow_lengths, arrow_parts = np.zeros(n, np.int64), []
         by_python = np.fromiter((bool(t) for t in texts), dtype=bool, count=n)
-    # The other texts, in batches so their word strings are freed as we go.
+    # The other texts, in batches of about TOKEN_BATCH_CHARS: each text's words are joined by a
+    # newline (no word holds whitespace) and Arrow splits the batch again, so no Python string per
+    # word outlives its text (a list of every word of 200 texts of 100 KB cost 9 times their size).
     python_lengths = np.zeros(n, dtype=np.int64)
-    parts: list[np.ndarray] = []
-    rows = np.flatnonzero(by_python).tolist()
-    for lo in range(0, len(rows), TOKEN_BATCH):
-        words: list[str] = []
-        for i in rows[lo:lo + TOKEN_BATCH]:
-            tokens = fold(texts[i]).split()
+    python_parts: list = []
+    pieces: list[str] = []
+    held = 0
+    for i in np.flatnonzero(by_python).tolist():
+        tokens = fold(texts[i]).split()
+        if tokens:
             python_lengths[i] = len(tokens)
-            words.extend(tokens)
-        parts.append(_intern(index, words))
-    # Renumber in sorted word order, so ids depend on the vocabulary, not on record order.
-    rank = np.empty(len(index), dtype=np.int32)
-    words = sorted(index)
-    rank[np.fromiter((index[w] for w in words), dtype=np.int64, count=len(index))] = np.arange(len(index))
-    if vocabulary is not None:            # the caller wants the words behind the ids (id i: vocabulary[i])
-        vocabulary.extend(words)
+            pieces.append("\n".join(tokens))
+            held += len(pieces[-1]) + 1
+        del tokens
+        if held >= TOKEN_BATCH_CHARS:
+            python_parts.append(_encode_words(pieces))
+            pieces, held = [], 0
+    if pieces:
+        python_parts.append(_encode_words(pieces))
+    del pieces
+    # Number every batch's words in sorted word order, so ids depend on the vocabulary, not on
+    # record order; then each batch's local ids become those numbers.
+    parts = arrow_parts + python_parts
+    numbers = _number_words([dictionary for _, dictionary in parts], vocabulary)
+    for part, number in zip(parts, numbers):
+        local = part[0]
+        local[:] = number[local]                  # in place: a gather into a new array, copied back
+    arrow_ids = _joined([local for local, _ in arrow_parts])
+    python_ids = _joined([local for local, _ in python_parts])
+    del parts, arrow_parts, python_parts
     lengths = arrow_lengths + python_lengths
-    python_ids = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
     if not python_ids.size or not arrow_ids.size:           # one source: already in text order
-        ids = arrow_ids if arrow_ids.size else python_ids
-        for lo in range(0, ids.size, WINDOW_CHUNK):          # in place: no int64 copy of the index
-            ids[lo:lo + WINDOW_CHUNK] = rank[ids[lo:lo + WINDOW_CHUNK]]
-        return ids, lengths
+        return (arrow_ids if arrow_ids.size else python_ids), lengths
     # Each text's tokens come from one source: place both streams at their texts' offsets.
     ids = np.empty(int(lengths.sum()), dtype=np.int32)
     starts = np.cumsum(lengths) - lengths
     for source_lengths, source_ids in ((arrow_lengths, arrow_ids), (python_lengths, python_ids)):
         has = source_lengths > 0
         offsets = np.repeat(starts[has] - (np.cumsum(source_lengths[has]) - source_lengths[has]), source_lengths[has])
-        ids[offsets + np.arange(source_ids.size)] = rank[source_ids]
+        ids[offsets + np.arange(source_ids.size)] = source_ids
     return ids, lengths
 
 
-TOKEN_BATCH = 100_000      # texts tokenised by Python at a time
-ARROW_MIN_TEXTS = 20_000    # texts from which the ASCII ones are split by Arrow
-ARROW_BATCH = 50_000        # texts split by Arrow at a time: bounds its temporaries
+TOKEN_BATCH_CHARS = 1 << 22     # characters of texts tokenised by Python at a time
+ARROW_MIN_TEXTS = 20_000        # texts from which the ASCII ones are split by Arrow
+ARROW_BATCH = 50_000            # texts split by Arrow at a time, at most ...
+ARROW_BATCH_CHARS = 1 << 22     # ... and about this many characters: bounds its temporaries
 
 
-def _intern(index: dict, words: list) -> np.ndarray:
-    """Ids of ``words`` in ``index`` (word -> first-seen id), adding the new ones."""
-    for w in dict.fromkeys(words):           # new words only; the per-word work stays in C
-        if w not in index:
-            index[w] = len(index)
-    return np.fromiter(map(index.__getitem__, words), dtype=np.int32, count=len(words))
+def arrow_pool():
+    """The Arrow memory pool tokenisation allocates from: jemalloc where pyarrow has it, else the
+    system allocator. Not pyarrow's default mimalloc, which kept what a batch freed: a scan of 20 MB
+    of distinct words peaked at 13x the bytes read with it, 8.5x with jemalloc (10.5x with the
+    system's), and ran faster."""
+    import pyarrow as pa
+
+    global _POOL
+    if _POOL is None:
+        try:
+            _POOL = pa.jemalloc_memory_pool()
+        except NotImplementedError:
+            _POOL = pa.system_memory_pool()
+    return _POOL
 
 
-def _arrow_word_tokens(texts: list, index: dict):
-    """Arrow's split of the ASCII texts without \\x1c-\\x1f: their token counts, token ids
-    (interned in ``index``), and the mask of texts left to Python."""
+_POOL = None
+
+
+def _joined(parts: list) -> np.ndarray:
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
+
+
+def _encode_words(pieces: list):
+    """(each word's index in the batch's dictionary (int32), the dictionary: its distinct words as
+    Arrow bytes) of texts' words joined by newlines (``pieces``, none empty), split by Arrow."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    pool = arrow_pool()
+    joined = pa.array(["\n".join(pieces).encode("utf-8", "surrogatepass")], type=pa.large_binary(), memory_pool=pool)
+    return _dictionary(pc.list_flatten(pc.split_pattern(joined, "\n", memory_pool=pool), memory_pool=pool))
+
+
+def _dictionary(words):
+    """(int32 indices, distinct words as large_binary) of an Arrow array of words."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    pool = arrow_pool()
+    encoded = pc.dictionary_encode(words.cast(pa.large_binary(), memory_pool=pool), memory_pool=pool)
+    return np.asarray(encoded.indices).astype(np.int32), encoded.dictionary
+
+
+def _number_words(dictionaries: list, vocabulary: list | None) -> list:
+    """For each batch's dictionary, the number of each of its words in the sorted vocabulary of
+    them all (UTF-8 byte order, which is code point order: Python's ``sorted``): Arrow's dense rank,
+    without a sorted copy of the words (made only when the caller wants the ``vocabulary``)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    sizes = [len(d) for d in dictionaries]
+    if not sum(sizes):
+        return [np.zeros(0, dtype=np.int32) for _ in dictionaries]
+    pool = arrow_pool()
+    words = pa.chunked_array(dictionaries, type=pa.large_binary())
+    if vocabulary is not None:            # the caller wants the words behind the ids (id i: vocabulary[i])
+        order = pc.sort_indices(words, memory_pool=pool)
+        ordered = pc.take(words, order, memory_pool=pool).combine_chunks(memory_pool=pool)
+        first = np.ones(len(ordered), dtype=bool)
+        first[1:] = np.asarray(pc.not_equal(ordered[1:], ordered[:-1], memory_pool=pool))
+        vocabulary.extend(w.decode("utf-8", "surrogatepass") for w in ordered.filter(pa.array(first)).to_pylist())
+        del order, ordered, first
+    rank = pc.rank(words, sort_keys="ascending", tiebreaker="dense", memory_pool=pool)   # 1-based
+    del words
+    number = np.empty(len(rank), dtype=np.int32)
+    number[:] = np.asarray(rank)
+    del rank
+    number -= 1
+    return np.split(number, np.cumsum(sizes)[:-1])
+
+
+def _arrow_word_tokens(texts: list):
+    """Arrow's split of the ASCII texts without \\x1c-\\x1f: their token counts, a (local ids,
+    dictionary) part per batch (``_dictionary``), and the mask of texts left to Python."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     n = len(texts)
     lengths = np.zeros(n, dtype=np.int64)
     by_python = np.zeros(n, dtype=bool)
-    parts: list[np.ndarray] = []
-    for lo in range(0, n, ARROW_BATCH):
-        batch = texts[lo:lo + ARROW_BATCH]
-        ascii_texts = pa.array([t if t and t.isascii() else None for t in batch], type=pa.large_string())
-        python = np.asarray(pc.fill_null(pc.match_substring_regex(ascii_texts, "[\\x1c-\\x1f]"), False))
+    parts: list = []
+    pool = arrow_pool()
+    for lo, hi in _batches(texts, ARROW_BATCH, ARROW_BATCH_CHARS):
+        batch = texts[lo:hi]
+        ascii_texts = pa.array([t if t and t.isascii() else None for t in batch], type=pa.large_string(),
+                               memory_pool=pool)
+        python = np.asarray(pc.fill_null(pc.match_substring_regex(ascii_texts, "[\\x1c-\\x1f]", memory_pool=pool),
+                                         False))
         python |= np.fromiter((bool(t) and not t.isascii() for t in batch), dtype=bool, count=len(batch))
         by_python[lo:lo + len(batch)] = python
         # Lowercase, trim (a leading/trailing space would give an empty token), split.
-        prepared = pc.ascii_trim_whitespace(pc.ascii_lower(ascii_texts))
+        prepared = pc.ascii_trim_whitespace(pc.ascii_lower(ascii_texts, memory_pool=pool), memory_pool=pool)
         del ascii_texts
-        usable = pc.and_(pc.invert(pa.array(python)), pc.not_equal(prepared, ""))
-        lists = pc.ascii_split_whitespace(pc.if_else(usable, prepared, pa.scalar(None, pa.large_string())))
+        usable = pc.and_(pc.invert(pa.array(python, memory_pool=pool), memory_pool=pool),
+                         pc.not_equal(prepared, "", memory_pool=pool), memory_pool=pool)
+        lists = pc.ascii_split_whitespace(pc.if_else(usable, prepared, pa.scalar(None, pa.large_string()),
+                                                     memory_pool=pool), memory_pool=pool)
         del prepared
-        lengths[lo:lo + len(batch)] = np.asarray(pc.fill_null(pc.list_value_length(lists), 0))
-        encoded = pc.dictionary_encode(pc.list_flatten(lists))
+        lengths[lo:lo + len(batch)] = np.asarray(pc.fill_null(pc.list_value_length(lists, memory_pool=pool), 0))
+        parts.append(_dictionary(pc.list_flatten(lists, memory_pool=pool)))
         del lists
-        parts.append(_intern(index, encoded.dictionary.to_pylist())[np.asarray(encoded.indices)])
-    ids = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
-    return lengths, ids, by_python
+    return lengths, parts, by_python
+
+
+def _batches(texts: list, most: int, chars: int):
+    """(lo, hi) ranges of at most ``most`` texts and about ``chars`` characters (at least one text)."""
+    sizes = np.fromiter((len(t) if t else 0 for t in texts), dtype=np.int64, count=len(texts))
+    ends = np.cumsum(sizes)
+    lo = 0
+    while lo < len(texts):
+        hi = int(np.searchsorted(ends, (ends[lo - 1] if lo else 0) + chars, side="right"))
+        hi = min(max(hi, lo + 1), lo + most, len(texts))
+        yield lo, hi
+        lo = hi
 
 
 def char_text(text: str | None) -> str:
@@ -143,48 +237,125 @@ def _char_tokens(texts: list) -> tuple[np.ndarray, np.ndarray]:
     return sorted_codes(codepoints)[1], lengths
 
 
-WINDOW_CHUNK = 4_000_000   # windows packed at a time: bounds the temporaries on big inputs
+WINDOW_CHUNK = 1 << 18     # token positions turned into windows at a time: bounds the temporaries
 
 
 def windows_to_matrix(token_ids: np.ndarray, lengths: np.ndarray, k: int) -> sp.csr_matrix:
-    """token_ids: dense ids 0..V-1 of all records' tokens, concatenated; lengths per record."""
+    """token_ids: dense ids 0..V-1 of all records' tokens, concatenated; lengths per record.
+
+    Windows: every position p of record r with p + k <= length(r); a record shorter than k (but
+    not empty) contributes one window of all its tokens, padded. A shingle's column is the rank of
+    its window among the distinct windows, in (token, token, ...) order, so it depends on the
+    vocabulary, not on record order (``window_columns``)."""
+    lengths = np.asarray(lengths, dtype=np.int64)
     n = len(lengths)
-    vocab = int(token_ids.max()) + 1 if token_ids.size else 0
-    pad = vocab                      # marks "no word here" in a short text's single shingle
-    base = vocab + 1
-    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-    # Windows: every position p of record r with p + k <= length(r); a record shorter
-    # than k (but not empty) contributes one window of all its tokens, padded.
     n_windows = np.where(lengths >= k, lengths - k + 1, (lengths > 0).astype(np.int64))
     indptr = np.concatenate(([0], np.cumsum(n_windows)))
-    total = int(indptr[-1])
-    packable = base ** k < 2 ** 63
-    keys = np.empty(total, dtype=np.int64) if packable else np.empty((total, k), dtype=np.int64)
-    for lo in range(0, total, WINDOW_CHUNK):
-        hi = min(total, lo + WINDOW_CHUNK)
-        record = np.searchsorted(indptr, np.arange(lo, hi), side="right") - 1
-        offset = np.arange(lo, hi) - indptr[record]
-        first = starts[record] + offset
-        length = lengths[record]
-        key = np.zeros(hi - lo, dtype=np.int64)
-        for j in range(k):
-            token = np.where(offset + j < length, token_ids[np.minimum(first + j, token_ids.size - 1)], pad)
-            if packable:
-                key = key * base + token.astype(np.int64)      # one integer per window, collision-free
-            else:
-                keys[lo:hi, j] = token
-        if packable:
-            keys[lo:hi] = key
-    if not packable:  # too many distinct tokens to pack: rank the windows as tuples instead
-        view = keys.view(np.dtype((np.void, keys.dtype.itemsize * k))).reshape(-1)
-        keys = np.unique(view, return_inverse=True)[1].reshape(-1).astype(np.int64)
-    # Columns in key order: a shingle's column depends on the vocabulary, not on record order.
-    n_columns, shingle_ids = sorted_codes(keys)
-    matrix = sp.csr_matrix((np.ones(total, dtype=np.float32), shingle_ids.astype(np.int32, copy=False), indptr),
-                           shape=(n, n_columns))
-    matrix.sum_duplicates()          # sets, not bags: a repeated shingle counts once
-    matrix.data[:] = 1.0
+    del n_windows
+    n_columns, columns = window_columns(token_ids, lengths, k)
+    # A boolean pattern while repeated shingles are merged (sets, not bags: a repeat counts once;
+    # bool sums are "or"), the float ones the searches multiply only once it is final.
+    matrix = sp.csr_matrix((np.ones(columns.size, dtype=bool), columns, indptr), shape=(n, n_columns))
+    del columns
+    matrix.sum_duplicates()
+    matrix.data = np.ones(matrix.nnz, dtype=np.float32)
     return matrix
+
+
+def window_columns(token_ids: np.ndarray, lengths: np.ndarray, k: int) -> tuple[int, np.ndarray]:
+    """(number of distinct windows, each window's rank among them as int32), the windows of
+    ``windows_to_matrix`` in record order. The rank of a window is that of its tuple of token ids
+    (a short text's padded with V, after every token): when V + 1 to the k fits in 63 bits a window
+    is packed into one integer, else the tuples are ranked a token at a time (the rank of the
+    first j tokens, times V + 1, plus token j: the same order). Each pass makes its keys from the
+    tokens a chunk at a time and ranks them (``_ranked``): about 20 bytes a window at the peak, where
+    np.unique's inverse took over 40."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    vocab = int(token_ids.max()) + 1 if token_ids.size else 0
+    base = vocab + 1                 # token id ``vocab`` marks "no word here" in a short text's window
+    windows = _Windows(token_ids, lengths, k, pad=vocab)
+    if not windows.total:
+        return 0, np.zeros(0, dtype=np.int32)
+    if base ** k < 2 ** 63:
+        def keys(lo, hi, tokens):     # one integer per window, collision-free
+            key = tokens[0].astype(np.int64)
+            for token in tokens[1:]:
+                key *= base
+                key += token
+            return key
+        return _ranked(windows, keys, range(k))
+    # Too many distinct tokens to pack k of them: rank the first two, then each next one on the
+    # rank so far (ranks < 2**31 and tokens < 2**31, so a rank times base plus a token fits).
+    count, codes = _ranked(windows, lambda lo, hi, tokens: tokens[0].astype(np.int64) * base + tokens[1], (0, 1))
+    for j in range(2, k):
+        previous = codes
+        count, codes = _ranked(windows, lambda lo, hi, tokens: previous[lo:hi].astype(np.int64) * base + tokens[0],
+                               (j,))
+        del previous
+    return count, codes
+
+
+def _ranked(windows: "_Windows", make_keys, positions) -> tuple[int, np.ndarray]:
+    """(distinct keys, each window's key rank as int32) of the keys ``make_keys(lo, hi, tokens)``
+    gives for windows lo..hi from their tokens at ``positions``. By the sorting permutation (a
+    binary search per window, the other way, took 3 us a window on 6M keys): the keys are dropped
+    once their distinct runs are marked, so the peak stays near 17 bytes a window."""
+    keys = np.empty(windows.total, dtype=np.int64)
+    for lo, hi, tokens in windows.chunks(positions):
+        keys[lo:hi] = make_keys(lo, hi, tokens)
+    order = np.argsort(keys)
+    new_run = np.empty(keys.size, dtype=bool)           # where the sorted keys change
+    new_run[0] = True
+    for lo in range(1, keys.size, WINDOW_CHUNK):
+        ordered = keys[order[lo - 1:lo + WINDOW_CHUNK]]
+        np.not_equal(ordered[1:], ordered[:-1], out=new_run[lo:lo + ordered.size - 1])
+    del keys
+    rank = np.cumsum(new_run, dtype=np.int32)
+    del new_run
+    count = int(rank[-1])
+    rank -= 1
+    codes = np.empty(windows.total, dtype=np.int32)
+    codes[order] = rank
+    return count, codes
+
+
+class _Windows:
+    """The shingle windows of concatenated token ids, made a chunk of token positions at a time."""
+
+    def __init__(self, token_ids: np.ndarray, lengths: np.ndarray, k: int, pad: int):
+        self.ids, self.k, self.pad = token_ids, k, pad
+        n_tokens = token_ids.size
+        ends = np.cumsum(lengths)
+        # A window starts at every position but a record's last k - 1 (all of a short record's)...
+        self.starts = np.ones(n_tokens, dtype=bool)
+        for j in range(1, k):
+            self.starts[ends[lengths >= j] - j] = False
+        # ... and at a short record's first token (its one padded window).
+        short = (lengths > 0) & (lengths < k)
+        self.short_at = (ends - lengths)[short]
+        self.short_length = lengths[short]
+        self.starts[self.short_at] = True
+        self.total = int(np.count_nonzero(self.starts))
+
+    def chunks(self, positions):
+        """(first window, end window, [token at position j of each window, for j in positions])."""
+        ids, n_tokens = self.ids, self.ids.size
+        done = 0
+        for lo in range(0, n_tokens, WINDOW_CHUNK):
+            hi = min(n_tokens, lo + WINDOW_CHUNK)
+            at = np.flatnonzero(self.starts[lo:hi]) + lo
+            tokens = []
+            first, last = np.searchsorted(self.short_at, (lo, hi))
+            for j in positions:
+                token = ids[np.minimum(at + j, n_tokens - 1)] if j else ids[at]
+                if j and last > first:    # a short record's window past its last token: padding
+                    past = self.short_length[first:last] <= j
+                    if past.any():
+                        token = token.astype(np.int64)
+                        token[np.searchsorted(at, self.short_at[first:last][past])] = self.pad
+                tokens.append(token)
+            yield done, done + at.size, tokens
+            done += at.size
 
 
 PARALLEL_MIN = 1_000_000    # keys from which sorted_codes splits the sort across threads
@@ -227,6 +398,46 @@ def sorted_codes(keys: np.ndarray) -> tuple[int, np.ndarray]:
 
 def set_sizes(matrix: sp.csr_matrix) -> np.ndarray:
     return np.diff(matrix.indptr).astype(np.int64)
+
+
+ROW_SUM_CHUNK = 1 << 20     # matrix entries hashed at a time by ``row_hash_sums``
+
+
+def row_hash_sums(matrix: sp.csr_matrix, seed: int, where: np.ndarray | None = None) -> np.ndarray:
+    """Per row of a CSR matrix, the sum modulo 2^64 of a 64-bit hash of each entry's column
+    (SplitMix64 of column + seed; only the entries where ``where``, a mask over them, holds): an
+    order-free hash of the row's set. The hashes are made for a few rows at a time, so neither a
+    per-column table of weights nor a per-entry array of them is held."""
+    n = matrix.shape[0]
+    out = np.zeros(n, dtype=np.uint64)
+    indptr = matrix.indptr
+    lo = 0
+    with np.errstate(over="ignore"):
+        while lo < n:
+            hi = max(lo + 1, int(np.searchsorted(indptr, indptr[lo] + ROW_SUM_CHUNK, side="right")) - 1)
+            hi = min(hi, n)
+            start, stop = int(indptr[lo]), int(indptr[hi])
+            if stop > start:
+                hashed = splitmix64(matrix.indices[start:stop], seed)
+                if where is not None:
+                    hashed[~where[start:stop]] = 0
+                held = np.diff(indptr[lo:hi + 1]) > 0
+                out[lo:hi][held] = np.add.reduceat(hashed, indptr[lo:hi][held] - start)
+            lo = hi
+    return out
+
+
+def splitmix64(values: np.ndarray, seed: int) -> np.ndarray:
+    """SplitMix64's output for each value + seed (uint64, wrapping): a well-mixed 64-bit hash."""
+    with np.errstate(over="ignore"):
+        z = values.astype(np.uint64) + np.uint64((seed * 0x9E3779B97F4A7C15) % 2 ** 64)
+        z += np.uint64(0x9E3779B97F4A7C15)
+        z ^= z >> np.uint64(30)
+        z *= np.uint64(0xBF58476D1CE4E5B9)
+        z ^= z >> np.uint64(27)
+        z *= np.uint64(0x94D049BB133111EB)
+        z ^= z >> np.uint64(31)
+    return z
 
 
 def jaccard_rows(matrix, ia: np.ndarray, ib: np.ndarray, sizes: np.ndarray) -> list:

@@ -145,11 +145,21 @@ def find_cross_pairs(matrix_a: sp.csr_matrix, matrix_b: sp.csr_matrix, min_thres
     """Near duplicates between two shingle matrices built over one vocabulary (same width):
     each B record's best ``per_b`` A matches and the exact number of pairs. ``method`` is "exact"
     or "lsh": "auto" is decided by the caller's settings (``NearSettings.cross_method``)."""
-    n_a, n_b = matrix_a.shape[0], matrix_b.shape[0]
     if method not in ("exact", "lsh"):
         raise AuditorError("usage", f"Unknown cross-search method {method!r:.40}.",
                            "Use exact or lsh (NearSettings.cross_method decides auto).")
-    stacked = sp.vstack([matrix_a, matrix_b]).tocsr()
+    return find_stacked_cross_pairs(sp.vstack([matrix_a, matrix_b]).tocsr(), matrix_a.shape[0], min_threshold,
+                                    method, num_perm=num_perm, seed=seed, per_b=per_b)
+
+
+def find_stacked_cross_pairs(stacked: sp.csr_matrix, n_a: int, min_threshold: float, method: str = "exact", *,
+                             num_perm: int = 128, seed: int = 1, per_b: int = CROSS_MATCHES) -> CrossPairs:
+    """``find_cross_pairs`` of A's rows (the first ``n_a``) and B's (the others) of one matrix, as
+    ``shingle_matrix(texts_a + texts_b)`` makes it: no copy of either side."""
+    n_b = stacked.shape[0] - n_a
+    if method not in ("exact", "lsh"):
+        raise AuditorError("usage", f"Unknown cross-search method {method!r:.40}.",
+                           "Use exact or lsh (NearSettings.cross_method decides auto).")
     sink = CrossSink(per_b)
     if method == "exact":
         # The self-join's search with B's rows as queries against A's, over one shingle order.

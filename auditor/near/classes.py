@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..shingles import set_sizes
+from ..shingles import row_hash_sums, set_sizes
 from .result import EPS, STRATA, STRATUM_CAP, Pairs, ScoreCounts, score_bins
 from .sink import maximum_spanning_forest, rank_in_runs
 
@@ -53,23 +53,16 @@ def node_classes(nodes: sp.csr_matrix, weight: np.ndarray, min_saving: float = M
     n = nodes.shape[0]
     if n < 2 or not nodes.nnz:
         return None
-    df = np.bincount(nodes.indices, minlength=nodes.shape[1])
-    shared = df[nodes.indices] >= 2
-    row = np.repeat(np.arange(n), np.diff(nodes.indptr))
-    private = np.bincount(row[~shared], minlength=n).astype(np.int64)
+    # An entry is shared when its column is held by two nodes or more (a byte an entry).
+    shared = (np.bincount(nodes.indices, minlength=nodes.shape[1]) >= 2)[nodes.indices]
+    nonempty = np.diff(nodes.indptr) > 0
+    private = np.zeros(n, np.int64)
+    private[nonempty] = np.add.reduceat(~shared, nodes.indptr[:-1][nonempty], dtype=np.int64)
     shared_size = set_sizes(nodes) - private
     # The shared set's 128-bit order-free hash (as collapse_identical's), with its size and the
-    # private count: equal keys, equal class.
-    rng = np.random.default_rng(0xC1A55)
-    h1 = rng.integers(0, 2 ** 63, size=nodes.shape[1], dtype=np.uint64)
-    h2 = rng.integers(0, 2 ** 63, size=nodes.shape[1], dtype=np.uint64)
-    key1 = np.zeros(n, np.uint64)
-    key2 = np.zeros(n, np.uint64)
-    nonempty = np.diff(nodes.indptr) > 0
-    starts = nodes.indptr[:-1][nonempty]
-    with np.errstate(over="ignore"):             # sums wrap modulo 2^64, as collapse_identical's
-        for key, h in ((key1, h1), (key2, h2)):
-            key[nonempty] = np.add.reduceat(np.where(shared, h[nodes.indices], np.uint64(0)), starts)
+    # private count: equal keys, equal class. Sums wrap modulo 2^64, as collapse_identical's.
+    key1, key2 = row_hash_sums(nodes, 0xC1A55, where=shared), row_hash_sums(nodes, 0xC1A552, where=shared)
+    del shared
     order = np.lexsort((np.arange(n), private, shared_size, key2, key1))
     k1, k2, ss, pv = key1[order], key2[order], shared_size[order], private[order]
     starts = np.r_[True, (k1[1:] != k1[:-1]) | (k2[1:] != k2[:-1]) | (ss[1:] != ss[:-1]) | (pv[1:] != pv[:-1])]

@@ -1,0 +1,154 @@
+"""Peak memory of every command is bounded by a stated multiple of the bytes it reads, plus a fixed
+base (docs/reliability.md, "Memory per byte read"), whatever the shape of the text: many short
+records, few long ones, a huge vocabulary (nearly every word distinct), wide records (500 fields).
+
+Each measurement is its own process running the CLI, which reports its OWN peak (VmHWM of
+/proc/self/status at exit; a child's rusage would count the parent's pages at the fork). The base
+is the same command on a tiny file of the same shape, with the same libraries imported first in
+both runs, so what is left is what the bytes read cost. The bound is
+
+    peak - base <= MULTIPLE x bytes read + BATCHES
+
+BATCHES being what a command holds beyond the tiny run whatever the input's size: the batches it
+works in (4 Mi characters of text tokenised, 2^18 shingle windows, 4 Mi characters of records made
+canonical at a time). The same measurement at 20 MB a shape is bench/memory_per_byte.py's, whose
+figures BENCHMARKS.md publishes. Before the digests, the bounded shingle step and the shared field
+names (issue 34, item 2), scan took 21x (short records), 17x (long) and 24x (vocabulary) here.
+The default run measures scan on short records and on a huge vocabulary; the sweep every command on
+every shape."""
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+MB = 1 << 20
+MULTIPLE = 10           # stated in docs/reliability.md ("Memory per byte read") and BENCHMARKS.md
+BATCHES = 32 * MB       # stated there too
+SIZE = 8 * MB           # bytes of each shape's file
+SHAPES = ("short", "long", "vocab", "wide")
+COMMANDS = ("scan", "dedup", "leak", "clean", "contamination")
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads VmHWM from /proc")
+
+# The libraries any command may load, imported first in both runs (a tiny run never loads numba).
+CHILD = """
+import json, sys
+import numpy, scipy.sparse, pyarrow, pyarrow.compute, pandas
+import auditor.kernels
+from auditor.cli import main
+rc = main(sys.argv[1:])
+peak = next(int(l.split()[1]) * 1024 for l in open('/proc/self/status') if l.startswith('VmHWM:'))
+sys.stderr.write('@@PEAK@@' + json.dumps({'rc': rc, 'peak': peak}) + '\\n')
+"""
+
+
+def write_shape(shape: str, path: Path, size: int, seed: int) -> Path:
+    """A JSONL file of about ``size`` bytes of one shape (seeded)."""
+    rng = random.Random(seed)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    vocabulary = ["".join(rng.choices(letters, k=rng.randint(3, 9))) for _ in range(5_000)]
+    written, i = 0, 0
+    with open(path, "w", encoding="utf-8") as out:
+        while written < size:
+            if shape == "short":          # many short records: 8 words each
+                record = {"text": " ".join(rng.choices(vocabulary, k=8)), "answer": str(i % 97)}
+            elif shape == "long":         # few long records: 200 of them
+                record = {"text": " ".join(rng.choices(vocabulary, k=max(8, size // 200 // 7))), "answer": str(i)}
+            elif shape == "vocab":        # nearly every word distinct
+                record = {"text": " ".join("".join(rng.choices(letters, k=8)) for _ in range(60)), "answer": str(i)}
+            else:                         # wide: 500 numeric fields beside the text
+                record = {"text": " ".join(rng.choices(vocabulary, k=20)),
+                          **{f"f{k}": rng.randint(0, 999) for k in range(500)}}
+            line = json.dumps(record) + "\n"
+            out.write(line)
+            written += len(line.encode())
+            i += 1
+    return path
+
+
+def first_lines(path: Path, dest: Path, count: int) -> Path:
+    with open(path, encoding="utf-8") as src, open(dest, "w", encoding="utf-8") as out:
+        for k, line in enumerate(src):
+            if k >= count:
+                break
+            out.write(line)
+    return dest
+
+
+def command_line(command: str, data: Path, small: Path, out: Path) -> tuple[list, list]:
+    """(arguments, the files the command reads). leak and clean compare the file with its first
+    1,000 records; contamination scans the file as a corpus for GSM8K's test set."""
+    if command == "scan":
+        return ["scan", data, "--text", "text", "--json", out / "s.json"], [data]
+    if command == "dedup":
+        return ["dedup", data, "--text", "text", "--out", out / "d.jsonl"], [data]
+    if command == "leak":
+        return ["leak", data, small, "--text", "text", "--json", out / "l.json"], [data, small]
+    if command == "clean":
+        return ["clean", small, "--against", data, "--text", "text", "--out", out / "c.jsonl"], [data, small]
+    return ["contamination", data, "--benchmark", "gsm8k", "--text", "text", "--json", out / "c.json"], [data]
+
+
+def peak_of(args: list) -> int:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+    proc = subprocess.run([sys.executable, "-c", CHILD, *map(str, args), "--quiet"], capture_output=True, text=True,
+                          env=env, timeout=900)
+    found = [line for line in proc.stderr.splitlines() if line.startswith("@@PEAK@@")]
+    assert found and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    result = json.loads(found[-1][len("@@PEAK@@"):])
+    assert result["rc"] in (0, 1), proc.stderr[-2000:]          # 1: a finding (leak), not a failure
+    return result["peak"]
+
+
+class Files:
+    """Each shape's files, written when first asked for: (the file, its first 1,000 records, a tiny
+    file, the tiny file's first 1,000 records)."""
+
+    def __init__(self, folder: Path):
+        self.folder, self.made = folder, {}
+
+    def __getitem__(self, shape: str) -> tuple:
+        if shape not in self.made:
+            folder = self.folder
+            data = write_shape(shape, folder / f"{shape}.jsonl", SIZE, seed=0)
+            tiny = write_shape(shape, folder / f"{shape}-tiny.jsonl", 20_000 if shape != "wide" else 60_000, seed=1)
+            self.made[shape] = (data, first_lines(data, folder / f"{shape}-small.jsonl", 1_000), tiny,
+                                first_lines(tiny, folder / f"{shape}-tiny-small.jsonl", 1_000))
+        return self.made[shape]
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory) -> Files:
+    return Files(tmp_path_factory.mktemp("memory-per-byte"))
+
+
+# The default run measures scan on the two costliest shapes (about 25 s); the sweep every pair.
+QUICK = {("scan", "short"), ("scan", "vocab")}
+CASES = [pytest.param(shape, command, id=f"{command}-{shape}",
+                      marks=() if (command, shape) in QUICK else (pytest.mark.sweep,))
+         for command in COMMANDS for shape in SHAPES]
+
+
+@pytest.mark.parametrize("shape,command", CASES)
+def test_peak_memory_is_within_the_stated_multiple_of_the_bytes_read(files, tmp_path, shape, command):
+    data, small, tiny, tiny_small = files[shape]
+    base_args, _ = command_line(command, tiny, tiny_small, tmp_path)
+    args, inputs = command_line(command, data, small, tmp_path)
+    if command == "contamination":
+        # Its compiled loops (numba) compile on their first use in a fresh checkout and are cached
+        # on disk: the LLVM compiler's memory then is not what the bytes read cost.
+        peak_of(args)
+    base, peak = peak_of(base_args), peak_of(args)
+    read = sum(p.stat().st_size for p in inputs)
+    allowed = MULTIPLE * read + BATCHES
+    assert peak - base <= allowed, (f"{command} on {shape} records: peak {peak / MB:.0f} MB, base {base / MB:.0f} MB, "
+                                    f"{read / MB:.1f} MB read: {(peak - base) / read:.1f}x the bytes read, "
+                                    f"allowed {MULTIPLE}x + {BATCHES // MB} MB")
