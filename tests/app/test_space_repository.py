@@ -18,10 +18,13 @@ from pathlib import Path
 
 import pytest
 import yaml
+from playwright.sync_api import expect
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 from app_server import free_port, start_fake_hub  # noqa: E402
+
+pytest_plugins = ["browser_support"]
 
 # The Spaces configuration reference's keys (hf.co/docs/hub/spaces-config-reference) and their types.
 KEYS = {"title": str, "emoji": str, "colorFrom": str, "colorTo": str, "sdk": str, "sdk_version": str,
@@ -80,7 +83,7 @@ def test_the_folder_is_a_space_repository(tmp_path):
 @pytest.mark.sweep        # a long sweep (a fresh environment installed from the registry: ~2.5 min)
 @pytest.mark.slow
 @pytest.mark.browser
-def test_installed_as_the_space_builder_does_it_audits_through_the_page_and_the_api(tmp_path):
+def test_installed_as_the_space_builder_does_it_audits_through_the_page_and_the_api(tmp_path, browser):
     out = build(tmp_path / "space")
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
@@ -121,10 +124,9 @@ def test_installed_as_the_space_builder_does_it_audits_through_the_page_and_the_
         summary = Client(url, verbose=False).predict("example:gsm8k", "main", "test", "", "", "", 0.7,
                                                      api_name="/audit_json")
         assert summary["input"]["records"] == 1319 and summary["input"]["split"] == "test"
-        from playwright.sync_api import expect, sync_playwright
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--headless", "--no-sandbox"])
-            page = browser.new_page(viewport={"width": 1360, "height": 1000})
+        # the session's browser (browser_support): a second sync Playwright in one thread is refused
+        page = browser.new_page(viewport={"width": 1360, "height": 1000})
+        try:
             page.goto(url + "/")
             expect(page.locator("#status")).to_contain_text("7,473 records", timeout=60_000)
             page.locator("#dataset input, #dataset textarea").first.fill("acme/tiny")
@@ -134,7 +136,8 @@ def test_installed_as_the_space_builder_does_it_audits_through_the_page_and_the_
             expect(page.locator("#headline")).to_contain_text("12")
             share = page.locator("#share input, #share textarea").first.input_value()
             assert "dataset=acme%2Ftiny" in share and f"rev={hub.repos['acme/tiny']['sha']}" in share
-            browser.close()
+        finally:
+            page.close()
         assert json.loads(json.dumps(summary))["input"]["source"] == "example:gsm8k"
     finally:
         app.terminate()
