@@ -23,7 +23,7 @@ import logging  # noqa: E402
 import signal  # noqa: E402
 import sys  # noqa: E402
 
-from auditor import AuditorError  # noqa: E402
+from auditor import AuditorError, semantic  # noqa: E402
 from auditor.env import env_int  # noqa: E402
 from auditor.io.budget import max_bytes  # noqa: E402
 from ui.api import audit_json, dedup_file, leak_json  # noqa: E402,F401  (the named endpoints)
@@ -54,6 +54,8 @@ if __name__ == "__main__":
                                DEFAULTS["answer"], DEFAULTS["group"], DEFAULTS["labels"], DEFAULTS["threshold"], None))
     except AuditorError as exc:
         log.warning("could not pre-audit the opening dataset: %s", exc.message)
+    if semantic.available():   # the Paraphrases view's static vectors, distilled in the background (~35 CPU s, once)
+        semantic.warm_up()
     keep_gradio_cache()
     demo.queue(default_concurrency_limit=CHEAP_EVENTS, max_size=None)
     # An upload larger than the reading budget could not be audited: Gradio refuses it while it
