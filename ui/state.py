@@ -45,7 +45,7 @@ from .uploads import STORE
 ROW_CAP = env_int("AUDITOR_MAX_ROWS", 200_000, 1, sys.maxsize)   # rows read per dataset, at most
 CACHE_SIZE = 32                # audited results kept in memory (the expensive pairs included), at most ...
 CACHE_BYTES = env_bytes("AUDITOR_CACHE_BYTES", 2 * 1024 ** 3)   # ... and within this many (estimated) bytes
-# The Paraphrases view embeds with a transformer (~60 texts/s on 2 cores): a visitor's run is
+# The Paraphrases view embeds with a transformer (~45 texts per CPU second): a visitor's run is
 # bounded to this many benchmark items and A records (the CLI's --semantic reads everything).
 SEMANTIC_ITEMS = env_int("AUDITOR_SEMANTIC_ITEMS", 200, 1, sys.maxsize)
 SEMANTIC_RECORDS = env_int("AUDITOR_SEMANTIC_RECORDS", 20_000, 1, sys.maxsize)
