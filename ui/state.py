@@ -50,7 +50,9 @@ CACHE_BYTES = env_bytes("AUDITOR_CACHE_BYTES", 2 * 1024 ** 3)   # ... and within
 SEMANTIC_ITEMS = env_int("AUDITOR_SEMANTIC_ITEMS", 200, 1, sys.maxsize)
 SEMANTIC_RECORDS = env_int("AUDITOR_SEMANTIC_RECORDS", 20_000, 1, sys.maxsize)
 # ... and searches with a shorter stage-1 shortlist than the CLI (3 nearest records per item, 3 shortlisted):
-# 200 items against 2,000 records in ~10 s on 2 cores (bench/semantic.py), the decision unchanged.
+# 200 items against 2,000 records: ~18 CPU s once the static vectors are warm (app.py starts that), the
+# decision unchanged; a shortlist of 2 re-scores a quarter fewer records but missed planted rephrases
+# (BENCHMARKS.md, semantic pass).
 SEMANTIC_K = 3
 SEMANTIC_CANDIDATES = 3
 PAIR_LIMIT = 100_000           # pairs the review pages reach (the best ones; the engine's sample bounds it too)
