@@ -213,6 +213,7 @@ def test_errors_are_messages(audited, files):
 
 # --------------------------------------------------------------------------- in a browser
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_paraphrases_journey_in_a_browser(browser, app_url, tmp_path, sets):
     from playwright.sync_api import expect
