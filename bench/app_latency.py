@@ -94,7 +94,7 @@ SHARE = ("(t) => { const e = document.querySelector('#share textarea, #share inp
          "return !!e && e.value.includes(t); }")
 
 
-TIMEOUT = 600_000
+TIMEOUT = 180_000           # ms: a step slower than 3 min is a failure, not a figure
 
 
 def timed(page, action, predicate: str, arg) -> float:
@@ -104,6 +104,12 @@ def timed(page, action, predicate: str, arg) -> float:
     action()
     page.wait_for_function(predicate, arg=arg, polling="raf", timeout=TIMEOUT)
     return time.perf_counter() - started
+
+
+def step(out: dict, name: str) -> list:
+    """The times of the step ``name`` (said on stderr as it starts: a step that hangs shows)."""
+    print(f"... {name}", file=sys.stderr, flush=True)
+    return out.setdefault(name, [])
 
 
 def files(folder: Path) -> dict:
@@ -144,7 +150,7 @@ def measure(url: str, repeats: int, data: dict) -> dict:
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         for name, options in (("link, desktop", {"viewport": {"width": 1360, "height": 1000}}), ("link, phone", PHONE)):
-            times = out.setdefault(name, [])
+            times = step(out, name)
             for _ in range(repeats):
                 context = browser.new_context(**options)
                 page = context.new_page()
@@ -160,11 +166,11 @@ def measure(url: str, repeats: int, data: dict) -> dict:
                 page.locator("#form > button, #form .label-wrap").first.click()
                 page.locator("#max-rows input, #max-rows textarea").first.wait_for(state="visible")
 
-        times = out.setdefault("run, cached", [])
+        times = step(out, "run, cached")
         for _ in range(repeats):
             page.evaluate(WATCH, "#status")
             times.append(timed(page, lambda: page.locator("#run").click(), RAN, ["#status", "#status", "from the cache"]))
-        times = out.setdefault("run, fresh (the whole audit)", [])
+        times = step(out, "run, fresh (the whole audit)")
         max_rows = page.locator("#max-rows input, #max-rows textarea").first
         open_form()
         default_cap = max_rows.input_value()
@@ -176,7 +182,7 @@ def measure(url: str, repeats: int, data: dict) -> dict:
         open_form()
         max_rows.fill(default_cap)       # the later uploads are read whole (20,000 and 60,000 rows)
         page.get_by_role("tab", name="Threshold curve", exact=True).click()
-        times = out.setdefault("threshold (curve slider)", [])
+        times = step(out, "threshold (curve slider)")
         for k in range(repeats):
             value = (0.55, 0.6, 0.65, 0.63, 0.5)[k % 5]
             box = page.locator("#curve-threshold input[type=number]")
@@ -184,18 +190,25 @@ def measure(url: str, repeats: int, data: dict) -> dict:
                                ["#counts", f"At Jaccard ≥ {value:g}:"]))
         page.get_by_role("tab", name="Near-duplicate pairs", exact=True).click()
         page.locator("#pairs-info").click()
-        times = out.setdefault("next pair (j)", [])
+        times = step(out, "next pair (j)")
         for k in range(repeats):
             times.append(timed(page, lambda: page.keyboard.press("j"), TEXT, ["#pair-view", f"pair {k + 1} of"]))
         page.get_by_role("tab", name="Clusters", exact=True).click()
-        times = out.setdefault("cluster opened", [])
+        times = step(out, "cluster opened")
         for k in range(repeats):
             row = k % 5
             times.append(timed(page, lambda: page.locator(f"#clusters-table [data-testid='cell-{row}-0']").click(),
                                TEXT, ["#cluster-view", f"(rank {row + 1})"]))
-        times = out.setdefault("record kept apart", [])
+        times = step(out, "record kept apart")
+        idle = "() => !document.querySelector(\"#cluster-view [data-testid='status-tracker']:not(.hide)\")"
         for _ in range(repeats):
+            # The largest cluster, opened afresh each time: keeping records apart shrinks a cluster, and
+            # one of two records kept apart leaves no cluster to keep a record of.
+            page.locator("#clusters-table [data-testid='cell-0-0']").click()
             button = page.locator("#cluster-view button", has_text="Keep this record too").first
+            button.wait_for(state="visible")
+            time.sleep(0.3)
+            page.wait_for_function(idle)
             page.evaluate(WATCH, "#cluster-view")          # its progress shows there; the outcome in #status
             times.append(timed(page, lambda: button.click(), RAN, ["#cluster-view", "#status", "is kept apart"]))
         # The researcher: an SFT file as A, the eval file as B, GSM8K as the benchmark.
@@ -208,13 +221,13 @@ def measure(url: str, repeats: int, data: dict) -> dict:
         page.wait_for_function(TEXT, arg=["#leak-upload", "eval.jsonl"])
         page.locator("#benchmark input").click()
         page.get_by_role("option", name="gsm8k", exact=True).click()
-        times = out.setdefault("leak + contamination (20,000 x 1,000, GSM8K)", [])
+        times = step(out, "leak + contamination (20,000 x 1,000, GSM8K)")
         for k in range(repeats):
             ngram = ("13", "12", "11", "10", "9")[k % 5]           # a new check each time, never a cached one
             page.locator("#ngram input, #ngram textarea").first.fill(ngram)
             times.append(timed(page, lambda: page.locator("#leak-run").click(), TEXT,
                                ["#contam-summary", f"shares a {ngram}-token sequence"]))
-        times = out.setdefault("evidence page", [])
+        times = step(out, "evidence page")
         for k in range(repeats):
             button = page.locator("#leak-evidence button", has_text="next ›").first
             if not button.count():
