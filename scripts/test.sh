@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test suite, from a fresh machine: installs what it needs, then runs pytest.
-#   bash scripts/test.sh [PYTEST ARGS]         every test but the long sweeps (@pytest.mark.sweep)
+#   bash scripts/test.sh [PYTEST ARGS]         the quick loop: every test but the long sweeps and the
+#                                              slow tests (@pytest.mark.sweep, @pytest.mark.slow)
 #   bash scripts/test.sh --all [PYTEST ARGS]   every test, the sweeps too (what CI runs: .ci/run)
 # Browser tests drive Debian's chromium (installed here with apt-get when missing);
 # they never download a browser.
@@ -10,7 +11,7 @@ if [ "${1:-}" = "--all" ]; then
   shift
   set -- -m "sweep or not sweep" "$@"
 else
-  echo "Long sweeps skipped (marked sweep): bash scripts/test.sh --all runs every test, as CI does." >&2
+  echo "Long sweeps and slow tests skipped (marked sweep, slow): bash scripts/test.sh --all runs every test, as CI does." >&2
 fi
 bash scripts/setup.sh
 if [ ! -x /usr/bin/chromium ]; then

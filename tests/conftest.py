@@ -6,8 +6,10 @@ Tests live in folders that mirror the package (tests/io, tests/roles, tests/comm
 name is unique across the folders. The helper modules here (ground_truth.py, definitions.py,
 real_data.py, app_server.py, ...) are importable from every folder: this file puts tests/ on the path.
 
-Long sweeps (``@pytest.mark.sweep``) are skipped unless the run names markers itself: ``bash
-scripts/test.sh --all`` (what CI runs, .ci/run) or ``-m "sweep or not sweep"`` runs them too."""
+Long sweeps (``@pytest.mark.sweep``) and slow tests (``@pytest.mark.slow``: measured at over about
+6 s each, mostly browser journeys, Ray clusters and real-data model runs) are skipped unless the run
+names markers itself, so the loop while developing stays within 10 minutes: ``bash scripts/test.sh
+--all`` (what CI runs, .ci/run) or ``-m "sweep or not sweep"`` runs every test."""
 from __future__ import annotations
 
 import os
@@ -28,19 +30,20 @@ if str(REPO) not in sys.path:                # so they can import app and ui, ho
 pytest.register_assert_rewrite("browser_support")
 
 
-SWEEP = "not sweep"
+QUICK = "not sweep and not slow"
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "sweep: a long sweep (real-data figures, hostile sizes, every character); "
                                        "skipped unless -m names markers (bash scripts/test.sh --all, as CI runs)")
     if not config.option.markexpr:
-        config.option.markexpr = SWEEP
+        config.option.markexpr = QUICK
 
 
 def pytest_report_header(config):
-    if config.option.markexpr == SWEEP:
-        return "long sweeps skipped (-m 'not sweep'): bash scripts/test.sh --all runs them too, as CI does"
+    if config.option.markexpr == QUICK:
+        return ("long sweeps and slow tests skipped (-m 'not sweep and not slow'): bash scripts/test.sh --all runs "
+                "them too, as CI does")
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -113,6 +113,19 @@ def contam_list(st: dict) -> dict:
     return {"contam_evidence": pager + body + (pager if len(rows) > 3 else "")}
 
 
+def para_list(rows: list, view: dict, threshold: float) -> str:
+    """The flagged paraphrase pairs (``rows``, all of them at ``threshold``): a page, searched."""
+    if not rows:
+        return views.paraphrase_evidence_html([], threshold)
+    on_page, matching, page, pages = evidence.para_page(rows, view)
+    words = (view.get("search") or "").strip()
+    label = f"containing “{words[:80]}”" if words else None
+    pager = evidence.pager_html(f"flagged benchmark items, best match first (margin score ≥ {threshold:g})",
+                                matching, len(rows), page, pages, label)
+    body = views.paraphrase_evidence_html(on_page, threshold) if on_page else ""
+    return pager + body + (pager if len(on_page) > 3 else "")
+
+
 # --------------------------------------------------------------------------- downloads
 
 def plural(n: int, word: str) -> str:

@@ -73,6 +73,17 @@ def contam_page(view: dict) -> tuple[list, int, int, int]:
     return match[page * PAGE:(page + 1) * PAGE], len(match), page, pages
 
 
+def para_page(rows: list, view: dict) -> tuple[list, int, int, int]:
+    """As ``leak_page``, for the flagged paraphrase pairs at the view's threshold ({search, page}),
+    best first as the library ranks them."""
+    words = (view.get("search") or "").strip().lower()
+    match = [r for r in rows if not words or words in str(r.get("benchmark_text") or "").lower()
+             or words in str(r.get("corpus_text") or "").lower()]
+    pages = max(1, -(-len(match) // PAGE))
+    page = min(max(int(view.get("page") or 0), 0), pages - 1)
+    return match[page * PAGE:(page + 1) * PAGE], len(match), page, pages
+
+
 def pager_html(what: str, matching: int, total: int, page: int, pages: int, filter_label: str | None) -> str:
     """"Showing 11–20 of 57 …" with previous / next buttons (and "show all" when filtered)."""
     if not total:

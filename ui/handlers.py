@@ -1238,7 +1238,7 @@ def semantic_ready() -> bool:
 
 def cleared_paraphrases() -> dict:
     return {"para_status": "", "para_md": "", "para_plot": gr.update(value=None, visible=False),
-            "para_evidence": "", "dl_para": disabled(), "para_state": None}
+            "para_evidence": "", "dl_para": disabled(), "para_state": None, "para_search": ""}
 
 
 def check_cosine(value) -> float:
@@ -1345,7 +1345,9 @@ def flagged_pairs(sr, threshold: float) -> list:
 
 
 def paraphrase_views(sr, pst: dict) -> dict:
+    """Every part of the view at ``pst``'s threshold; the list starts again on its first page."""
     t = pst["threshold"]
+    pst = {**pst, "page": 0}
     rows = flagged_pairs(sr, t)
     path = state.folder_for("paraphrases", pst["key"], t) / "paraphrases.csv"
     columns = ["benchmark_row", "corpus_row", "score", "margin", "second", "gap", "anchors", "background",
@@ -1354,5 +1356,30 @@ def paraphrase_views(sr, pst: dict) -> dict:
     return {"para_state": pst,
             "para_md": views.paraphrase_markdown(sr, t, len(rows), pst["bench"], pst["a"], pst["notices"]),
             "para_plot": gr.update(value=views.paraphrase_figure(sr.distribution(), t, sr.gap()), visible=True),
-            "para_evidence": views.paraphrase_evidence_html(rows, t),
+            "para_evidence": browse.para_list(rows, pst, t),
             "dl_para": enabled(path)}
+
+
+def paraphrase_list_event(pst, act=None, value=None, search=None) -> dict:
+    """The flagged list: a page (a pager button), a search, or "show all" (the search cleared)."""
+    if not pst:
+        return {}
+    sr = state.SEMANTIC.get(pst["key"])
+    if sr is None:
+        return error(PARA_EXPIRED, "para_status")
+    view = dict(pst)
+    if act == "page":
+        try:
+            view["page"] = max(0, int(value))
+        except (TypeError, ValueError):
+            return {}
+    elif act == "kind":                       # "show all": the pager's way out of a search
+        view.update({"search": "", "page": 0})
+    if search is not None:
+        words = str(search).strip()[:200]
+        view.update({"search": words, "page": 0 if words != view.get("search") else view.get("page", 0)})
+    out = {"para_state": view, "para_evidence": browse.para_list(flagged_pairs(sr, view["threshold"]), view,
+                                                                 view["threshold"])}
+    if act == "kind":
+        out["para_search"] = ""
+    return out

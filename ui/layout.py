@@ -470,7 +470,9 @@ def paraphrases_view(P: dict) -> None:
             P["para_md"] = gr.Markdown("", elem_id="para-summary", latex_delimiters=[])
             P["dl_para"] = gr.DownloadButton("Flagged pairs CSV", value=None, interactive=False, elem_id="dl-para")
             P["para_plot"] = gr.Plot(show_label=False, elem_id="para-plot", visible=False)
-            P["para_evidence"] = gr.HTML("", elem_id="para-evidence")
+            P["para_search"] = gr.Textbox(label="Search the flagged items", placeholder="words in the item or the "
+                                          "record", elem_id="para-search")
+            P["para_evidence"] = gr.HTML("", elem_id="para-evidence", js_on_load=BUTTONS)
     P["para_state"] = gr.State(None)
 
 
@@ -483,7 +485,7 @@ def wire(demo: gr.Blocks, P: dict) -> None:
     pick_names = ["dataset", "config", "split", "text", "answer", "group", "labels", "upload_id", "upload",
                   "fields_for", "status"]
     pairs_names = ["status", "state", "pairs_info", "pair_view"]
-    para_names = ["para_status", "para_md", "para_plot", "para_evidence", "dl_para", "para_state"]
+    para_names = ["para_status", "para_md", "para_plot", "para_evidence", "dl_para", "para_state", "para_search"]
 
     def outs(names):
         return [P[n] for n in names]
@@ -679,6 +681,14 @@ def wire(demo: gr.Blocks, P: dict) -> None:
         [P["para_state"], P["para_threshold"]], P["para_threshold"],
         js="(pst, t) => { const v = (typeof t === 'number') ? t : parseFloat(t); "
            "return [pst, (Number.isFinite(v) && v >= 0 && v <= 1) ? 1 : 0]; }", **private)
+    def on_para_button(pst, evt: gr.EventData):
+        act = getattr(evt, "act", None)
+        value = getattr(evt, "kind", None) if act == "kind" else getattr(evt, "row", None)
+        return pack(P, para_names, handlers.paraphrase_list_event(pst, act, value))
+
+    P["para_evidence"].click(on_para_button, P["para_state"], outs(para_names), **private)
+    P["para_search"].submit(lambda pst, q: pack(P, para_names, handlers.paraphrase_list_event(pst, search=q)),
+                            [P["para_state"], P["para_search"]], outs(para_names), **private)
     # B's own file replaces the dataset box; a benchmark file replaces the bundled pick, and a bundled
     # pick the file.
     b_names = ["b_upload_id", "leak_upload", "leak_status", "leak_dataset", "leak_config", "leak_split"]

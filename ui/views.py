@@ -758,8 +758,9 @@ def paraphrase_figure(dist: dict, threshold: float, gap: dict | None = None) -> 
     return fig
 
 
-def paraphrase_evidence_html(rows: list, threshold: float, limit: int = EVIDENCE_SHOWN) -> str:
-    """Flagged benchmark items beside their best A match, best first: the score and both texts, escaped."""
+def paraphrase_evidence_html(rows: list, threshold: float) -> str:
+    """Flagged benchmark items (one page of them) beside their best A match: the scores and both
+    texts, escaped."""
     if not rows:
         return (f"<p class='cut'>No benchmark item has an A record at margin score ≥ {h(f'{threshold:g}')}: lower "
                 "the threshold to review weaker matches.</p>")
@@ -769,7 +770,7 @@ def paraphrase_evidence_html(rows: list, threshold: float, limit: int = EVIDENCE
         return f"<div class='rec'><div class='rec-id'>{label}</div>{h(text[:DETAIL_CHARS])}{cut}</div>"
 
     parts = []
-    for r in rows[:limit]:
+    for r in rows:
         second = "–" if r.get("second") is None else f"{r['second']:.4f}"
         anchors = "–" if r.get("anchors") is None else f"{100 * r['anchors']:.0f}%"
         margin, cosine = f"{r['margin']:.4f}", f"{r['score']:.4f}"
@@ -778,6 +779,4 @@ def paraphrase_evidence_html(rows: list, threshold: float, limit: int = EVIDENCE
                 f"{h(second)} · anchors shared {h(anchors)}</div>")
         body = rec("benchmark", r["benchmark_text"] or "") + rec("A (corpus)", r["corpus_text"] or "")
         parts.append(f"<div class='evidence para'>{head}<div class='pair-view'>{body}</div></div>")
-    more = (f"<p class='cut'>The first {limit} of {len(rows):,} are shown; the CSV holds all.</p>"
-            if len(rows) > limit else "")
-    return "<div class='evidence-list'>" + "".join(parts) + more + "</div>"
+    return "<div class='evidence-list'>" + "".join(parts) + "</div>"

@@ -9,6 +9,7 @@ from gradio_client import Client
 pytest_plugins = ["app_server"]
 
 
+@pytest.mark.slow
 def test_audit_json_gsm8k_train(client):
     summary = client.predict("example:gsm8k", "main", "train", "question", "answer", "", 0.7, api_name="/audit_json")
     assert isinstance(summary, dict)

@@ -81,6 +81,7 @@ def test_an_uploaded_benchmark_with_several_text_fields_reads_them_joined(gsm_te
     assert side["texts"] == expected and side["text"] == "question,answer" and side["upload"]
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_an_uploaded_benchmark_finds_exactly_the_planted_items(page, app_url, tmp_path):
     """From the round-5 review of share links and benchmark uploads: GSM8K train questions with 5 HumanEval

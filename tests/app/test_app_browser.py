@@ -24,6 +24,7 @@ def page(browser, app_url):
     context.close()
 
 
+@pytest.mark.slow
 def test_opens_on_an_audited_dataset_then_curve_pairs_and_download(page, app_url):
     open_app(page, app_url)
     expect(status(page)).to_contain_text("example:gsm8k")
@@ -106,6 +107,7 @@ def test_row_cap_from_a_share_link_is_announced(page, app_url):
     expect(share_box(page)).to_have_value(re.compile(r"max_rows=100"))
 
 
+@pytest.mark.slow
 def test_uploaded_file_with_markup_is_shown_as_text(page, app_url, tmp_path):
     img = '<img src=x onerror="window.__xss=1"> Compute the sum of the two numbers and print the result please'
     script = '<script>window.__xss=2</script> Compute the sum of the two numbers and print the result please'
@@ -159,6 +161,7 @@ def test_wrong_split_shows_a_clear_error(page, app_url):
     assert "Traceback" not in page.content()
 
 
+@pytest.mark.slow
 def test_hub_dataset_load_fields_then_gated_audit_with_token(page, app_url):
     # Both repos live on the fake Hub of tests/app_server.py.
     from app_server import GATED_TOKEN

@@ -58,6 +58,7 @@ def pick_benchmark(pg, name: str):
     pg.get_by_role("option", name=name, exact=True).click()
 
 
+@pytest.mark.slow
 def test_contamination_fields_follow_the_audited_dataset_and_a_shared_link(browser, page, app_url):
     """From a demanding curator's review of the Space."""
     open_app(page, app_url)
@@ -97,6 +98,7 @@ def test_contamination_fields_follow_the_audited_dataset_and_a_shared_link(brows
         context.close()
 
 
+@pytest.mark.slow
 def test_a_numeric_or_object_field_searched_is_a_clear_message(page, app_url, tmp_path):
     """From a demanding curator's review of the Space."""
     test = real_data.rows("gsm8k/test.jsonl")

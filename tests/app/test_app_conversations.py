@@ -49,6 +49,7 @@ def conversations(shape: str) -> tuple[list, int]:
 
 @pytest.mark.parametrize("shape, role", [("openai", "messages.content"), ("sharegpt", "conversations.value"),
                                          ("parts", "messages.content.text")])
+@pytest.mark.slow
 def test_conversation_upload_is_read_as_its_turns_and_shown_as_text(page, app_url, tmp_path, shape, role):
     """From a demanding curator's review of the Space."""
     rows, n = conversations(shape)

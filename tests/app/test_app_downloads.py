@@ -73,6 +73,7 @@ def test_the_space_download_of_a_cut_a_says_it_is_cut(real_data, questions, tmp_
         assert ("read only up to its first 100 records" in got["contam_md"]) is cut
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_contamination_in_two_fields_and_the_decontaminated_file(page, app_url, tmp_path):
     """From the fourth curator's review of the Space: An instruction corpus with GSM8K test questions planted

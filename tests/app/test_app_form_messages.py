@@ -16,6 +16,7 @@ pytest_plugins = ["app_server", "browser_support"]
 pytestmark = pytest.mark.browser
 
 
+@pytest.mark.slow
 def test_a_refused_threshold_leaves_the_counts_readable(page, app_url, tmp_path):
     """From the fourth curator's review of the Space: A value out of range in the curve's box is put back and
     explained in a toast; Gradio's red
@@ -68,6 +69,7 @@ def test_the_form_can_be_used_from_the_keyboard_alone(page, app_url):
     expect(status(page)).to_have_class(re.compile(r"\bok\b"))
 
 
+@pytest.mark.slow
 def test_the_keep_rule_says_what_it_needs_and_follows_a_new_audit(page, app_url, tmp_path):
     """From the fourth curator's review of the Space: 'most common answer' on data without answers raised in
     the handler: a bare "Error" badge on

@@ -159,6 +159,7 @@ def download_text(pg, elem_id: str) -> str:
 
 # --------------------------------------------------------------------------- the upload
 
+@pytest.mark.slow
 def test_hostile_upload_every_field_renders_as_text(page, app_url, tmp_path):
     rows = hostile_rows()
     path = tmp_path / UPLOAD_NAME     # Linux file systems accept < > in names
@@ -333,6 +334,7 @@ def test_dataset_box_refuses_server_paths(page, app_url, path):
 
 # --------------------------------------------------------------------------- the token
 
+@pytest.mark.slow
 def test_token_never_in_share_link_page_or_downloads(page, app_url):
     from app_server import GATED_TOKEN
 

@@ -222,6 +222,7 @@ def test_hostile_link_values_say_what_is_wrong_and_the_page_stays_usable(browser
     assert not any(SERVER_TOKEN in (auth or "") for _, _, auth in app_server.hub.authorizations)
 
 
+@pytest.mark.slow
 def test_a_gated_b_in_a_link_is_never_read_with_the_servers_token(browser, app_url, app_server):
     """From the round-5 hostile review of the Space."""
     ctx, pg = new_page(browser, app_url, init_script=TRAP)
@@ -288,6 +289,7 @@ def test_hostile_benchmark_files_are_refused_clearly_within_the_budget(browser, 
         ctx.close()
 
 
+@pytest.mark.slow
 def test_a_benchmark_of_numbers_or_tiny_items_is_not_passed_as_clean(page, app_url, tmp_path):
     """From the round-5 hostile review of the Space: Items with no words to compare (numbers, one token):
     none can be checked, and the page must
@@ -344,6 +346,7 @@ def test_a_benchmark_identical_to_the_dataset_is_all_contaminated_and_the_downlo
                                    f"sharing a {n}-gram")
 
 
+@pytest.mark.slow
 def test_the_text_box_naming_fields_hostile_ways(page, app_url, tmp_path):
     """From the round-5 hostile review of the Space: Records whose instructions repeat in pairs while input,
     a field named 'x,y' and a nested

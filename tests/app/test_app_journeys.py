@@ -29,6 +29,7 @@ def assert_inert(pg):
     assert pg.locator("img[src='x']").count() == 0
 
 
+@pytest.mark.slow
 def test_leakage_between_two_uploads_with_evidence_and_the_self_check(page, app_url, tmp_path):
     train, test = real_data.rows("gsm8k/train.jsonl"), real_data.rows("gsm8k/test.jsonl")
     hostile = {"question": XSS + train[0]["question"], "answer": "<b>42</b>"}
@@ -94,6 +95,7 @@ def test_the_placeholder_pick_leaves_the_form_as_it_was(page, app_url):
     assert page.locator("#form .error, #status.error").count() == 0
 
 
+@pytest.mark.slow
 def test_pairs_review_with_the_keyboard_marks_and_one_threshold(page, app_url):
     rows = real_data.rows("gsm8k/train.jsonl")
     ref = ground_truth.reference([r["question"] for r in rows])
@@ -164,6 +166,7 @@ def test_deduplicated_download_keeps_one_unchanged_record_per_cluster(page, app_
     assert {d["row"] for d in manifest["dropped_rows"]} == dropped
 
 
+@pytest.mark.slow
 def test_every_tab_is_reachable_on_a_phone(browser, app_url):
     context, pg = new_page(browser, app_url, viewport={"width": 390, "height": 844}, is_mobile=True,
                            has_touch=True)
@@ -185,6 +188,7 @@ def test_every_tab_is_reachable_on_a_phone(browser, app_url):
         context.close()
 
 
+@pytest.mark.slow
 def test_contamination_evidence_highlights_the_shared_span_as_text(page, app_url, tmp_path):
     test = real_data.rows("gsm8k/test.jsonl")
     item = test[11]["question"]

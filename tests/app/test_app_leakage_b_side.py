@@ -73,6 +73,7 @@ def test_a_bundled_b_typed_after_an_uploaded_a_is_read_at_its_own_test_split(pag
                for r in rows)
 
 
+@pytest.mark.slow
 def test_a_pasted_b_of_another_layout_is_read_with_its_own_config_and_fields(browser, app_url):
     """From the fourth curator's review of the Space: GSM8K train audited: B's boxes hold its config 'main'
     and split 'test'. HumanEval pasted as B

@@ -156,6 +156,7 @@ def test_leak_without_an_answer_field_says_answers_were_not_checked(plain_page, 
     assert "repeat an A answer exactly 0" not in text
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_mmlu_letters_shared_answers_only_stay_in_the_clean_split(page, app_url, tmp_path):
     """From a demanding curator's review of the Space."""

@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from auditor import semantic  # noqa: E402
-from ui import handlers, state, views  # noqa: E402
+from ui import evidence, handlers, state, views  # noqa: E402
 
 pytest_plugins = ["app_server", "browser_support"]
 pytestmark = pytest.mark.skipif(not semantic.available(), reason="the semantic extra is not installed")
@@ -103,13 +103,51 @@ def test_flagged_pairs_equal_the_librarys_with_both_texts(found, library, sets):
     for r in rows:                                # both texts, as they are in the files
         assert r["benchmark_text"] == questions[r["benchmark_row"]]
         assert r["corpus_text"] == rephrases[r["corpus_row"]]
-    shown = views.EVIDENCE_SHOWN                  # drawn side by side, best first; the CSV holds all
-    assert shown_pairs(view["para_evidence"]) == [(it["benchmark_row"], it["corpus_row"]) for it in expected][:shown]
-    if len(expected) > shown:
-        assert f"The first {shown} of {len(expected)} are shown" in view["para_evidence"]
+    page = evidence.PAGE                          # drawn side by side, best first, a page at a time
+    assert shown_pairs(view["para_evidence"]) == [(it["benchmark_row"], it["corpus_row"]) for it in expected][:page]
+    assert f"Showing 1–{min(page, len(expected))} of {len(expected)} flagged benchmark items" in view["para_evidence"]
     assert f"**{len(expected)} of {len(questions)} benchmark items**" in view["para_md"]
     assert "evidence for review, not verdicts" in view["para_md"]
     assert stages and stages[-1][0] == 1.0        # progress was reported while embedding
+
+
+def test_the_flagged_list_pages_through_every_pair_and_searches_both_texts(found, library, sets):
+    """Issue 29 (the Space as people meet it): the paraphrase list showed its first 50 items and no
+    more; it is paged and searchable like the other evidence lists, and nothing is lost between pages."""
+    view, _ = found
+    questions, rephrases = sets
+    expected = [(it["benchmark_row"], it["corpus_row"]) for it in library.flagged(semantic.DEFAULT_THRESHOLD)]
+    assert len(expected) > evidence.PAGE                    # more than one page, or paging proves nothing
+    pst, seen, page = view["para_state"], [], 0
+    while True:
+        moved = handlers.paraphrase_list_event(pst, "page", page)
+        pst = moved["para_state"]
+        seen += shown_pairs(moved["para_evidence"])
+        if "next ›" not in moved["para_evidence"]:
+            break
+        page += 1
+    assert seen == expected and page == -(-len(expected) // evidence.PAGE) - 1
+    # Beyond the last page: the last page again, never an empty list.
+    assert shown_pairs(handlers.paraphrase_list_event(pst, "page", 10 ** 6)["para_evidence"]) == \
+        expected[page * evidence.PAGE:]
+    # Search: a word of one flagged item's rephrase (A's side) finds exactly the pairs whose texts hold it.
+    b_row, c_row = expected[-1]
+    word = max(re.findall(r"[A-Za-z]{6,}", rephrases[c_row]), key=len).lower()
+    hits = [(b, c) for b, c in expected if word in questions[b].lower() or word in rephrases[c].lower()]
+    searched = handlers.paraphrase_list_event(view["para_state"], search=word.upper())
+    assert (b_row, c_row) in hits
+    assert shown_pairs(searched["para_evidence"]) == hits[:evidence.PAGE]
+    assert f"of {len(hits)} flagged benchmark items" in searched["para_evidence"]
+    assert f"{len(expected)} in all" in searched["para_evidence"]
+    nothing = handlers.paraphrase_list_event(view["para_state"], search="zzqqxxnotaword")
+    assert shown_pairs(nothing["para_evidence"]) == [] and "No flagged benchmark items" in nothing["para_evidence"]
+    # "show all" clears the search (the box too); a new threshold starts on the first page.
+    cleared = handlers.paraphrase_list_event(searched["para_state"], "kind", "")
+    assert cleared["para_search"] == "" and shown_pairs(cleared["para_evidence"]) == expected[:evidence.PAGE]
+    later = handlers.paraphrase_list_event(cleared["para_state"], "page", 1)
+    assert handlers.paraphrase_threshold(later["para_state"], 0.8)["para_state"]["page"] == 0
+    assert handlers.paraphrase_list_event(None, "page", 1) == {}
+    assert handlers.paraphrase_list_event(pst, "page", "x") == {}
 
 
 def test_histogram_counts_are_the_score_distribution(found, library, sets):
@@ -175,6 +213,7 @@ def test_errors_are_messages(audited, files):
 
 # --------------------------------------------------------------------------- in a browser
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_paraphrases_journey_in_a_browser(browser, app_url, tmp_path, sets):
     from playwright.sync_api import expect
@@ -216,6 +255,25 @@ def test_paraphrases_journey_in_a_browser(browser, app_url, tmp_path, sets):
         expect(recs.nth(0)).to_contain_text(questions[brow][:40])      # both texts side by side
         expect(recs.nth(1)).to_contain_text(rephrases[crow][:40])
         expect(pg.locator("#para-plot .js-plotly-plot")).to_be_visible()
+        # The list is paged: the next page shows other pairs, and a search narrows it.
+        flagged_n = int(first.group(1))
+        expect(evidence.locator(".pager").first).to_contain_text(
+            f"Showing 1–{min(10, flagged_n)} of {flagged_n} flagged benchmark items")
+        if flagged_n > 10:
+            evidence.locator(".pager").first.get_by_role("button", name="next ›").click()
+            expect(evidence.locator(".pager").first).to_contain_text(f"Showing 11–{min(20, flagged_n)} of")
+            search = pg.locator("#para-search textarea, #para-search input").first
+            search.fill(max(re.findall(r"[A-Za-z]{6,}", rephrases[crow]), key=len))
+            search.press("Enter")
+            expect(evidence.locator(".pager").first).to_contain_text("containing")
+            evidence.locator(".pager").first.get_by_role("button", name="show all").click()
+            expect(evidence.locator(".pager").first).to_contain_text(f"Showing 1–10 of {flagged_n} flagged")
+            expect(search).to_have_value("")
+        # The planted markup's record (a rephrase, so flagged), found by searching for the markup.
+        search = pg.locator("#para-search textarea, #para-search input").first
+        search.fill("onerror")
+        search.press("Enter")
+        expect(evidence.locator(".pager").first).to_contain_text("Showing 1–1 of 1 flagged")
         expect(evidence).to_contain_text(XSS.strip())                  # the markup is shown as text
         assert pg.locator("#para-evidence img").count() == 0
         # The slider re-filters: a higher threshold flags fewer items.

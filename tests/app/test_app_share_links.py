@@ -94,6 +94,7 @@ def plain_page(browser, app_url):
     context.close()
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_a_link_carrying_b_and_the_benchmark_reproduces_both_views(browser, app_url, shared):
     """From the round-5 review of share links and benchmark uploads."""
@@ -168,6 +169,7 @@ def test_a_link_carrying_b_and_the_benchmark_reproduces_both_views(browser, app_
             ctx2.close()
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_a_link_carries_uploaded_sides_and_checks_nothing_in_their_place_once_gone(browser, app_url, shared,
                                                                                   tmp_path):

@@ -58,6 +58,7 @@ def write_bom_csv(path: Path, rows) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_a_new_threshold_moves_every_view_and_download_without_a_rescan(page, app_url, tmp_path):
     """From the third curator's review of the Space."""
     rows = spider_rows()
@@ -181,6 +182,7 @@ def test_pair_keys_leave_page_scrolling_and_table_arrows_alone(page, app_url):
     expect(view).to_contain_text("pair 2 of ")
 
 
+@pytest.mark.slow
 def test_one_record_and_a_one_megabyte_record(page, app_url, tmp_path):
     """From the third curator's review of the Space."""
     one = write_jsonl(tmp_path / "one.jsonl", [{"question": "What is two plus two?", "answer": "4"}])

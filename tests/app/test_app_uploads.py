@@ -43,6 +43,7 @@ def pick(pg, elem_id: str, option: str):
     opt.click()
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_bidi_controls_in_the_data_are_shown_as_code_points(plain_page, app_url, tmp_path):
     """From a curator's review of the Space."""

@@ -32,6 +32,7 @@ def card(pg, label: str) -> str:
     return pg.locator("#cards .stat", has=pg.locator(".l", has_text=label)).first.locator(".v").inner_text()
 
 
+@pytest.mark.slow
 def test_a_share_link_reopens_the_same_audit_on_the_same_tab_in_a_fresh_browser(browser, page, app_url):
     """From the third curator's review of the Space."""
     open_app(page, app_url)
@@ -84,6 +85,7 @@ def test_a_share_link_reopens_the_same_audit_on_the_same_tab_in_a_fresh_browser(
         context.close()
 
 
+@pytest.mark.slow
 def test_two_visitors_at_once_see_only_their_own_data_and_downloads(browser, app_url, tmp_path):
     """From the third curator's review of the Space."""
     rnd = random.Random(7)

@@ -37,6 +37,7 @@ def filled_page(browser, app_url, **options):
     return context, pg
 
 
+@pytest.mark.slow
 def test_every_tab_is_one_tap_away_on_a_phone_and_numbers_never_wrap(browser, app_url):
     context, pg = filled_page(browser, app_url, **PHONE)
     try:
@@ -75,6 +76,7 @@ def test_every_tab_is_one_tap_away_on_a_phone_and_numbers_never_wrap(browser, ap
         context.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device", ["desktop", "phone"])
 def test_no_serious_or_critical_accessibility_violation_on_any_tab(browser, app_url, device):
     context, pg = filled_page(browser, app_url, **(PHONE if device == "phone" else {}))

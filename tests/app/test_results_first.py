@@ -29,6 +29,7 @@ def gsm8k_truth():
     return len(rows), ref
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device", list(VIEWPORTS))
 def test_a_link_opens_on_the_verdict_without_moving(browser, app_url, gsm8k_truth, device):
     n, ref = gsm8k_truth

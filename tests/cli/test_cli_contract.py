@@ -102,6 +102,7 @@ def test_cli_json_to_file(real_data, run_cli, tmp_path):
     assert out.startswith("# Integrity audit")           # the report still goes to stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(BAD_OPTIONS))
 def test_cli_bad_options(real_data, run_cli, name):
     args = ["scan", real_data / "humaneval" / "HumanEval.jsonl", *BAD_OPTIONS[name]]
@@ -149,6 +150,7 @@ def test_cli_unwritable_outputs(real_data, run_cli, tmp_path):
         assert "Traceback" not in err and err.startswith("error: ")
 
 
+@pytest.mark.slow
 def test_cli_lone_surrogate_in_data(run_cli, tmp_path):
     """`"\\ud800"` is valid JSON (Python's json reads it as a lone surrogate). Such records exist in
     scraped data; printing them in REPORT.md or summary.json must not end in a traceback."""

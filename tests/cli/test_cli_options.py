@@ -87,6 +87,7 @@ def cli_error(capsys, argv) -> str:
     return lines[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", OPT_NAMES)
 def test_absurd_option_values_are_usage_errors(tmp_path, run_cli, case):
     """From the hostile-input review."""
@@ -116,6 +117,7 @@ def test_unquoted_glob_expanded_by_the_shell_gets_a_hint(tmp_path, run_cli):
     assert source["files"] == ["a.jsonl", "b.jsonl", "c d.jsonl"], source
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, value, used", ENV_WARNINGS)
 def test_bad_environment_values_warn_and_run(run_cli, name, value, used):
     """From the hostile-input review."""
@@ -127,6 +129,7 @@ def test_bad_environment_values_warn_and_run(run_cli, name, value, used):
 
 @pytest.mark.parametrize("value, used", [("nan", "using 10"), ("-1", "using 10"), ("0", "using 10"),
                                          ("soon", "using 10"), ("inf", "using 600"), ("1e400", "using 600")])
+@pytest.mark.slow
 def test_bad_hub_timeout_warns_and_the_hub_error_is_clear(run_cli, tmp_path, value, used):
     # Nothing listens on port 9 of this machine: the hub does not answer, quickly.
     """From the hostile-input review."""

@@ -80,6 +80,7 @@ def test_clean_reads_test_once_for_every_training_side(real_data, tmp_path, monk
     assert [(d["row"], d["against"]) for d in result.dropped] == [(3, "a.jsonl"), (4, "a.jsonl"), (10, "b.jsonl")]
 
 
+@pytest.mark.slow
 def test_clean_cli_writes_each_format(run_cli, real_data, tmp_path):
     for suffix in ("jsonl", "csv", "parquet"):
         out = tmp_path / f"dev.clean.{suffix}"

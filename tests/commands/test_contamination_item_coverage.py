@@ -14,6 +14,8 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import real_data  # noqa: E402
 from conftest import run_cli  # noqa: E402
@@ -35,6 +37,7 @@ def coverage(item: str, corpus: list) -> float:
     return len(covered) / len(words)
 
 
+@pytest.mark.slow
 def test_copied_items_are_told_apart_from_stock_phrase_sharers(tmp_path):
     test = [r["question"] for r in real_data.rows("gsm8k/test.jsonl")]
     corpus = [r["question"] for r in real_data.rows("gsm8k/train.jsonl")[:150]]

@@ -91,6 +91,7 @@ def test_grams_group_exactly_the_windows_with_equal_ids(monkeypatch, n):
         assert keys.tolist() == contamination.ngram_keys(ids, starts[windows[offsets[:-1]]], n).tolist()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("compiled", [True, False])
 @pytest.mark.parametrize("n", [1, 3])
 def test_colliding_keys_and_shared_grams(monkeypatch, texts, compiled, n):

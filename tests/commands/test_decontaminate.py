@@ -70,6 +70,7 @@ def test_the_copy_leaves_out_exactly_the_rows_sharing_an_ngram(corpus, tmp_path,
                                                                              corpus_text="text").items
 
 
+@pytest.mark.slow
 def test_the_cli_writes_the_copy_its_manifest_and_the_unchanged_report(corpus, run_cli, tmp_path):
     folder, rows, questions = corpus
     plain = run_cli("contamination", folder, "--benchmark", "gsm8k", "--json", "-", "--quiet")
@@ -87,6 +88,7 @@ def test_the_cli_writes_the_copy_its_manifest_and_the_unchanged_report(corpus, r
     assert f"kept {len(rows) - len(drops):,} of {len(rows):,} records" in err
 
 
+@pytest.mark.slow
 def test_refusals_leave_the_inputs_alone(corpus, run_cli, tmp_path):
     folder, rows, _ = corpus
     first = folder / "part-0.jsonl"

@@ -292,6 +292,7 @@ def test_most_common_answer_needs_an_answer(real_data):
         dedup(result, keep="most_common_answer")
 
 
+@pytest.mark.slow
 def test_cli_dedup(small_inputs, tmp_path, run_cli):
     folder, rows = small_inputs
     source = folder / "in.jsonl"

@@ -123,6 +123,7 @@ def test_review_files_carry_the_decisions_to_the_cli(gsm8k, tmp_path):
     assert (s["kept"], s["kept_apart"], s["splits"]) == (len(expected.kept_rows), 1, 1)
 
 
+@pytest.mark.slow
 def test_a_review_made_with_guessed_roles_is_for_the_same_data(gsm8k, tmp_path):
     """The app guesses the text field ("question"); dedup --text question names it: the same data."""
     guessed = auditor.scan(str(gsm8k["path"]), settings=auditor.ScanSettings(threshold=T))

@@ -126,6 +126,7 @@ def test_the_leak_report_names_what_the_reader_skipped(sides):
     assert "> Note (A):" in markdown and "_temporary/" in markdown
 
 
+@pytest.mark.slow
 def test_the_ray_leak_says_the_same(sides):
     ray = pytest.importorskip("ray")
     from auditor.distributed.leak import ray_leak

@@ -137,6 +137,7 @@ CASES = [pytest.param(shape, command, id=f"{command}-{shape}",
          for command in COMMANDS for shape in SHAPES]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape,command", CASES)
 def test_peak_memory_is_within_the_stated_multiple_of_the_bytes_read(files, tmp_path, shape, command):
     data, small, tiny, tiny_small = files[shape]

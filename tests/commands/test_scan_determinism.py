@@ -49,6 +49,7 @@ def spider_dev_scan(real_data):
     return auditor.scan(str(real_data / "spider" / "dev.jsonl"))
 
 
+@pytest.mark.slow
 def test_summary_json_is_deterministic(real_data, run_cli):
     path = str(real_data / "mbpp" / "mbpp.jsonl")
     first = to_json(auditor.scan(path).summary())

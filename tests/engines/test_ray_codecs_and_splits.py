@@ -76,6 +76,7 @@ def test_every_codec_through_ray_equals_local(codec_corpus):
     assert on_ray["corpus"]["tokens"] == sum(len(tokenize(t)) for t in texts)
 
 
+@pytest.mark.slow
 def test_odd_folders_choose_the_same_files_on_both_engines(real_data, tmp_path):
     """From the review of the streaming JSONL reader: The split each engine reads, against the files the
     folder was built from: only test and

@@ -183,6 +183,7 @@ def test_saved_results_are_reused_only_for_the_same_unchanged_file(corpus, tmp_p
     assert ray_contamination(str(first), "gsm8k", quiet=True, shard_dir=shard_dir).engine["shards_resumed"] == 1
 
 
+@pytest.mark.slow
 def test_a_folder_of_splits_is_read_as_its_train_split_by_both_engines(real_data, tmp_path, run_cli):
     """A dataset folder holding train and test files is not one corpus: read whole, GSM8K's own test
     split made every GSM8K test item look contaminated. Both engines read the train split (as
@@ -272,6 +273,7 @@ def test_hidden_files_and_folders_are_not_shards_as_locally(tmp_path):
     assert [p.relative_to(folder).as_posix() for p in expand_local(str(folder))] == ["a.jsonl", "sub/b.jsonl"]
 
 
+@pytest.mark.slow
 def test_cli_engine_ray_joins_a_running_cluster(corpus, tmp_path, run_cli):
     """The CLI joins this module's Ray by address (--ray-address), as it would a cluster's head."""
     folder, _, _ = corpus
@@ -384,6 +386,7 @@ def test_ray_decontaminate_copies_each_shard_as_the_local_engine_copies_the_corp
     assert (tmp_path / "as-uri.dropped.json").exists()
 
 
+@pytest.mark.slow
 def test_ray_decontaminate_refusals(corpus, tmp_path, run_cli):
     folder, _, _ = corpus
     address = ray.get_runtime_context().gcs_address

@@ -245,6 +245,7 @@ def test_a_shard_rewritten_with_the_same_size_is_compared_again(gsm8k, tmp_path)
     assert again.any_leak()
 
 
+@pytest.mark.slow
 def test_cli_leak_and_clean_on_ray(gsm8k, tmp_path, run_cli):
     """The CLI joins this module's Ray by address (--ray-address), as it would a cluster's head."""
     folder, _, _, test_path = gsm8k

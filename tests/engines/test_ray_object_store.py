@@ -92,6 +92,7 @@ class Bucket:
             out.write(data)
 
 
+@pytest.mark.slow
 def test_listing_an_s3_folder_gives_the_local_shards(stores, corpus):
     assert_listing_is_local("s3", corpus[0], sorted(SHARDS))
 
@@ -193,6 +194,7 @@ def reset_auth(free_requests: bytes) -> dict:
         return json.loads(response.read())
 
 
+@pytest.mark.slow
 def test_the_cli_reads_s3_and_refuses_a_missing_bucket(stores, corpus, run_cli, tmp_path):
     folder, _ = corpus
     address = ray.get_runtime_context().gcs_address
@@ -249,6 +251,7 @@ def s3_keys(bucket: Bucket, prefix: str) -> list:
     return sorted(i.path[len(BUCKET) + 1:] for i in infos if i.type == pafs.FileType.File)
 
 
+@pytest.mark.slow
 def test_decontaminated_copies_written_to_s3_are_the_local_engines_copy(stores, corpus, tmp_path, run_cli):
     """OUT on the object store: one copy per shard, together the local engine's copy of the local
     folder row for row, the manifest beside OUT with the local dropped rows, no temporary key left;

@@ -100,6 +100,7 @@ def without_engine(summary: dict) -> dict:
     return {key: value for key, value in summary.items() if key != "engine"}
 
 
+@pytest.mark.slow
 def test_many_small_shards_equal_the_local_engine(tiny_shards, tmp_path):
     folder, n_shards, planted = tiny_shards
     filesystem, shards = shards_io.list_shards(str(folder))

@@ -182,6 +182,7 @@ def test_bad_input_cli_entry_point(bad_inputs, capsys, name):
     assert err.startswith(f"error: {message}\nhint: ")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SUBPROCESS_CASES)
 def test_bad_input_cli_process(bad_inputs, run_cli, name):
     source, options, code, fragments = bad_inputs[name]
@@ -190,6 +191,7 @@ def test_bad_input_cli_process(bad_inputs, run_cli, name):
     _check_json_error(out, err, code, fragments)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("source", URL_SOURCES)
 def test_url_sources_are_refused_with_the_supported_kinds(run_cli, source):
     """From the hostile-input review."""

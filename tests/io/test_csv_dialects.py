@@ -74,6 +74,7 @@ def test_repeated_and_blank_csv_headers_are_named_as_pandas_names_them(tmp_path)
     assert auditor.scan(str(path), text="Unnamed: 4").roles.text == "Unnamed: 4"
 
 
+@pytest.mark.slow
 def test_a_wide_header_of_one_repeated_name_reads_in_linear_time(tmp_path):
     # 20,000 columns all called "a": renaming tried a.1, a.2 ... from 1 for each (minutes); now
     # each name continues where it stopped.

@@ -57,6 +57,7 @@ def test_an_audit_records_the_commit_it_read(hub):
     assert not any("newer" in n for n in summary["input"]["notices"])
 
 
+@pytest.mark.slow
 def test_the_revision_reads_the_pinned_commit_and_says_a_newer_one_exists(hub, tmp_path):
     summary = scan_json(hub, "--revision", hub["first"], "--out-dir", str(tmp_path))
     assert summary["input"]["revision"] == hub["first"]

@@ -392,6 +392,7 @@ def test_auditor_hub_row_cap_is_stated(hub, tmp_path):
     (("scan", "acme/gated", "--split", "test"), "gated", ["acme/gated", "token"]),
     (("scan", "openai/gsm8k", "--config", "main", "--text", "nope"), "missing_field", ["nope", "question"]),
 ])
+@pytest.mark.slow
 def test_auditor_hub_errors_are_specific(hub, tmp_path, args, code, fragments):
     rc, payload, stderr, seconds = run_auditor(hub.endpoint, tmp_path, *args)
     assert rc == 2

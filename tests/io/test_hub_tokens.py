@@ -157,6 +157,7 @@ def library_results(hub, tmp_path_factory):
     return results
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, env_name, call, expected, outcome", LIBRARY_CASES, ids=[c[0] for c in LIBRARY_CASES])
 def test_library_sends_only_the_token_it_was_given(library_results, name, env_name, call, expected, outcome):
     got, auths = library_results[name]
@@ -179,6 +180,7 @@ CLI_CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, env_name, args, expected, code", CLI_CASES, ids=[c[0] for c in CLI_CASES])
 def test_cli_uses_this_machines_token_as_documented(hub, tmp_path, name, env_name, args, expected, code):
     env, saved = ENVIRONMENTS[env_name]
@@ -221,6 +223,7 @@ def sent(server) -> list:
     return [auth for _, _, auth in server.hub.authorizations]
 
 
+@pytest.mark.slow
 def test_app_api_public_dataset_sends_no_token(hosted, hosted_client):
     hosted.hub.authorizations.clear()
     summary = hosted_client.predict("acme/tiny", "", "test", "question", "answer", "", 0.7, api_name="/audit_json")
@@ -237,6 +240,7 @@ def test_app_api_never_lends_the_servers_token(hosted, hosted_client):
     assert sent(hosted) and set(sent(hosted)) == NONE
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_app_page_uses_only_the_typed_token(browser, hosted):
     from browser_support import TIMEOUT, dataset_box, new_page, open_app, open_form, open_tab, status, wait_audited

@@ -228,6 +228,7 @@ WRITE_FAILURES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("argv, full, fragment", [c[1:] for c in WRITE_FAILURES], ids=[c[0] for c in WRITE_FAILURES])
 def test_write_failures_are_clear_errors(layout, argv, full, fragment):
     with open("/dev/full" if full else os.devnull, "w") as stdout:

@@ -65,6 +65,7 @@ def test_parquet_output_of_lone_surrogates_is_escaped_not_a_traceback(tmp_path, 
 
 @pytest.mark.parametrize("argv", [["dedup", "IN", "--out", "OUT"],
                                   ["clean", "IN", "--against", "OTHER", "--out", "OUT"]])
+@pytest.mark.slow
 def test_a_nul_character_is_never_written_raw_into_a_csv(tmp_path, run_cli, argv):
     """From the round-4 review (hostile inputs)."""
     src, other = tmp_path / "in.jsonl", tmp_path / "other.jsonl"

@@ -124,6 +124,7 @@ def test_cli_outputs_that_are_links_are_refused_and_every_file_kept(files, tmp_p
     ["dedup", "{data}", "--out", "s3://bucket/copy.jsonl"],
     ["scan", "{data}", "--json", "file:///tmp/summary.json"],
 ])
+@pytest.mark.slow
 def test_uri_outputs_are_refused_not_written_into_local_folders(files, tmp_path, run_cli, command):
     data, train = files
     args = [a.format(data=data, train=train) for a in command]

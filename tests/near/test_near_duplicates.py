@@ -98,6 +98,7 @@ def test_spider_train_99_pairs_at_0_7(real_data, method):
     assert len(engine_record_pairs(result.pairs, 0.7)) == 99
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(PUBLISHED))
 def test_reference_reproduces_published_curve(real_data, name):
     """The reference itself is checked against the published numbers, and the engine's
@@ -140,6 +141,7 @@ def reference_for(real_data, name):
     return _REFS[name]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["exact", "lsh"])
 @pytest.mark.parametrize("name", list(UNTUNED))
 def test_engine_matches_reference(real_data, name, method):

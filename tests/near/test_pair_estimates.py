@@ -55,6 +55,7 @@ def small_blocks(monkeypatch):
     monkeypatch.setattr(prefix, "PRODUCT_BUDGET", 3_000)
 
 
+@pytest.mark.slow
 def test_past_the_budget_clusters_stay_exact_and_intervals_hold_the_exact_count(copies, small_blocks):
     texts, ref = copies
     matrix = shingle_matrix(texts)

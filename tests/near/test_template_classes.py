@@ -69,6 +69,7 @@ def best_pairs(ref, threshold, limit):
     return sorted(shown, key=lambda p: (-p[2], p[0], p[1]))[:limit]
 
 
+@pytest.mark.slow
 def test_notice_with_swaps_counts_clusters_and_best_pairs_match_the_reference():
     texts = template_swaps(900, seed=3)
     matrix = shingle_matrix(texts)

@@ -82,6 +82,7 @@ def small_engine(monkeypatch, small_blocks):
     monkeypatch.setattr(sink_mod, "BUFFER_MIN", 5_000)
 
 
+@pytest.mark.slow
 def test_past_the_budget_a_groups_counts_are_estimated_and_clusters_stay_exact(prefix_set, small_blocks):
     texts, matrix, ref, clusters = prefix_set
     exact = {t: ref.pair_count(t) for t in THRESHOLDS}
@@ -121,6 +122,7 @@ def test_the_pairs_shown_past_the_budget_are_true_pairs(prefix_set, small_engine
             assert truth[(a, b)] == pytest.approx(j, abs=1e-12)
 
 
+@pytest.mark.slow
 def test_a_budget_that_covers_the_group_counts_it_exactly(prefix_set):
     texts, matrix, ref, clusters = prefix_set
     unlimited = near.find_pairs(matrix, 0.3, "exact", budget=math.inf)

@@ -152,6 +152,7 @@ def test_one_malformed_turn_does_not_move_the_guess_to_the_system_prompt(gsm):
     assert resolve_roles(rows).text == "conversations.value"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", ["openai", "sharegpt"])
 def test_conversations_are_guessed_and_scanned(chats, run_cli, tmp_path, shape):
     openai, sharegpt, questions = chats
@@ -218,6 +219,7 @@ def test_the_space_reads_an_uploaded_conversation_file(chats, tmp_path):
     assert f"id <b>{openai[499]['id']}</b>" in shown["pair_view"] and f"id <b>{openai[500]['id']}</b>" in shown["pair_view"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", ["openai", "sharegpt"])
 def test_turns_chosen_by_speaker(chats, run_cli, tmp_path, shape):
     """``messages[role=user].content`` reads only the user's turns (the planted benchmark questions

@@ -225,6 +225,7 @@ def test_bad_text_specs_are_clear_errors(alpaca, spec, message):
         assert "Available fields: instruction, input, output." in info.value.hint
 
 
+@pytest.mark.slow
 def test_cli_bad_spec_exits_2_without_traceback(alpaca_file, run_cli, tmp_path):
     code, out, err = run_cli("scan", alpaca_file, "--text", "instruction,inptu", "--quiet")
     assert code == 2 and "Traceback" not in err
@@ -350,6 +351,7 @@ def test_dotted_text_is_guessed(gsm, shape, expected_text, expected_answer):
     assert named.fields.text == result.fields.text and "text" not in named.roles.guessed
 
 
+@pytest.mark.slow
 def test_ambiguous_dotted_names_are_clear_errors(gsm, run_cli, tmp_path):
     qs, ans = questions(gsm)
     # two objects, neither named as text, each holding a "text": which one is the question?

@@ -44,6 +44,7 @@ def _turns(rows, speaker) -> list:
 @pytest.mark.parametrize("path", ["conversations[from=gpt].content", "conversations.content",
                                   "conversations[from=human].value.text", "conversations[from=human].",
                                   "conversations..value"])
+@pytest.mark.slow
 def test_a_path_no_turn_holds_is_refused_not_read_blank(corpus, run_cli, path):
     """From the review of turn selectors and the dedup manifest: No turn has a 'content' key (ShareGPT says
     'value'), no value holds parts: before, each of
@@ -76,6 +77,7 @@ def test_a_misspelt_field_after_a_matching_selector_names_the_fields_not_the_sel
     assert "Available fields:" in no_list.value.hint
 
 
+@pytest.mark.slow
 def test_a_selector_with_no_field_after_it_is_refused_by_every_reader(corpus, run_cli):
     """From the review of turn selectors and the dedup manifest: ``conversations[from=human]`` holds objects,
     not text. The scan refused it, but the
@@ -149,6 +151,7 @@ def test_the_space_offers_no_turn_path_it_cannot_read_back():
     assert (back["text"], back["labels"]) == ("messages[role=user].content", "messages[role=system].content")
 
 
+@pytest.mark.slow
 def test_parquet_turns_from_a_hub_are_selected(corpus, run_cli, tmp_path):
     """From the review of turn selectors and the dedup manifest: Parquet list<struct> (every struct key
     present, null where a turn lacks it) served by a Hub:

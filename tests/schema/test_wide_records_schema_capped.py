@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 import auditor
 from auditor.schema import MAX_FIELDS, check_schema
 
@@ -22,6 +24,7 @@ def test_schema_lists_the_first_fields_and_counts_them_all():
     assert not check_schema([{"a": 1}, {"b": 2}]).capped
 
 
+@pytest.mark.slow
 def test_wide_jsonl_and_csv_reports_say_the_schema_is_capped(tmp_path):
     record = {f"k{i}": i for i in range(WIDE)}
     jsonl = tmp_path / "wide.jsonl"

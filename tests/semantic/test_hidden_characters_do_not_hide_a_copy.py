@@ -13,6 +13,7 @@ from auditor import semantic
 pytestmark = pytest.mark.skipif(not semantic.available(), reason="the semantic extra is not installed")
 
 
+@pytest.mark.slow
 def test_every_altered_copy_scores_as_a_verbatim_copy():
     _, test, planted = evasion_helpers.gsm8k_slices()
     items = planted[:12]

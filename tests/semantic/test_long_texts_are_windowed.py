@@ -65,6 +65,7 @@ def test_a_question_after_a_long_passage_is_found_by_its_rephrase(shaped):
            "overlapping windows" in result.markdown()
 
 
+@pytest.mark.slow
 def test_without_windows_the_same_items_are_missed(shaped, monkeypatch):
     """The same search cut to one window per text (what the pass did before): the question at the
     end is not embedded, so its rephrase is not found."""
@@ -90,6 +91,7 @@ def test_a_rephrase_inside_a_long_record_is_found_by_its_question(shaped):
     assert len(own_hits(result)) >= 0.8 * len(questions)
 
 
+@pytest.mark.slow
 def test_a_text_beyond_the_window_limit_is_cut_and_counted(shaped):
     questions, rephrases, passages = shaped
     huge = " ".join(passages) * 3                             # far beyond MAX_WINDOWS windows

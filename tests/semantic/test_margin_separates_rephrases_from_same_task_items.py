@@ -54,6 +54,7 @@ def result(planted):
     return semantic_search(items, corpus)
 
 
+@pytest.mark.slow
 def test_the_planted_items_are_flagged_and_few_others(planted, result):
     items, _, truth = planted
     flagged = result.flagged()
@@ -129,6 +130,7 @@ def test_report_and_summary_show_the_distribution_threshold_and_gap(planted, res
                if truth.get(it["corpus_row"]) == it["benchmark_row"])
 
 
+@pytest.mark.slow
 def test_progress_moves_while_the_transformer_rescores(planted):
     items, corpus, _ = planted
     seen = []

@@ -70,6 +70,7 @@ def test_a_bad_folder_is_a_clear_error(tmp_path, case):
 
 @pytest.mark.parametrize("case", ["config.json is a list", "max_seq_length negative",
                                   "window beyond the model's positions (no config.json)"])
+@pytest.mark.slow
 def test_the_cli_exits_2_without_a_traceback(tmp_path, case):
     kw, code, message = BAD[case]
     code_, out, err = cli(folder(tmp_path, **kw))

@@ -30,6 +30,7 @@ def sets():
             for name in ("sociology", "gsm8k")}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["sociology", "gsm8k"])
 def test_finds_the_rephrases_that_13_grams_miss(sets, name):
     questions, rephrases = sets[name]
@@ -64,6 +65,7 @@ def cli_contamination(*extra, name="sociology", env=None):
                    "--quiet", *extra, env=env, timeout=300)
 
 
+@pytest.mark.slow
 def test_json_contract_and_report(tmp_path):
     code, out, err = cli_contamination("--semantic", "--json", "-")
     assert code == 0, err
@@ -96,6 +98,7 @@ def test_json_contract_and_report(tmp_path):
     assert json.loads((tmp_path / "summary.json").read_text(encoding="utf-8"))["semantic"] == sem
 
 
+@pytest.mark.slow
 def test_exit_codes_and_options():
     code, out, err = cli_contamination("--semantic", "--fail-on-overlap", "--json", "-")
     assert code == 1, err                                   # the 13-gram pass finds nothing; the semantic one does
@@ -163,12 +166,14 @@ def test_empty_texts_skipped_and_counted_long_texts_cut_with_a_notice(sets):
            "windows" in report
 
 
+@pytest.mark.slow
 def test_deterministic_byte_for_byte():
     runs = [cli_contamination("--semantic", "--json", "-", name="gsm8k") for _ in range(2)]
     assert runs[0][0] == 0, runs[0][2]
     assert runs[0][1] == runs[1][1]
 
 
+@pytest.mark.slow
 def test_blocked_search_equals_one_product(sets, monkeypatch):
     questions, rephrases = sets["gsm8k"]
     whole = semantic_search(questions, rephrases, k=3)
