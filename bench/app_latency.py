@@ -80,8 +80,21 @@ def start_app(tmp: Path, extra_env: dict | None = None) -> tuple[subprocess.Pope
 
 
 TEXT = "([s, t]) => { const e = document.querySelector(s); return !!e && e.innerText.includes(t); }"
+# For a step whose result reads the same as before (a cached run again): the element's progress
+# tracker (in the element WATCH was given before the click) must have shown since the click and be
+# hidden again, and the text be there.
+WATCH = ("(s) => { window.__ran = false; if (window.__watch) window.__watch.disconnect(); const e ="
+         " document.querySelector(s); window.__watch = new MutationObserver(() => { if (e.querySelector("
+         "\"[data-testid='status-tracker']:not(.hide)\")) window.__ran = true; }); window.__watch.observe(e,"
+         " {subtree: true, childList: true, attributes: true, characterData: true}); }")
+RAN = ("([w, s, t]) => { const k = document.querySelector(w + \" [data-testid='status-tracker']\");"
+       " const e = document.querySelector(s); return window.__ran && !!k && k.classList.contains('hide')"
+       " && !!e && e.innerText.includes(t); }")
 SHARE = ("(t) => { const e = document.querySelector('#share textarea, #share input'); "
          "return !!e && e.value.includes(t); }")
+
+
+TIMEOUT = 180_000           # ms: a step slower than 3 min is a failure, not a figure
 
 
 def timed(page, action, predicate: str, arg) -> float:
@@ -89,8 +102,14 @@ def timed(page, action, predicate: str, arg) -> float:
     Each measured step changes what the page shows, so the wait cannot end on the old result."""
     started = time.perf_counter()
     action()
-    page.wait_for_function(predicate, arg=arg, polling="raf", timeout=600_000)
+    page.wait_for_function(predicate, arg=arg, polling="raf", timeout=TIMEOUT)
     return time.perf_counter() - started
+
+
+def step(out: dict, name: str) -> list:
+    """The times of the step ``name`` (said on stderr as it starts: a step that hangs shows)."""
+    print(f"... {name}", file=sys.stderr, flush=True)
+    return out.setdefault(name, [])
 
 
 def files(folder: Path) -> dict:
@@ -131,14 +150,14 @@ def measure(url: str, repeats: int, data: dict) -> dict:
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         for name, options in (("link, desktop", {"viewport": {"width": 1360, "height": 1000}}), ("link, phone", PHONE)):
-            times = out.setdefault(name, [])
+            times = step(out, name)
             for _ in range(repeats):
                 context = browser.new_context(**options)
                 page = context.new_page()
                 times.append(timed(page, lambda: page.goto(link), TEXT, ["#headline", "7,473"]))
                 context.close()
         page = browser.new_context(viewport={"width": 1360, "height": 1000}).new_page()
-        page.set_default_timeout(600_000)
+        page.set_default_timeout(TIMEOUT)
         page.goto(link)
         page.wait_for_function(TEXT, arg=["#headline", "7,473"])
 
@@ -147,18 +166,23 @@ def measure(url: str, repeats: int, data: dict) -> dict:
                 page.locator("#form > button, #form .label-wrap").first.click()
                 page.locator("#max-rows input, #max-rows textarea").first.wait_for(state="visible")
 
-        times = out.setdefault("run, cached", [])
+        times = step(out, "run, cached")
         for _ in range(repeats):
-            page.evaluate("document.querySelector('#status').innerText = ''")
-            times.append(timed(page, lambda: page.locator("#run").click(), TEXT, ["#status", "from the cache"]))
-        times = out.setdefault("run, fresh (the whole audit)", [])
+            page.evaluate(WATCH, "#status")
+            times.append(timed(page, lambda: page.locator("#run").click(), RAN, ["#status", "#status", "from the cache"]))
+        times = step(out, "run, fresh (the whole audit)")
+        max_rows = page.locator("#max-rows input, #max-rows textarea").first
+        open_form()
+        default_cap = max_rows.input_value()
         for k in range(repeats):
             open_form()
             cap = 7473 + k + 1
-            page.locator("#max-rows input, #max-rows textarea").first.fill(str(cap))
+            max_rows.fill(str(cap))
             times.append(timed(page, lambda: page.locator("#run").click(), SHARE, f"max_rows={cap}"))
+        open_form()
+        max_rows.fill(default_cap)       # the later uploads are read whole (20,000 and 60,000 rows)
         page.get_by_role("tab", name="Threshold curve", exact=True).click()
-        times = out.setdefault("threshold (curve slider)", [])
+        times = step(out, "threshold (curve slider)")
         for k in range(repeats):
             value = (0.55, 0.6, 0.65, 0.63, 0.5)[k % 5]
             box = page.locator("#curve-threshold input[type=number]")
@@ -166,20 +190,27 @@ def measure(url: str, repeats: int, data: dict) -> dict:
                                ["#counts", f"At Jaccard ≥ {value:g}:"]))
         page.get_by_role("tab", name="Near-duplicate pairs", exact=True).click()
         page.locator("#pairs-info").click()
-        times = out.setdefault("next pair (j)", [])
+        times = step(out, "next pair (j)")
         for k in range(repeats):
             times.append(timed(page, lambda: page.keyboard.press("j"), TEXT, ["#pair-view", f"pair {k + 1} of"]))
         page.get_by_role("tab", name="Clusters", exact=True).click()
-        times = out.setdefault("cluster opened", [])
+        times = step(out, "cluster opened")
         for k in range(repeats):
             row = k % 5
             times.append(timed(page, lambda: page.locator(f"#clusters-table [data-testid='cell-{row}-0']").click(),
                                TEXT, ["#cluster-view", f"(rank {row + 1})"]))
-        times = out.setdefault("record kept apart", [])
+        times = step(out, "record kept apart")
+        idle = "() => !document.querySelector(\"#cluster-view [data-testid='status-tracker']:not(.hide)\")"
         for _ in range(repeats):
+            # The largest cluster, opened afresh each time: keeping records apart shrinks a cluster, and
+            # one of two records kept apart leaves no cluster to keep a record of.
+            page.locator("#clusters-table [data-testid='cell-0-0']").click()
             button = page.locator("#cluster-view button", has_text="Keep this record too").first
-            times.append(timed(page, lambda: button.click(), TEXT, ["#status", "is kept apart"]))
-            page.evaluate("document.querySelector('#status').innerText = ''")
+            button.wait_for(state="visible")
+            time.sleep(0.3)
+            page.wait_for_function(idle)
+            page.evaluate(WATCH, "#cluster-view")          # its progress shows there; the outcome in #status
+            times.append(timed(page, lambda: button.click(), RAN, ["#cluster-view", "#status", "is kept apart"]))
         # The researcher: an SFT file as A, the eval file as B, GSM8K as the benchmark.
         page.locator("input[type=file]:has(+ #upload)").set_input_files(str(data["sft"]))
         page.wait_for_function(TEXT, arg=["#status", "Fields of sft.jsonl"])
@@ -190,13 +221,13 @@ def measure(url: str, repeats: int, data: dict) -> dict:
         page.wait_for_function(TEXT, arg=["#leak-upload", "eval.jsonl"])
         page.locator("#benchmark input").click()
         page.get_by_role("option", name="gsm8k", exact=True).click()
-        times = out.setdefault("leak + contamination (20,000 x 1,000, GSM8K)", [])
+        times = step(out, "leak + contamination (20,000 x 1,000, GSM8K)")
         for k in range(repeats):
             ngram = ("13", "12", "11", "10", "9")[k % 5]           # a new check each time, never a cached one
             page.locator("#ngram input, #ngram textarea").first.fill(ngram)
             times.append(timed(page, lambda: page.locator("#leak-run").click(), TEXT,
                                ["#contam-summary", f"shares a {ngram}-token sequence"]))
-        times = out.setdefault("evidence page", [])
+        times = step(out, "evidence page")
         for k in range(repeats):
             button = page.locator("#leak-evidence button", has_text="next ›").first
             if not button.count():

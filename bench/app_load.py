@@ -37,7 +37,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
-from app_latency import CHROMIUM, ARGS, free_port, start_app  # noqa: E402
+from app_latency import ARGS, CHROMIUM, TEXT, free_port, start_app  # noqa: E402
 
 KINDS = ("page load", "cached audit", "failing hub id", "leak check", "upload audit", "dedup download",
          "threshold change (browser)")
@@ -110,7 +110,7 @@ def browser_thresholds(url: str, stop: threading.Event, times: list, errors: lis
             page = browser.new_page(viewport={"width": 1360, "height": 1000})
             page.set_default_timeout(600_000)
             page.goto(url + "/?dataset=example%3Agsm8k&config=main&split=train&tab=curve")
-            page.wait_for_function("document.querySelector('#status').innerText.includes('7,473')")
+            page.wait_for_function(TEXT, arg=["#status", "7,473"])
             k = 0
             while not stop.is_set():
                 value = (0.55, 0.65, 0.75, 0.6)[k % 4]
@@ -118,9 +118,7 @@ def browser_thresholds(url: str, stop: threading.Event, times: list, errors: lis
                 started = time.perf_counter()
                 box.fill(str(value))
                 box.press("Enter")
-                page.wait_for_function(
-                    "(v) => document.querySelector('#counts').innerText.includes('At Jaccard ≥ ' + v + ':')",
-                    arg=f"{value:g}", polling="raf")
+                page.wait_for_function(TEXT, arg=["#counts", f"At Jaccard ≥ {value:g}:"], polling="raf")
                 times.append(time.perf_counter() - started)
                 k += 1
                 time.sleep(0.5)
@@ -165,8 +163,19 @@ def main() -> None:
             start_gate = threading.Barrier(args.visitors)
 
             def visitor(k: int) -> None:
-                client = Client(url, verbose=False)
-                start_gate.wait()
+                # Each visitor's client is made before the crowd starts (it reads /config and the API's
+                # description; httpx's 5 s default is too short while 50 of them do so at once).
+                try:
+                    client = Client(url, verbose=False, httpx_kwargs={"timeout": 600})
+                except Exception as exc:  # noqa: BLE001 - counted, not raised
+                    with lock:
+                        failed.setdefault("client connect", []).append(str(exc)[:200] or repr(exc))
+                    start_gate.abort()
+                    return
+                try:
+                    start_gate.wait()
+                except threading.BrokenBarrierError:
+                    return
                 for n, kind in enumerate(plans[k]):
                     started = time.perf_counter()
                     try:

@@ -40,6 +40,7 @@ UPLOAD_BYTES = env_bytes("AUDITOR_UPLOAD_BYTES", 8 * 1024 ** 3)                 
 GRADIO_CACHE_BYTES = env_bytes("AUDITOR_GRADIO_CACHE_BYTES", 4 * 1024 ** 3)
 GRADIO_CACHE_GRACE = 120       # seconds a file arriving or being served is left alone
 NOTES_KEPT = 10_000            # notes of removed files remembered (each ~100 bytes), the newest
+MOVES_KEPT = 10_000            # files moved in from Gradio's cache remembered by their old path, the newest
 ID = re.compile(r"^[0-9a-f]{32}$")
 CHUNK = 1 << 20
 
@@ -84,6 +85,7 @@ class UploadStore:
         os.chmod(self.root, 0o700)
         self._lock = threading.Lock()
         self._key = self._secret()
+        self._moved: dict[str, str] = {}     # Gradio's path of a file moved in -> its id (the newest)
 
     # ------------------------------------------------------------------ ids
 
@@ -111,12 +113,26 @@ class UploadStore:
 
     def keep(self, path, name: str, move: bool = True) -> Upload:
         """Keep the file at ``path`` (moved out of Gradio's cache when ``move``, so it is counted
-        here only) under its content id; the least recently used files go to make room."""
+        here only) under its content id; the least recently used files go to make room.
+
+        Gradio names its copy of an upload by the bytes' hash, so visitors sending the same file at
+        once hand over the same path: the first moves it in, and the others are given what it became
+        (recorded in ``_moved``), not a file that is gone."""
         path = Path(path)
         try:
-            size = path.stat().st_size
-        except OSError:
+            return self._keep(path, name, move)
+        except FileNotFoundError:
+            with self._lock:
+                upload_id = self._moved.get(str(path))
+            if move and upload_id:
+                try:
+                    return self.get(upload_id)
+                except AuditorError:
+                    pass
             raise AuditorError("not_found", f"The uploaded file {name!r:.120} is gone.", "Upload it again.") from None
+
+    def _keep(self, path: Path, name: str, move: bool) -> Upload:
+        size = path.stat().st_size
         if size > self.max_bytes:
             self._discard(path, move)
             raise AuditorError("too_large", f"{name!r:.120} is {size_text(size)}: more than the "
@@ -134,10 +150,15 @@ class UploadStore:
                 if move:
                     try:
                         os.replace(path, target)
+                    except FileNotFoundError:
+                        raise
                     except OSError:          # another filesystem: copy, then drop Gradio's copy
                         shutil.copyfile(path, part)
                         os.replace(part, target)
                         self._discard(path, True)
+                    self._moved[str(path)] = upload_id
+                    while len(self._moved) > MOVES_KEPT:
+                        self._moved.pop(next(iter(self._moved)))
                 else:
                     shutil.copyfile(path, part)
                     os.replace(part, target)

@@ -123,6 +123,7 @@ def test_no_text_field_says_where_to_pick_one_on_the_page(page, app_url, tmp_pat
     assert "--text" not in status(page).inner_text()
 
 
+@pytest.mark.slow
 def test_long_and_right_to_left_field_names_are_listed_short_and_visible(page, app_url, tmp_path):
     """From the fourth curator's review of the Space: A 3,000-character field name filled the open field
     list; a right-to-left override in a name

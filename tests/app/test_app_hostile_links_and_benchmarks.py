@@ -311,6 +311,7 @@ def test_a_benchmark_of_numbers_or_tiny_items_is_not_passed_as_clean(page, app_u
     assert "none of the benchmark's 100,000 items could be checked" in text, text
 
 
+@pytest.mark.slow
 def test_a_benchmark_identical_to_the_dataset_is_all_contaminated_and_the_downloads_are_right(page, app_url, tmp_path):
     """From the round-5 hostile review of the Space."""
     rows = [{"question": r["question"], "answer": r["answer"]} for r in real_data.rows("gsm8k/train.jsonl")[:150]]

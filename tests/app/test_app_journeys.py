@@ -79,6 +79,7 @@ def test_leakage_between_two_uploads_with_evidence_and_the_self_check(page, app_
     expect(summary).to_contain_text(f"leak in any of these ways {len(a_rows)} (100.00%)", timeout=TIMEOUT)
 
 
+@pytest.mark.slow
 def test_the_placeholder_pick_leaves_the_form_as_it_was(page, app_url):
     open_app(page, app_url)
     open_form(page)
@@ -145,6 +146,7 @@ def test_pairs_review_with_the_keyboard_marks_and_one_threshold(page, app_url):
     expect(page.locator("#overview")).to_contain_text("Near-duplicate pairs at Jaccard ≥ 0.6")
 
 
+@pytest.mark.slow
 def test_deduplicated_download_keeps_one_unchanged_record_per_cluster(page, app_url):
     rows = real_data.rows("gsm8k/train.jsonl")
     clusters = ground_truth.reference([r["question"] for r in rows]).clusters(0.4)

@@ -32,6 +32,7 @@ def check_leakage(pg):
     expect(pg.locator("#leak-status")).to_contain_text(re.compile(r"Checked|Could not"), timeout=TIMEOUT)
 
 
+@pytest.mark.slow
 def test_a_bundled_b_typed_after_an_uploaded_a_is_read_at_its_own_test_split(page, app_url, tmp_path):
     """From the fourth curator's review of the Space: An uploaded A filled B's split with the file's name
     ("train_a"): B typed next was read at it

@@ -115,6 +115,7 @@ def test_odd_folders_choose_the_same_files_on_both_engines(real_data, tmp_path):
         assert expected["corpus"]["notices"] == [f"split not given: using '{split}' (available: {available})"]
 
 
+@pytest.mark.slow
 def test_a_missing_split_is_refused_by_both_engines_and_the_cli(real_data, tmp_path, run_cli):
     """From the review of the streaming JSONL reader."""
     folder = tmp_path / "ds"

@@ -97,6 +97,7 @@ def test_listing_an_s3_folder_gives_the_local_shards(stores, corpus):
     assert_listing_is_local("s3", corpus[0], sorted(SHARDS))
 
 
+@pytest.mark.slow
 def test_an_s3_folder_equals_local_and_finds_the_planted_items(stores, corpus):
     folder, texts = corpus
     assert_folder_equals_local(f"s3://{BUCKET}/corpus/", folder, texts)

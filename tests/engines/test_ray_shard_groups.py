@@ -116,6 +116,7 @@ def test_many_small_shards_equal_the_local_engine(tiny_shards, tmp_path):
     assert without_engine(result) == local
 
 
+@pytest.mark.slow
 def test_an_interrupted_run_over_grouped_shards_resumes_per_shard(tiny_shards, tmp_path, monkeypatch):
     """Shards are saved one by one as they complete, though several share a task: a run stopped
     after 50 resumes with exactly those 50 and gives the local engine's report."""

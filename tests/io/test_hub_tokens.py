@@ -231,6 +231,7 @@ def test_app_api_public_dataset_sends_no_token(hosted, hosted_client):
     assert sent(hosted) and set(sent(hosted)) == NONE
 
 
+@pytest.mark.slow
 def test_app_api_never_lends_the_servers_token(hosted, hosted_client):
     """The server's HF_TOKEN opens acme/gated; a visitor calling the API must still be refused."""
     hosted.hub.authorizations.clear()

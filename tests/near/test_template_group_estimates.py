@@ -110,6 +110,7 @@ def test_past_the_budget_a_groups_counts_are_estimated_and_clusters_stay_exact(p
     assert max(widths) < 0.6, widths
 
 
+@pytest.mark.slow
 def test_the_pairs_shown_past_the_budget_are_true_pairs(prefix_set, small_engine):
     texts, matrix, ref, _ = prefix_set
     pairs = near.find_pairs(matrix, 0.3, "exact", budget=1, seed=3)

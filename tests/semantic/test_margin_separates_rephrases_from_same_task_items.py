@@ -105,6 +105,7 @@ def test_small_sets_fill_missing_neighbours_with_the_unrelated_level(planted):
     assert one.margin[0] == pytest.approx((cos - UNRELATED_COSINE) / (1 - UNRELATED_COSINE), abs=1e-6)
 
 
+@pytest.mark.slow
 def test_report_and_summary_show_the_distribution_threshold_and_gap(planted, result):
     _, _, truth = planted
     d = result.summary()
