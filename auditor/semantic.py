@@ -15,8 +15,9 @@ corpus, and the transformer (~45 question-length texts per CPU second: its matri
 near the CPU's floating-point peak) embeds only the union of the shortlists, so every cosine
 reported is the transformer's. Its work is kept to the least: every window of a search is batched
 by length (little padding), a corpus record that copies a benchmark item reuses the item's
-vectors, and a long-lived process distils the static vectors once, ahead (``warm_up``). Each item's nearest records and each record's
-nearest items over that union give the margin's two neighbourhoods.
+vectors, and a long-lived process distils the static vectors once, ahead (``warm_up``). Each
+item's nearest records and each record's nearest items over that union give the margin's two
+neighbourhoods.
 
 The decision: an item is flagged when its best match's margin score (``semantic_score``) is at
 least the threshold and its cosine at least ``COSINE_FLOOR``. Both defaults are calibrated on
@@ -207,8 +208,8 @@ def semantic_search(benchmark_texts, corpus, *, model: str | None = None, thresh
         with run.stage("rescore", f"re-scoring {union.size:,} shortlisted records with the transformer"):
             chunks = ((union[s:s + CHUNK], [top.texts[r] for r in union[s:s + CHUNK].tolist()])
                       for s in range(0, union.size, CHUNK))
-            top = _scan(bench_side, chunks, width, lambda t, at: _embed_windows(encoder, t, at, known=known), run, union.size,
-                        backward=True)
+            top = _scan(bench_side, chunks, width, lambda t, at: _embed_windows(encoder, t, at, known=known), run,
+                        union.size, backward=True)
         rescored = int(union.size)
     else:
         def transformer_chunk(texts, at):
