@@ -37,6 +37,12 @@ FILES = {
 }
 
 
+def semantic_texts(name: str, field: str) -> list[str]:
+    """One field of a vendored rephrase slice (tests/data/semantic/NAME: MMLU sociology or GSM8K
+    questions and their LLM rephrasings, row i rephrasing row i), row by row."""
+    with gzip.open(VENDORED / "semantic" / name, "rt", encoding="utf-8") as fh:
+        return [json.loads(line)[field] for line in fh]
+
 def rows(rel: str) -> list[dict]:
     """Every row of the file ``rel`` (e.g. ``"gsm8k/train.jsonl"``), read from the repository."""
     out = []

@@ -6,7 +6,6 @@ against the files themselves; then one journey in a real headless Chromium."""
 from __future__ import annotations
 
 import csv
-import gzip
 import json
 import os
 import re
@@ -23,19 +22,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from auditor import semantic  # noqa: E402
-from ui import evidence, handlers, state, views  # noqa: E402
+from ui import evidence, handlers, state  # noqa: E402
+import real_data  # noqa: E402
 
 pytest_plugins = ["app_server", "browser_support"]
 pytestmark = pytest.mark.skipif(not semantic.available(), reason="the semantic extra is not installed")
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "semantic"
+texts = real_data.semantic_texts
 BASE = "http://space.example/"
 XSS = '<img src=x onerror="window.__xss=1"> '
-
-
-def texts(name: str, field: str) -> list[str]:
-    with gzip.open(DATA / name, "rt", encoding="utf-8") as fh:
-        return [json.loads(line)[field] for line in fh]
 
 
 def read_csv(path) -> list[dict]:

@@ -5,8 +5,6 @@ data: MMLU sociology questions and 30 of their rephrases among 40 unrelated-topi
 (GSM8K rephrases), tests/data/semantic."""
 from __future__ import annotations
 
-import gzip
-import json
 import os
 import sys
 from pathlib import Path
@@ -19,14 +17,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from auditor import semantic  # noqa: E402
 from ui import views  # noqa: E402
+import real_data  # noqa: E402
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "semantic"
+texts = real_data.semantic_texts
 pytestmark = pytest.mark.skipif(not semantic.available(), reason="the semantic extra is not installed")
-
-
-def texts(name: str, field: str) -> list[str]:
-    with gzip.open(DATA / name, "rt", encoding="utf-8") as fh:
-        return [json.loads(line)[field] for line in fh]
 
 
 def test_histogram_threshold_and_gap():

@@ -4,19 +4,17 @@ progress sits at 50% for 50 s"). Every text the page shows in the job's status a
 is recorded by a MutationObserver, in a real headless Chromium."""
 from __future__ import annotations
 
-import gzip
-import json
 import re
-from pathlib import Path
 
 import pytest
 
 from auditor import semantic
+import real_data
 
 pytest_plugins = ["app_server", "browser_support"]
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "semantic"
+texts = real_data.semantic_texts
 
 # Every distinct text shown inside the element (its block, where Gradio draws the job's progress)
 # while the job runs, in order.
@@ -29,11 +27,6 @@ RECORD = """(sel) => {
   };
   new MutationObserver(note).observe(el, {subtree: true, childList: true, characterData: true});
 }"""
-
-
-def texts(name: str, field: str) -> list[str]:
-    with gzip.open(DATA / name, "rt", encoding="utf-8") as fh:
-        return [json.loads(line)[field] for line in fh]
 
 
 def percents(seen: list[str]) -> list[float]:

@@ -3,23 +3,13 @@ item's vectors, so the transformer runs once per distinct window, and the result
 search embedding every record itself gives."""
 from __future__ import annotations
 
-import gzip
-import json
-
-import numpy as np
 import pytest
 
-from conftest import REPO
-
 from auditor import semantic, semantic_model
+import real_data
 
 pytest.importorskip("onnxruntime")
-DATA = REPO / "tests" / "data" / "semantic"
-
-
-def texts(name: str, field: str) -> list[str]:
-    with gzip.open(DATA / name, "rt", encoding="utf-8") as fh:
-        return [json.loads(line)[field] for line in fh]
+texts = real_data.semantic_texts
 
 
 class Counting(semantic_model.Encoder):

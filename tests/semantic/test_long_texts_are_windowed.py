@@ -5,24 +5,16 @@ test questions and their LLM rephrasings (tests/data/semantic, row i rephrases r
 truth) and GSM8K train solutions (the bundled example) as the passages."""
 from __future__ import annotations
 
-import gzip
-import json
 import re
 
 import numpy as np
 import pytest
 
-from conftest import REPO
-
 from auditor import load, semantic, semantic_model
 from auditor.semantic import semantic_search
+import real_data
 
-DATA = REPO / "tests" / "data" / "semantic"
-
-
-def texts(name: str, field: str) -> list[str]:
-    with gzip.open(DATA / name, "rt", encoding="utf-8") as fh:
-        return [json.loads(line)[field] for line in fh]
+texts = real_data.semantic_texts
 
 
 @pytest.fixture(scope="module")

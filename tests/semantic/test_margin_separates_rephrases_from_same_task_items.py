@@ -6,24 +6,15 @@ rows (rephrases from tests/data/semantic, row i rephrases GSM8K test row i). The
 checked against its definition computed here from a brute-force transformer product."""
 from __future__ import annotations
 
-import gzip
-import json
-
 import numpy as np
 import pytest
-
-from conftest import REPO
 
 from auditor import load, semantic, semantic_model
 from auditor.semantic import semantic_search
 from auditor.semantic_score import K_BACKGROUND, UNRELATED_COSINE
+import real_data
 
-DATA = REPO / "tests" / "data" / "semantic"
-
-
-def texts(name: str, field: str) -> list[str]:
-    with gzip.open(DATA / name, "rt", encoding="utf-8") as fh:
-        return [json.loads(line)[field] for line in fh]
+texts = real_data.semantic_texts
 
 
 @pytest.fixture(scope="module")

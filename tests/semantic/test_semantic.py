@@ -15,13 +15,10 @@ from auditor import semantic
 from auditor.contamination import contamination
 from auditor.errors import AuditorError
 from auditor.semantic import DEFAULT_THRESHOLD, INSTALL, semantic_search
+import real_data
 
 DATA = REPO / "tests" / "data" / "semantic"
-
-
-def texts(name: str, field: str) -> list[str]:
-    with gzip.open(DATA / name, "rt", encoding="utf-8") as fh:
-        return [json.loads(line)[field] for line in fh]
+texts = real_data.semantic_texts
 
 
 @pytest.fixture(scope="module")

@@ -3,23 +3,14 @@ by length before batching, so the positions the model computes (batch rows x the
 are the fewest batches of that size can have, and the vectors are those of each window embedded alone."""
 from __future__ import annotations
 
-import gzip
-import json
-
 import numpy as np
 import pytest
 
-from conftest import REPO
-
 from auditor import semantic, semantic_model
+import real_data
 
 pytest.importorskip("onnxruntime")
-DATA = REPO / "tests" / "data" / "semantic"
-
-
-def texts(name: str, field: str) -> list[str]:
-    with gzip.open(DATA / name, "rt", encoding="utf-8") as fh:
-        return [json.loads(line)[field] for line in fh]
+texts = real_data.semantic_texts
 
 
 class Counting(semantic_model.Encoder):
