@@ -146,7 +146,8 @@ def test_leak_without_an_answer_field_says_answers_were_not_checked(plain_page, 
     upload(plain_page, "leak-upload", b)
     plain_page.locator("#leak-run").click()
     summary = plain_page.locator("#leak-summary")
-    expect(summary).to_contain_text(f"repeat an A text exactly {copied} (")
+    # A job: on a busy machine it may wait for a slot, so the page's long wait, not expect()'s default.
+    expect(summary).to_contain_text(f"repeat an A text exactly {copied} (", timeout=TIMEOUT)
     text = summary.inner_text()
     assert f"A = noanswer_a.jsonl ({len(a_rows)} records)" in text
     assert f"B = noanswer_b.jsonl ({len(b_rows)} records)" in text

