@@ -51,6 +51,7 @@ def test_a_paraphrase_search_shows_its_stages_as_it_runs(browser, app_url, tmp_p
         open_tab(pg, "Leakage")
         pg.locator("input[type=file]:has(+ #leak-upload)").set_input_files(str(b))
         pg.locator("#paraphrases").get_by_text("Paraphrases (semantic search)").click()
+        pg.wait_for_selector("#para-status", state="attached")      # the section renders once opened
         pg.evaluate(RECORD, "#para-status")
         pg.locator("#para-run").click()
         expect(pg.locator("#para-status")).to_contain_text("Checked 120 benchmark items", timeout=TIMEOUT * 3)
@@ -81,6 +82,7 @@ def test_the_deduplicated_file_shows_its_steps_as_it_is_built(browser, app_url, 
         open_app(pg, app_url)
         upload_and_run(pg, path, 6000)
         open_tab(pg, "Downloads")
+        pg.wait_for_selector("#dedup-info", state="attached")
         pg.evaluate(RECORD, "#dedup-info")
         pg.locator("#dedup-run").click()
         expect(pg.locator("#dl-dedup")).to_be_enabled()
