@@ -13,6 +13,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import random
 import sys
 from pathlib import Path
 
@@ -42,6 +43,17 @@ def semantic_texts(name: str, field: str) -> list[str]:
     questions and their LLM rephrasings, row i rephrasing row i), row by row."""
     with gzip.open(VENDORED / "semantic" / name, "rt", encoding="utf-8") as fh:
         return [json.loads(line)[field] for line in fh]
+
+def edited_gsm8k(path: Path, records: int, seed: int) -> Path:
+    """``records`` GSM8K train questions drawn with ``seed``, one word of each changed to one of 50
+    tokens, as JSONL at ``path``: many near duplicates, so a long audit (the app's job tests)."""
+    train, rng = rows("gsm8k/train.jsonl"), random.Random(seed)
+    with open(path, "w", encoding="utf-8") as fh:
+        for k in range(records):
+            words = train[rng.randrange(len(train))]["question"].split()
+            words[rng.randrange(len(words))] = f"w{rng.randrange(50)}"
+            fh.write(json.dumps({"question": " ".join(words), "n": k}) + "\n")
+    return Path(path)
 
 def rows(rel: str) -> list[dict]:
     """Every row of the file ``rel`` (e.g. ``"gsm8k/train.jsonl"``), read from the repository."""

@@ -5,8 +5,6 @@ Gradio's queue until the long job was done (among bench/app_load.py's 50 visitor
 took p50 8.8 s, p95 15.8 s). They now wait in ui.jobs only, where cheap calls never wait."""
 from __future__ import annotations
 
-import json
-import random
 import time
 from pathlib import Path
 
@@ -34,21 +32,11 @@ def one_slot_server():
         server.stop()
 
 
-def big_file(path: Path) -> Path:
-    """GSM8K questions with a word changed here and there: many near duplicates, a long audit."""
-    rows, rng = real_data.rows("gsm8k/train.jsonl"), random.Random(3)
-    with open(path, "w", encoding="utf-8") as fh:
-        for k in range(RECORDS):
-            words = rows[rng.randrange(len(rows))]["question"].split()
-            words[rng.randrange(len(words))] = f"w{rng.randrange(50)}"
-            fh.write(json.dumps({"question": " ".join(words), "n": k}) + "\n")
-    return path
-
-
 def test_a_cached_audit_answers_while_sixteen_calls_wait_behind_a_long_one(one_slot_server, tmp_path):
     client = Client(one_slot_server.url, verbose=False, httpx_kwargs={"timeout": 600})
     expected = client.predict(*CACHED, api_name="/audit_json")          # now in the cache
-    long_job = client.submit("", "", "", handle_file(str(big_file(tmp_path / "long.jsonl"))), "", "", 0.7, "first",
+    long_file = handle_file(str(real_data.edited_gsm8k(tmp_path / "long.jsonl", RECORDS, 3)))
+    long_job = client.submit("", "", "", long_file, "", "", 0.7, "first",
                              api_name="/dedup_file")
     deadline = time.monotonic() + 120
     while long_job.status().code != Status.PROCESSING:                  # uploaded, and in its handler

@@ -7,7 +7,6 @@ Gradio's cache outside any bound)."""
 from __future__ import annotations
 
 import json
-import random
 import re
 from pathlib import Path
 
@@ -48,17 +47,6 @@ def small_budget_server(tmp_path_factory):
         yield server
 
 
-def big_file(path: Path, records: int, seed: int) -> Path:
-    """GSM8K questions with a word changed here and there: many near duplicates, a long search."""
-    rows, rng = real_data.rows("gsm8k/train.jsonl"), random.Random(seed)
-    with open(path, "w", encoding="utf-8") as fh:
-        for k in range(records):
-            words = rows[rng.randrange(len(rows))]["question"].split()
-            words[rng.randrange(len(words))] = f"w{rng.randrange(50)}"
-            fh.write(json.dumps({"question": " ".join(words), "n": k}) + "\n")
-    return path
-
-
 def upload_and_start(pg, path: Path):
     pg.locator("input[type=file]:has(+ #upload)").set_input_files(str(path))
     expect(dataset_box(pg)).to_have_value(f"upload:{path.name}")
@@ -69,8 +57,8 @@ def upload_and_start(pg, path: Path):
 def test_cheap_requests_pass_long_jobs_and_visitors_see_their_place_and_can_cancel(browser, one_slot_server,
                                                                                    tmp_path):
     url = one_slot_server.url
-    first = big_file(tmp_path / "long_one.jsonl", RECORDS, 1)
-    second = big_file(tmp_path / "long_two.jsonl", RECORDS, 2)
+    first = real_data.edited_gsm8k(tmp_path / "long_one.jsonl", RECORDS, 1)
+    second = real_data.edited_gsm8k(tmp_path / "long_two.jsonl", RECORDS, 2)
     pages = [new_page(browser, url) for _ in range(3)]
     try:
         (_, p1), (_, p2), (_, p3) = pages
