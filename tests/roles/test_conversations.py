@@ -1,7 +1,9 @@
 """Conversation records (OpenAI-style ``messages`` [{role, content}], ShareGPT ``conversations``
 [{from, value}]), the shape most fine-tuning data now has: with no field named, the text is guessed
-as every turn's text but the system prompt's (``messages.content``), never a string id beside it,
-and the checks find what is planted in a turn. Built from real GSM8K problems; compared with the n-gram reference of
+as the user's turns and the answer as the model's (``messages[role=user].content``,
+``messages[role=assistant].content``), a contamination corpus as every turn's text but the system
+prompt's (``messages.content``), never a string id beside it, and the checks find what is planted
+in a turn. Built from real GSM8K problems; compared with the n-gram reference of
 tests/definitions.py on the turns' texts joined as the role reader joins a list (spaces).
 """
 from __future__ import annotations
@@ -124,7 +126,7 @@ def test_tool_call_turns_with_null_content_are_still_a_conversation(gsm):
     """From the review of several fields, conversations, the leak gate and evidence: OpenAI function-calling
     records: assistant turns that call a tool have content null. Half
     the turns null is no reason to read the id as the text (_chat_field counts null as not text)."""
-    from auditor.roles import column, resolve_roles
+    from auditor.roles import column, resolve_roles, resolve_text_spec
     train, _ = gsm
     rows = [{"id": f"call-{i:06d}-" + "y" * 40,
              "messages": [{"role": "user", "content": r["question"]},
@@ -133,9 +135,13 @@ def test_tool_call_turns_with_null_content_are_still_a_conversation(gsm):
                           {"role": "assistant", "content": None, "tool_calls": [{"function": {"name": "say"}}]}]}
              for i, r in enumerate(train[:200])]
     roles = resolve_roles(rows)
-    assert roles.text == "messages.content"
-    assert column(rows[:5], roles.text) == [" ".join(t["content"] for t in r["messages"] if t["content"])
-                                            for r in rows[:5]]
+    # The user's turns are the text; the assistant's hold no text, so no answer is guessed from them.
+    assert roles.text == "messages[role=user].content" and roles.answer is None
+    assert column(rows[:5], roles.text) == [r["messages"][0]["content"] for r in rows[:5]]
+    corpus = resolve_text_spec(rows)
+    assert corpus == "messages.content"
+    assert column(rows[:5], corpus) == [" ".join(t["content"] for t in r["messages"] if t["content"])
+                                        for r in rows[:5]]
 
 
 def test_one_malformed_turn_does_not_move_the_guess_to_the_system_prompt(gsm):
@@ -149,7 +155,8 @@ def test_one_malformed_turn_does_not_move_the_guess_to_the_system_prompt(gsm):
     rows = [{"system": system, "conversations": [{"from": "human", "value": r["question"]},
                                                  {"from": "gpt", "value": r["answer"]}]} for r in train[:200]]
     rows[57]["conversations"].append("<end of conversation>")
-    assert resolve_roles(rows).text == "conversations.value"
+    roles = resolve_roles(rows)
+    assert (roles.text, roles.answer) == ("conversations[from=human].value", "conversations[from=gpt].value")
 
 
 @pytest.mark.slow
@@ -158,6 +165,7 @@ def test_conversations_are_guessed_and_scanned(chats, run_cli, tmp_path, shape):
     openai, sharegpt, questions = chats
     rows = openai if shape == "openai" else sharegpt
     key, field = ("messages", "content") if shape == "openai" else ("conversations", "value")
+    speaker, asks, answers = ("role", "user", "assistant") if shape == "openai" else ("from", "human", "gpt")
     write_jsonl(tmp_path / "chat.jsonl", rows)
     got = summary_of(run_cli, "contamination", tmp_path / "chat.jsonl", "--benchmark", "gsm8k")
     assert got["corpus"]["text"] == f"{key}.{field}"
@@ -168,22 +176,30 @@ def test_conversations_are_guessed_and_scanned(chats, run_cli, tmp_path, shape):
         {i: rows_ for i, (rows_, _, _) in expected.items()}
     assert {(r, i) for r, i in PLANTED.items()} <= {(r, i) for i, (rs, _, _) in expected.items() for r in rs}
     scan = summary_of(run_cli, "scan", tmp_path / "chat.jsonl")
-    assert scan["roles"]["text"] == f"{key}.{field}" and "text" in scan["roles"]["guessed"]
+    assert scan["roles"]["text"] == f"{key}[{speaker}={asks}].{field}" and "text" in scan["roles"]["guessed"]
+    assert scan["roles"]["answer"] == f"{key}[{speaker}={answers}].{field}" and "answer" in scan["roles"]["guessed"]
+    # The definition: the user's turns, joined by spaces.
+    asked = [" ".join(turn[field] for turn in r[key] if turn.get(speaker) == asks) for r in rows]
     figures = scan["exact_duplicates"]["text"]
     assert (figures["groups"], figures["records"], figures["redundant"]) == \
-        duplicate_figures([norm_default(t) for t in joined]) == (1, 2, 1)
+        duplicate_figures([norm_default(t) for t in asked])
+    assert figures["groups"] >= 1          # rows 499 and 500 at least
 
 
 def test_leak_from_conversations_into_a_plain_test_split(chats, run_cli, tmp_path, real_data):
-    """Training conversations against GSM8K test (its question field): the planted questions are
-    found as near duplicates of the conversation that holds them (the turns around them differ)."""
+    """Training conversations against GSM8K test (its question field), at the default threshold: a
+    question planted as a user turn is an identical text. (Read as every turn's text, the question
+    beside its worked answer was under the threshold: 1 of 30 planted questions found at 0.7.)"""
     openai, _, questions = chats
     write_jsonl(tmp_path / "train.jsonl", openai)
-    s = summary_of(run_cli, "leak", tmp_path / "train.jsonl", real_data / "gsm8k/test.jsonl", "--text-b", "question",
-                   "--threshold", "0.1")
-    assert s["a"]["roles"]["text"] == "messages.content"
-    leaked = {p["b"] for p in s["pairs_sample"]}
-    assert set(PLANTED.values()) <= leaked
+    s = summary_of(run_cli, "leak", tmp_path / "train.jsonl", real_data / "gsm8k/test.jsonl", "--text-b", "question")
+    assert s["a"]["roles"]["text"] == "messages[role=user].content"
+    # The definition: test questions equal (normalised) to a user turn of the training side.
+    asked = {norm_default(t["content"]) for r in openai for t in r["messages"] if t["role"] == "user"}
+    expected = {i for i, q in enumerate(questions) if norm_default(q) in asked}
+    assert set(PLANTED.values()) <= expected
+    assert s["identical_text"]["records"] == len(expected)
+    assert {p["b"] for p in s["pairs_sample"] if p["match"] in ("identical_text", "identical_both")} == expected
 
 
 def test_field_lists_and_hints_name_the_turns(chats, run_cli, tmp_path):
@@ -211,9 +227,9 @@ def test_the_space_reads_an_uploaded_conversation_file(chats, tmp_path):
     path = tmp_path / "chat.jsonl"
     write_jsonl(path, openai)
     form = handlers.load_fields("upload:chat.jsonl", "", str(path), "")
-    assert form["text"]["value"] == "messages.content"
+    assert form["text"]["value"] == "messages[role=user].content"
     assert ("messages.content", "messages.content") in form["text"]["choices"]
-    view = handlers.run("upload:chat.jsonl", "", "", "messages.content", "", "", [], 0.7, None, str(path), None,
+    view = handlers.run("upload:chat.jsonl", "", "", form["text"]["value"], "", "", [], 0.7, None, str(path), None,
                         "upload:chat.jsonl", "http://space.example/")
     shown = handlers.pairs_event(view["state"], "next")
     assert f"id <b>{openai[499]['id']}</b>" in shown["pair_view"] and f"id <b>{openai[500]['id']}</b>" in shown["pair_view"]
@@ -266,3 +282,25 @@ def test_selector_values_with_dots_and_records_without_a_match():
     assert column(rows, "runs[model=gpt-3.5].out") == ["first", None, None]
     assert column(rows, "runs[model=gpt-4].out") == ["second", "third", None]
     assert lookup(rows[2], "meta[lang=en].body") == "hello" and lookup(rows[2], "meta[lang=fr].body") is MISSING
+
+
+@pytest.mark.parametrize("speaker, asks, answers", [("role", "user", "assistant"), ("role", "prompter", "assistant"),
+                                                    ("role", "user", "model"), ("from", "human", "gpt"),
+                                                    ("role", "teacher", "pupil")])
+def test_the_asking_and_answering_turns_are_the_text_and_the_answer(gsm, speaker, asks, answers):
+    """Two-turn GSM8K conversations under the speaker names of OpenAI, OpenAssistant, Gemini and
+    ShareGPT: the asking side's turns are the text and the answering side's the answer; speakers
+    that name neither (teacher, pupil) leave every turn as the text, with no answer guessed."""
+    from auditor.roles import column, resolve_roles, resolve_text_spec
+    train, _ = gsm
+    key, field = ("conversations", "value") if speaker == "from" else ("messages", "content")
+    rows = [{key: [{speaker: asks, field: r["question"]}, {speaker: answers, field: r["answer"]}]} for r in train[:50]]
+    roles = resolve_roles(rows)
+    known = asks != "teacher"
+    assert roles.text == (f"{key}[{speaker}={asks}].{field}" if known else f"{key}.{field}")
+    assert roles.answer == (f"{key}[{speaker}={answers}].{field}" if known else None)
+    assert column(rows, roles.text) == ([r["question"] for r in train[:50]] if known else
+                                        [f"{r['question']} {r['answer']}" for r in train[:50]])
+    if known:
+        assert column(rows, roles.answer) == [r["answer"] for r in train[:50]]
+    assert resolve_text_spec(rows) == f"{key}.{field}"
