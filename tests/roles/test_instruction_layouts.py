@@ -10,6 +10,7 @@ import pytest
 
 import auditor
 import real_data
+from auditor import leakage
 from auditor.roles import resolve_roles, resolve_text_spec
 from definitions import read_jsonl, write_jsonl
 
@@ -47,6 +48,8 @@ def norm(text: str) -> str:
 
 
 REWRITE_TEMPLATE = "Rewrite the following problem in plain words."
+# Three instructions, each held by a third of the records: instructions that tell tasks apart.
+INSTRUCTIONS = (REWRITE_TEMPLATE, "Solve the problem below and show each step.", "Explain the problem below to a child.")
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +114,8 @@ def test_a_guessed_layout_with_numeric_inputs_keeps_the_whole_record_as_corpus_t
 
 def test_an_alpaca_layout_is_audited_on_instruction_and_input(gsm_train400, tmp_path):
     """From the round-5 review of role guesses."""
-    rows = [{"instruction": REWRITE_TEMPLATE, "input": r["question"], "output": r["answer"]} for r in gsm_train400[:300]]
+    rows = [{"instruction": INSTRUCTIONS[i % 3], "input": r["question"], "output": r["answer"]}
+            for i, r in enumerate(gsm_train400[:300])]
     rows += [dict(rows[7]), dict(rows[7]), dict(rows[42])]                  # 3 planted exact copies
     path = tmp_path / "alpaca.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
@@ -126,15 +130,15 @@ def test_an_alpaca_layout_is_audited_on_instruction_and_input(gsm_train400, tmp_
     expected = sorted(g for g in groups.values() if len(g) > 1)
     exact = result.summary()["exact_duplicates"]["text"]
     assert exact["groups"] == len(expected) == 2 and exact["records"] == sum(map(len, expected)) == 5
-    # the instruction alone (named) is the template: one group of every record
+    # the instruction alone (named): one group per instruction, every record in one
     alone = auditor.scan(str(path), text="instruction").summary()["exact_duplicates"]["text"]
-    assert alone["groups"] == 1 and alone["records"] == len(rows)
+    assert alone["groups"] == len(INSTRUCTIONS) and alone["records"] == len(rows)
 
 
 def test_a_dolly_layout_and_the_contamination_corpus_text(gsm_train400):
     """From the round-5 review of role guesses."""
-    dolly = [{"instruction": REWRITE_TEMPLATE, "context": r["question"], "response": r["answer"], "category": "qa"}
-             for r in gsm_train400[:50]]
+    dolly = [{"instruction": INSTRUCTIONS[i % 3], "context": r["question"], "response": r["answer"], "category": "qa"}
+             for i, r in enumerate(gsm_train400[:50])]
     roles = resolve_roles(dolly)
     assert roles.text_fields == ("instruction", "context") and roles.answer == "response"
     # the contamination scan's guessed corpus text is still the whole record
@@ -143,3 +147,43 @@ def test_a_dolly_layout_and_the_contamination_corpus_text(gsm_train400):
     assert resolve_text_spec(dolly) == "instruction,context,response"
     # a role the user gave is left alone: input as the answer leaves instruction as the text
     assert resolve_roles(alpaca, answer="input").text == "instruction"
+
+
+TEMPLATE_PROMPT = ("Below is a grade-school math word problem. Read it carefully, reason step by step, show your "
+                   "intermediate calculations, and give the final numeric answer on the last line after four hash marks.")
+
+
+@pytest.mark.parametrize("layout", [("instruction", "input", "output"), ("instruction", "context", "response")])
+def test_a_template_instruction_is_left_out_of_the_text(gsm_train400, real_data, tmp_path, layout):
+    """One instruction in every record (a prompt template) tells no record apart: the input alone is
+    the guessed text. Joined to each text, this 33-word prompt made 2,030 unrelated GSM8K questions one
+    near-duplicate cluster at 0.4, and hid 28 of 30 test questions copied into the inputs from leak.
+    The contamination corpus is still the whole record; an instruction that varies stays in the text."""
+    instruction, body, answer = layout
+    test = read_jsonl(real_data / "gsm8k/test.jsonl")
+    planted = {37 + 11 * k: k for k in range(10)}               # input row -> GSM8K test row
+    rows = [{instruction: TEMPLATE_PROMPT, body: test[planted[i]]["question"] if i in planted else r["question"],
+             answer: r["answer"]} for i, r in enumerate(gsm_train400)]
+    roles = resolve_roles(rows)
+    assert (roles.text, roles.answer) == (body, answer)
+    assert resolve_text_spec(rows) == ",".join(layout)
+    path = tmp_path / "templated.jsonl"
+    write_jsonl(path, rows)
+    scan = auditor.scan(str(path)).summary()
+    inputs = [r[body] for r in rows]
+    expected = [ground_truth_clusters(inputs, t) for t in (0.5, 0.3)]
+    assert [p["clusters"] for p in scan["curve"] if p["threshold"] in (0.5, 0.3)] == expected
+    leak = leakage.leak(str(path), str(real_data / "gsm8k/test.jsonl"), text_b="question").summary()
+    assert leak["identical_text"]["records"] == len(planted)
+    # Half the records under one prompt is still a template; three prompts a third each are not.
+    for i in range(0, len(rows), 2):
+        rows[i] = dict(rows[i], **{instruction: INSTRUCTIONS[i % 3]})
+    assert resolve_roles(rows).text == body
+    varied = [dict(r, **{instruction: INSTRUCTIONS[i % 3]}) for i, r in enumerate(rows)]
+    assert resolve_roles(varied).text_fields == (instruction, body)
+
+
+def ground_truth_clusters(texts, threshold):
+    """Clusters (components of 2 or more records) of word-3-shingle Jaccard >= threshold, all pairs."""
+    import ground_truth
+    return ground_truth.reference(texts).cluster_count(threshold)
