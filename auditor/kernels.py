@@ -250,22 +250,39 @@ def dense_count_rows(inter: np.ndarray, shared: int, missing: np.ndarray, rows: 
 
 
 @numba.njit(nogil=True, cache=True)
-def dense_emit_block(inter: np.ndarray, shared: int, missing: np.ndarray, r0: int, start: int, sizes: np.ndarray,
-                     ids: np.ndarray, t: float,
+def _quiet_mask(row: np.ndarray, quiet: np.ndarray, sizes_f: np.ndarray, missing_f: np.ndarray, flag: np.ndarray,
+                q_r: float, sr_f: float, base_f: float, t_low: float, lo: int) -> None:  # pragma: no cover
+    """flag[c] = the pair (r, c) of one block row may score max(t_low, min(q_r, quiet[c])) or more
+    (x / (s - x) >= z  <=>  x (1 + z) >= z s): no branches or divisions, so the loop vectorises."""
+    for c in range(lo, row.size):
+        z = min(q_r, quiet[c])
+        z = max(z, t_low)
+        flag[c] = (row[c] + (base_f - missing_f[c])) * (1.0 + z) >= z * (sr_f + sizes_f[c])
+
+
+@numba.njit(nogil=True, cache=True)
+def dense_emit_block(inter: np.ndarray, shared: int, missing: np.ndarray, r0: int, start: int, stop: int,
+                     sizes: np.ndarray, ids: np.ndarray, t: float,
                      to_hub: np.ndarray, up: np.ndarray, depth: np.ndarray, node_bin: np.ndarray, roots: np.ndarray,
                      level_bins: np.ndarray, level_comp: np.ndarray,
                      floor_j: np.ndarray, floor_a: np.ndarray, floor_b: np.ndarray, strata: int,
                      sample_row: np.ndarray, cut: int, weight: np.ndarray, mult: np.ndarray, base: int,
                      node_hist: np.ndarray, record_hist: np.ndarray, out_a: np.ndarray, out_b: np.ndarray,
-                     out_j: np.ndarray):  # pragma: no cover
+                     out_j: np.ndarray, quiet: np.ndarray, sizes_f: np.ndarray,
+                     missing_f: np.ndarray):  # pragma: no cover
     """The same block again (completed as ``dense_count_block``'s): emit the pairs (global ids)
     that the forest does not imply, or that may enter the pair sample (only pairs of rows whose
-    ``sample_row`` is set: the counted ones), from flat cell ``start`` on, until the output
-    arrays are full. ``to_hub[r]``: the weakest
-    forest edge (bin) between group row r and one hub node, so a pair whose bin is at most both
-    ends' ``to_hub`` is implied through the hub without a tree walk. A pair of a row whose
+    ``sample_row`` is set: the counted ones), from flat cell ``start`` on, in the block's rows
+    before ``stop``, until the output arrays are full. ``to_hub[r]``: the weakest forest edge
+    (bin) between group row r and one hub node, so a pair whose bin is at most both ends'
+    ``to_hub`` is implied through the hub without a tree walk. A pair of a row whose
     ``sample_row`` is not set and whose bin is at least ``cut`` is counted into the histograms
-    (as ``dense_count_block``). Returns (pairs emitted, next cell, or -1 when the block is done)."""
+    (as ``dense_count_block``). Returns (pairs emitted, next cell, or -1 when the rows are done).
+
+    ``quiet[r]``: to_hub[r] and the cut as a score a little below them, so that in a row whose
+    pairs cannot enter the sample, a pair scoring under max(t, min(quiet[r], quiet[c])) (strictly
+    below every bin that would need it) is passed over by a division-free test that the compiler
+    runs over a whole row at a time; ``sizes_f`` / ``missing_f``: sizes and missing as floats."""
     rows, width = inter.shape
     cap = out_a.size
     n_out = 0
@@ -273,8 +290,10 @@ def dense_emit_block(inter: np.ndarray, shared: int, missing: np.ndarray, r0: in
     one_b = np.empty(1, np.int64)
     one_bin = np.empty(1, np.int64)
     res = np.empty(1, np.bool_)
+    flag = np.empty(width, np.bool_)
+    t_low = t - 1e-6
     first = start // width
-    for i in range(first, rows):
+    for i in range(first, stop):
         r = r0 + i
         sr = sizes[r]
         base_r = shared - missing[r]
@@ -283,7 +302,14 @@ def dense_emit_block(inter: np.ndarray, shared: int, missing: np.ndarray, r0: in
         lo = i + 1
         if i == first:
             lo = max(lo, start - i * width)
+        if not sampling:
+            # Most pairs are implied through the hub and below the cut: one pass without branches
+            # or divisions marks the others (x / (s - x) >= z  <=>  x (1 + z) >= z s).
+            _quiet_mask(inter[i], quiet[r0:], sizes_f[r0:], missing_f[r0:], flag, quiet[r], sizes_f[r],
+                        shared - missing_f[r], t_low, lo)
         for c_off in range(lo, width):
+            if not sampling and not flag[c_off]:
+                continue
             x = inter[i, c_off] + (base_r - missing[c_off + r0])
             if x == 0.0:
                 continue

@@ -36,8 +36,9 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
+from ..parallel import thread_map
 from ..shingles import set_sizes
-from .result import STRATA
+from .result import SCORE_SCALE, STRATA
 from .sampling import one_per_stretch
 
 HEAVY_DF = 256                # prefix shingle frequency that marks a possible template group
@@ -52,6 +53,7 @@ LINK_SHARE = 0.6             # template columns whose holders overlap this much 
 TOP_K = 4                     # best partners per node that seed the forest
 EMIT_CAP = 1_000_000          # pairs handed to the sink at once
 LEVEL_BINS = 10_000           # score bins per 0.01 level
+EMIT_PARTS = 2                # stretches of a block's rows whose forest test runs at once (one per core)
 
 
 @dataclass(frozen=True)
@@ -312,32 +314,68 @@ def process(nodes: sp.csr_matrix, group: DenseGroup, min_threshold: float, sink,
     sink.add(ids[lo[first]], ids[hi[first]], j[first], counted=True, sample=False)
     sink.compact()
     sink.index_forest()
-    out_a = np.empty(EMIT_CAP, np.int64)
-    out_b = np.empty(EMIT_CAP, np.int64)
-    out_j = np.empty(EMIT_CAP, np.float64)
+    # Each block's rows are cut into EMIT_PARTS stretches tested at once (the kernel releases the
+    # GIL), each with its own outputs and counts; their outputs reach the sink in row order after
+    # both return, so the forest depends neither on timing nor on the number of threads.
+    parts = EMIT_PARTS
+    outs = [(np.empty(EMIT_CAP, np.int64), np.empty(EMIT_CAP, np.int64), np.empty(EMIT_CAP, np.float64),
+             node_hist if k == 0 else np.zeros_like(node_hist), record_hist if k == 0 else np.zeros_like(record_hist))
+            for k in range(parts)]
     # The hub: the node most often among the others' best partners; each node's weakest forest
     # edge on its way there lets most pairs be recognised as implied at a glance.
     hub = ids[int(np.argmax(np.bincount(top_n[has], minlength=ids.size)))] if has.any() else ids[0]
     to_hub = np.empty(ids.size, np.int64)
+    quiet = np.empty(ids.size, np.float64)
     hubs = np.full(ids.size, hub, np.int64)
+    sizes_f, missing_f = sizes.astype(np.float64), missing.astype(np.float64)
     indexed = None
     for r0, inter in blocks():
-        start = 0
-        while start >= 0:
+        bounds = _split_rows(inter.shape[0], ids.size - r0, parts)
+        todo = [(k, bounds[k] * inter.shape[1]) for k in range(len(bounds) - 1) if bounds[k] < bounds[k + 1]]
+        while todo:
             if sink.tree is not indexed:
                 # The forest grew (the sink compacted what this pass emitted): the paths to the hub
                 # are read again, so pairs the new edges imply are recognised at a glance.
                 indexed = sink.tree
                 bottleneck_bins(*sink.tree[:4], ids, hubs, to_hub)
-            emitted, start = dense_emit_block(inter, shared, missing, r0, start, sizes, ids, min_threshold, to_hub,
-                                              *sink.tree,
-                                              sink.floor_j, sink.floor_a, sink.floor_b, STRATA, counted_row, cut,
-                                              weight, mult, sink.base, node_hist, record_hist, out_a, out_b, out_j)
-            if emitted:
-                sink.add(out_a[:emitted].copy(), out_b[:emitted].copy(), out_j[:emitted].copy(), counted=True)
+                # A score a little under each row's hub bin and the cut: pairs below it are passed over.
+                np.minimum(to_hub, cut, out=quiet)
+                quiet /= SCORE_SCALE
+                quiet -= 1e-6
+
+            def emit(item, inter=inter, r0=r0, bounds=bounds):
+                k, start = item
+                out_a, out_b, out_j, n_hist, r_hist = outs[k]
+                return dense_emit_block(inter, shared, missing, r0, start, bounds[k + 1], sizes, ids, min_threshold,
+                                        to_hub, *sink.tree, sink.floor_j, sink.floor_a, sink.floor_b, STRATA,
+                                        counted_row, cut, weight, mult, sink.base, n_hist, r_hist, out_a, out_b,
+                                        out_j, quiet, sizes_f, missing_f)
+
+            done = list(thread_map(emit, todo))
+            later = []
+            for (k, _), (emitted, start) in zip(todo, done):
+                if emitted:
+                    out_a, out_b, out_j = outs[k][:3]
+                    sink.add(out_a[:emitted].copy(), out_b[:emitted].copy(), out_j[:emitted].copy(), counted=True)
+                if start >= 0:
+                    later.append((k, start))
+            todo = later
+    for _, _, _, n_hist, r_hist in outs[1:]:
+        node_hist += n_hist
+        record_hist += r_hist
     if rate is not None:
         sink.add_counts(node_hist, record_hist)
     return scored
+
+
+def _split_rows(rows: int, width: int, parts: int) -> list[int]:
+    """Row bounds that cut a block's upper triangle (row i holds width - 1 - i cells) into
+    ``parts`` stretches of about equal cells."""
+    cells = np.cumsum(np.maximum(width - 1 - np.arange(rows), 0))
+    if parts == 1 or rows < 2 or cells[-1] == 0:
+        return [0, rows]
+    cuts = np.searchsorted(cells, cells[-1] * np.arange(1, parts) / parts) + 1
+    return [0, *np.minimum(cuts, rows).tolist(), rows]
 
 
 def _exact_from(node_hist: np.ndarray, base: int, rate: float, cap: float) -> int:
