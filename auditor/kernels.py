@@ -250,6 +250,18 @@ def dense_count_rows(inter: np.ndarray, shared: int, missing: np.ndarray, rows: 
 
 
 @numba.njit(nogil=True, cache=True)
+def add_sparse_from(inter: np.ndarray, indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
+                    c0: int) -> None:  # pragma: no cover  (compiled)
+    """inter[i, c - c0] += the CSR matrix's (i, c) for every entry with c >= c0 (a block's sparse
+    products over all columns, of which it holds those from c0 on)."""
+    for i in range(indptr.size - 1):
+        for p in range(indptr[i], indptr[i + 1]):
+            c = indices[p]
+            if c >= c0:
+                inter[i, c - c0] += data[p]
+
+
+@numba.njit(nogil=True, cache=True)
 def _quiet_mask(row: np.ndarray, quiet: np.ndarray, sizes_f: np.ndarray, missing_f: np.ndarray, flag: np.ndarray,
                 q_r: float, sr_f: float, base_f: float, t_low: float, lo: int) -> None:  # pragma: no cover
     """flag[c] = the pair (r, c) of one block row may score max(t_low, min(q_r, quiet[c])) or more

@@ -26,7 +26,10 @@ absences, so the dense products run over the columns that tell nodes apart.
 Past the work budget (``join.dense_groups``), pass 1 counts only the pairs of a seeded sample
 of rows, one per 16 consecutive rows: an estimate with a 95% interval (``result.EstimatedCounts``),
 whose least reliable part, the few high-scoring pairs (copies of one text), is counted exactly
-in pass 2 instead. Pass 2 scores every pair still, so clusters stay exact.
+in pass 2 instead. Pass 2 scores every pair still, so clusters stay exact, but cheaply: in a
+row outside the sample, a pair scoring below both ends' weakest forest edge to a hub node and
+below the exactly counted level changes nothing, and a branch-free pass over the row (no
+division) marks the few others; each block's rows are cut into two stretches tested at once.
 """
 from __future__ import annotations
 
@@ -193,7 +196,7 @@ def process(nodes: sp.csr_matrix, group: DenseGroup, min_threshold: float, sink,
     seeds the forest from their best partners; pass 2 still scores every pair for the forest, so
     clusters stay exact, counts exactly the other rows' pairs at or above the level where pairs
     are few (``_exact_from``), and offers to the pair sample only pairs of sampled rows."""
-    from ..kernels import bottleneck_bins, dense_count_block, dense_count_rows, dense_emit_block
+    from ..kernels import add_sparse_from, bottleneck_bins, dense_count_block, dense_count_rows, dense_emit_block
 
     ids = group.ids
     sub = nodes[ids]
@@ -228,19 +231,20 @@ def process(nodes: sp.csr_matrix, group: DenseGroup, min_threshold: float, sink,
     def products(rows, c0):
         """|x & y| of group rows ``rows`` (a slice or ascending ids) with every row from c0 on,
         less the shared columns' count (``shared - missing[r] - missing[c]``, the kernels add it)."""
-        if dense.shape[1]:
+        if dense.shape[1] == 1:
+            # One column: an outer product writes the block at memory speed (BLAS with k = 1 does not).
+            inter = np.multiply.outer(dense[rows, 0], dense[c0:, 0])
+        elif dense.shape[1]:
             inter = dense[rows] @ dense[c0:].T
         else:
             inter = np.zeros((len(range(ids.size)[rows]) if isinstance(rows, slice) else rows.size, ids.size - c0),
                              np.float32)
         for left, right in ((rare, rare_t), (absent, absent_t)):
-            if not right.nnz:
-                continue
-            # All columns, then those from c0 on: slicing ``right``'s columns would walk all of it.
-            extra = (left[rows] @ right).tocoo()
-            keep = extra.col >= c0
-            if keep.any():
-                inter[extra.row[keep], extra.col[keep] - c0] += extra.data[keep]
+            if right.nnz:
+                # All columns, of which the kernel adds those from c0 on: slicing ``right``'s
+                # columns would walk all of it.
+                extra = left[rows] @ right
+                add_sparse_from(inter, extra.indptr, extra.indices, extra.data, c0)
         return inter
 
     def blocks():
