@@ -263,13 +263,29 @@ def add_sparse_from(inter: np.ndarray, indptr: np.ndarray, indices: np.ndarray, 
 
 @numba.njit(nogil=True, cache=True)
 def _quiet_mask(row: np.ndarray, quiet: np.ndarray, sizes_f: np.ndarray, missing_f: np.ndarray, flag: np.ndarray,
-                q_r: float, sr_f: float, base_f: float, t_low: float, lo: int) -> None:  # pragma: no cover
-    """flag[c] = the pair (r, c) of one block row may score max(t_low, min(q_r, quiet[c])) or more
-    (x / (s - x) >= z  <=>  x (1 + z) >= z s): no branches or divisions, so the loop vectorises."""
-    for c in range(lo, row.size):
+                q_r: float, sr_f: float, base_f: float, t_low: float, lo: int,
+                hi: int) -> None:  # pragma: no cover  (compiled)
+    """flag[c], lo <= c < hi = the pair (r, c) of one block row may score max(t_low, min(q_r,
+    quiet[c])) or more (x / (s - x) >= z  <=>  x (1 + z) >= z s): no branches or divisions."""
+    for c in range(lo, hi):
         z = min(q_r, quiet[c])
         z = max(z, t_low)
         flag[c] = (row[c] + (base_f - missing_f[c])) * (1.0 + z) >= z * (sr_f + sizes_f[c])
+
+
+@numba.njit(nogil=True, cache=True)
+def _sample_mask(row: np.ndarray, quiet: np.ndarray, sizes_f: np.ndarray, missing_f: np.ndarray, flag: np.ndarray,
+                 q_r: float, sr_f: float, base_f: float, t: float, lo: int, hi: int, floor_j: np.ndarray,
+                 strata: int) -> None:  # pragma: no cover  (compiled)
+    """flag[c] = the pair (r, c) of a sampled row reaches t and either may enter the pair sample
+    (its stratum has room, or it scores at least the stratum's worst kept pair) or may score
+    min(q_r, quiet[c]) or more (lo <= c < hi): its score as the emit loop computes it, without branches."""
+    for c in range(lo, hi):
+        x = row[c] + (base_f - missing_f[c])
+        j = x / (sr_f + sizes_f[c] - x)
+        f = floor_j[min(np.int64(np.floor(j * strata + 1e-9)), strata)]
+        z = min(q_r, quiet[c])
+        flag[c] = (j >= t - 1e-9) & ((f < 0.0) | (j >= f) | (j >= z))
 
 
 @numba.njit(nogil=True, cache=True)
@@ -294,7 +310,8 @@ def dense_emit_block(inter: np.ndarray, shared: int, missing: np.ndarray, r0: in
     ``quiet[r]``: to_hub[r] and the cut as a score a little below them, so that in a row whose
     pairs cannot enter the sample, a pair scoring under max(t, min(quiet[r], quiet[c])) (strictly
     below every bin that would need it) is passed over by a division-free test that the compiler
-    runs over a whole row at a time; ``sizes_f`` / ``missing_f``: sizes and missing as floats."""
+    runs over a whole row at a time; in a sampled row, also a pair below its stratum's worst kept
+    pair (``_sample_mask``); ``sizes_f`` / ``missing_f``: sizes and missing as floats."""
     rows, width = inter.shape
     cap = out_a.size
     n_out = 0
@@ -314,13 +331,16 @@ def dense_emit_block(inter: np.ndarray, shared: int, missing: np.ndarray, r0: in
         lo = i + 1
         if i == first:
             lo = max(lo, start - i * width)
-        if not sampling:
-            # Most pairs are implied through the hub and below the cut: one pass without branches
-            # or divisions marks the others (x / (s - x) >= z  <=>  x (1 + z) >= z s).
+        # Most pairs are implied through the hub, below the cut and out of the sample: one pass
+        # without branches (or divisions: x / (s - x) >= z  <=>  x (1 + z) >= z s) marks the others.
+        if sampling:
+            _sample_mask(inter[i], quiet[r0:], sizes_f[r0:], missing_f[r0:], flag, quiet[r], sizes_f[r],
+                         shared - missing_f[r], t, lo, width, floor_j, strata)
+        else:
             _quiet_mask(inter[i], quiet[r0:], sizes_f[r0:], missing_f[r0:], flag, quiet[r], sizes_f[r],
-                        shared - missing_f[r], t_low, lo)
+                        shared - missing_f[r], t_low, lo, width)
         for c_off in range(lo, width):
-            if not sampling and not flag[c_off]:
+            if not flag[c_off]:
                 continue
             x = inter[i, c_off] + (base_r - missing[c_off + r0])
             if x == 0.0:
