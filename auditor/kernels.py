@@ -250,22 +250,68 @@ def dense_count_rows(inter: np.ndarray, shared: int, missing: np.ndarray, rows: 
 
 
 @numba.njit(nogil=True, cache=True)
-def dense_emit_block(inter: np.ndarray, shared: int, missing: np.ndarray, r0: int, start: int, sizes: np.ndarray,
-                     ids: np.ndarray, t: float,
+def add_sparse_from(inter: np.ndarray, indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
+                    c0: int) -> None:  # pragma: no cover  (compiled)
+    """inter[i, c - c0] += the CSR matrix's (i, c) for every entry with c >= c0 (a block's sparse
+    products over all columns, of which it holds those from c0 on)."""
+    for i in range(indptr.size - 1):
+        for p in range(indptr[i], indptr[i + 1]):
+            c = indices[p]
+            if c >= c0:
+                inter[i, c - c0] += data[p]
+
+
+@numba.njit(nogil=True, cache=True)
+def _quiet_mask(row: np.ndarray, quiet: np.ndarray, sizes_f: np.ndarray, missing_f: np.ndarray, flag: np.ndarray,
+                q_r: float, sr_f: float, base_f: float, t_low: float, lo: int,
+                hi: int) -> None:  # pragma: no cover  (compiled)
+    """flag[c], lo <= c < hi = the pair (r, c) of one block row may score max(t_low, min(q_r,
+    quiet[c])) or more (x / (s - x) >= z  <=>  x (1 + z) >= z s): no branches or divisions."""
+    for c in range(lo, hi):
+        z = min(q_r, quiet[c])
+        z = max(z, t_low)
+        flag[c] = (row[c] + (base_f - missing_f[c])) * (1.0 + z) >= z * (sr_f + sizes_f[c])
+
+
+@numba.njit(nogil=True, cache=True)
+def _sample_mask(row: np.ndarray, quiet: np.ndarray, sizes_f: np.ndarray, missing_f: np.ndarray, flag: np.ndarray,
+                 q_r: float, sr_f: float, base_f: float, t: float, lo: int, hi: int, floor_j: np.ndarray,
+                 strata: int) -> None:  # pragma: no cover  (compiled)
+    """flag[c] = the pair (r, c) of a sampled row reaches t and either may enter the pair sample
+    (its stratum has room, or it scores at least the stratum's worst kept pair) or may score
+    min(q_r, quiet[c]) or more (lo <= c < hi): its score as the emit loop computes it, without branches."""
+    for c in range(lo, hi):
+        x = row[c] + (base_f - missing_f[c])
+        j = x / (sr_f + sizes_f[c] - x)
+        f = floor_j[min(np.int64(np.floor(j * strata + 1e-9)), strata)]
+        z = min(q_r, quiet[c])
+        flag[c] = (j >= t - 1e-9) & ((f < 0.0) | (j >= f) | (j >= z))
+
+
+@numba.njit(nogil=True, cache=True)
+def dense_emit_block(inter: np.ndarray, shared: int, missing: np.ndarray, r0: int, start: int, stop: int,
+                     sizes: np.ndarray, ids: np.ndarray, t: float,
                      to_hub: np.ndarray, up: np.ndarray, depth: np.ndarray, node_bin: np.ndarray, roots: np.ndarray,
                      level_bins: np.ndarray, level_comp: np.ndarray,
                      floor_j: np.ndarray, floor_a: np.ndarray, floor_b: np.ndarray, strata: int,
                      sample_row: np.ndarray, cut: int, weight: np.ndarray, mult: np.ndarray, base: int,
                      node_hist: np.ndarray, record_hist: np.ndarray, out_a: np.ndarray, out_b: np.ndarray,
-                     out_j: np.ndarray):  # pragma: no cover
+                     out_j: np.ndarray, quiet: np.ndarray, sizes_f: np.ndarray,
+                     missing_f: np.ndarray):  # pragma: no cover
     """The same block again (completed as ``dense_count_block``'s): emit the pairs (global ids)
     that the forest does not imply, or that may enter the pair sample (only pairs of rows whose
-    ``sample_row`` is set: the counted ones), from flat cell ``start`` on, until the output
-    arrays are full. ``to_hub[r]``: the weakest
-    forest edge (bin) between group row r and one hub node, so a pair whose bin is at most both
-    ends' ``to_hub`` is implied through the hub without a tree walk. A pair of a row whose
+    ``sample_row`` is set: the counted ones), from flat cell ``start`` on, in the block's rows
+    before ``stop``, until the output arrays are full. ``to_hub[r]``: the weakest forest edge
+    (bin) between group row r and one hub node, so a pair whose bin is at most both ends'
+    ``to_hub`` is implied through the hub without a tree walk. A pair of a row whose
     ``sample_row`` is not set and whose bin is at least ``cut`` is counted into the histograms
-    (as ``dense_count_block``). Returns (pairs emitted, next cell, or -1 when the block is done)."""
+    (as ``dense_count_block``). Returns (pairs emitted, next cell, or -1 when the rows are done).
+
+    ``quiet[r]``: to_hub[r] and the cut as a score a little below them, so that in a row whose
+    pairs cannot enter the sample, a pair scoring under max(t, min(quiet[r], quiet[c])) (strictly
+    below every bin that would need it) is passed over by a division-free test that the compiler
+    runs over a whole row at a time; in a sampled row, also a pair below its stratum's worst kept
+    pair (``_sample_mask``); ``sizes_f`` / ``missing_f``: sizes and missing as floats."""
     rows, width = inter.shape
     cap = out_a.size
     n_out = 0
@@ -273,8 +319,10 @@ def dense_emit_block(inter: np.ndarray, shared: int, missing: np.ndarray, r0: in
     one_b = np.empty(1, np.int64)
     one_bin = np.empty(1, np.int64)
     res = np.empty(1, np.bool_)
+    flag = np.empty(width, np.bool_)
+    t_low = t - 1e-6
     first = start // width
-    for i in range(first, rows):
+    for i in range(first, stop):
         r = r0 + i
         sr = sizes[r]
         base_r = shared - missing[r]
@@ -283,7 +331,17 @@ def dense_emit_block(inter: np.ndarray, shared: int, missing: np.ndarray, r0: in
         lo = i + 1
         if i == first:
             lo = max(lo, start - i * width)
+        # Most pairs are implied through the hub, below the cut and out of the sample: one pass
+        # without branches (or divisions: x / (s - x) >= z  <=>  x (1 + z) >= z s) marks the others.
+        if sampling:
+            _sample_mask(inter[i], quiet[r0:], sizes_f[r0:], missing_f[r0:], flag, quiet[r], sizes_f[r],
+                         shared - missing_f[r], t, lo, width, floor_j, strata)
+        else:
+            _quiet_mask(inter[i], quiet[r0:], sizes_f[r0:], missing_f[r0:], flag, quiet[r], sizes_f[r],
+                        shared - missing_f[r], t_low, lo, width)
         for c_off in range(lo, width):
+            if not flag[c_off]:
+                continue
             x = inter[i, c_off] + (base_r - missing[c_off + r0])
             if x == 0.0:
                 continue

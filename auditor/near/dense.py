@@ -26,7 +26,10 @@ absences, so the dense products run over the columns that tell nodes apart.
 Past the work budget (``join.dense_groups``), pass 1 counts only the pairs of a seeded sample
 of rows, one per 16 consecutive rows: an estimate with a 95% interval (``result.EstimatedCounts``),
 whose least reliable part, the few high-scoring pairs (copies of one text), is counted exactly
-in pass 2 instead. Pass 2 scores every pair still, so clusters stay exact.
+in pass 2 instead. Pass 2 scores every pair still, so clusters stay exact, but cheaply: in a
+row outside the sample, a pair scoring below both ends' weakest forest edge to a hub node and
+below the exactly counted level changes nothing, and a branch-free pass over the row (no
+division) marks the few others; each block's rows are cut into two stretches tested at once.
 """
 from __future__ import annotations
 
@@ -36,8 +39,9 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
+from ..parallel import thread_map
 from ..shingles import set_sizes
-from .result import STRATA
+from .result import SCORE_SCALE, STRATA
 from .sampling import one_per_stretch
 
 HEAVY_DF = 256                # prefix shingle frequency that marks a possible template group
@@ -52,6 +56,7 @@ LINK_SHARE = 0.6             # template columns whose holders overlap this much 
 TOP_K = 4                     # best partners per node that seed the forest
 EMIT_CAP = 1_000_000          # pairs handed to the sink at once
 LEVEL_BINS = 10_000           # score bins per 0.01 level
+EMIT_PARTS = 2                # stretches of a block's rows whose forest test runs at once (one per core)
 
 
 @dataclass(frozen=True)
@@ -191,7 +196,7 @@ def process(nodes: sp.csr_matrix, group: DenseGroup, min_threshold: float, sink,
     seeds the forest from their best partners; pass 2 still scores every pair for the forest, so
     clusters stay exact, counts exactly the other rows' pairs at or above the level where pairs
     are few (``_exact_from``), and offers to the pair sample only pairs of sampled rows."""
-    from ..kernels import bottleneck_bins, dense_count_block, dense_count_rows, dense_emit_block
+    from ..kernels import add_sparse_from, bottleneck_bins, dense_count_block, dense_count_rows, dense_emit_block
 
     ids = group.ids
     sub = nodes[ids]
@@ -226,19 +231,20 @@ def process(nodes: sp.csr_matrix, group: DenseGroup, min_threshold: float, sink,
     def products(rows, c0):
         """|x & y| of group rows ``rows`` (a slice or ascending ids) with every row from c0 on,
         less the shared columns' count (``shared - missing[r] - missing[c]``, the kernels add it)."""
-        if dense.shape[1]:
+        if dense.shape[1] == 1:
+            # One column: an outer product writes the block at memory speed (BLAS with k = 1 does not).
+            inter = np.multiply.outer(dense[rows, 0], dense[c0:, 0])
+        elif dense.shape[1]:
             inter = dense[rows] @ dense[c0:].T
         else:
             inter = np.zeros((len(range(ids.size)[rows]) if isinstance(rows, slice) else rows.size, ids.size - c0),
                              np.float32)
         for left, right in ((rare, rare_t), (absent, absent_t)):
-            if not right.nnz:
-                continue
-            # All columns, then those from c0 on: slicing ``right``'s columns would walk all of it.
-            extra = (left[rows] @ right).tocoo()
-            keep = extra.col >= c0
-            if keep.any():
-                inter[extra.row[keep], extra.col[keep] - c0] += extra.data[keep]
+            if right.nnz:
+                # All columns, of which the kernel adds those from c0 on: slicing ``right``'s
+                # columns would walk all of it.
+                extra = left[rows] @ right
+                add_sparse_from(inter, extra.indptr, extra.indices, extra.data, c0)
         return inter
 
     def blocks():
@@ -312,32 +318,68 @@ def process(nodes: sp.csr_matrix, group: DenseGroup, min_threshold: float, sink,
     sink.add(ids[lo[first]], ids[hi[first]], j[first], counted=True, sample=False)
     sink.compact()
     sink.index_forest()
-    out_a = np.empty(EMIT_CAP, np.int64)
-    out_b = np.empty(EMIT_CAP, np.int64)
-    out_j = np.empty(EMIT_CAP, np.float64)
+    # Each block's rows are cut into EMIT_PARTS stretches tested at once (the kernel releases the
+    # GIL), each with its own outputs and counts; their outputs reach the sink in row order after
+    # both return, so the forest depends neither on timing nor on the number of threads.
+    parts = EMIT_PARTS
+    outs = [(np.empty(EMIT_CAP, np.int64), np.empty(EMIT_CAP, np.int64), np.empty(EMIT_CAP, np.float64),
+             node_hist if k == 0 else np.zeros_like(node_hist), record_hist if k == 0 else np.zeros_like(record_hist))
+            for k in range(parts)]
     # The hub: the node most often among the others' best partners; each node's weakest forest
     # edge on its way there lets most pairs be recognised as implied at a glance.
     hub = ids[int(np.argmax(np.bincount(top_n[has], minlength=ids.size)))] if has.any() else ids[0]
     to_hub = np.empty(ids.size, np.int64)
+    quiet = np.empty(ids.size, np.float64)
     hubs = np.full(ids.size, hub, np.int64)
+    sizes_f, missing_f = sizes.astype(np.float64), missing.astype(np.float64)
     indexed = None
     for r0, inter in blocks():
-        start = 0
-        while start >= 0:
+        bounds = _split_rows(inter.shape[0], ids.size - r0, parts)
+        todo = [(k, bounds[k] * inter.shape[1]) for k in range(len(bounds) - 1) if bounds[k] < bounds[k + 1]]
+        while todo:
             if sink.tree is not indexed:
                 # The forest grew (the sink compacted what this pass emitted): the paths to the hub
                 # are read again, so pairs the new edges imply are recognised at a glance.
                 indexed = sink.tree
                 bottleneck_bins(*sink.tree[:4], ids, hubs, to_hub)
-            emitted, start = dense_emit_block(inter, shared, missing, r0, start, sizes, ids, min_threshold, to_hub,
-                                              *sink.tree,
-                                              sink.floor_j, sink.floor_a, sink.floor_b, STRATA, counted_row, cut,
-                                              weight, mult, sink.base, node_hist, record_hist, out_a, out_b, out_j)
-            if emitted:
-                sink.add(out_a[:emitted].copy(), out_b[:emitted].copy(), out_j[:emitted].copy(), counted=True)
+                # A score a little under each row's hub bin and the cut: pairs below it are passed over.
+                np.minimum(to_hub, cut, out=quiet)
+                quiet /= SCORE_SCALE
+                quiet -= 1e-6
+
+            def emit(item, inter=inter, r0=r0, bounds=bounds):
+                k, start = item
+                out_a, out_b, out_j, n_hist, r_hist = outs[k]
+                return dense_emit_block(inter, shared, missing, r0, start, bounds[k + 1], sizes, ids, min_threshold,
+                                        to_hub, *sink.tree, sink.floor_j, sink.floor_a, sink.floor_b, STRATA,
+                                        counted_row, cut, weight, mult, sink.base, n_hist, r_hist, out_a, out_b,
+                                        out_j, quiet, sizes_f, missing_f)
+
+            done = list(thread_map(emit, todo))
+            later = []
+            for (k, _), (emitted, start) in zip(todo, done):
+                if emitted:
+                    out_a, out_b, out_j = outs[k][:3]
+                    sink.add(out_a[:emitted].copy(), out_b[:emitted].copy(), out_j[:emitted].copy(), counted=True)
+                if start >= 0:
+                    later.append((k, start))
+            todo = later
+    for _, _, _, n_hist, r_hist in outs[1:]:
+        node_hist += n_hist
+        record_hist += r_hist
     if rate is not None:
         sink.add_counts(node_hist, record_hist)
     return scored
+
+
+def _split_rows(rows: int, width: int, parts: int) -> list[int]:
+    """Row bounds that cut a block's upper triangle (row i holds width - 1 - i cells) into
+    ``parts`` stretches of about equal cells."""
+    cells = np.cumsum(np.maximum(width - 1 - np.arange(rows), 0))
+    if parts == 1 or rows < 2 or cells[-1] == 0:
+        return [0, rows]
+    cuts = np.searchsorted(cells, cells[-1] * np.arange(1, parts) / parts) + 1
+    return [0, *np.minimum(cuts, rows).tolist(), rows]
 
 
 def _exact_from(node_hist: np.ndarray, base: int, rate: float, cap: float) -> int:
