@@ -303,7 +303,7 @@ def _probe(encoder: Encoder) -> None:
 
 
 _CACHE: dict = {}
-_LOCK = threading.Lock()
+_LOCK = parallel.fork_safe(threading.Lock())
 
 
 def load_model(name: str | None = None) -> Encoder:
