@@ -106,21 +106,22 @@ def dedup_file(dataset: str = "", config: str = "", split: str = "", file=None, 
         slot = job_slot("dedup", request)
         a = state.run_audit(req, upload, slot=slot)
         result, src, key = a.result, a.source, a.key
-        d = dedup(result, threshold=req.threshold, keep=(keep or "first").strip())
+        keep = (keep or "first").strip()
         fmt = input_format(result.table)
         stem = state.download_stem(src.name)
-        folder = state.folder_for("api-dedup", key, req.threshold, d.keep)
+        folder = state.folder_for("api-dedup", key, req.threshold, keep)
         path, manifest = folder / f"{stem}.dedup.{fmt}", folder / f"{stem}.dedup.manifest.json"
         if not manifest.exists():
             with slot():
-                workers.run(dedup_copy, result, d, src, path, manifest)
+                workers.run(dedup_copy, result, req.threshold, keep, src, path, manifest)
         return str(path), str(manifest)
     except AuditorError as exc:
         _raise(exc, "Deduplication")
 
 
-def dedup_copy(result, d, src, path, manifest) -> None:
+def dedup_copy(result, threshold: float, keep: str, src, path, manifest) -> None:
     """The deduplicated copy and its manifest (a job's body, in its own process)."""
+    d = dedup(result, threshold=threshold, keep=keep)
     copy = state.upload_file(src)
     write_dedup(result, d, str(path), manifest_path=str(manifest), source=copy,
                 stamps=copy and local_stamps(copy, None))
