@@ -218,6 +218,7 @@ def main() -> None:
             stop.set()
             proc.terminate()
             proc.wait(timeout=30)
+            log = (tmp / "app.log").read_text(errors="replace")
     print(f"Space under load: {args.visitors} visitors x {args.requests} requests (seed {args.seed}), gradio_client "
           f"on loopback, one browser page changing the threshold; {os.cpu_count()} cores, load average {load:.1f} "
           f"at start; {wall:.0f} s in all.\n")
@@ -238,6 +239,8 @@ def main() -> None:
         print(f"- {kind}: {texts[0]}")
     if browser_errors:
         print(f"- browser: {browser_errors[0]}")
+    if failed and "Traceback" in log:            # the server's side of a failure
+        print("\nThe server's last traceback:\n\n    " + log[log.rindex("Traceback"):][:3000].replace("\n", "\n    "))
 
 
 if __name__ == "__main__":
