@@ -33,6 +33,7 @@ import tempfile
 import threading
 import time
 import urllib.request
+from collections import Counter
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -239,8 +240,9 @@ def main() -> None:
         print(f"- {kind}: {texts[0]}")
     if browser_errors:
         print(f"- browser: {browser_errors[0]}")
-    if failed and "Traceback" in log:            # the server's side of a failure
-        print("\nThe server's last traceback:\n\n    " + log[log.rindex("Traceback"):][:3000].replace("\n", "\n    "))
+    errors = [block.split("\n\n")[0].strip().splitlines()[-1] for block in log.split("Traceback")[1:]]
+    if errors:                                    # the server's side of a failure
+        print("\nErrors in the server's log: " + "; ".join(f"{n} x {e[:300]}" for e, n in Counter(errors).items()))
 
 
 if __name__ == "__main__":

@@ -93,13 +93,18 @@ def _child(conn, fn, args, kwargs, relay: bool) -> None:
     """The child: the server's sockets closed, the default signal handlers, ``fn`` run, its value
     (or its error) sent back."""
     keep = conn.fileno()
+    null = os.open(os.devnull, os.O_RDWR)
     for name in os.listdir("/proc/self/fd") if os.path.isdir("/proc/self/fd") else ():
         fd = int(name)
         try:
-            if fd > 2 and fd != keep and stat.S_ISSOCK(os.fstat(fd).st_mode):
-                os.close(fd)            # a visitor's connection must close when the server closes it
+            if fd > 2 and fd not in (keep, null) and stat.S_ISSOCK(os.fstat(fd).st_mode):
+                # A visitor's connection must close when the server closes it: the child lets go of
+                # the socket, but keeps the number (on /dev/null), so the server's socket objects,
+                # copied into the child and freed there, close that and never a file the job opened.
+                os.dup2(null, fd)
         except OSError:
             pass
+    os.close(null)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     try:
