@@ -112,8 +112,9 @@ def dedup_file(dataset: str = "", config: str = "", split: str = "", file=None, 
         folder = state.folder_for("api-dedup", key, req.threshold, keep)
         path, manifest = folder / f"{stem}.dedup.{fmt}", folder / f"{stem}.dedup.manifest.json"
         if not manifest.exists():
-            with slot():
-                workers.run(dedup_copy, result, req.threshold, keep, src, path, manifest)
+            with state.writer_of(folder), slot():
+                if not manifest.exists():        # (written by another visitor's job meanwhile)
+                    workers.run(dedup_copy, result, req.threshold, keep, src, path, manifest)
         return str(path), str(manifest)
     except AuditorError as exc:
         _raise(exc, "Deduplication")

@@ -809,7 +809,7 @@ def build_dedup(st, upload=None, progress=None, slot=None) -> dict:
         folder = state.folder_for("dedup", st["key"], st["threshold"], keep, tuple(review["marks"]),
                                   tuple(review["apart"]), tuple(review["splits"]))
         path, manifest = folder / f"{stem}.dedup.{fmt}", folder / f"{stem}.dedup.manifest.json"
-        with (slot() if slot is not None else nullcontext()):
+        with state.writer_of(folder), (slot() if slot is not None else nullcontext()):
             d = workers.run(dedup_files, result, st, review, keep, path, manifest, progress=progress)
         info = views.dedup_markdown({"kept": d["summary_kept"], "records": result.records, "keep": d["keep"],
                                      "dropped": d["dropped"], "exact": d["exact"], "notices": d["notices"]})

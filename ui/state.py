@@ -655,6 +655,20 @@ def folder_for(*parts) -> Path:
     return new_folder(hashlib.sha256(repr(parts).encode()).hexdigest()[:16])
 
 
+_WRITERS: dict = {}
+_WRITERS_LOCK = fork_safe(threading.Lock())
+
+
+def writer_of(folder: Path) -> threading.Lock:
+    """The lock a job holds while it writes into ``folder``: a second job for the same files waits and
+    then finds them written (a rewrite retires the manifest first, and a visitor answered meanwhile
+    with the finished folder's paths found it missing)."""
+    with _WRITERS_LOCK:
+        if len(_WRITERS) > 4096:
+            _WRITERS.clear()          # (a lock in use stays with its holders)
+        return _WRITERS.setdefault(str(folder), threading.Lock())
+
+
 def role_columns(result) -> list[tuple[str, list]]:
     """(column name, values per record) of every role the audit resolved: id, text, answer, group, labels."""
     f, roles = result.fields, result.roles
