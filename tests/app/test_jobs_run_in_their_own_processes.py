@@ -137,3 +137,20 @@ def test_a_leak_check_in_a_child_equals_the_in_process_check():
         rows = state.EVIDENCE.get(there["state"]["evidence"][kind]["id"])
         assert rows and rows == state.EVIDENCE.get(here["state"]["evidence"][kind]["id"])
     assert there["state"]["leak_tally"]["text_leak"] > 1000 and there["state"]["contam_tally"]["copied"] > 1000
+
+
+@pytest.mark.slow
+def test_a_paraphrase_search_in_a_child_equals_the_in_process_search():
+    from auditor import semantic
+    if not semantic.available():
+        pytest.skip("the semantic extra is not installed")
+    rows = auditor.load("example:gsm8k", "main", "test").rows
+    items, corpus = [r["question"] for r in rows[:20]], [r["question"] for r in rows[10:210]]
+    here = semantic.semantic_search(items, corpus, k=3, candidates=3)
+    with Jobs().slot("paraphrases", "v", "s"):      # the child opens its own model session (see semantic_model)
+        there = workers.run(semantic.semantic_search, items, corpus, k=3, candidates=3)
+    assert [[r for r, _ in n] for n in there.neighbours] == [[r for r, _ in n] for n in here.neighbours]
+    assert np.allclose([c for n in there.neighbours for _, c in n], [c for n in here.neighbours for _, c in n],
+                       atol=1e-5)
+    flagged = [it["benchmark_row"] for it in there.flagged()]
+    assert flagged == [it["benchmark_row"] for it in here.flagged()] and set(range(10, 20)) <= set(flagged)
