@@ -101,6 +101,15 @@ def status_kb(pid: int) -> dict:
     return {k: int(v.split()[0]) for k, _, v in (line.partition(":") for line in lines) if k in ("VmHWM", "VmRSS")}
 
 
+def private_kb(pid: int) -> int:
+    """The memory (kB) a process holds alone: a job's child shares the server's pages until it writes."""
+    try:
+        lines = Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()
+    except OSError:
+        return 0
+    return sum(int(line.split()[1]) for line in lines if line.startswith(("Private_Dirty:", "Private_Clean:")))
+
+
 def peak_memory(pid: int, stop: threading.Event, out: dict) -> None:
     """The server's peak (VmHWM), the largest peak of a job's child process, and the most the server
     and its children held at once (their VmRSS summed: shared pages counted in each, an upper bound)."""
@@ -116,6 +125,7 @@ def peak_memory(pid: int, stop: threading.Event, out: dict) -> None:
             children = []
         kids = [k for k in map(status_kb, children) if k]
         out["child"] = max([out.get("child", 0)] + [k["VmHWM"] for k in kids])
+        out["private"] = max([out.get("private", 0)] + [private_kb(c) for c in children])
         out["together"] = max(out.get("together", 0), server["VmRSS"] + sum(k["VmRSS"] for k in kids))
 
 
@@ -234,7 +244,8 @@ def main() -> None:
             stats = "– | – | –"
         print(f"| {kind} | {len(t)} | {len(refused.get(kind, []))} | {len(failed.get(kind, []))} | {stats} |")
     print(f"\nServer peak memory (VmHWM): {memory.get('VmHWM', 0) / 1024 ** 2:.2f} GB; a job's child process at "
-          f"most {memory.get('child', 0) / 1024 ** 2:.2f} GB; the server and its children at once at most "
+          f"most {memory.get('child', 0) / 1024 ** 2:.2f} GB resident, {memory.get('private', 0) / 1024 ** 2:.2f} GB "
+          f"of it its own (the rest the server's pages, shared); the server and its children at once at most "
           f"{memory.get('together', 0) / 1024 ** 2:.2f} GB (resident, shared pages counted in each).")
     for kind, texts in list(failed.items()) + list(refused.items()):
         print(f"- {kind}: {texts[0]}")

@@ -18,6 +18,7 @@ tests), ``run`` calls ``fn`` in-process.
 """
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import signal
@@ -92,6 +93,9 @@ def died(code) -> AuditorError:
 def _child(conn, fn, args, kwargs, relay: bool) -> None:
     """The child: the server's sockets closed, the default signal handlers, ``fn`` run, its value
     (or its error) sent back."""
+    # The server's objects are the child's to read, never to collect: a collection walking them
+    # would write to every page of the server's heap (the cached results), and copy it into the child.
+    gc.freeze()
     keep = conn.fileno()
     null = os.open(os.devnull, os.O_RDWR)
     for name in os.listdir("/proc/self/fd") if os.path.isdir("/proc/self/fd") else ():
