@@ -33,7 +33,8 @@ from . import jobs
 _FORK = multiprocessing.get_context("fork")
 # A child computes at this niceness: the kernel gives the server's threads (cheap events) the cores
 # first, the jobs every cycle left over (a process of its own frees the GIL, not the CPU; at nice 10
-# a job weighs a tenth of the server while both want a core).
+# a job weighs a tenth of the server while both want a core). On a machine shared with other busy
+# processes (tests beside other runs) that is a tenth of theirs too: tests/app_server.py sets 0.
 NICE = env_int("AUDITOR_JOB_NICE", 10, 0, 19)
 
 
