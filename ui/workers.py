@@ -6,9 +6,10 @@ Why fork (not a forkserver or a pool): a job reads what the server holds (the ca
 up to the cache's 2 GiB; the paraphrase model's warm static vectors), which a forked child shares
 copy-on-write; a forkserver's child would be sent it pickled, every job. What crosses back is the
 result, pickled through a pipe: an audit (its table and fields: ~4 MB for GSM8K's 7,473 records),
-a leak check's page parts, a semantic search's scores. The child runs only the job: it closes the
-server's sockets, takes no lock another thread may hold at the fork (``parallel.fork_safe``) and ends with
-``os._exit`` (no atexit handler of the server runs in it).
+a leak check's page parts, a semantic search's scores. The child runs only the job: it lets go of
+the server's sockets, takes no lock another thread may hold at the fork (``parallel.fork_safe``),
+never collects the server's objects (``gc.freeze``) and ends with ``os._exit`` (no atexit handler
+of the server runs in it).
 
 Progress steps travel from the child to the handler's thread, which reports them (and, through the
 page's callback, checks for a cancel); cancelling kills the child (``Jobs.cancel``). A child that
@@ -50,6 +51,7 @@ def run(fn, *args, progress=None, **kwargs):
                           name=f"auditor-{job.kind}", daemon=True)
     child.start()
     writer.close()
+    answered = False
     try:
         queue.attach(job, child)
         while True:
@@ -62,20 +64,21 @@ def run(fn, *args, progress=None, **kwargs):
                 break
             if kind == "progress":
                 progress(*value)       # (the page's callback raises JobCancelled once cancelled)
-            elif kind == "done":
+                continue
+            answered = True
+            if kind == "done":
                 return value[0]
-            else:
-                raise value[0]
+            raise value[0]
         child.join()
         if job.cancelled:
             raise jobs.JobCancelled()
         raise died(child.exitcode)
     finally:
         queue.attach(job, None)
+        if answered:
+            child.join(5)              # it has answered and is exiting
         if child.is_alive():
-            child.join(5)              # it has answered and is exiting (or was cancelled: killed)
-        if child.is_alive():
-            child.kill()
+            child.kill()               # cancelled, or its caller failed: the work stops at once
         child.join()                   # reaped: no zombie
         reader.close()
 

@@ -154,3 +154,16 @@ def test_a_paraphrase_search_in_a_child_equals_the_in_process_search():
                        atol=1e-5)
     flagged = [it["benchmark_row"] for it in there.flagged()]
     assert flagged == [it["benchmark_row"] for it in here.flagged()] and set(range(10, 20)) <= set(flagged)
+
+
+def test_the_cooperative_cancel_at_a_progress_step_also_kills_the_child():
+    pids = []
+
+    def cancelled_at_first_step(fraction, text):
+        pids.append(int(text.split()[1]))
+        raise JobCancelled()
+
+    with pytest.raises(JobCancelled):
+        with Jobs().slot("audit", "v", "s"):
+            workers.run(sleeper, progress=cancelled_at_first_step)
+    assert pids and reaped(pids[0])
