@@ -28,6 +28,7 @@ class AuditorError(Exception):
         "busy",             # a server is at its stated limits (jobs per visitor, jobs waiting): come back later
         "expired",          # something kept for a stated time or within a stated budget (an upload) is gone
         "cancelled",        # the caller cancelled the work (a Hub read: hub.CANCEL)
+        "worker_died",      # the process computing a job ended without an answer (killed for memory, a crash)
     })
 
     def __init__(self, code: str, message: str, hint: str = ""):

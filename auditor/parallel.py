@@ -31,6 +31,15 @@ def __getattr__(name):
     raise AttributeError(name)
 
 
+def fork_safe(lock):
+    """``lock``, free in a forked child (the app computes each job in one): a fork waits while a
+    thread holds it, so no child inherits it held by a thread that does not exist there. Only for
+    locks held briefly (one held across a long computation would hold up every fork)."""
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(before=lock.acquire, after_in_parent=lock.release, after_in_child=lock.release)
+    return lock
+
+
 def thread_map(fn, items):
     """map(fn, items) on WORKERS threads, yielding results in input order as they are ready,
     so the caller can consume (and report progress on) early results while later ones run.

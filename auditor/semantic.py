@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import parallel
 from .contamination import benchmark_texts, corpus_stream
 from .errors import AuditorError
 from .progress import Progress
@@ -359,7 +360,7 @@ def _block_scores(vecs, starts, cvecs, cstarts) -> np.ndarray:
 
 
 _STATIC: dict = {}
-_WARM_LOCK = threading.Lock()
+_WARM_LOCK = parallel.fork_safe(threading.Lock())
 
 
 def _static(encoder: Encoder):

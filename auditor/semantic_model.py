@@ -82,6 +82,8 @@ class Encoder:
     max_tokens: int = DEFAULT_WINDOW
     inputs: tuple = ()
     short: object = field(default=None, repr=False)      # the tokenizer cut to SHORT-token windows
+    onnx: str = field(default="", repr=False)            # the model file (a forked child opens its own session)
+    pid: int = field(default_factory=os.getpid, repr=False, compare=False)   # the process ``session`` is of
 
     @property
     def overlap(self) -> int:
@@ -92,7 +94,8 @@ class Encoder:
     def run(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """One model call: token ids and attention mask (batch x width) -> mean-pooled vectors."""
         feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        hidden = self.session.run(None, {k: v for k, v in feed.items() if k in self.inputs})[0]
+        session = self.session if self.pid == os.getpid() or not self.onnx else _forked_session(self)
+        hidden = session.run(None, {k: v for k, v in feed.items() if k in self.inputs})[0]
         if hidden.ndim == 3:                                      # token vectors: mean over real tokens
             m = mask[..., None].astype(np.float32)
             hidden = (hidden * m).sum(1) / np.maximum(m.sum(1), 1.0)
@@ -303,7 +306,29 @@ def _probe(encoder: Encoder) -> None:
 
 
 _CACHE: dict = {}
-_LOCK = threading.Lock()
+_LOCK = parallel.fork_safe(threading.Lock())
+_FORKED: dict = {}       # (model file, process id) -> the session a forked child opened
+
+
+def _session(onnx):
+    import onnxruntime
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = parallel.WORKERS
+    options.inter_op_num_threads = 1
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")   # no busy-waiting on shared cores
+    options.log_severity_level = 3
+    return onnxruntime.InferenceSession(str(onnx), options, providers=["CPUExecutionProvider"])
+
+
+def _forked_session(encoder: Encoder):
+    """The session of ``encoder`` in a forked child (the app computes each job in one): a session's
+    thread pool does not survive a fork (its threads do not exist in the child, so the model ran on
+    one core, at half the speed on two), so the child opens the model file again, once (~0.2 s)."""
+    key = (encoder.onnx, os.getpid())
+    with _LOCK:
+        if key not in _FORKED:
+            _FORKED[key] = _session(encoder.onnx)
+        return _FORKED[key]
 
 
 def load_model(name: str | None = None) -> Encoder:
@@ -319,13 +344,8 @@ def load_model(name: str | None = None) -> Encoder:
         raise missing(f"{exc.name or 'onnxruntime and tokenizers'}") from None
     onnx, tokenizer, window = model_files(name)
     tokenizer.enable_truncation(window, stride=max(1, (window - 2) // 2))
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = parallel.WORKERS
-    options.inter_op_num_threads = 1
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")   # no busy-waiting on shared cores
-    options.log_severity_level = 3
     try:
-        session = onnxruntime.InferenceSession(str(onnx), options, providers=["CPUExecutionProvider"])
+        session = _session(onnx)
     except Exception as exc:  # noqa: BLE001
         raise _bad(name, f"onnxruntime cannot load {onnx.name} ({type(exc).__name__})") from None
     names = tuple(i.name for i in session.get_inputs())
@@ -337,7 +357,7 @@ def load_model(name: str | None = None) -> Encoder:
         short = Tokenizer.from_str(tokenizer.to_str())
         short.no_padding()
         short.enable_truncation(SHORT + 2, stride=SHORT // 2)
-    encoder = Encoder(name, session, tokenizer, window, names, short)
+    encoder = Encoder(name, session, tokenizer, window, names, short, str(onnx))
     _probe(encoder)
     with _LOCK:
         return _CACHE.setdefault(name, encoder)

@@ -18,13 +18,28 @@ whole words by frequency, starting at "the"), so frequent words count little.
 """
 from __future__ import annotations
 
+import os
 import threading
+import weakref
 
 import numpy as np
 from scipy.sparse import csr_matrix
 
 ZIPF_A = 1e-4          # SIF smoothing: a token at frequency p weighs a / (a + p)
 DISTIL_BATCH = 256     # one-token texts per model call; every call is padded to this many rows
+_ALL: weakref.WeakSet = weakref.WeakSet()
+
+
+def _fresh_locks() -> None:
+    # A forked child (the app's job) gets its own locks: a thread warming the vectors in the parent,
+    # holding one for a batch, does not exist in the child. (A batch's ``done`` flags are set after
+    # its vectors, so a batch cut by the fork is simply distilled again.)
+    for vectors in list(_ALL):
+        vectors.lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_fresh_locks)
 
 
 class StaticVectors:
@@ -44,6 +59,7 @@ class StaticVectors:
         self.table: np.ndarray | None = None
         self.done = np.zeros(vocab, bool)
         self.lock = threading.Lock()
+        _ALL.add(self)
 
     def _distil(self, ids: np.ndarray) -> None:
         """Compute the vectors of ``ids`` (sorted, not yet done) in fixed-shape model calls."""

@@ -16,8 +16,8 @@ Each visitor (a thread with its own gradio_client) makes requests drawn, with a 
 
 Meanwhile one headless Chromium page changes the threshold on the curve tab (a cheap page event)
 and waits for the counts to show it. The table gives p50 / p95 / max seconds per kind, how many
-answered, how many the server refused (and why), and the server's peak memory (VmHWM of its
-process). All visitors come from 127.0.0.1, one address, so the per-visitor limit is raised for the
+answered, how many the server refused (and why), and the peak memory of the server, of a job's child
+process, and of both at once. All visitors come from 127.0.0.1, one address, so the per-visitor limit is raised for the
 run (AUDITOR_JOBS_PER_VISITOR); the work slots, the line's bound and every other setting are the
 defaults. Say the load average beside the numbers.
 """
@@ -33,6 +33,7 @@ import tempfile
 import threading
 import time
 import urllib.request
+from collections import Counter
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -91,15 +92,41 @@ def request(client, url: str, kind: str, upload: Path | None):
         client.predict("example:mbpp", "full", "train", None, "", "", 0.7, "first", api_name="/dedup_file")
 
 
+def status_kb(pid: int) -> dict:
+    """VmHWM and VmRSS (kB) of a process; {} once it has gone."""
+    try:
+        lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    except OSError:
+        return {}
+    return {k: int(v.split()[0]) for k, _, v in (line.partition(":") for line in lines) if k in ("VmHWM", "VmRSS")}
+
+
+def private_kb(pid: int) -> int:
+    """The memory (kB) a process holds alone: a job's child shares the server's pages until it writes."""
+    try:
+        lines = Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()
+    except OSError:
+        return 0
+    return sum(int(line.split()[1]) for line in lines if line.startswith(("Private_Dirty:", "Private_Clean:")))
+
+
 def peak_memory(pid: int, stop: threading.Event, out: dict) -> None:
+    """The server's peak (VmHWM), the largest peak of a job's child process, and the most the server
+    and its children held at once (their VmRSS summed: shared pages counted in each, an upper bound)."""
     while not stop.wait(0.2):
-        try:
-            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                if line.startswith(("VmHWM:", "VmRSS:")):
-                    key, value = line.split(":")
-                    out[key] = max(out.get(key, 0), int(value.split()[0]))
-        except OSError:
+        server = status_kb(pid)
+        if not server:
             return
+        out["VmHWM"] = max(out.get("VmHWM", 0), server["VmHWM"])
+        try:
+            children = [int(c) for t in Path(f"/proc/{pid}/task").iterdir()
+                        for c in (t / "children").read_text().split()]
+        except OSError:
+            children = []
+        kids = [k for k in map(status_kb, children) if k]
+        out["child"] = max([out.get("child", 0)] + [k["VmHWM"] for k in kids])
+        out["private"] = max([out.get("private", 0)] + [private_kb(c) for c in children])
+        out["together"] = max(out.get("together", 0), server["VmRSS"] + sum(k["VmRSS"] for k in kids))
 
 
 def browser_thresholds(url: str, stop: threading.Event, times: list, errors: list) -> None:
@@ -202,6 +229,7 @@ def main() -> None:
             stop.set()
             proc.terminate()
             proc.wait(timeout=30)
+            log = (tmp / "app.log").read_text(errors="replace")
     print(f"Space under load: {args.visitors} visitors x {args.requests} requests (seed {args.seed}), gradio_client "
           f"on loopback, one browser page changing the threshold; {os.cpu_count()} cores, load average {load:.1f} "
           f"at start; {wall:.0f} s in all.\n")
@@ -215,11 +243,17 @@ def main() -> None:
         else:
             stats = "– | – | –"
         print(f"| {kind} | {len(t)} | {len(refused.get(kind, []))} | {len(failed.get(kind, []))} | {stats} |")
-    print(f"\nServer peak memory (VmHWM): {memory.get('VmHWM', 0) / 1024 ** 2:.2f} GB.")
+    print(f"\nServer peak memory (VmHWM): {memory.get('VmHWM', 0) / 1024 ** 2:.2f} GB; a job's child process at "
+          f"most {memory.get('child', 0) / 1024 ** 2:.2f} GB resident, {memory.get('private', 0) / 1024 ** 2:.2f} GB "
+          f"of it its own (the rest the server's pages, shared); the server and its children at once at most "
+          f"{memory.get('together', 0) / 1024 ** 2:.2f} GB (resident, shared pages counted in each).")
     for kind, texts in list(failed.items()) + list(refused.items()):
         print(f"- {kind}: {texts[0]}")
     if browser_errors:
         print(f"- browser: {browser_errors[0]}")
+    errors = [block.split("\n\n")[0].strip().splitlines()[-1] for block in log.split("Traceback")[1:]]
+    if errors:                                    # the server's side of a failure
+        print("\nErrors in the server's log: " + "; ".join(f"{n} x {e[:300]}" for e, n in Counter(errors).items()))
 
 
 if __name__ == "__main__":

@@ -80,6 +80,9 @@ class AppServer:
                     # Every test client calls from 127.0.0.1, so the server sees one visitor: its
                     # per-visitor limit (ui/jobs.py) is tested on a server of its own.
                     "AUDITOR_JOBS_PER_VISITOR": "64",
+                    # Jobs' children at the server's own priority: at the Space's niceness a job
+                    # crawls while other test runs share the machine, and a page's wait runs out.
+                    "AUDITOR_JOB_NICE": "0",
                     "AUDITOR_UPLOADS_DIR": str(Path(self.tmp.name) / "uploads")})
         env.update(extra_env or {})
         self.proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=self.log,

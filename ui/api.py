@@ -23,7 +23,7 @@ from auditor.io.copies import local_stamps
 from auditor.leakage import leak
 from auditor.report import to_json
 
-from . import state
+from . import state, workers
 from .jobs import JOBS, visitor_of
 
 
@@ -71,23 +71,28 @@ def leak_json(a_dataset: str = "", a_config: str = "", a_split: str = "", a_file
         t = state.check_threshold(threshold)
         a_src, b_src = _side(a_dataset, a_file, "A"), _side(b_dataset, b_file, "B")
         with job_slot("leakage", request)():
-            tables = []
-            for src, config, split in ((a_src, a_config, a_split), (b_src, b_config, b_split)):
-                upload = src.kind == "upload"
-                tables.append(auditor.load(src.value, None if upload else state.blank(config),
-                                           None if upload else state.blank(split), max_rows=state.ROW_CAP,
-                                           token=False, kind=src.library_kind))
-            a_table, b_table = tables
-            if state.same_data(a_src, b_src) and (a_table.config, a_table.split) == (b_table.config, b_table.split):
-                raise AuditorError("usage", "B is the same data as A: every record would match itself.",
-                                   "Compare two different splits, datasets or files.")
-            result = leak(a_table, b_table, text=state.blank(text), answer=state.blank(answer), threshold=t)
-        if result.a.fingerprint == result.b.fingerprint:
-            raise AuditorError("usage", "B holds exactly the same records as A: every record would match itself.",
-                               "Compare two different splits, datasets or files.")
-        return json.loads(to_json(result.summary()))
+            return workers.run(leak_summary, (a_src, a_config, a_split), (b_src, b_config, b_split), text, answer, t)
     except AuditorError as exc:
         _raise(exc, "Leakage check")
+
+
+def leak_summary(a, b, text, answer, t: float) -> dict:
+    """The leak summary of B ``(source, config, split)`` in A (a job's body, in its own process)."""
+    tables = []
+    for src, config, split in (a, b):
+        upload = src.kind == "upload"
+        tables.append(auditor.load(src.value, None if upload else state.blank(config),
+                                   None if upload else state.blank(split), max_rows=state.ROW_CAP,
+                                   token=False, kind=src.library_kind))
+    a_table, b_table = tables
+    if state.same_data(a[0], b[0]) and (a_table.config, a_table.split) == (b_table.config, b_table.split):
+        raise AuditorError("usage", "B is the same data as A: every record would match itself.",
+                           "Compare two different splits, datasets or files.")
+    result = leak(a_table, b_table, text=state.blank(text), answer=state.blank(answer), threshold=t)
+    if result.a.fingerprint == result.b.fingerprint:
+        raise AuditorError("usage", "B holds exactly the same records as A: every record would match itself.",
+                           "Compare two different splits, datasets or files.")
+    return json.loads(to_json(result.summary()))
 
 
 def dedup_file(dataset: str = "", config: str = "", split: str = "", file=None, text: str = "", answer: str = "",
@@ -101,19 +106,26 @@ def dedup_file(dataset: str = "", config: str = "", split: str = "", file=None, 
         slot = job_slot("dedup", request)
         a = state.run_audit(req, upload, slot=slot)
         result, src, key = a.result, a.source, a.key
-        d = dedup(result, threshold=req.threshold, keep=(keep or "first").strip())
+        keep = (keep or "first").strip()
         fmt = input_format(result.table)
         stem = state.download_stem(src.name)
-        folder = state.folder_for("api-dedup", key, req.threshold, d.keep)
+        folder = state.folder_for("api-dedup", key, req.threshold, keep)
         path, manifest = folder / f"{stem}.dedup.{fmt}", folder / f"{stem}.dedup.manifest.json"
         if not manifest.exists():
-            with slot():
-                copy = state.upload_file(src)
-                write_dedup(result, d, str(path), manifest_path=str(manifest), source=copy,
-                            stamps=copy and local_stamps(copy, None))
+            with state.writer_of(folder), slot():
+                if not manifest.exists():        # (written by another visitor's job meanwhile)
+                    workers.run(dedup_copy, result, req.threshold, keep, src, path, manifest)
         return str(path), str(manifest)
     except AuditorError as exc:
         _raise(exc, "Deduplication")
+
+
+def dedup_copy(result, threshold: float, keep: str, src, path, manifest) -> None:
+    """The deduplicated copy and its manifest (a job's body, in its own process)."""
+    d = dedup(result, threshold=threshold, keep=keep)
+    copy = state.upload_file(src)
+    write_dedup(result, d, str(path), manifest_path=str(manifest), source=copy,
+                stamps=copy and local_stamps(copy, None))
 
 
 # The endpoints wait for work in jobs.JOBS (bounded there: slots, per visitor, waiting), never in a

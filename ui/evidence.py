@@ -27,9 +27,10 @@ CONTAM_KINDS = {"all": "all contaminated items", "copied": "look copied", "phras
 CONTAM_SORTS = ("coverage", "row")
 
 
-def keep_rows(rows: list) -> str:
-    """Keep an evidence list; returns its id (for the page's state)."""
-    list_id = secrets.token_hex(8)
+def keep_rows(rows: list, list_id: str | None = None) -> str:
+    """Keep an evidence list (under ``list_id``: one a job's child process made); returns its id
+    (for the page's state)."""
+    list_id = list_id or secrets.token_hex(8)
     size = sum(len(str(r.get("b_text") or r.get("benchmark_text") or "")) + len(str(r.get("a_text") or
                r.get("corpus_text") or "")) + 300 for r in rows)
     state.EVIDENCE.put(list_id, rows, size)

@@ -54,7 +54,7 @@ from auditor.roles import (
 )
 from auditor.semantic import DEFAULT_THRESHOLD
 
-from . import browse, clusters, curve_view, evidence, state, views
+from . import browse, clusters, curve_view, evidence, state, views, workers
 from .browse import disabled, enabled
 from .jobs import JobCancelled
 from .state import CACHE, DEFAULTS, MIN_THRESHOLD, ROW_CAP, blank, user_token
@@ -809,28 +809,34 @@ def build_dedup(st, upload=None, progress=None, slot=None) -> dict:
         folder = state.folder_for("dedup", st["key"], st["threshold"], keep, tuple(review["marks"]),
                                   tuple(review["apart"]), tuple(review["splits"]))
         path, manifest = folder / f"{stem}.dedup.{fmt}", folder / f"{stem}.dedup.manifest.json"
-        with (slot() if slot is not None else nullcontext()):
-            step = progress or (lambda fraction, text: None)
-            step(0.05, "grouping the clusters")
-            d = dedup(result, threshold=st["threshold"], keep=keep, not_duplicates=review["marks"],
-                      keep_apart=review["apart"], splits=review["splits"])
-            if not manifest.exists():
-                step(0.3, f"writing {len(d.kept_rows):,} records")
-                upload_copy = state.upload_file(st["source"])
-                write_dedup(result, d, str(path), manifest_path=str(manifest), source=upload_copy,
-                            stamps=upload_copy and local_stamps(upload_copy, None))
-            step(1.0, "done")
-        s = d.summary()
-        info = views.dedup_markdown({"kept": s.get("kept", result.records - len(d.dropped)),
-                                     "records": result.records, "keep": d.keep, "dropped": len(d.dropped),
-                                     "exact": d.exact, "notices": list(d.notices)})
+        with state.writer_of(folder), (slot() if slot is not None else nullcontext()):
+            d = workers.run(dedup_files, result, st, review, keep, path, manifest, progress=progress)
+        info = views.dedup_markdown({"kept": d["summary_kept"], "records": result.records, "keep": d["keep"],
+                                     "dropped": d["dropped"], "exact": d["exact"], "notices": d["notices"]})
         return {"dedup_info": info,
-                "dl_dedup": enabled(path, f"{path.name} · {browse.plural(len(d.kept_rows), 'record')}"),
-                "dl_manifest": enabled(manifest, f"manifest · {browse.plural(len(d.dropped), 'dropped row')}"),
-                "status": gr.update(value=f"Built the deduplicated file: {len(d.kept_rows):,} of {result.records:,} "
+                "dl_dedup": enabled(path, f"{path.name} · {browse.plural(d['kept'], 'record')}"),
+                "dl_manifest": enabled(manifest, f"manifest · {browse.plural(d['dropped'], 'dropped row')}"),
+                "status": gr.update(value=f"Built the deduplicated file: {d['kept']:,} of {result.records:,} "
                                           "records (Downloads).", elem_classes=["ok"])}
     except Exception as exc:  # noqa: BLE001
         return error(views.error_text(exc, "write the deduplicated file"))
+
+
+def dedup_files(result, st, review, keep, path, manifest, progress=None) -> dict:
+    """The deduplicated file and its manifest, unless written before (a job's body, in its own
+    process): the counts the page shows, not the dropped rows' list (which can be long)."""
+    step = progress or (lambda fraction, text: None)
+    step(0.05, "grouping the clusters")
+    d = dedup(result, threshold=st["threshold"], keep=keep, not_duplicates=review["marks"],
+              keep_apart=review["apart"], splits=review["splits"])
+    if not manifest.exists():
+        step(0.3, f"writing {len(d.kept_rows):,} records")
+        upload_copy = state.upload_file(st["source"])
+        write_dedup(result, d, str(path), manifest_path=str(manifest), source=upload_copy,
+                    stamps=upload_copy and local_stamps(upload_copy, None))
+    step(1.0, "done")
+    return {"kept": len(d.kept_rows), "summary_kept": d.summary().get("kept", result.records - len(d.dropped)),
+            "keep": d.keep, "dropped": len(d.dropped), "exact": d.exact, "notices": list(d.notices)}
 
 
 # --------------------------------------------------------------------------- leakage
@@ -899,13 +905,11 @@ def leak_check(st, b_dataset, b_config, b_split, b_text, b_upload, allow_self, b
     result = CACHE.get(st["key"])
     if result is None:
         return {**out, **error(EXPIRED, "leak_status")}
-    a_src, t = st["source"], st["threshold"]
+    t = st["threshold"]
     cap = min(st["request"].max_rows or ROW_CAP, ROW_CAP)
     token = user_token(token)
-    notes, done = [], []
     forgotten = {**st, "leak": None, "leak_tally": None, "contam_tally": None}   # a failed check
     failed = {"state": forgotten, "share": share_of(forgotten), "headline": headline_of(result, forgotten)}
-    step = progress or (lambda fraction, text: None)
     try:
         if b_threshold not in (None, ""):
             t = state.check_threshold(b_threshold)
@@ -914,48 +918,22 @@ def leak_check(st, b_dataset, b_config, b_split, b_text, b_upload, allow_self, b
         side = bench_side(bench, bench_upload, bench_text, token)
         st = dict(st)
         with (slot() if slot is not None else nullcontext()):
-            if b_src is not None:
-                step(0.02, "reading B")
-                b_table = load_b(st, result, b_src, b_config, b_split, allow_self, cap, token, b_revision)
-                asked = [f"{what} {value!r}" for what, value, read in (("config", blank(b_config), b_table.config),
-                                                                       ("split", blank(b_split), b_table.split))
-                         if value is not None and value != read]
-                if asked:       # the values offered for A's dataset, which B has not got (load_b)
-                    notes.append(f"B has no {' or '.join(views.md(x) for x in asked)}: read at its own "
-                                 f"{'config ' + views.md(repr(b_table.config)) + ', ' if b_table.config else ''}"
-                                 f"split {views.md(repr(b_table.split))}.")
-                req = st["request"]   # the roles as the user gave them (blank: guessed on each side)
-                leak_progress = (lambda f, text: step(0.05 + 0.45 * f, f"leakage: {text}")) if side is not None \
-                    else (lambda f, text: step(0.05 + 0.85 * f, f"leakage: {text}"))
-                lr = leak(result.side, b_side(b_table, req, blank(b_text), result), threshold=t, max_rows=cap,
-                          token=token, progress=leak_progress)
-                if lr.a.fingerprint == lr.b.fingerprint and not allow_self:
-                    raise AuditorError("usage", "B holds exactly the same records as A: every record would match "
-                                       "itself.", "Pick another split, dataset or file for B, or tick “compare a "
-                                       "source with itself” if that is what you mean.")
-                step(0.5 if side is not None else 0.92, "writing the leak evidence and the clean split")
-                views_, st = leak_views(lr, t, a_src, b_src, st)
-                out.update(views_)
-                done.append("leakage")
-            if b_src is None and side is None:
-                notes.append("No B chosen: give B a dataset id, a bundled example or a file.")
-            if side is not None:
-                contam_progress = lambda f, text: step((0.5 if b_src is not None else 0.02) + 0.45 * f,
-                                                       f"contamination: {text}")
-                views_, st = contamination_views(result, side, token, contam_progress, fields=contam_fields,
-                                                 source=a_src, ngram=ngram, st=st)
-                out.update(views_)
-                done.append("contamination")
+            views_, st, notes, done, b_read, lists = workers.run(leak_body, st, result, b_src, side, b_config,
+                                                                 b_split, b_text, allow_self, cap, token, b_revision,
+                                                                 t, ngram, contam_fields, progress=progress)
+        for list_id, rows in lists.items():     # kept where the page's later events read them
+            evidence.keep_rows(rows, list_id)
+        out.update(views_)
         unchecked = out.pop("contam_unchecked", None)
         message = " ".join(notes + ([f"Checked {' and '.join(done)}."] if done else []) + ([unchecked] if unchecked
                                                                                            else []))
         out["leak_status"] = gr.update(value=message, elem_classes=["ok"] if done else [])
         # B's config and split as read (the ones asked for may have been A's, which B has not got)
-        b_read = (b_table.config or blank(b_config), b_table.split or blank(b_split)) if b_src else (None, None)
-        link = state.leak_link(b_src, *b_read, blank(b_text), bool(allow_self), t,
+        b_read = (b_read[0] or blank(b_config), b_read[1] or blank(b_split), b_read[2]) if b_src else (None,) * 3
+        link = state.leak_link(b_src, *b_read[:2], blank(b_text), bool(allow_self), t,
                                side and side["link"], blank(bench_text) if side and side["upload"] else None,
                                ngram, list(contam_fields or ()) if side else None,
-                               b_revision=b_table.revision if b_src is not None else None) if done else None
+                               b_revision=b_read[2]) if done else None
         st = {**st, "leak": link or None}
         if "leakage" not in done:
             st["leak_tally"] = None
@@ -967,6 +945,52 @@ def leak_check(st, b_dataset, b_config, b_split, b_text, b_upload, allow_self, b
         raise
     except Exception as exc:  # noqa: BLE001
         return {**cleared_leak(), **failed, **error(views.error_text(exc, "check"), "leak_status")}
+
+
+def leak_body(st, result, b_src, side, b_config, b_split, b_text, allow_self, cap, token, b_revision, t, ngram,
+              contam_fields, progress=None) -> tuple:
+    """A leakage check's work (a job's body, in its own process): (the leak and contamination parts,
+    the page's state, notes, the checks done, B's config, split and commit as read, the evidence
+    lists it made by their ids)."""
+    step = progress or (lambda fraction, text: None)
+    out, notes, done, b_read = {}, [], [], None
+    a_src = st["source"]
+    before = {v.get("id") for v in (st.get("evidence") or {}).values()}
+    if b_src is not None:
+        step(0.02, "reading B")
+        b_table = load_b(st, result, b_src, b_config, b_split, allow_self, cap, token, b_revision)
+        b_read = (b_table.config, b_table.split, b_table.revision)
+        asked = [f"{what} {value!r}" for what, value, read in (("config", blank(b_config), b_table.config),
+                                                               ("split", blank(b_split), b_table.split))
+                 if value is not None and value != read]
+        if asked:       # the values offered for A's dataset, which B has not got (load_b)
+            notes.append(f"B has no {' or '.join(views.md(x) for x in asked)}: read at its own "
+                         f"{'config ' + views.md(repr(b_table.config)) + ', ' if b_table.config else ''}"
+                         f"split {views.md(repr(b_table.split))}.")
+        req = st["request"]   # the roles as the user gave them (blank: guessed on each side)
+        leak_progress = (lambda f, text: step(0.05 + 0.45 * f, f"leakage: {text}")) if side is not None \
+            else (lambda f, text: step(0.05 + 0.85 * f, f"leakage: {text}"))
+        lr = leak(result.side, b_side(b_table, req, blank(b_text), result), threshold=t, max_rows=cap,
+                  token=token, progress=leak_progress)
+        if lr.a.fingerprint == lr.b.fingerprint and not allow_self:
+            raise AuditorError("usage", "B holds exactly the same records as A: every record would match "
+                               "itself.", "Pick another split, dataset or file for B, or tick “compare a "
+                               "source with itself” if that is what you mean.")
+        step(0.5 if side is not None else 0.92, "writing the leak evidence and the clean split")
+        views_, st = leak_views(lr, t, a_src, b_src, st)
+        out.update(views_)
+        done.append("leakage")
+    if b_src is None and side is None:
+        notes.append("No B chosen: give B a dataset id, a bundled example or a file.")
+    if side is not None:
+        contam_progress = lambda f, text: step((0.5 if b_src is not None else 0.02) + 0.45 * f,
+                                               f"contamination: {text}")
+        views_, st = contamination_views(result, side, token, contam_progress, fields=contam_fields,
+                                         source=a_src, ngram=ngram, st=st)
+        out.update(views_)
+        done.append("contamination")
+    made = {v.get("id") for v in (st.get("evidence") or {}).values()} - before - {None}
+    return out, st, notes, done, b_read, {i: state.EVIDENCE.get(i) for i in made}
 
 
 def headline_of(result, st: dict) -> str:
@@ -1309,8 +1333,8 @@ def paraphrases(st, b_dataset, b_config, b_split, b_text, b_upload, allow_self, 
         sr = state.SEMANTIC.get(key)
         cached = sr is not None
         if sr is None:
-            sr = semantic.semantic_search(texts, corpus, threshold=t, k=state.SEMANTIC_K,
-                                          candidates=state.SEMANTIC_CANDIDATES, progress=progress)
+            sr = workers.run(semantic.semantic_search, texts, corpus, threshold=t, k=state.SEMANTIC_K,
+                             candidates=state.SEMANTIC_CANDIDATES, progress=progress)
             size = sum(len(x or "") for x in sr.benchmark_texts) + sum(len(x) for x in sr.corpus_texts.values())
             state.SEMANTIC.put(key, sr, nbytes=2 * size + 200 * len(texts) * sr.k)
         pst = {"key": key, "threshold": t, "bench": name, "a": st["source"].name, "notices": notices}

@@ -8,7 +8,9 @@ progress line); a visitor may cancel a job, waiting or running; one visitor cann
 ``PER_VISITOR`` jobs, and at most ``MAX_WAITING`` jobs wait at once (later ones are told to come
 back, with the expected wait), so waiting jobs never take every thread of the server.
 
-A running job stops at its next progress step once cancelled: ``check`` raises ``JobCancelled``, a
+A job's body runs in a child process (``ui.workers.run``), so it shares neither the CPU time nor the
+GIL of the server's threads; cancelling a running job kills that process at once. In-process work
+(no child) stops at its next progress step once cancelled: ``check`` raises ``JobCancelled``, a
 BaseException, so no ``except Exception`` on the way swallows it.
 """
 from __future__ import annotations
@@ -47,6 +49,7 @@ class Job:
     started: float | None = None
     cancelled: bool = False
     number: int = 0
+    process: object = None     # the child computing the job's body (ui.workers), while there is one
 
 
 def ordinal(n: int) -> str:
@@ -105,11 +108,14 @@ class Jobs:
         through ``progress(fraction, text)``); the Job is given to the body for ``check``."""
         job = self._admit(kind, visitor or "?", session or "?")
         done = False
+        outer = getattr(_CURRENT, "slot", None)
         try:
             self._wait(job, progress)
+            _CURRENT.slot = (self, job)
             yield job
             done = True
         finally:
+            _CURRENT.slot = outer
             with self._cond:
                 if job in self.waiting:
                     self.waiting.remove(job)
@@ -155,12 +161,29 @@ class Jobs:
             mine = [j for j in self.running + self.waiting if j.session == session and not j.cancelled]
             for j in mine:
                 j.cancelled = True
+                if j.process is not None:
+                    j.process.kill()       # at once: its handler sees the child gone and raises JobCancelled
             self._cond.notify_all()
             return len(mine)
+
+    def attach(self, job: Job, process) -> None:
+        """``process`` computes ``job`` from now (None: no longer); one cancelled meanwhile is killed."""
+        with self._cond:
+            job.process = process
+            if process is not None and job.cancelled:
+                process.kill()
 
     def busy(self) -> dict:
         with self._cond:
             return {"running": len(self.running), "waiting": len(self.waiting), "slots": self.slots}
+
+
+_CURRENT = threading.local()     # the job the calling thread holds a slot for (``Jobs.slot``)
+
+
+def current() -> tuple[Jobs, Job] | None:
+    """(the work queue, the job) whose slot the calling thread holds (its body runs in a child), or None."""
+    return getattr(_CURRENT, "slot", None)
 
 
 def visitor_of(request) -> tuple[str, str]:

@@ -492,7 +492,7 @@ def wire(demo: gr.Blocks, P: dict) -> None:
 
     def progress_of(progress, session: str):
         def report(fraction, stage):
-            JOBS.check(session)                  # a cancelled job stops at its next step
+            JOBS.check(session)                  # a cancelled job stops here (its child is killed)
             progress(max(0.0, min(1.0, float(fraction))), desc=str(stage))
         return report
 
@@ -525,7 +525,7 @@ def wire(demo: gr.Blocks, P: dict) -> None:
 
     def on_cancel(request: gr.Request):
         n = JOBS.cancel(visitor_of(request)[1])
-        text = ("Cancelling: the job stops at its next step." if n else "Nothing to cancel: no job of this page "
+        text = ("Cancelling: the job is stopped." if n else "Nothing to cancel: no job of this page "
                 "is running or waiting.")
         return gr.update(value=text, elem_classes=[])
 

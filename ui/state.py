@@ -34,11 +34,13 @@ from auditor.io.hub import resolve_revision
 from auditor.io.listing import COMPRESSED, DATA_SUFFIXES
 from auditor.io.outputs import atomic_write, write_text
 from auditor.io.sources import HUB_ID, REVISION
+from auditor.parallel import fork_safe
 from auditor.report import to_json
 from auditor.settings import DEFAULT_THRESHOLDS
 from auditor.settings import check_max_rows as check_row_cap
 from auditor.settings import check_threshold as check_jaccard
 
+from . import workers
 from .uploads import ID as UPLOAD_ID
 from .uploads import STORE
 
@@ -199,7 +201,7 @@ class ResultCache:
         self._items: OrderedDict = OrderedDict()
         self._sizes: dict = {}
         self.bytes = 0
-        self._lock = threading.Lock()
+        self._lock = fork_safe(threading.Lock())
 
     def get(self, key):
         with self._lock:
@@ -355,7 +357,7 @@ class Audited:
 
 
 _REVISIONS: dict = {}
-_REVISIONS_LOCK = threading.Lock()
+_REVISIONS_LOCK = fork_safe(threading.Lock())
 
 
 def hub_commit(src: Source, token) -> tuple[str | None, str | None]:
@@ -416,11 +418,11 @@ def run_audit(req: Request, upload=None, token=None, progress=None, slot=None) -
     settings = auditor.ScanSettings(threshold=req.threshold)   # (searches down to min(threshold, 0.3))
     with (slot() if slot is not None else nullcontext()):
         started = time.perf_counter()
-        result = auditor.scan(src.value, config=req.config if src.kind != "upload" else None,
-                              split=req.split if src.kind != "upload" else None,
-                              text=req.text, answer=req.answer, group=req.group, labels=list(req.labels) or None,
-                              settings=settings, max_rows=cap, token=token, progress=progress, kind=src.library_kind,
-                              revision=commit if src.kind == "hub" else None)
+        result = workers.run(auditor.scan, src.value, config=req.config if src.kind != "upload" else None,
+                             split=req.split if src.kind != "upload" else None,
+                             text=req.text, answer=req.answer, group=req.group, labels=list(req.labels) or None,
+                             settings=settings, max_rows=cap, token=token, progress=progress, kind=src.library_kind,
+                             revision=commit if src.kind == "hub" else None)
         seconds = time.perf_counter() - started
     CACHE.put(key, result)
     return Audited(result, src, key, seconds, False, newer)
@@ -651,6 +653,20 @@ def _folder_bytes(folder: Path) -> int:
 
 def folder_for(*parts) -> Path:
     return new_folder(hashlib.sha256(repr(parts).encode()).hexdigest()[:16])
+
+
+_WRITERS: dict = {}
+_WRITERS_LOCK = fork_safe(threading.Lock())
+
+
+def writer_of(folder: Path) -> threading.Lock:
+    """The lock a job holds while it writes into ``folder``: a second job for the same files waits and
+    then finds them written (a rewrite retires the manifest first, and a visitor answered meanwhile
+    with the finished folder's paths found it missing)."""
+    with _WRITERS_LOCK:
+        if len(_WRITERS) > 4096:
+            _WRITERS.clear()          # (a lock in use stays with its holders)
+        return _WRITERS.setdefault(str(folder), threading.Lock())
 
 
 def role_columns(result) -> list[tuple[str, list]]:
