@@ -251,11 +251,11 @@ def excerpt(text: str, spans: list, context: int = 300) -> tuple:
 
 # --------------------------------------------------------------------------- leakage
 
-_PICK_ORDER = ("identical_both", "identical_text", "near_duplicate", "identical_answer")
+_PICK_ORDER = ("identical_both", "identical_text", "near_duplicate", "contained", "identical_answer")
 
 
-LEAK_COLUMNS = ("b_row", "a_row", "a_rows", "kind", "b_kinds", "text_jaccard", "b_text", "a_text", "b_answer",
-                "a_answer")
+LEAK_COLUMNS = ("b_row", "a_row", "a_rows", "kind", "b_kinds", "text_jaccard", "text_containment", "b_text", "a_text",
+                "b_answer", "a_answer")
 
 
 def leak_evidence(result, limit: int | None = None) -> list:
@@ -263,7 +263,8 @@ def leak_evidence(result, limit: int | None = None) -> list:
     (its best match: a text match before an answer-only one), a_rows (the A rows the matches list,
     up to EVIDENCE_MATCHES, a_row first, space-separated), kind (the kinds of match this pair has,
     "+"-joined), b_kinds (every kind the B record has), text_jaccard (verified Jaccard of the two
-    texts' shingle sets; None when both texts are empty), b_text, a_text, b_answer, a_answer, and
+    texts' shingle sets; None when both texts are empty), text_containment (the share of B's
+    shingles in A's text, |A & B| / |B|; None when B's text is empty), b_text, a_text, b_answer, a_answer, and
     b_id / a_id when the side has an id field. The one format of evidence.csv, the CLI's and the
     app's, for both engines."""
     b_rows = result.leaked_b_rows[:limit] if limit is not None else result.leaked_b_rows
@@ -278,7 +279,10 @@ def leak_evidence(result, limit: int | None = None) -> list:
     texts = [fb.text[i] for i in b_rows] + [fa.text[i] for i in a_rows]
     matrix = shingle_matrix(texts, result.shingle)
     k = len(b_rows)
-    jac = jaccard_rows(matrix, np.arange(k), np.arange(k, 2 * k), set_sizes(matrix))
+    sizes = set_sizes(matrix)
+    jac = jaccard_rows(matrix, np.arange(k), np.arange(k, 2 * k), sizes)
+    inter = np.asarray(matrix[:k].multiply(matrix[k:]).sum(axis=1)).reshape(-1)
+    inside = [round(float(x) / int(n), 6) if n else None for x, n in zip(inter.tolist(), sizes[:k].tolist())]
     same_text = [x is not None and x == y for x, y in zip(normalized(texts[:k], "default"),
                                                           normalized(texts[k:], "default"))]
     same_answer = [False] * k
@@ -291,11 +295,13 @@ def leak_evidence(result, limit: int | None = None) -> list:
         m = result.matches[b]
         near = a in m.get("near_duplicate", ()) or (jac[i] is not None and jac[i] >= result.threshold - 1e-9)
         facts = {"identical_both": same_text[i] and same_answer[i], "identical_text": same_text[i],
-                 "identical_answer": same_answer[i], "near_duplicate": near}
+                 "identical_answer": same_answer[i], "near_duplicate": near,
+                 "contained": a in m.get("contained", ())}
         listed = sorted({r for k in MATCH_KINDS for r in m.get(k, ())} - {a})
         row = {"b_row": b, "a_row": a, "a_rows": " ".join(map(str, [a, *listed][:EVIDENCE_MATCHES])),
                "kind": "+".join(x for x in MATCH_KINDS if facts[x]),
                "b_kinds": "+".join(x for x in MATCH_KINDS if m.get(x)), "text_jaccard": jac[i],
+               "text_containment": inside[i],
                "b_text": visible(fb.text[b] or ""), "a_text": visible(fa.text[a] or ""),
                "b_answer": visible(fb.answer[b] or "") if fb.answer is not None else "",
                "a_answer": visible(fa.answer[a] or "") if fa.answer is not None else ""}

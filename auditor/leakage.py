@@ -5,6 +5,8 @@ Every figure is a count of B's records with its fraction of B:
 - identical text, identical answer (the whole normalised answer), and identical both
   (text AND answer equal to the SAME A record: answerable from memory);
 - near-duplicate text (Jaccard >= threshold, verified), reusing the engine's search;
+- contained text: B's shingles mostly inside one A text (|A & B| / |B| >= threshold, B long enough:
+  ``near.contained``), counted for B records with no identical-text or near-duplicate match;
 - shared group values (e.g. databases present on both sides).
 
 Both sides are prepared once (``auditor.prepare``); either may be given already prepared (the
@@ -20,7 +22,8 @@ import numpy as np
 from .errors import AuditorError
 from .exact import combine, digest_ids
 from .evidence import leak_evidence, leak_evidence_csv
-from .near import CrossPairs, find_stacked_cross_pairs
+from .near import CROSS_MATCHES, CrossPairs, find_stacked_cross_pairs
+from .near.contained import find_contained
 from .normalize import DESCRIPTION as NORMALIZATION
 from .prepare import PreparedSide, answer_normalizer, prepare
 from .progress import Progress
@@ -50,7 +53,7 @@ class LeakResult:
     threshold: float
     shingle: ShingleSpec
     answer_normalizer: str | None
-    matches: dict = field(repr=False)     # b row -> {kind: [a rows]}, plus "jaccard" -> best near score
+    matches: dict = field(repr=False)     # b row -> {kind: [a rows]}, plus "jaccard" / "containment" -> best score
     counts: dict = field(default_factory=dict)
     shared_groups: list = field(default_factory=list)
     near: CrossPairs | None = field(default=None, repr=False)
@@ -66,14 +69,15 @@ class LeakResult:
 
     @property
     def text_leak_rows(self) -> list[int]:
-        """B rows whose text is an A text or a near duplicate of one: what ``clean --near`` drops and
+        """B rows whose text is an A text, a near duplicate of one or contained in one: what ``clean --near`` drops and
         ``leak --fail-on-overlap`` fails on. A shared answer alone is not one: on multiple-choice
         letters, labels or short numbers every record shares one by chance (``clean.drop_reason``)."""
         return [i for i in self.leaked_b_rows if drop_reason(self.matches[i], near=True) is not None]
 
     def clean_b_rows(self, near: bool = True) -> list[dict]:
         """B's original rows without those ``clean`` would drop (``clean.drop_reason``): texts found
-        in A and, with ``near``, near duplicates of A texts; rows sharing only an answer stay."""
+        in A and, with ``near``, near duplicates of A texts or contained in one; rows sharing only an
+        answer stay."""
         return [row for i, row in enumerate(self.b.table.rows) if drop_reason(self.matches.get(i, {}), near) is None]
 
     def summary(self) -> dict:
@@ -148,6 +152,24 @@ def add_near_matches(near: CrossPairs, add, matches: dict) -> int:
     return len(near_rows)
 
 
+def add_contained_matches(contained: CrossPairs, add, matches: dict) -> int:
+    """Each B record's containing A rows (best first) into ``matches``, for the B records with no
+    identical-text or near-duplicate match (those are text leaks already); returns how many. Shared
+    with the Ray engine. Call after the near matches are in ``matches``."""
+    rows: dict[int, list] = {}
+    best: dict[int, float] = {}
+    for ai, bi, c in zip(contained.a.tolist(), contained.b.tolist(), contained.jaccard.tolist()):
+        m = matches.get(bi, {})
+        if m.get("identical_text") or m.get("near_duplicate"):
+            continue
+        rows.setdefault(bi, []).append(ai)           # sorted by containment, so best first
+        best.setdefault(bi, c)
+    for bi, a_rows in rows.items():
+        add(bi, "contained", a_rows)
+        matches[bi]["containment"] = best[bi]
+    return len(rows)
+
+
 def _leak(spec_a, spec_b, settings: LeakSettings, run: Progress) -> LeakResult:
     near_settings = settings.near
     with run.stage("load_a"):
@@ -186,8 +208,10 @@ def _leak(spec_a, spec_b, settings: LeakSettings, run: Progress) -> LeakResult:
         method = near_settings.cross_method(n_a, len(fb.text))
         near = find_stacked_cross_pairs(matrix, n_a, near_settings.threshold, method,
                                         num_perm=near_settings.num_perm, seed=near_settings.seed)
+        contained = find_contained(matrix, n_a, near_settings.threshold, CROSS_MATCHES)
         del matrix
         counts["near_duplicate"] = add_near_matches(near, add, matches)
+        counts["contained"] = add_contained_matches(contained, add, matches)
         shared = []
         if fa.group is not None and fb.group is not None:
             shared = sorted({g for g in fa.group if g} & {g for g in fb.group if g})
@@ -199,10 +223,12 @@ def _leak(spec_a, spec_b, settings: LeakSettings, run: Progress) -> LeakResult:
 def drop_reason(match: dict, near: bool) -> tuple[str, list] | None:
     """Why a B record with these leak matches (``LeakResult.matches[row]``) leaves a clean copy, and
     the A rows behind it; None keeps it. Dropped: its text is an A text (after normalisation), or,
-    with ``near``, a near duplicate of one. A shared answer alone is kept: short answers ("4",
+    with ``near``, a near duplicate of one or contained in one. A shared answer alone is kept: short answers ("4",
     "yes") repeat by chance. The one rule for ``clean`` and the app's clean download."""
     if match.get("identical_text"):
         return "identical_text", match["identical_text"]
     if near and match.get("near_duplicate"):
         return f"near_duplicate (Jaccard {match['jaccard']:.4f})", match["near_duplicate"]
+    if near and match.get("contained"):
+        return f"contained (containment {match['containment']:.4f})", match["contained"]
     return None

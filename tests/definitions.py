@@ -138,6 +138,27 @@ def near_hits(texts_a, texts_b, t: float = 0.7) -> set:
     return hits
 
 
+def contained_hits(texts_a, texts_b, t: float = 0.7, min_shared: int = 11) -> dict:
+    """B row -> best containment |S_a & S_b| / |S_b| >= t over A texts, for B texts whose required
+    overlap ceil(t |S_b|) is at least ``min_shared`` shingles (an inverted index over A, then exact
+    set arithmetic with fractions)."""
+    sa = [shingles(x) for x in texts_a]
+    index = defaultdict(set)
+    for i, s in enumerate(sa):
+        for x in s:
+            index[x].add(i)
+    f = Fraction(str(t))
+    hits = {}
+    for j, s in enumerate(map(shingles, texts_b)):
+        need = -(-len(s) * f.numerator // f.denominator)          # ceil(t |S_b|), exactly
+        if need < min_shared:
+            continue
+        best = max((len(sa[i] & s) for i in set().union(*(index[x] for x in s))), default=0)
+        if best >= need:
+            hits[j] = Fraction(best, len(s))
+    return hits
+
+
 def words(text: str) -> list[str]:
     """GPT-3 appendix C words: whitespace split, lowercased, punctuation removed."""
     out = []

@@ -28,6 +28,10 @@ a prefix shingle whatever the order. Each candidate is verified with the local v
 Jaccard). The search is always exact: ``--method lsh`` is refused, and where the local engine's
 "auto" would switch to LSH (beyond 6e11 A x B pairs) the Ray engine still searches exactly.
 
+Contained matches (a B text inside a longer A text): B's ``near.contained.ContainedIndex`` is
+built from the same shingle sets and each batch's A rows (over B's shingles) go through its
+``batch``, the code the local engine runs; per-shard best rows are reduced as near duplicates are.
+
 Resume: per-shard results are written atomically to a shard folder (``--shard-dir``), keyed by
 B's fingerprint, the roles and the settings, and checked against the shard's identity (location,
 size, modification time); a re-run maps only the other shards.
@@ -47,8 +51,10 @@ from ..errors import AuditorError
 from ..io.listing import display_name
 from ..io.outputs import atomic_write, check_shard_dir
 from ..io.shards import RECORD_FORMATS, first_records, shown_uri, source_name, split_shards
-from ..leakage import LeakResult, add_near_matches, prepared_side
+from ..leakage import LeakResult, add_contained_matches, add_near_matches, prepared_side
 from ..near import CROSS_MATCHES, CrossSink, verify
+from ..near.contained import METHOD as CONTAINED_METHOD
+from ..near.contained import ContainedIndex
 from ..near.prefix import size_fits
 from ..near.result import EPS
 from ..normalize import normalized
@@ -70,7 +76,8 @@ from . import resume
 from .runtime import ROLE_SAMPLE, map_shards, ray_session, run
 
 BATCH_ROWS = 50_000           # A records per batch in a task (memory per task: one batch and B's index; >= shingles.ARROW_MIN_TEXTS, so Arrow tokenises)
-SHARD_FILE_VERSION = 5          # 2: + records with no text; 3: + answers and ids of the rows reported; 4: + notices; 5: named as locally
+SHARD_FILE_VERSION = 6          # 2: + records with no text; 3: + answers and ids of the rows reported; 4: + notices; 5: named as locally
+#                                 6: + contained matches
 # Fault injection for the tests (the contamination engine's variables): a worker exits on its first
 # batch while the FAIL_ONCE marker file does not exist (creating it), so Ray must retry the task;
 # the driver is interrupted (KeyboardInterrupt, as by Ctrl-C) after saving STOP_AFTER shard results.
@@ -130,6 +137,7 @@ class NearIndex:
     matrix: sp.csr_matrix         # B row x B shingle, sorted indices
     sizes: np.ndarray
     prefix_t: sp.csr_matrix       # B shingle x B row: the shingle is in the row's prefix
+    contained: ContainedIndex     # B's shingle sets for contained matches (the local engine's code)
 
 
 @dataclass
@@ -231,16 +239,16 @@ def build_near_index(texts_b: list, shingle, threshold: float) -> NearIndex:
     prefix_t = sp.csr_matrix((np.ones(r.size, np.float32), (c, r)), shape=(n_columns, n))
     words = {w: i for i, w in enumerate(vocabulary)} if shingle.unit == "word" else None
     return NearIndex(shingle.unit, shingle.size, threshold, words, None if words is not None else vocabulary,
-                     pad, levels, n_columns, matrix, sizes, prefix_t)
+                     pad, levels, n_columns, matrix, sizes, prefix_t, ContainedIndex.build(matrix, threshold))
 
 
 def near_batch(index: NearIndex, texts: list):
-    """(a, b, jaccard) of every pair of this batch's records with B's at Jaccard >= t, and the
-    number of candidates verified."""
+    """((a, b, jaccard) of every pair of this batch's records with B's at Jaccard >= t, the number
+    of candidates verified), and the same for contained matches ((a, b, containment), candidates)."""
     n = len(texts)
     empty = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64)), 0
     if not n or not index.matrix.nnz:
-        return empty
+        return empty, empty
     ids, lengths, vocabulary = _tokens(texts, index.unit)
     if index.words is not None:
         to_b = np.fromiter((index.words.get(w, -1) for w in vocabulary), dtype=np.int64, count=len(vocabulary))
@@ -257,6 +265,7 @@ def near_batch(index: NearIndex, texts: list):
                             shape=(n, index.columns))
     a_known.sum_duplicates()
     a_known.data[:] = 1.0
+    contained = index.contained.batch(a_known)        # only the shingles B has count toward |A & B|
     candidates = (a_known @ index.prefix_t).tocoo()
     a, b = candidates.row.astype(np.int64), candidates.col.astype(np.int64)
     # A's whole set sizes (shingles B lacks included), for the candidate rows only, from their
@@ -274,12 +283,12 @@ def near_batch(index: NearIndex, texts: list):
     fits = size_fits(sizes, a, b + n, index.threshold)
     a, b = a[fits], b[fits]
     if not a.size:
-        return empty
+        return empty, contained
     order = np.lexsort((b, a))
     a, b = a[order], b[order]
     jaccard = verify(stacked, a, b + n, sizes=sizes, min_threshold=index.threshold)
     keep = jaccard >= index.threshold - EPS
-    return (a[keep], b[keep], jaccard[keep]), int(a.size)
+    return ((a[keep], b[keep], jaccard[keep]), int(a.size)), contained
 
 
 def build_index(side_b, settings, roles_a, sample_a: list) -> BIndex:
@@ -306,16 +315,17 @@ def scan_records(parts, index: BIndex, fail_once: str | None = None, batch_rows:
     """The matches of one shard of A against B (JSON-able; rows are the shard's own). ``parts``:
     the shard's records, in lists (``runtime.record_batches``)."""
     roles = index.roles_a
-    exact = {kind: {} for kind in MATCH_KINDS if kind != "near_duplicate"}
+    exact = {kind: {} for kind in MATCH_KINDS if kind not in ("near_duplicate", "contained")}
     sink = CrossSink(CROSS_MATCHES)
+    inside = CrossSink(CROSS_MATCHES)           # contained matches (containment as the score)
     state = (0, 0)
-    pairs = candidates = no_text = 0
+    pairs = candidates = inside_candidates = no_text = 0
     groups: set = set()
     details: dict = {}          # A row -> [text, answer, id], for the rows this shard may report
     first = 0
 
     def process(rows: list) -> None:
-        nonlocal state, pairs, candidates, first, no_text
+        nonlocal state, pairs, candidates, inside_candidates, first, no_text
         state = fold_records(map(canonical_record, rows), state)
         text = [roles.text_of(r, first + i) for i, r in enumerate(rows)]     # one field, or several joined
         # Every record's answer and id, as the local engine reads A (the same errors on a bad value):
@@ -347,13 +357,17 @@ def scan_records(parts, index: BIndex, fail_once: str | None = None, batch_rows:
                 g = as_text(lookup(r, roles.group), roles.group, first + i)
                 if g and g in index.groups:
                     groups.add(g)
-        (a, b, j), scored = near_batch(index.near, text)
+        ((a, b, j), scored), ((ca, cb, cs), c_scored) = near_batch(index.near, text)
         candidates += scored
+        inside_candidates += c_scored
         pairs += int(a.size)
         if a.size:
             sink.add(a + first, b, j)
             sink.compact()
-        kept = set(found) | set(sink.kept[0].tolist())     # the rows this shard may report
+        if ca.size:
+            inside.add(ca + first, cb, cs)
+            inside.compact()
+        kept = set(found) | set(sink.kept[0].tolist()) | set(inside.kept[0].tolist())    # rows this shard may report
         for row in kept:
             if first <= row < first + len(rows):
                 k = row - first
@@ -372,10 +386,14 @@ def scan_records(parts, index: BIndex, fail_once: str | None = None, batch_rows:
     if batch:
         process(batch)
     near = sink.result(min_threshold=index.near.threshold, method="exact-all-pairs", candidates=candidates)
-    kept = set(near.a.tolist()) | {r for rows in exact.values() for v in rows.values() for r in v}
+    contained = inside.result(min_threshold=index.near.threshold, method=CONTAINED_METHOD,
+                              candidates=inside_candidates)
+    kept = (set(near.a.tolist()) | set(contained.a.tolist())
+            | {r for rows in exact.values() for v in rows.values() for r in v})
     return {"records": first, "no_text": no_text, "fold": list(state), "pairs": pairs, "candidates": candidates,
             "exact": {kind: sorted([b, rows] for b, rows in m.items()) for kind, m in exact.items()},
             "near": [near.a.tolist(), near.b.tolist(), near.jaccard.tolist()],
+            "contained": [contained.a.tolist(), contained.b.tolist(), contained.jaccard.tolist()],
             "groups": sorted(groups), "rows": sorted([r, *details[r]] for r in kept)}
 
 
@@ -511,10 +529,11 @@ def ray_leak(a, b, *, settings=None, split_a=None, config_a=None, max_rows=None,
     reported: dict = {}         # A row -> [text, answer, id] of the rows the matches may name
     fold = (0, 0)
     sink = CrossSink(CROSS_MATCHES)
+    inside = CrossSink(CROSS_MATCHES)
     pairs = candidates = 0
     shared: set = set()
     offset = 0
-    exact: dict = {kind: {} for kind in MATCH_KINDS if kind != "near_duplicate"}
+    exact: dict = {kind: {} for kind in MATCH_KINDS if kind not in ("near_duplicate", "contained")}
     for result in per_shard:
         fold = combine_folds(fold, tuple(result["fold"]))
         for kind, items in result["exact"].items():
@@ -524,6 +543,10 @@ def ray_leak(a, b, *, settings=None, split_a=None, config_a=None, max_rows=None,
         a_rows, b_rows, jac = result["near"]
         if a_rows:
             sink.add(np.asarray(a_rows, np.int64) + offset, np.asarray(b_rows, np.int64), np.asarray(jac, np.float64))
+        a_rows, b_rows, score = result["contained"]
+        if a_rows:
+            inside.add(np.asarray(a_rows, np.int64) + offset, np.asarray(b_rows, np.int64),
+                       np.asarray(score, np.float64))
         pairs += result["pairs"]
         candidates += result["candidates"]
         shared.update(result["groups"])
@@ -545,6 +568,8 @@ def ray_leak(a, b, *, settings=None, split_a=None, config_a=None, max_rows=None,
     near = replace(sink.result(min_threshold=settings.near.threshold, method="exact-all-pairs",
                                candidates=candidates), pairs=pairs)
     counts["near_duplicate"] = add_near_matches(near, add, matches)
+    contained = inside.result(min_threshold=settings.near.threshold, method=CONTAINED_METHOD, candidates=0)
+    counts["contained"] = add_contained_matches(contained, add, matches)
     named = {r for m in matches.values() for k in MATCH_KINDS for r in m.get(k, ())}
     # As the local engine shows a local source: its name, never this machine's folders.
     shown = display_name(source.removeprefix("file://")) if local else shown_uri(source)

@@ -3,7 +3,7 @@
 
 The Jaccard shown with a match is the near-duplicate score: a B record found only by an identical
 answer (its text differing) has none, so the field is null ("–" in REPORT.md; evidence.csv's
-text_jaccard is the two texts' own).
+text_jaccard is the two texts' own). A contained match carries its containment (|A & B| / |B|).
 """
 from __future__ import annotations
 
@@ -19,12 +19,16 @@ from .common import (
 
 PAIRS_SAMPLE = 50
 EVIDENCE_MATCHES = 5        # A rows listed per leaked B record
-MATCH_KINDS = ("identical_both", "identical_text", "identical_answer", "near_duplicate")
-TEXT_KINDS = ("identical_both", "identical_text", "near_duplicate")     # a match on the text itself
+MATCH_KINDS = ("identical_both", "identical_text", "identical_answer", "near_duplicate", "contained")
+TEXT_KINDS = ("identical_both", "identical_text", "near_duplicate", "contained")     # a match on the text itself
 
 
 def _jaccard(match: dict) -> float | None:
     return round(match["jaccard"], 4) if "jaccard" in match else None
+
+
+def _containment(match: dict) -> float | None:
+    return round(match["containment"], 4) if "containment" in match else None
 
 
 def side_block(side) -> dict:
@@ -45,7 +49,8 @@ def summary(result) -> dict:
     for b_row in result.leaked_b_rows:
         m = result.matches[b_row]
         kind = next(k for k in MATCH_KINDS if m.get(k))
-        sample.append({"b": b_row, "a": m[kind][0], "jaccard": _jaccard(m), "match": kind})
+        sample.append({"b": b_row, "a": m[kind][0], "jaccard": _jaccard(m), "match": kind,
+                       **({"containment": _containment(m)} if kind == "contained" else {})})
         if len(sample) >= PAIRS_SAMPLE:
             break
     near = result.near
@@ -62,9 +67,11 @@ def summary(result) -> dict:
         "identical_answer": frac(result.counts["identical_answer"]),
         "identical_both": frac(result.counts["identical_both"]),
         "near_duplicate": frac(result.counts["near_duplicate"]),
+        # B texts inside an A text (|A & B| / |B| >= threshold), not identical or near already
+        "contained": frac(result.counts.get("contained", 0)),
         "any_leak": frac(len(result.matches)),
         # Of those: a shared answer and no shared text (chance, on short answers), and the records
-        # whose text is in A, identical or near (what clean --near drops, --fail-on-overlap fails on).
+        # whose text is in A, identical, near or contained (what clean --near drops, --fail-on-overlap fails on).
         "answer_only": frac(sum(1 for m in result.matches.values() if m.get("identical_answer")
                                 and not any(m.get(k) for k in TEXT_KINDS))),
         "text_leak": frac(len(result.text_leak_rows)),
@@ -119,9 +126,12 @@ def markdown(result) -> str:
     for key, label in (("identical_text", "identical text"), ("identical_answer", "identical answer"),
                        ("identical_both", "identical text AND answer (same record): answerable from memory"),
                        ("near_duplicate", f"near-duplicate text (Jaccard ≥ {result.threshold:g})"),
+                       ("contained", f"text inside an A record (≥ {100 * result.threshold:g}% of its shingles; "
+                                     "not counted above)"),
                        ("any_leak", "any of the above"),
                        ("answer_only", "of which a shared answer only, no shared text"),
-                       ("text_leak", "**text found in A, identical or near** (what `clean --near` drops; "
+                       ("text_leak", "**text found in A, identical, near or inside an A text** "
+                                     "(what `clean --near` drops; "
                                      "`--fail-on-overlap` fails on it)")):
         lines.append(f"| {label} | {d[key]['records']:,} | {100 * d[key]['fraction']:.2f}% |")
     groups = d["shared_groups"]
@@ -143,6 +153,8 @@ def markdown(result) -> str:
                   "|---|---|---|---|---|---|"]
         for p in d["pairs_sample"][:20]:
             score = "–" if p["jaccard"] is None else f"{p['jaccard']:.4f}"
+            if p.get("containment") is not None:
+                score = f"contained {p['containment']:.4f}"
             lines.append(f"| {p['b']} | {p['a']} | {p['match']} | {score} | {md_cell(text_b[p['b']])} | "
                          f"{md_cell(text_a[p['a']])} |")
     lines += ["", "---", PARAPHRASE_CAVEAT, ""]

@@ -46,8 +46,8 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 THRESHOLD = 0.7             # the page's default
 
 
-LEAK_COLUMNS = ["b_row", "a_row", "a_rows", "kind", "b_kinds", "text_jaccard", "b_text", "a_text", "b_answer",
-                "a_answer"]
+LEAK_COLUMNS = ["b_row", "a_row", "a_rows", "kind", "b_kinds", "text_jaccard", "text_containment", "b_text", "a_text",
+                "b_answer", "a_answer"]
 
 
 def read_evidence(path) -> tuple[list, list]:
