@@ -18,10 +18,11 @@ LEAK_KINDS = {
     "identical_both": ("repeat text AND answer of one A record (answerable from memory)",
                        lambda k: "identical_both" in k),
     "near_duplicate": ("are near duplicates of an A text", lambda k: "near_duplicate" in k),
+    "contained": ("are inside an A text (not counted above)", lambda k: "contained" in k),
     "any_leak": ("leak in any of these ways", lambda k: True),
     "answer_only": ("of which only share an answer (no shared text)", lambda k: set(k) == {"identical_answer"}),
     "text_leak": ("repeat an A text, exactly or nearly (what Clean B split drops; a shared answer alone is often "
-                  "chance)", lambda k: "identical_text" in k or "near_duplicate" in k),
+                  "chance)", lambda k: "identical_text" in k or "near_duplicate" in k or "contained" in k),
 }
 CONTAM_KINDS = {"all": "all contaminated items", "copied": "look copied", "phrase": "only share a phrase"}
 CONTAM_SORTS = ("coverage", "row")
@@ -121,7 +122,8 @@ def leak_summary_html(s: dict, threshold: float, a_name: str, b_name: str, chose
         block = s.get(key)
         if not isinstance(block, dict):
             continue
-        label_text = label + (f" (Jaccard ≥ {threshold:g})" if key == "near_duplicate" else "")
+        label_text = label + (f" (Jaccard ≥ {threshold:g})" if key == "near_duplicate" else
+                              f" (≥ {100 * threshold:g}% of its shingles)" if key == "contained" else "")
         if key in ("identical_answer", "identical_both") and missing:
             rows.append(f"<tr><th scope='row'>{h(label_text)}</th> <td>– (not checked: no answer field in "
                         f"{' or '.join(missing)})</td></tr>\n")

@@ -597,6 +597,9 @@ def leak_markdown(s: dict, threshold: float, a_name: str, b_name: str) -> str:
              f"| repeat text AND answer of one A record (answerable from memory) | "
              f"{unchecked or _share(s.get('identical_both'))} |",
              f"| are near duplicates of an A text (Jaccard ≥ {threshold:g}) | {_share(s.get('near_duplicate'))} |"]
+    if s.get("contained") is not None:
+        lines.append(f"| are inside an A text (≥ {100 * threshold:g}% of its shingles; not counted above) | "
+                     f"{_share(s.get('contained'))} |")
     if s.get("any_leak") is not None:
         lines.append(f"| leak in any of these ways | {_share(s.get('any_leak'))} |")
     if s.get("answer_only") is not None:

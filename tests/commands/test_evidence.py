@@ -21,6 +21,7 @@ from auditor.evidence import (contamination_evidence, contamination_spans, corpu
                               excerpt, leak_evidence, token_spans)
 from auditor.leakage import leak
 from conftest import run_cli
+from definitions import contained_hits
 from ground_truth import reference, word_shingles
 
 pytest_plugins = ["app_server", "browser_support"]
@@ -136,7 +137,10 @@ def test_evidence_jaccard_and_ids_on_mbpp_versions(tmp_path):
     ref = reference([r["text"] for r in a_rows] + [r["prompt"] for r in b_rows], "word", 3, 0.7)
     near = {b - len(a_rows) for (a, b) in ref.record_pairs(0.7) if a < len(a_rows) <= b}
     text_leak = {i for i, r in enumerate(b_rows) if norm_plain(r["prompt"]) in a_text} | near
-    assert result.summary()["text_leak"]["records"] == len(text_leak) == 228
+    assert len(text_leak) == 228
+    # and the sanitized prompts inside an original text (containment >= 0.7, tests/definitions.py)
+    text_leak |= set(contained_hits([r["text"] for r in a_rows], [r["prompt"] for r in b_rows]))
+    assert result.summary()["text_leak"]["records"] == len(text_leak)
     assert len({r["b_row"] for r in rows}) == len(rows) == result.summary()["any_leak"]["records"]
     for row in rows:
         b, a = int(row["b_row"]), int(row["a_row"])
