@@ -73,7 +73,8 @@ def test_leak_evidence_is_paged_with_totals_and_the_summary_rows_filter_it(check
         n = sum(test(tuple(r["b_kinds"].split("+"))) for r in evidence_csv)
         if key in ("identical_answer", "identical_both"):
             pass
-        shown = re.search(re.escape(label) + r"(?: \(Jaccard ≥ 0\.7\))? ([\d,]+) \(", summary)
+        suffix = r"(?: \(Jaccard ≥ 0\.7\)| \(≥ 70% of its shingles\))?"
+        shown = re.search(re.escape(label) + suffix + r" ([\d,]+) \(", summary)
         assert shown and int(shown.group(1).replace(",", "")) == n, (key, n)
         if not n:
             continue

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import real_data
-from definitions import near_hits, norm_default, norm_python, norm_sql, read_jsonl, write_jsonl
+from definitions import contained_hits, near_hits, norm_default, norm_python, norm_sql, read_jsonl, write_jsonl
 from ground_truth import reference
 
 pytestmark = pytest.mark.sweep      # a long sweep: run by CI and scripts/test.sh --all
@@ -49,11 +49,13 @@ def leak_reference(a_rows, b_rows, text_a, text_b, answer, answer_norm) -> tuple
         ans = {j for j, a in enumerate(ab) if a and a in a_answers}
         both = {j for j in range(len(b_rows)) if tb[j] and ab[j] and (tb[j], ab[j]) in a_both}
     near = near_hits([r[text_a] for r in a_rows], [r[text_b] for r in b_rows])
-    return ident, ans, both, near
+    # B texts inside an A text, counted when not identical or near already
+    inside = set(contained_hits([r[text_a] for r in a_rows], [r[text_b] for r in b_rows])) - ident - near
+    return ident, ans, both, near, inside
 
 
-LEAK_KEYS = ("identical_text", "identical_answer", "identical_both", "near_duplicate", "any_leak", "answer_only",
-             "text_leak")
+LEAK_KEYS = ("identical_text", "identical_answer", "identical_both", "near_duplicate", "contained", "any_leak",
+             "answer_only", "text_leak")
 
 
 def norm_plain(value: str) -> str:
@@ -96,10 +98,12 @@ def leak_truth(a_rows, b_rows, threshold=0.7):
     ref = reference([r["question"] for r in a_rows] + [r["question"] for r in b_rows], "word", 3, threshold)
     n_a = len(a_rows)
     near = {b - n_a for (a, b) in ref.record_pairs(threshold) if a < n_a <= b}
+    inside = set(contained_hits([r["question"] for r in a_rows], [r["question"] for r in b_rows], threshold))
+    inside -= text | near
     shared = sorted({r["db_id"] for r in a_rows} & {r["db_id"] for r in b_rows})
     return {"identical_text": len(text), "identical_answer": len(answer), "identical_both": len(both),
-            "near_duplicate": len(near), "any_leak": len(text | answer | both | near),
-            "text_leak": len(text | near), "shared_groups": shared}
+            "near_duplicate": len(near), "contained": len(inside),
+            "any_leak": len(text | answer | both | near | inside), "text_leak": len(text | near | inside), "shared_groups": shared}
 
 
 HUB_README = """---
@@ -131,12 +135,13 @@ def test_leak_between_real_splits(real_data, run_cli, tmp_path):
     seen = []
     for a, b, text, answer, answer_norm in cases:
         a_rows, b_rows = read_jsonl(a), read_jsonl(b)
-        ident, ans, both, near = leak_reference(a_rows, b_rows, text, text, answer, answer_norm)
+        ident, ans, both, near, inside = leak_reference(a_rows, b_rows, text, text, answer, answer_norm)
         summary = cli_json(run_cli, "leak", a, b)
         assert tuple(summary[k]["records"] for k in LEAK_KEYS) == (
-            len(ident), len(ans), len(both), len(near), len(ident | ans | near), len(ans - ident - near),
-            len(ident | near)), a.name
-        assert summary["any_leak"]["fraction"] == pytest.approx(len(ident | ans | near) / len(b_rows), abs=1e-6)
+            len(ident), len(ans), len(both), len(near), len(inside), len(ident | ans | near | inside),
+            len(ans - ident - near - inside), len(ident | near | inside)), a.name
+        assert summary["any_leak"]["fraction"] == pytest.approx(len(ident | ans | near | inside) / len(b_rows),
+                                                                abs=1e-6)
         if "spider" in str(a):
             groups = sorted({r["db_id"] for r in a_rows} & {r["db_id"] for r in b_rows})
             assert summary["shared_groups"] == {"count": len(groups), "values": groups}
@@ -152,7 +157,7 @@ def test_leak_rephrased_gsm8k_is_not_lexical(real_data, run_cli, tmp_path):
     originals = [json.loads(x) for x in gzip.open(REPHRASED / "gsm8k_questions.jsonl.gz", "rt", encoding="utf-8")]
     write_jsonl(tmp_path / "rephrased.jsonl", rephrased)
     write_jsonl(tmp_path / "originals.jsonl", originals)
-    ident, _, _, near = leak_reference(rephrased, originals, "text", "question", None, None)
+    ident, _, _, near, _ = leak_reference(rephrased, originals, "text", "question", None, None)
     summary = cli_json(run_cli, "leak", tmp_path / "rephrased.jsonl", tmp_path / "originals.jsonl")
     assert (summary["a"]["roles"]["text"], summary["b"]["roles"]["text"]) == ("text", "question")
     assert (summary["identical_text"]["records"], summary["near_duplicate"]["records"]) == (len(ident), len(near)) \
@@ -209,8 +214,10 @@ def test_hub_configs_and_splits_give_the_definitions_figures(spider, run_cli, tm
         ref = reference([r["text"] for r in mbpp_train + mbpp_test], "word", 3, 0.7)
         near = {b - len(mbpp_train) for (a, b) in ref.record_pairs(0.7) if a < len(mbpp_train) <= b}
         identical = {i for i, r in enumerate(mbpp_test) if norm_plain(r["text"]) in a_text}
-        assert (got["identical_text"]["records"], got["near_duplicate"]["records"], got["text_leak"]["records"]) == \
-            (len(identical), len(near), len(identical | near)) == (3, 16, 16)
+        inside = set(contained_hits([r["text"] for r in mbpp_train], [r["text"] for r in mbpp_test]))
+        assert (got["identical_text"]["records"], got["near_duplicate"]["records"]) == \
+            (len(identical), len(near)) == (3, 16)
+        assert got["text_leak"]["records"] == len(identical | near | inside)
 
         got = cli("scan", "acme/code-sql", "--config", "spider", "--split", "validation")
         assert (got["input"]["config"], got["input"]["split"], got["input"]["records"]) == ("spider", "validation", 1034)
