@@ -45,6 +45,7 @@ def planted(real_data, tmp_path_factory):
     return folder, b, [r["question"] for r in a], [r["question"] for r in test]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("threshold, batch_rows", [(0.7, 50_000), (0.5, 400)])
 def test_ray_contained_equals_local_and_the_definition(planted, threshold, batch_rows):
     folder, b, texts_a, texts_b = planted
