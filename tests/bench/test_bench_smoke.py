@@ -3,6 +3,7 @@ what it measured (so none of them can rot unnoticed; the full runs are in BENCHM
 ``--data bundled``: the repository's own copies of the real data, so no data folder is needed."""
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -86,3 +87,11 @@ def test_curation_benchmark_runs():
     assert {"dedup keep=first", "dedup keep=longest", "dedup keep=most_common_answer", "ranked_clusters",
             "write jsonl + manifest"} <= set(kept), out
     assert kept["dedup keep=first"] == kept["dedup keep=longest"] == kept["dedup keep=most_common_answer"] < 7473
+
+
+def test_leak_contained_benchmark_runs():
+    """bench/leak_contained.py on a 2,000-record A: both cases measured, GSM8K's contained row found."""
+    out, _ = run_bench("leak_contained.py", "--records", 2000, "--repeat", 1)
+    lines = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    assert len(lines) == 2 and all(r["wall_s"] > 0 and r["peak_mb"] > 0 for r in lines)
+    assert lines[0]["contained"] == lines[0]["text_leak"] >= 1

@@ -1,0 +1,80 @@
+#!/usr/bin/env python
+"""``auditor leak`` end to end (the CLI process: wall, CPU, peak RSS) on GSM8K train -> test and on
+a 200,000-record A (GSM8K train questions drawn with a seed, one word of each changed) -> GSM8K
+test: what the contained check costs. ``--checkout DIR`` runs another checkout's package (e.g. a
+worktree of main, for the figures before it), with this interpreter.
+
+    python bench/leak_contained.py [--records 200000] [--checkout ../main] [--repeat 3]
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+GSM8K = ROOT / "auditor" / "examples" / "gsm8k" / "main"
+
+
+def rows(name: str) -> list[dict]:
+    with gzip.open(GSM8K / name, "rt", encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def edited_a(path: Path, records: int, seed: int) -> None:
+    train, rng = rows("train.jsonl.gz"), random.Random(seed)
+    with open(path, "w", encoding="utf-8") as fh:
+        for k in range(records):
+            words = train[rng.randrange(len(train))]["question"].split()
+            words[rng.randrange(len(words))] = f"w{rng.randrange(50)}"
+            fh.write(json.dumps({"question": " ".join(words), "n": k}) + "\n")
+
+
+def measure(a: Path, b: Path, checkout: Path) -> dict:
+    """One ``auditor leak A B`` process: wall, CPU (user + system) and peak RSS (the largest child's
+    so far: run the cases smallest first), and its counts."""
+    env = dict(os.environ, PYTHONPATH=str(checkout))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "auditor", "leak", str(a), str(b), "--text", "question",
+                           "--json", "-", "--quiet"], capture_output=True, text=True, env=env, cwd=str(checkout))
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode not in (0, 1):
+        raise SystemExit(proc.stderr)
+    summary = json.loads(proc.stdout)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
+            "peak_mb": round(after.ru_maxrss / 1024), "near": summary["near_duplicate"]["records"],
+            "contained": summary.get("contained", {}).get("records"), "text_leak": summary["text_leak"]["records"]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=200_000)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--checkout", type=Path, default=ROOT)
+    parser.add_argument("--repeat", type=int, default=3, help="runs per case; the fastest is shown")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        for name, rel in (("train.jsonl", "train.jsonl.gz"), ("test.jsonl", "test.jsonl.gz")):
+            (tmp / name).write_text("".join(json.dumps(r) + "\n" for r in rows(rel)), encoding="utf-8")
+        edited_a(tmp / "a_edited.jsonl", args.records, args.seed)
+        for label, a in (("GSM8K train (7,473)", tmp / "train.jsonl"),
+                         (f"edited GSM8K train ({args.records:,})", tmp / "a_edited.jsonl")):
+            runs = [measure(a, tmp / "test.jsonl", args.checkout.resolve()) for _ in range(args.repeat)]
+            best = min(runs, key=lambda r: r["wall_s"])
+            print(json.dumps({"a": label, "b": "GSM8K test (1,319)", "load": os.getloadavg()[0], **best}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
