@@ -141,32 +141,29 @@ def prepared_side(spec, roles: RoleNames) -> PreparedSide:
 def add_near_matches(near: CrossPairs, add, matches: dict) -> int:
     """Each B record's near-duplicate A rows (best first) into ``matches``; returns how many B
     records have one (shared with the Ray engine, so both read a CrossPairs the same way)."""
-    best: dict[int, float] = {}
-    near_rows: dict[int, list] = {}
-    for ai, bi, j in zip(near.a.tolist(), near.b.tolist(), near.jaccard.tolist()):
-        near_rows.setdefault(bi, []).append(ai)      # sorted by score, so best first
-        best.setdefault(bi, j)
-    for bi, rows in near_rows.items():
-        add(bi, "near_duplicate", rows)
-        matches[bi]["jaccard"] = best[bi]
-    return len(near_rows)
+    return _add_cross(near, add, matches, "near_duplicate", "jaccard", lambda b: True)
 
 
 def add_contained_matches(contained: CrossPairs, add, matches: dict) -> int:
     """Each B record's containing A rows (best first) into ``matches``, for the B records with no
     identical-text or near-duplicate match (those are text leaks already); returns how many. Shared
     with the Ray engine. Call after the near matches are in ``matches``."""
-    rows: dict[int, list] = {}
+    def counted(b: int) -> bool:
+        m = matches.get(b, {})
+        return not (m.get("identical_text") or m.get("near_duplicate"))
+    return _add_cross(contained, add, matches, "contained", "containment", counted)
+
+
+def _add_cross(pairs: CrossPairs, add, matches: dict, kind: str, score: str, counted) -> int:
     best: dict[int, float] = {}
-    for ai, bi, c in zip(contained.a.tolist(), contained.b.tolist(), contained.jaccard.tolist()):
-        m = matches.get(bi, {})
-        if m.get("identical_text") or m.get("near_duplicate"):
-            continue
-        rows.setdefault(bi, []).append(ai)           # sorted by containment, so best first
-        best.setdefault(bi, c)
+    rows: dict[int, list] = {}
+    for ai, bi, j in zip(pairs.a.tolist(), pairs.b.tolist(), pairs.jaccard.tolist()):
+        if bi in rows or counted(bi):
+            rows.setdefault(bi, []).append(ai)      # sorted by score, so best first
+            best.setdefault(bi, j)
     for bi, a_rows in rows.items():
-        add(bi, "contained", a_rows)
-        matches[bi]["containment"] = best[bi]
+        add(bi, kind, a_rows)
+        matches[bi][score] = best[bi]
     return len(rows)
 
 

@@ -1,7 +1,6 @@
 #!/usr/bin/env python
 """``auditor leak`` end to end (the CLI process: wall, CPU, peak RSS) on GSM8K train -> test and on
-a 200,000-record A (GSM8K train questions drawn with a seed, one word of each changed) -> GSM8K
-test: what the contained check costs. ``--checkout DIR`` runs another checkout's package (e.g. a
+a 200,000-record A (``shapes.edited_copies`` of GSM8K train's questions, seeded) -> GSM8K test: what the contained check costs. ``--checkout DIR`` runs another checkout's package (e.g. a
 worktree of main, for the figures before it), with this interpreter.
 
     python bench/leak_contained.py [--records 200000] [--checkout ../main] [--repeat 3]
@@ -12,7 +11,6 @@ import argparse
 import gzip
 import json
 import os
-import random
 import resource
 import subprocess
 import sys
@@ -21,6 +19,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from shapes import edited_copies  # noqa: E402
 GSM8K = ROOT / "auditor" / "examples" / "gsm8k" / "main"
 
 
@@ -30,12 +30,11 @@ def rows(name: str) -> list[dict]:
 
 
 def edited_a(path: Path, records: int, seed: int) -> None:
-    train, rng = rows("train.jsonl.gz"), random.Random(seed)
-    with open(path, "w", encoding="utf-8") as fh:
-        for k in range(records):
-            words = train[rng.randrange(len(train))]["question"].split()
-            words[rng.randrange(len(words))] = f"w{rng.randrange(50)}"
-            fh.write(json.dumps({"question": " ".join(words), "n": k}) + "\n")
+    """``shapes.edited_copies`` of GSM8K train's questions: copies with 2-50% of words replaced, 40%
+    of the sources after a shared passage of 3-6 questions (long A texts holding questions)."""
+    texts = edited_copies(records, [r["question"] for r in rows("train.jsonl.gz")], seed=seed)
+    path.write_text("".join(json.dumps({"question": t, "n": k}) + "\n" for k, t in enumerate(texts)),
+                    encoding="utf-8")
 
 
 def measure(a: Path, b: Path, checkout: Path) -> dict:

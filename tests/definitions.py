@@ -121,13 +121,19 @@ def curve(texts) -> dict:
     return out
 
 
-def near_hits(texts_a, texts_b, t: float = 0.7) -> set:
-    """B rows with some A text at Jaccard >= t (an inverted index, then exact set arithmetic)."""
-    sa = [shingles(x) for x in texts_a]
+def _inverted(texts) -> tuple[list, dict]:
+    """(each text's shingle set, shingle -> the texts holding it)."""
+    sets = [shingles(x) for x in texts]
     index = defaultdict(set)
-    for i, s in enumerate(sa):
+    for i, s in enumerate(sets):
         for x in s:
             index[x].add(i)
+    return sets, index
+
+
+def near_hits(texts_a, texts_b, t: float = 0.7) -> set:
+    """B rows with some A text at Jaccard >= t (an inverted index, then exact set arithmetic)."""
+    sa, index = _inverted(texts_a)
     f = Fraction(str(t))
     hits = set()
     for j, s in enumerate(map(shingles, texts_b)):
@@ -142,11 +148,7 @@ def contained_hits(texts_a, texts_b, t: float = 0.7, min_shared: int = 11) -> di
     """B row -> best containment |S_a & S_b| / |S_b| >= t over A texts, for B texts whose required
     overlap ceil(t |S_b|) is at least ``min_shared`` shingles (an inverted index over A, then exact
     set arithmetic with fractions)."""
-    sa = [shingles(x) for x in texts_a]
-    index = defaultdict(set)
-    for i, s in enumerate(sa):
-        for x in s:
-            index[x].add(i)
+    sa, index = _inverted(texts_a)
     f = Fraction(str(t))
     hits = {}
     for j, s in enumerate(map(shingles, texts_b)):
