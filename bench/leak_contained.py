@@ -1,6 +1,7 @@
 #!/usr/bin/env python
 """``auditor leak`` end to end (the CLI process: wall, CPU, peak RSS) on GSM8K train -> test and on
-a 200,000-record A (``shapes.edited_copies`` of GSM8K train's questions, seeded) -> GSM8K test: what the contained check costs. ``--checkout DIR`` runs another checkout's package (e.g. a
+a 200,000-record A (``shapes.edited_copies`` of GSM8K train's questions, seeded) -> GSM8K test:
+what the contained check costs. ``--checkout DIR`` runs another checkout's package (e.g. a
 worktree of main, for the figures before it), with this interpreter.
 
     python bench/leak_contained.py [--records 200000] [--checkout ../main] [--repeat 3]
@@ -11,7 +12,6 @@ import argparse
 import gzip
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -38,21 +38,24 @@ def edited_a(path: Path, records: int, seed: int) -> None:
 
 
 def measure(a: Path, b: Path, checkout: Path) -> dict:
-    """One ``auditor leak A B`` process: wall, CPU (user + system) and peak RSS (the largest child's
-    so far: run the cases smallest first), and its counts."""
+    """One ``auditor leak A B`` process: wall, CPU (user + system) and peak RSS (that child's own,
+    by wait4), and its counts."""
     env = dict(os.environ, PYTHONPATH=str(checkout))
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "auditor", "leak", str(a), str(b), "--text", "question",
-                           "--json", "-", "--quiet"], capture_output=True, text=True, env=env, cwd=str(checkout))
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode not in (0, 1):
-        raise SystemExit(proc.stderr)
-    summary = json.loads(proc.stdout)
-    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-    return {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
-            "peak_mb": round(after.ru_maxrss / 1024), "near": summary["near_duplicate"]["records"],
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen([sys.executable, "-m", "auditor", "leak", str(a), str(b), "--text", "question",
+                                 "--json", "-", "--quiet"], stdout=subprocess.PIPE, stderr=err, env=env,
+                                cwd=str(checkout))
+        out = proc.stdout.read()
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode not in (0, 1):
+            err.seek(0)
+            raise SystemExit(err.read().decode(errors="replace"))
+    summary = json.loads(out)
+    return {"wall_s": round(wall, 2), "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
+            "peak_mb": round(usage.ru_maxrss / 1024), "near": summary["near_duplicate"]["records"],
             "contained": summary.get("contained", {}).get("records"), "text_leak": summary["text_leak"]["records"]}
 
 
@@ -62,12 +65,18 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--checkout", type=Path, default=ROOT)
     parser.add_argument("--repeat", type=int, default=3, help="runs per case; the fastest is shown")
+    parser.add_argument("--write-a", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.write_a:
+        edited_a(args.write_a, args.records, args.seed)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         for name, rel in (("train.jsonl", "train.jsonl.gz"), ("test.jsonl", "test.jsonl.gz")):
             (tmp / name).write_text("".join(json.dumps(r) + "\n" for r in rows(rel)), encoding="utf-8")
-        edited_a(tmp / "a_edited.jsonl", args.records, args.seed)
+        # written by a child process, so this one stays small (a child's peak counts what it inherits)
+        subprocess.run([sys.executable, __file__, "--write-a", str(tmp / "a_edited.jsonl"), "--records",
+                        str(args.records), "--seed", str(args.seed)], check=True)
         for label, a in (("GSM8K train (7,473)", tmp / "train.jsonl"),
                          (f"edited GSM8K train ({args.records:,})", tmp / "a_edited.jsonl")):
             runs = [measure(a, tmp / "test.jsonl", args.checkout.resolve()) for _ in range(args.repeat)]
