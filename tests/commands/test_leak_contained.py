@@ -142,3 +142,16 @@ def test_short_texts_are_never_contained(tmp_path):
     result = leak(tmp_path / "a.jsonl", tmp_path / "b.jsonl")
     assert {b: m.get("contained") for b, m in result.matches.items()} == {1: [1]}
     assert result.matches[1]["containment"] == 1.0
+
+
+def test_clean_near_drops_contained_rows(planted):
+    """``clean --near`` drops every contained B row, by that reason, and keeps it without --near."""
+    from auditor.clean import clean
+    path_a, path_b, texts_a, texts_b = planted
+    want, text_hits = definition(texts_a, texts_b, 0.7)
+    result = clean(str(path_b), [str(path_a)], near=True)
+    reasons = {d["row"]: d["reason"] for d in result.dropped}
+    assert set(reasons) == set(want) | text_hits
+    assert {r for r, why in reasons.items() if why.startswith("contained (containment ")} == set(want)
+    assert result.summary()["by_reason"].get("contained") == len(want)
+    assert not set(want) & {d["row"] for d in clean(str(path_b), [str(path_a)]).dropped}
