@@ -13,7 +13,7 @@ import pytest
 
 import auditor
 from auditor.clean import clean
-from definitions import near_hits, norm_default, read_jsonl, write_jsonl
+from definitions import contained_hits, near_hits, norm_default, read_jsonl, write_jsonl
 
 
 def _lines(path):
@@ -99,14 +99,16 @@ def test_clean_cli_writes_each_format(run_cli, real_data, tmp_path):
 @pytest.mark.sweep
 def test_clean_drops_exactly_the_leaked_rows(real_data, run_cli, tmp_path):
     """``clean``: dropped = B rows whose normalised text is an A text, plus (--near) rows with an A
-    text at Jaccard >= 0.7, plus (--dedup) later copies of a B text; the kept file is the other
-    rows unchanged and in order; by_reason counts reasons by kind."""
+    text at Jaccard >= 0.7 or inside an A text (containment >= 0.7, tests/definitions.py), plus
+    (--dedup) later copies of a B text; the kept file is the other rows unchanged and in order;
+    by_reason counts reasons by kind."""
     mbpp_train, mbpp_test, train, test = mbpp_splits(real_data, tmp_path)
     cases = [(real_data / "spider/train_spider.jsonl", real_data / "spider/dev.jsonl", "question"),
              (mbpp_train, mbpp_test, "text")]
     for a, b, text in cases:
         a_rows, b_rows = read_jsonl(a), read_jsonl(b)
         ident, _, _, near = leak_reference(a_rows, b_rows, text, text, None, None)
+        inside = set(contained_hits([r[text] for r in a_rows], [r[text] for r in b_rows])) - ident - near
         first: dict = {}
         copies = set()
         for j, r in enumerate(b_rows):
@@ -114,7 +116,8 @@ def test_clean_drops_exactly_the_leaked_rows(real_data, run_cli, tmp_path):
             if key in first:
                 copies.add(j)
             first.setdefault(key, j)
-        for flags, expected in [((), ident), (("--near",), ident | near), (("--near", "--dedup"), ident | near | copies)]:
+        for flags, expected in [((), ident), (("--near",), ident | near | inside),
+                                (("--near", "--dedup"), ident | near | inside | copies)]:
             out = tmp_path / f"clean_{b.stem}{''.join(flags)}.jsonl"
             code, _, err = run_cli("clean", b, "--against", a, *flags, "--out", out, "--quiet")
             assert code == 0, err
@@ -123,7 +126,7 @@ def test_clean_drops_exactly_the_leaked_rows(real_data, run_cli, tmp_path):
             assert read_jsonl(out) == [r for j, r in enumerate(b_rows) if j not in expected]
             assert report["kept"] + report["dropped"] == report["records"] == len(b_rows)
             kinds = Counter("identical_text" if j in ident else "near_duplicate" if j in near
-                            else "internal_duplicate" for j in expected)
+                            else "contained" if j in inside else "internal_duplicate" for j in expected)
             assert report["by_reason"] == dict(sorted(kinds.items())), (b, flags)
         assert near - ident                      # --near adds rows here; the comparison is not vacuous
     # the output is never the input
