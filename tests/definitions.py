@@ -145,9 +145,9 @@ def near_hits(texts_a, texts_b, t: float = 0.7) -> set:
 
 
 def contained_hits(texts_a, texts_b, t: float = 0.7, min_shared: int = 11) -> dict:
-    """B row -> best containment |S_a & S_b| / |S_b| >= t over A texts, for B texts whose required
-    overlap ceil(t |S_b|) is at least ``min_shared`` shingles (an inverted index over A, then exact
-    set arithmetic with fractions)."""
+    """B row -> best containment |S_a & S_b| / |S_b| >= t over the A texts at least 1/t times as
+    long (|S_a| >= |S_b| / t), for B texts whose required overlap ceil(t |S_b|) is at least
+    ``min_shared`` shingles (an inverted index over A, then exact set arithmetic with fractions)."""
     sa, index = _inverted(texts_a)
     f = Fraction(str(t))
     hits = {}
@@ -155,7 +155,8 @@ def contained_hits(texts_a, texts_b, t: float = 0.7, min_shared: int = 11) -> di
         need = -(-len(s) * f.numerator // f.denominator)          # ceil(t |S_b|), exactly
         if need < min_shared:
             continue
-        best = max((len(sa[i] & s) for i in set().union(*(index[x] for x in s))), default=0)
+        best = max((len(sa[i] & s) for i in set().union(*(index[x] for x in s))
+                    if len(sa[i]) * f.numerator >= len(s) * f.denominator), default=0)
         if best >= need:
             hits[j] = Fraction(best, len(s))
     return hits

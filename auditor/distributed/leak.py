@@ -265,18 +265,19 @@ def near_batch(index: NearIndex, texts: list):
                             shape=(n, index.columns))
     a_known.sum_duplicates()
     a_known.data[:] = 1.0
-    contained = index.contained.batch(a_known)        # only the shingles B has count toward |A & B|
+    inside_a, inside_b = index.contained.candidates(a_known)   # only B's shingles count toward |A & B|
     candidates = (a_known @ index.prefix_t).tocoo()
     a, b = candidates.row.astype(np.int64), candidates.col.astype(np.int64)
     # A's whole set sizes (shingles B lacks included), for the candidate rows only, from their
     # tokens in the batch's own vocabulary by the local code (``shingles.windows_to_matrix``).
     sizes_a = np.zeros(n, dtype=np.int64)
-    rows = np.unique(a)
+    rows = np.unique(np.concatenate((a, inside_a)))
     if rows.size:
         counts = lengths[rows]
         starts = (np.cumsum(lengths) - lengths)[rows]
         positions = np.repeat(starts - (np.cumsum(counts) - counts), counts) + np.arange(int(counts.sum()))
         sizes_a[rows] = set_sizes(windows_to_matrix(ids[positions], counts, index.size))
+    contained = index.contained.verify(a_known, inside_a, inside_b, sizes_a)
     stacked = sp.vstack([a_known, index.matrix]).tocsr()
     stacked.sort_indices()
     sizes = np.concatenate((sizes_a, index.sizes))

@@ -1,6 +1,11 @@
-"""Contained matches: B records (the evaluation side) whose shingle set lies mostly inside one A
-record's, |S_a & S_b| / |S_b| >= t: a test question copied into a longer training text (a prompt
-template around it, its worked answer after it, a passage before it), which Jaccard misses.
+"""Contained matches: B records (the evaluation side) whose shingle set lies mostly inside one
+longer A record's, |S_a & S_b| / |S_b| >= t with |S_a| >= |S_b| / t: a test question copied into a
+longer training text (a prompt template around it, its worked answer after it, a passage before
+it), which Jaccard misses. The length condition keeps it to what Jaccard cannot see (B copied whole
+into an A that long has J <= t): without it, two questions of one template and one length that
+differ in a few words (GSM8K's "a plane travels ..." and "a train travels ...", MBPP's "find the
+division of ..." and "find the product of ...") would count whenever 70% of one's shingles are
+shared, below the near-duplicate threshold.
 
 Only B records whose required overlap ceil(t|S_b|) reaches ``MIN_SHARED`` shingles qualify: a
 short text is inside some long text by chance. 11 word 3-shingles is a 13-word passage, the span
@@ -10,8 +15,8 @@ B is indexed by a prefix of each S_b under one global order (rare-first by B's o
 its first |S_b| - ceil(t|S_b|) + 1 shingles. Any A record holding ceil(t|S_b|) of S_b holds one
 of them (the pigeonhole principle), so candidates from the prefix index miss nothing; each is
 verified by a bounded merge of the sorted shingle lists (``kernels.bounded_intersections``).
-A comes in batches (``ContainedIndex.batch``) in B's column space (A shingles B lacks may be
-present or absent: only the intersection counts), so both engines run this same code.
+A comes in batches (``ContainedIndex.batch``, or ``candidates`` then ``verify`` with A's set
+sizes where the batch holds only B's shingles, as on Ray), so both engines run this same code.
 """
 from __future__ import annotations
 
@@ -66,20 +71,29 @@ class ContainedIndex:
 
     def batch(self, a_matrix: sp.csr_matrix) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], int]:
         """((a, b, containment) of this batch's A rows with B rows contained at >= t, by a then b;
-        candidates verified). ``a_matrix``: the batch's rows over B's columns (binary)."""
-        empty = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64)), 0
+        candidates verified). ``a_matrix``: the batch's rows, whole shingle sets, B's columns."""
+        return self.verify(a_matrix, *self.candidates(a_matrix), set_sizes(a_matrix).astype(np.int64))
+
+    def candidates(self, a_matrix: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
+        """(a, b) of the batch's rows holding a shingle of a B row's prefix, by a then b.
+        ``a_matrix``: over B's columns (shingles B lacks may be left out: they share nothing)."""
         if not a_matrix.shape[0] or not self.prefix_t.nnz:
-            return empty
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
         found = (a_matrix @ self.prefix_t).tocoo()
         a, b = found.row.astype(np.int64), found.col.astype(np.int64)
-        if not a.size:
-            return empty
         order = np.lexsort((b, a))
-        a, b = a[order], b[order]
-        n_a = a_matrix.shape[0]
+        return a[order], b[order]
+
+    def verify(self, a_matrix: sp.csr_matrix, a: np.ndarray, b: np.ndarray, sizes_a: np.ndarray):
+        """``batch``'s result for these candidates; ``sizes_a``: |S_a| of the batch's rows (whole
+        sets), for the length condition |S_a| >= |S_b| / t."""
+        fits = self.threshold * sizes_a[a] + EPS >= self.sizes[b]
+        a, b = a[fits], b[fits]
+        if not a.size:
+            return (a, b, np.zeros(0, np.float64)), 0
         stacked = sp.vstack([a_matrix, self.matrix], format="csr")
         stacked.sort_indices()
-        inter = _overlaps(stacked, a, b + n_a, self.need[b])
+        inter = _overlaps(stacked, a, b + a_matrix.shape[0], self.need[b])
         keep = inter >= self.need[b]
         return (a[keep], b[keep], inter[keep] / self.sizes[b[keep]]), int(a.size)
 

@@ -120,8 +120,9 @@ def test_without_planting_the_gate_passes(planted, run_cli):
 @pytest.mark.parametrize("a, b, field", [("gsm8k/train.jsonl", "gsm8k/test.jsonl", "question"),
                                          ("spider/train_spider.jsonl", "spider/dev.jsonl", "question")])
 def test_bundled_splits_gain_only_the_definitions(real_data, a, b, field):
-    """GSM8K train -> test and Spider train -> dev: the contained rows are the definition's (GSM8K
-    test holds one question inside a longer training question at 0.7; Spider none)."""
+    """GSM8K train -> test and Spider train -> dev: the contained rows are the definition's (none:
+    same-template siblings of one length, GSM8K test row 602 and a training question sharing 17 of
+    its 23 shingles, are left to the near-duplicate check by the length condition)."""
     texts_a = [r[field] for r in read_jsonl(real_data / a)]
     texts_b = [r[field] for r in read_jsonl(real_data / b)]
     want, _ = definition(texts_a, texts_b, 0.7)

@@ -229,8 +229,7 @@ def test_a_shard_rewritten_with_the_same_size_is_compared_again(gsm8k, tmp_path)
     folder, shard_dir = tmp_path / "a", tmp_path / "shards"
     folder.mkdir()
     planted = "".join(json.dumps(r) + "\n" for r in test[:4]).encode()
-    # train rows 24-27: no test text in them (rows 20-23 hold test row 632 at containment 36/53)
-    clean_rows = "".join(json.dumps(r) + "\n" for r in train[24:28]).encode()[:len(planted)]
+    clean_rows = "".join(json.dumps(r) + "\n" for r in train[20:24]).encode()[:len(planted)]
     body = clean_rows[:clean_rows.rfind(b"\n") + 1]
     line = json.dumps({"question": "", "answer": ""}).encode() + b"\n"
     filler = body + json.dumps({"question": "y" * (len(planted) - len(body) - len(line)), "answer": ""}).encode() + b"\n"
