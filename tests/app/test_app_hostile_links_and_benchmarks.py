@@ -27,6 +27,7 @@ from browser_support import (TIMEOUT, TRAP, download, new_page, share_box, uploa
 pytest_plugins = ["app_server", "browser_support"]
 pytestmark = pytest.mark.browser
 SERVER_TOKEN = "hf_server_own_secret_never_lent"
+LINE_MIB = 384 // 16          # one line's limit: 1/16 of the Space's reading budget (app.py: 384 MiB)
 DONE = re.compile(r"^\s*(Checked|Could not|No B|A has|This link)")
 
 
@@ -256,8 +257,8 @@ def test_hostile_benchmark_files_are_refused_clearly_within_the_budget(browser, 
         (tmp_path / "empty.jsonl", "empty.jsonl: no records found"),
         (tmp_path / "zeros.csv", "byte 23 is a NUL byte: the file is binary or UTF-16/UTF-32 text, not UTF-8"),
         (tmp_path / "blank.jsonl", "blank.jsonl: the text field 'question' is blank in every item"),
-        (big_line, "bigline.jsonl, line 1: longer than 32 MiB, the limit for one line"),
-        (zero_bomb(tmp_path / "bomb.jsonl.gz"), "bomb.jsonl.gz, line 1: longer than 32 MiB, the limit for one line"),
+        (big_line, f"bigline.jsonl, line 1: longer than {LINE_MIB} MiB, the limit for one line"),
+        (zero_bomb(tmp_path / "bomb.jsonl.gz"), f"bomb.jsonl.gz, line 1: longer than {LINE_MIB} MiB, the limit for one line"),
         (lines_bomb(tmp_path / "many.jsonl.gz"), "The benchmark file 'many.jsonl.gz' holds more than 200,000 items"),
         # within the reading budget, but the n-gram index of 23 MiB of words is ~30x that (728 MiB took 21 GB)
         (wide(tmp_path / "wide.jsonl.gz"), "wide.jsonl.gz: the benchmark's texts total 23 MiB, more than the 16 MiB "
@@ -275,7 +276,7 @@ def test_hostile_benchmark_files_are_refused_clearly_within_the_budget(browser, 
             assert "Could not check" in text and message in text, (path.name, text)
             assert "Traceback" not in text
             expect(pg.locator("#contam-summary")).to_have_text("")
-            # 4 GiB behind the bomb, 200 MiB on one line: the Space's reading budget (512 MiB, a line 32 MiB) holds
+            # 4 GiB behind the bomb, 200 MiB on one line: the Space's reading budget (384 MiB, a line 24 MiB) holds
             assert rss.peak - rss.base < 400, (path.name, rss.base, rss.peak)
         # the page stays usable: a good benchmark file right after
         items = [r["question"] for r in real_data.rows("gsm8k/train.jsonl")[:5]]
