@@ -21,6 +21,7 @@ os.environ["HF_HUB_DISABLE_IMPLICIT_TOKEN"] = "1"
 # keeps its 1 GiB.
 os.environ.setdefault("AUDITOR_MAX_BYTES", str(384 * 1024 ** 2))
 
+import faulthandler  # noqa: E402
 import logging  # noqa: E402
 import signal  # noqa: E402
 import sys  # noqa: E402
@@ -51,6 +52,7 @@ MAX_THREADS = 128
 if __name__ == "__main__":
     logging.basicConfig(level=logging.WARNING)   # no per-request logs (URLs of other services, inputs)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))   # a clean exit, so the atexit clean-up runs
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # `kill -USR1 PID`: every thread's stack, to the log
     try:  # audit the opening dataset before serving, so the first page shows it at once
         run_audit(make_request(DEFAULTS["dataset"], DEFAULTS["config"], DEFAULTS["split"], DEFAULTS["text"],
                                DEFAULTS["answer"], DEFAULTS["group"], DEFAULTS["labels"], DEFAULTS["threshold"], None))

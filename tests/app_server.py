@@ -10,6 +10,7 @@ The app talks to a fake Hugging Face Hub on 127.0.0.1 (tests/hub_server.py), nev
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -105,6 +106,17 @@ class AppServer:
         except (OSError, ValueError):
             return ""
 
+    def diagnosis(self) -> str:
+        """The server's processes (its jobs' children among them) and every thread's stack (app.py
+        dumps them on SIGUSR1), then the end of its log."""
+        if self.proc.poll() is None:
+            ps = subprocess.run(["ps", "-o", "pid,ppid,stat,etime,rss,args", "--ppid", str(self.proc.pid),
+                                 "-p", str(self.proc.pid)], capture_output=True, text=True)
+            self.proc.send_signal(signal.SIGUSR1)
+            time.sleep(1)
+            return ps.stdout + "\n" + Path(self.log.name).read_text(errors="replace")[-20000:]
+        return self.output()
+
     def stop(self) -> None:
         if self.log.closed:
             return
@@ -120,13 +132,43 @@ class AppServer:
         self.tmp.cleanup()
 
 
+RUNNING: list[AppServer] = []    # the servers of this session, whose log a failing test shows
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failing test that used an app server shows the end of its log (a traceback in a handler,
+    a job's child that died): in CI, that log is gone with the server's temporary folder."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed and "app_url" in getattr(item, "fixturenames", ()):
+        for name in ("page", "plain_page"):
+            pg = getattr(item, "funcargs", {}).get(name)
+            if pg is not None and not pg.is_closed():
+                report.sections.append((f"{name}: status lines and messages", page_messages(pg)))
+        for server in RUNNING:
+            report.sections.append((f"app server log (port {server.port})", server.diagnosis()))
+
+
+def page_messages(pg) -> str:
+    """The page's status lines and toasts (an error the test did not look for), as text."""
+    try:
+        return pg.evaluate("""() => [...document.querySelectorAll(
+            '#status, #leak-status, #para-status, .toast-body')].map(e => (e.id || e.className) + ': ' +
+            e.innerText.trim().slice(0, 500)).join('\\n')""")
+    except Exception as exc:  # noqa: BLE001 - a diagnosis never hides the test's own failure
+        return f"(could not read the page: {exc})"
+
+
 @pytest.fixture(scope="session")
 def app_server():
     server = AppServer()
+    RUNNING.append(server)
     try:
         server.wait()
         yield server
     finally:
+        RUNNING.remove(server)
         server.stop()
 
 

@@ -143,6 +143,11 @@ def open_form(pg):
         return
     header.click()
     pg.locator("#config input").first.wait_for(state="visible")
+    pg.locator("#threshold input[type=number]").wait_for(state="visible")
+    # The fields are mounted as the part opens, and bound to their values by effects that run after:
+    # a value typed in between is overwritten (seen in CI: the threshold typed at once stayed 0.7).
+    # Two animation frames: every effect of the mount has run.
+    pg.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
 
 
 # --------------------------------------------------------------------------- page quality

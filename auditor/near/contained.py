@@ -25,12 +25,12 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from ..settings import CONTAINED_MIN_SHARED as MIN_SHARED
 from ..shingles import set_sizes
 from .result import EPS, CrossPairs
 from .sink import CrossSink
 from .verifier import COMPILED_MIN
 
-MIN_SHARED = 11               # shingles a contained match must share at least (see the module docstring)
 METHOD = "prefix-containment"
 BATCH_ROWS = 50_000           # A rows per batch (memory: one batch's candidates and its stacked copy)
 

@@ -7,6 +7,7 @@ text_jaccard is the two texts' own). A contained match carries its containment (
 """
 from __future__ import annotations
 
+from ..settings import CONTAINED_MIN_SHARED
 from .common import (
     NO_TEXT,
     PARAPHRASE_CAVEAT,
@@ -19,6 +20,8 @@ from .common import (
 
 PAIRS_SAMPLE = 50
 EVIDENCE_MATCHES = 5        # A rows listed per leaked B record
+# How a contained match is decided (auditor.near.contained), as summary.json states it.
+CONTAINED_RULE = "|A & B| / |B| >= threshold and |A| >= |B| / threshold (B's shingles inside one longer A text)"
 MATCH_KINDS = ("identical_both", "identical_text", "identical_answer", "near_duplicate", "contained")
 TEXT_KINDS = ("identical_both", "identical_text", "near_duplicate", "contained")     # a match on the text itself
 
@@ -62,6 +65,8 @@ def summary(result) -> dict:
                      "text_normalizer": "default", "answer_normalizer": result.answer_normalizer,
                      "normalization": result.normalization},
         "method": {"near_duplicates": near.method if near else None,
+                   "contained": {"search": "prefix-containment", "rule": CONTAINED_RULE,
+                                 "min_shared_shingles": CONTAINED_MIN_SHARED} if near else None,
                    "answer_identity": "the whole answer after the answer normaliser, not a final number"},
         "identical_text": frac(result.counts["identical_text"]),
         "identical_answer": frac(result.counts["identical_answer"]),

@@ -48,6 +48,7 @@ def test_leakage_between_two_uploads_with_evidence_and_the_self_check(page, app_
     wait_audited(page, "200", "train_part.jsonl")
     open_tab(page, "Leakage")
     page.locator("input[type=file]:has(+ #leak-upload)").set_input_files(str(b))
+    expect(page.locator("#leak-upload")).to_contain_text(b.stem)     # kept: a click before runs without it
     page.locator("#leak-run").click()
     expect(page.locator("#leak-status")).to_contain_text("Checked leakage", timeout=TIMEOUT)
     summary = page.locator("#leak-summary")

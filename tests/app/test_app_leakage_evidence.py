@@ -36,10 +36,13 @@ def norm(text: str) -> str:
 
 
 def upload(pg, elem_id: str, path: Path):
+    """``path`` into the upload slot ``elem_id``, until the page has kept it (the button names it): a
+    click on a run button before that would run on what the page held before the upload."""
     clear = pg.locator(f"#{elem_id} button[aria-label='Clear']")
     if clear.count():
         clear.click()
     pg.locator(f"input[type=file]:has(+ #{elem_id})").set_input_files(str(path))
+    expect(pg.locator(f"#{elem_id}")).to_contain_text(path.stem)     # (the page breaks the name at its suffix)
 
 
 DATA = Path(__file__).resolve().parents[1] / "data"

@@ -234,6 +234,7 @@ def test_paraphrases_journey_in_a_browser(browser, app_url, tmp_path, sets):
         wait_audited(pg, "60", "rephrased.jsonl")
         open_tab(pg, "Leakage")
         pg.locator("input[type=file]:has(+ #leak-upload)").set_input_files(str(b))
+        expect(pg.locator("#leak-upload")).to_contain_text(b.stem)     # kept: a click before runs without it
         pg.locator("#paraphrases").get_by_text("Paraphrases (semantic search)").click()
         pg.locator("#para-run").click()
         expect(pg.locator("#para-status")).to_contain_text("Checked 60 benchmark items", timeout=TIMEOUT * 3)

@@ -50,6 +50,7 @@ def test_a_paraphrase_search_shows_its_stages_as_it_runs(browser, app_url, tmp_p
         upload_and_run(pg, a, 120)
         open_tab(pg, "Leakage")
         pg.locator("input[type=file]:has(+ #leak-upload)").set_input_files(str(b))
+        expect(pg.locator("#leak-upload")).to_contain_text(b.stem)     # kept: a click before runs without it
         pg.locator("#paraphrases").get_by_text("Paraphrases (semantic search)").click()
         pg.wait_for_selector("#para-status", state="attached")      # the section renders once opened
         pg.evaluate(RECORD, "#para-status")

@@ -96,6 +96,9 @@ def test_gate_report_and_evidence_count_contained(planted, run_cli, tmp_path):
     assert code == 1 and "Traceback" not in err, err
     summary = json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))
     assert summary["contained"]["records"] == len(want)
+    # summary.json says how contained matches were decided, the smallest overlap counted included
+    assert summary["method"]["contained"]["min_shared_shingles"] == MIN_SHARED
+    assert summary["method"]["contained"]["rule"].startswith("|A & B| / |B| >= threshold")
     report = (tmp_path / "out" / "REPORT.md").read_text(encoding="utf-8")
     assert f"| text inside an A record (≥ 70% of its shingles; not counted above) | {len(want)} |" in report
     rows = list(csv.DictReader(io.StringIO((tmp_path / "out" / "evidence.csv").read_text(encoding="utf-8"))))
