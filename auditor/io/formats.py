@@ -527,6 +527,12 @@ def _parse_json(text: str, name: str, max_rows, notices: list | None = None) -> 
     except RecursionError:
         raise _too_deep(name) from None
     frame = _pandas_frame(data, name, notices)
+    if frame is None and isinstance(data, dict):
+        # {"version": 1, "data": {"task_0": {...}, ...}}: records keyed by id inside a container
+        inner = [k for k, v in data.items() if isinstance(v, (dict, list))]
+        value = data[inner[0]] if len(inner) == 1 and str(inner[0]).lower() in _CONTAINERS else None
+        if isinstance(value, dict) and all(isinstance(v, dict) for v in value.values()) and _keyed_records(value):
+            frame = _pandas_frame(value, name, notices)
     if frame is not None:
         data = frame
     squad = None

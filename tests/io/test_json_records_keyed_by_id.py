@@ -1,7 +1,8 @@
 """A JSON object of records keyed by their ids ({"gsm8k_0": {"question": ...}, "gsm8k_1": {...}}:
 ``json.dump`` of a dict of records, pandas' orient="index" of a frame indexed by ids) is read as
 one record per key, with a notice. It was one record whose text could only be one record's field
-(the error suggested --text gsm8k_0.question: an audit of one question)."""
+(the error suggested --text gsm8k_0.question: an audit of one question); so is such an object under
+"data" ({"version": ..., "data": {...}}), as a list of records there is."""
 from __future__ import annotations
 
 import json
@@ -54,3 +55,16 @@ def test_one_record_with_nested_objects_stays_one_record(tmp_path):
     assert table.rows == [record] and not table.notices
     summary = auditor.scan(str(path), text="question.en").summary()
     assert summary["input"]["records"] == 1
+
+
+def test_records_keyed_by_id_inside_a_data_object_are_read_one_per_key(tmp_path):
+    """From the round-4 hostile review: {"version": ..., "data": {"id": {...}}}, as {"data": [...]} is read."""
+    path = tmp_path / "wrapped.json"
+    path.write_text(json.dumps({"version": "1.0", "data": {f"q{i}": row for i, row in enumerate(TEST)}}),
+                    encoding="utf-8")
+    table = auditor.load(str(path))
+    assert table.rows == TEST and len(table.notices) == 1
+    # under another key than a container's name, the object is one record's field
+    path.write_text(json.dumps({"version": "1.0", "meta": {f"q{i}": row for i, row in enumerate(TEST[:3])}}),
+                    encoding="utf-8")
+    assert len(auditor.load(str(path)).rows) == 1
