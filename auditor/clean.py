@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from .errors import AuditorError
 from .exact import digest_ids
-from .leakage import drop_reason, leak
+from .leakage import drop_reason, inherited_field_hint, leak
 from .prepare import prepare
 from .report import clean as report
 from .settings import LeakSettings, NearSettings, RoleNames
@@ -27,15 +27,18 @@ class CleanResult:
 
 
 def clean(test, against: list, *, near: bool = False, dedup: bool = False, threshold: float = 0.7,
-          config=None, split=None, text=None, answer=None, max_rows=None, token=None,
-          compare=None) -> CleanResult:
+          config=None, split=None, text=None, answer=None, text_against=None, answer_against=None,
+          max_rows=None, token=None, compare=None) -> CleanResult:
     """TEST without what leaks into it from each ``against`` source. TEST is prepared (loaded, its
     roles read, normalised) once and compared with every training side as it is, by
     ``compare(other, side, settings)`` (default: ``leakage.leak`` in this process; ``engines.clean``
-    passes the Ray engine's)."""
+    passes the Ray engine's). The training sides' fields are ``text`` and ``answer`` unless
+    ``text_against`` / ``answer_against`` name theirs (a test CSV's "prompt", a train JSONL's "question")."""
     if isinstance(against, (str, os.PathLike)):
         against = [against]                # one training source, not a list of its characters
-    settings = LeakSettings(near=NearSettings(threshold=threshold), roles_a=RoleNames(text, answer)).validated()
+    roles_a = RoleNames(text if text_against is None else text_against,
+                        answer if answer_against is None else answer_against)
+    settings = LeakSettings(near=NearSettings(threshold=threshold), roles_a=roles_a).validated()
     if not against:
         raise AuditorError("usage", "Nothing to clean against.", "Give --against TRAIN (repeatable).")
     side = prepare(test, config=config, split=split, max_rows=max_rows, token=token, text=text, answer=answer,
@@ -45,7 +48,12 @@ def clean(test, against: list, *, near: bool = False, dedup: bool = False, thres
         def compare(other, side, settings):
             return leak(other, side, max_rows=max_rows, token=token, settings=settings)
     for other in against:
-        _drop_leaks(compare(other, side, settings), reasons, near)
+        try:
+            result = compare(other, side, settings)
+        except AuditorError as exc:     # TEST's --text, not in a training side: --text-against names its own
+            raise inherited_field_hint(exc, RoleNames(text, answer), RoleNames(text_against, answer_against),
+                                       "against", "the training sides'") from None
+        _drop_leaks(result, reasons, near)
     notices: tuple = ()
     if dedup:
         first: dict[int, int] = {}

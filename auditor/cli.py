@@ -255,6 +255,9 @@ def build_parser() -> argparse.ArgumentParser:
     clean.add_argument("--split", help="TEST's split (default: its test split, when it has several)")
     clean.add_argument("--text", metavar="FIELD[,FIELD...]", help=TEXT_HELP)
     clean.add_argument("--answer")
+    clean.add_argument("--text-against", metavar="FIELD[,FIELD...]",
+                       help="text field(s) of the --against sides when they differ from TEST's")
+    clean.add_argument("--answer-against", metavar="FIELD", help="answer field of the --against sides")
     _add_engine_options(clean, shards=True)
     clean.add_argument("--quiet", action="store_true")
 
@@ -446,12 +449,15 @@ def cmd_matrix(args) -> int:
 
 
 def cmd_clean(args) -> int:
-    if not args.out.lower().endswith((".jsonl", ".ndjson", ".csv", ".parquet", ".pq")):
+    # (an existing folder is left to _check_outputs, which says it is one: its name has no extension)
+    if not args.out.lower().endswith((".jsonl", ".ndjson", ".csv", ".parquet", ".pq")) \
+            and not os.path.isdir(os.path.expanduser(args.out)):
         raise AuditorError("usage", f"Cannot write {args.out!r}: unknown extension.", "Use .jsonl, .csv or .parquet.")
     report_path = args.report or f"{args.out}.dropped.json"
     _check_outputs(args, [args.test, *args.against], [("--out", args.out), ("--report", report_path)])
     result = engines.clean(args.test, args.against, near=args.near, dedup=args.dedup, threshold=args.threshold,
                            config=args.config, split=args.split, text=args.text, answer=args.answer,
+                           text_against=args.text_against, answer_against=args.answer_against,
                            engine=_engine(args))
     # (the previous report goes as the new copy takes its place: never beside another run's copy)
     for notice in [*result.notices, *write_rows(result.kept, args.out, before_replace=lambda: retire(report_path))]:

@@ -138,6 +138,26 @@ def prepared_side(spec, roles: RoleNames) -> PreparedSide:
     return prepare(spec, text=roles.text, answer=roles.answer, group=roles.group)
 
 
+def prepared_b(spec, settings: LeakSettings) -> PreparedSide:
+    """B's side, its blank roles taken from A's; a field named for A that B lacks says how to name
+    B's own (a train JSONL's "question", a test CSV's "prompt")."""
+    try:
+        return prepared_side(spec, settings.roles_for_b)
+    except AuditorError as exc:
+        raise inherited_field_hint(exc, settings.roles_a, settings.roles_b, "b", "B's") from None
+
+
+def inherited_field_hint(exc: AuditorError, given: RoleNames, own: RoleNames, option: str, whose: str):
+    """``exc``, when it is a missing field a side took from the other's role (``given``, as ``own``
+    left it blank), with a hint naming the option for ``whose`` own field (--text-b, text_b=)."""
+    for role in ("text", "answer", "group"):
+        if exc.code == "missing_field" and getattr(own, role) is None and getattr(given, role) is not None \
+                and f"The {role} field " in exc.message:
+            return AuditorError(exc.code, exc.message, f"{exc.hint} --{role} names the field on both sides: "
+                                f"--{role}-{option} names {whose} own ({role}_{option}= in Python).")
+    return exc
+
+
 def add_near_matches(near: CrossPairs, add, matches: dict) -> int:
     """Each B record's near-duplicate A rows (best first) into ``matches``; returns how many B
     records have one (shared with the Ray engine, so both read a CrossPairs the same way)."""
@@ -172,7 +192,7 @@ def _leak(spec_a, spec_b, settings: LeakSettings, run: Progress) -> LeakResult:
     with run.stage("load_a"):
         side_a = prepared_side(spec_a, settings.roles_a)
     with run.stage("load_b"):
-        side_b = prepared_side(spec_b, settings.roles_for_b)
+        side_b = prepared_b(spec_b, settings)
     fa, fb = side_a.fields, side_b.fields
     matches: dict[int, dict] = {}
 

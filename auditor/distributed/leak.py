@@ -51,7 +51,7 @@ from ..errors import AuditorError
 from ..io.listing import display_name
 from ..io.outputs import atomic_write, check_shard_dir
 from ..io.shards import RECORD_FORMATS, first_records, shown_uri, source_name, split_shards
-from ..leakage import LeakResult, add_contained_matches, add_near_matches, prepared_side
+from ..leakage import LeakResult, add_contained_matches, add_near_matches, prepared_b
 from ..near import CROSS_MATCHES, CrossSink, verify
 from ..near.contained import METHOD as CONTAINED_METHOD
 from ..near.contained import ContainedIndex
@@ -478,7 +478,7 @@ def ray_leak(a, b, *, settings=None, split_a=None, config_a=None, max_rows=None,
     report(0.0, "loading")
     spec_b = b if isinstance(b, (PreparedSide, SourceSpec)) else SourceSpec(b, None, None, None, token,
                                                                               default_split="test")
-    side_b = prepared_side(spec_b, settings.roles_for_b)
+    side_b = prepared_b(spec_b, settings)
     sample = _first_records(filesystem, shards, ROLE_SAMPLE)
     if not sample:
         raise _no_records(shards)

@@ -241,6 +241,8 @@ def jsonl_rows(lines, name: str, start: int = 1):
         try:
             row = loads(line)
         except ValueError as exc:
+            if not isinstance(exc, json.JSONDecodeError):
+                raise _huge_number(f"{name}, line {lineno}") from None
             snippet = line.strip()[:60]
             hint = "Fix or remove that line; every line of a JSONL file must be one JSON object."
             if re.search(r"[}\]]\s*\r\s*[{\[]", line):
@@ -256,7 +258,7 @@ def jsonl_rows(lines, name: str, start: int = 1):
         except RecursionError:
             raise _too_deep(f"{name}, line {lineno}") from None
         if not isinstance(row, dict):
-            raise AuditorError("bad_format", f"{name}, line {lineno}: a JSON {type(row).__name__}, not an object.",
+            raise AuditorError("bad_format", f"{name}, line {lineno}: a JSON {_kind(row)}, not an object.",
                                _ONE_DOCUMENT if lineno == 1 and isinstance(row, list) else
                                "Every line of a JSONL file must be a JSON object like {\"text\": ...}.")
         yield row
@@ -277,6 +279,20 @@ def _wraps_records(row: dict) -> bool:
 # A JSON document named .jsonl (json.dump of a list, pretty-printed or not): its first line is "[".
 _ONE_DOCUMENT = ("The file looks like one JSON document (a list of records, or an object over several lines), "
                  "not JSON Lines (one object per line): name it .json.")
+
+
+def _kind(value) -> str:
+    """A JSON value's type as a message names it: null for None (not Python's "NoneType")."""
+    return "null" if value is None else type(value).__name__
+
+
+def _huge_number(where: str) -> AuditorError:
+    # Valid JSON, but Python converts at most this many digits to an int (CVE-2020-10735): json.loads
+    # raises a plain ValueError, which is no JSONDecodeError (it has no position).
+    digits = getattr(sys, "get_int_max_str_digits", lambda: 4300)()
+    return AuditorError("bad_format", f"{where}: a whole number of more than {digits:,} digits, more than "
+                        "Python reads as a number.", "Write such a value as a string (in quotes); no dataset "
+                        "field needs a number that long.")
 
 
 def _too_deep(where: str) -> AuditorError:
@@ -394,6 +410,8 @@ def _json_items(text: _JsonText, name: str):
                                    f"{exc.lineno} of what was read)" + (": the file looks cut short." if cut else "."),
                                    "Check the file is complete and valid JSON.") from None
             complete = False
+        except ValueError:                    # not a JSONDecodeError: an integer too long to convert
+            raise _huge_number(f"{name}, item {index}") from None
         except RecursionError:
             raise _too_deep(f"{name}, item {index}") from None
         if not complete:                      # the item goes on in the next chunk
@@ -404,7 +422,7 @@ def _json_items(text: _JsonText, name: str):
             buf, pos = text.buf, 0
             continue
         if not isinstance(row, dict):
-            raise AuditorError("bad_format", f"{name}: item {index} of the list is a {type(row).__name__}, "
+            raise AuditorError("bad_format", f"{name}: item {index} of the list is a {_kind(row)}, "
                                "not an object.", "Every record must be a JSON object like {\"text\": ...}.")
         yield row
         index, pos, expect = index + 1, end, "separator"
@@ -495,6 +513,8 @@ def _parse_json(text: str, name: str, max_rows, notices: list | None = None) -> 
     try:
         data = json.loads(text)
     except ValueError as exc:
+        if not isinstance(exc, json.JSONDecodeError):
+            raise _huge_number(name) from None
         if "Extra data" in str(exc):  # several objects, one per line: it is really JSONL
             return _parse_jsonl(text, name, max_rows)
         body = text.rstrip()
@@ -506,7 +526,13 @@ def _parse_json(text: str, name: str, max_rows, notices: list | None = None) -> 
                            "Check the file is complete and valid JSON.") from None
     except RecursionError:
         raise _too_deep(name) from None
-    frame = _pandas_frame(data, name)
+    frame = _pandas_frame(data, name, notices)
+    if frame is None and isinstance(data, dict):
+        # {"version": 1, "data": {"task_0": {...}, ...}}: records keyed by id inside a container
+        inner = [k for k, v in data.items() if isinstance(v, (dict, list))]
+        value = data[inner[0]] if len(inner) == 1 and str(inner[0]).lower() in _CONTAINERS else None
+        if isinstance(value, dict) and all(isinstance(v, dict) for v in value.values()) and _keyed_records(value):
+            frame = _pandas_frame(value, name, notices)
     if frame is not None:
         data = frame
     squad = None
@@ -556,11 +582,11 @@ def _parse_json(text: str, name: str, max_rows, notices: list | None = None) -> 
         else:
             data = [data]                                    # one record
     if not isinstance(data, list):
-        raise AuditorError("bad_format", f"{name}: the JSON holds a {type(data).__name__}, not records.",
+        raise AuditorError("bad_format", f"{name}: the JSON holds a {_kind(data)}, not records.",
                            "Use a list of objects, an object of equal-length lists, or JSONL.")
     for i, row in enumerate(data):
         if not isinstance(row, dict):
-            raise AuditorError("bad_format", f"{name}: item {i} of the list is a {type(row).__name__}, "
+            raise AuditorError("bad_format", f"{name}: item {i} of the list is a {_kind(row)}, "
                                "not an object.", "Every record must be a JSON object like {\"text\": ...}.")
     nested = _nesting(data) if notices is not None and squad is None else None
     if nested:
@@ -575,7 +601,7 @@ def _parse_json(text: str, name: str, max_rows, notices: list | None = None) -> 
 _INDEX_LABEL = re.compile(r"-?\d+")
 
 
-def _pandas_frame(data, name: str) -> list | None:
+def _pandas_frame(data, name: str, notices: list | None = None) -> list | None:
     """The records of a DataFrame saved by pandas' ``to_json`` in its "columns" (the default:
     {"question": {"0": ..., "1": ...}}), "index" ({"0": {"question": ...}}) or "split"
     ({"columns": [...], "data": [[...]]}) layout, or None for any other JSON. (Read as one
@@ -598,7 +624,25 @@ def _pandas_frame(data, name: str) -> list | None:
     labels = list(next(iter(data.values())))
     if labels and all(_INDEX_LABEL.fullmatch(k) for k in labels) and all(list(v) == labels for v in data.values()):
         return [{column: values[label] for column, values in data.items()} for label in labels]   # "columns"
+    if _keyed_records(data):
+        # orient="index" of a frame indexed by ids, or json.dump of a dict of records by id: read as
+        # one record, its text could only be one record's field (--text task_0.question)
+        shown = ", ".join(map(repr, keys[:3])) + (" ..." if len(keys) > 3 else "")
+        _notice(notices, f"{name}: a JSON object of {len(keys):,} objects keyed by id ({shown}): read as one record "
+                         "each (pandas' orient='index' layout); the keys are not in the records")
+        return list(data.values())
     return None
+
+
+def _keyed_records(data: dict) -> bool:
+    """Whether an object of objects is records keyed by their ids ({"task_0": {"question": ...},
+    "task_1": {...}}): two or more, every key holding a digit (an id, not a field name: one record
+    {"question": {"en": ...}, "answer": {"en": ...}} stays one), and a field every object holds as text."""
+    if len(data) < 2 or not all(any(c.isdigit() for c in k) for k in data):
+        return False
+    values = list(data.values())
+    common = set(values[0]).intersection(*values[1:])
+    return any(all(isinstance(v[k], str) for v in values) for k in common)
 
 
 CONTINUED_LINES = 1000      # lines of the first record read to judge the delimiter (a quoted value's newlines)
@@ -656,7 +700,7 @@ def csv_batches(stream: CountedStream, name: str, delimiter: str, budget: Budget
                                "looks like JSON Lines named as CSV/TSV.",
                                "Name it .jsonl (one JSON object per line) or .json, or check it is the right file.")
         written = header                                   # as in the file, to know it when it repeats
-        header = unique_columns(header, name, notices)
+        header = unique_columns(_strip_names(header, name, notices), name, notices)
         width = len(header)
         last = reader.line_num
         rows: list = []
@@ -702,6 +746,17 @@ def csv_batches(stream: CountedStream, name: str, delimiter: str, budget: Budget
                      ".to_json('data.jsonl', orient='records', lines=True).")
         raise AuditorError("bad_format", f"{name}, line {reader.line_num + skipped}: unreadable CSV ({exc}).",
                            hint) from None
+
+
+def _strip_names(header: list, name: str, notices: list | None) -> list:
+    """Column names without the spaces around them ("question, answer", as written by hand): kept,
+    " answer" was no answer guessed, and no --text could name " question " (role names are stripped)."""
+    stripped = [col.strip() for col in header]
+    padded = [new for col, new in zip(header, stripped) if new and new != col]
+    if padded and notices is not None:
+        notices.append(f"{name}: column names with spaces around them, read without: "
+                       + ", ".join(map(repr, padded[:5])) + (" ..." if len(padded) > 5 else ""))
+    return stripped
 
 
 def _json_line(header: list, delimiter: str) -> bool:
@@ -818,8 +873,12 @@ def _arrow_values(array) -> int:
     (a row holding a list of 20,000 small numbers is 20,001)."""
     import pyarrow as pa
     kind = array.type
-    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind) \
-            or pa.types.is_map(kind):
+    if pa.types.is_map(kind):
+        # (Arrow has no flatten for maps: their entries, each a (key, value) tuple, are the span
+        # of the child struct array between the slice's first and last offsets)
+        start, end = array.offsets[0].as_py(), array.offsets[-1].as_py()
+        return len(array) + _arrow_values(array.values.slice(start, end - start))
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
         return len(array) + _arrow_values(array.flatten())
     if pa.types.is_struct(kind):
         return len(array) + sum(map(_arrow_values, array.flatten()))

@@ -126,7 +126,7 @@ FILE_CASES = {
     "jsonl_empty.jsonl": ("empty_input", "no records found"),
     "jsonl_is_parquet.jsonl": ("bad_format", "a Parquet file"),
     "jsonl_is_gzip.jsonl": ("bad_format", "gzip-compressed"),
-    "jsonl_huge_int.jsonl": ("bad_format", "line 1: not valid JSON"),
+    "jsonl_huge_int.jsonl": ("bad_format", "line 1: a whole number of more than 4,300 digits"),
     "json_cut.json": ("bad_format", "looks cut short"),
     "json_cut_after_item.json": ("bad_format", "looks cut short"),
     "json_deep.json": ("bad_format", "nested too deeply"),
