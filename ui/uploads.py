@@ -331,21 +331,3 @@ def keep_gradio_cache(every: float = 60.0) -> threading.Thread:
     thread.start()
     return thread
 
-
-def keep_upload_button_schema() -> None:
-    """Gradio's UploadButton builds its API schema (pydantic's JSON schema of FileData) on every
-    call, where its other components keep it (``Component._api_info_cache``); Gradio asks for it
-    three times per button for each new session and each update of a button. The page's four
-    buttons made a new session cost 24 ms instead of 11, and were 7.7% of the time the server held
-    the GIL under bench/app_load.py's 50 visitors. Kept once per button, as for the others."""
-    import gradio as gr
-    build = gr.UploadButton.api_info
-    if getattr(build, "kept", False):
-        return
-
-    def api_info(self):
-        if self._api_info_cache is None:
-            self._api_info_cache = build(self)
-        return self._api_info_cache
-    api_info.kept = True
-    gr.UploadButton.api_info = api_info
