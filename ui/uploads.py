@@ -330,4 +330,3 @@ def keep_gradio_cache(every: float = 60.0) -> threading.Thread:
     thread = threading.Thread(target=loop, name="auditor-cache-keeper", daemon=True)
     thread.start()
     return thread
-

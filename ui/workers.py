@@ -16,8 +16,8 @@ page's callback, checks for a cancel); cancelling kills the child (``Jobs.cancel
 dies (killed for memory, a crash) ends the job with a clear AuditorError; the slot is freed either
 way, and the child is always reaped. A child still computing at its job's deadline
 (``jobs.TIMEOUT`` after the job got its slot) is killed, and the job ends with a message naming
-the limit. Outside a slot (the pre-audit at start-up, the library's own
-tests), ``run`` calls ``fn`` in-process.
+the limit. Outside a slot (the pre-audit at start-up, the library's own tests), ``run`` calls
+``fn`` in-process.
 """
 from __future__ import annotations
 
