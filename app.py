@@ -40,6 +40,7 @@ from ui.state import (  # noqa: E402,F401
     result_bytes,
     run_audit,
 )
+from ui.schemas import keep_schemas  # noqa: E402
 from ui.uploads import keep_gradio_cache  # noqa: E402
 
 log = logging.getLogger("auditor.app")
@@ -61,6 +62,7 @@ if __name__ == "__main__":
     if semantic.available():   # the Paraphrases view's static vectors, distilled in the background (~35 CPU s, once)
         semantic.warm_up()
     keep_gradio_cache()
+    keep_schemas()
     demo.queue(default_concurrency_limit=CHEAP_EVENTS, max_size=None)
     # An upload larger than the reading budget could not be audited: Gradio refuses it while it
     # arrives (a 2 GiB upload was accepted and kept in its cache, outside every bound).

@@ -29,6 +29,7 @@ class AuditorError(Exception):
         "expired",          # something kept for a stated time or within a stated budget (an upload) is gone
         "cancelled",        # the caller cancelled the work (a Hub read: hub.CANCEL)
         "worker_died",      # the process computing a job ended without an answer (killed for memory, a crash)
+        "job_timeout",      # a job of the app ran past its time limit (AUDITOR_JOB_TIMEOUT) and was stopped
     })
 
     def __init__(self, code: str, message: str, hint: str = ""):

@@ -158,7 +158,7 @@ def threshold_views(result, st: dict) -> dict:
            "cards": views.stat_cards(result, near, counts), "overview": views.overview_markdown(result, t),
            "counts": curve_view.counts_markdown(near, point, result.records)
            + views.review_note(counts, raw),
-           "curve_plot": curve_view.figure(points, t, result.records),
+           "curve_plot": curve_view.drawn(key, points, t, result.records),
            "curve_text": curve_view.explanation(points, t, result.records),
            "curve_df": curve_view.table_html(points, t, result.records),
            "share": share_of(st),

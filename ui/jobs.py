@@ -9,7 +9,9 @@ progress line); a visitor may cancel a job, waiting or running; one visitor cann
 back, with the expected wait), so waiting jobs never take every thread of the server.
 
 A job's body runs in a child process (``ui.workers.run``), so it shares neither the CPU time nor the
-GIL of the server's threads; cancelling a running job kills that process at once. In-process work
+GIL of the server's threads; cancelling a running job kills that process at once, and so does its
+deadline (``TIMEOUT`` seconds from the moment it got its slot: a child that hangs, on a lock held at
+the fork or a read that never ends, would otherwise hold the slot for good). In-process work
 (no child) stops at its next progress step once cancelled: ``check`` raises ``JobCancelled``, a
 BaseException, so no ``except Exception`` on the way swallows it.
 """
@@ -25,11 +27,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from auditor import AuditorError
-from auditor.env import env_int
+from auditor.env import env_float, env_int
 
 SLOTS = env_int("AUDITOR_JOB_SLOTS", 2, 1, 64)                 # jobs computing at once (the free Space: 2 vCPU)
 PER_VISITOR = env_int("AUDITOR_JOBS_PER_VISITOR", 4, 1, sys.maxsize)   # running + waiting, per visitor
 MAX_WAITING = env_int("AUDITOR_MAX_WAITING", 64, 1, sys.maxsize)
+# Seconds a job may compute once it has its slot (waiting is not counted). Twenty minutes is several
+# times the slowest job measured within the Space's caps (a 50,000-record templated file: 338 s), and
+# keeps a child that hangs from holding one of the two slots for good.
+TIMEOUT = env_float("AUDITOR_JOB_TIMEOUT", 20 * 60.0, 0.0, 7 * 24 * 3600.0)
 # First guesses of how long each kind of job takes (seconds); then a moving average of the measured.
 GUESS = {"audit": 8.0, "leakage": 10.0, "contamination": 10.0, "paraphrases": 40.0, "dedup": 5.0}
 POLL = 0.5
@@ -57,8 +63,9 @@ def ordinal(n: int) -> str:
 
 
 class Jobs:
-    def __init__(self, slots: int = SLOTS, per_visitor: int = PER_VISITOR, max_waiting: int = MAX_WAITING):
-        self.slots, self.per_visitor, self.max_waiting = slots, per_visitor, max_waiting
+    def __init__(self, slots: int = SLOTS, per_visitor: int = PER_VISITOR, max_waiting: int = MAX_WAITING,
+                 timeout: float = TIMEOUT):
+        self.slots, self.per_visitor, self.max_waiting, self.timeout = slots, per_visitor, max_waiting, timeout
         self._cond = threading.Condition()
         self.running: list[Job] = []
         self.waiting: list[Job] = []

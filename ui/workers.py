@@ -14,8 +14,10 @@ of the server runs in it).
 Progress steps travel from the child to the handler's thread, which reports them (and, through the
 page's callback, checks for a cancel); cancelling kills the child (``Jobs.cancel``). A child that
 dies (killed for memory, a crash) ends the job with a clear AuditorError; the slot is freed either
-way, and the child is always reaped. Outside a slot (the pre-audit at start-up, the library's own
-tests), ``run`` calls ``fn`` in-process.
+way, and the child is always reaped. A child still computing at its job's deadline
+(``jobs.TIMEOUT`` after the job got its slot) is killed, and the job ends with a message naming
+the limit. Outside a slot (the pre-audit at start-up, the library's own tests), ``run`` calls
+``fn`` in-process.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ import multiprocessing
 import os
 import signal
 import stat
+import time
 from multiprocessing.connection import wait
 
 from auditor import AuditorError
@@ -54,8 +57,11 @@ def run(fn, *args, progress=None, **kwargs):
     answered = False
     try:
         queue.attach(job, child)
+        deadline = (job.started or time.monotonic()) + queue.timeout
         while True:
-            ready = wait([reader, child.sentinel])
+            ready = wait([reader, child.sentinel], timeout=max(deadline - time.monotonic(), 0.0))
+            if not ready:
+                raise overran(queue.timeout)     # (killed below)
             if reader not in ready and not reader.poll():
                 break                   # ended without a word
             try:
@@ -63,6 +69,8 @@ def run(fn, *args, progress=None, **kwargs):
             except EOFError:
                 break
             if kind == "progress":
+                if time.monotonic() >= deadline:
+                    raise overran(queue.timeout)
                 progress(*value)       # (the page's callback raises JobCancelled once cancelled)
                 continue
             answered = True
@@ -78,9 +86,25 @@ def run(fn, *args, progress=None, **kwargs):
         if answered:
             child.join(5)              # it has answered and is exiting
         if child.is_alive():
-            child.kill()               # cancelled, or its caller failed: the work stops at once
+            child.kill()               # cancelled, past its deadline, or its caller failed: it stops at once
         child.join()                   # reaped: no zombie
         reader.close()
+
+
+def overran(limit: float) -> AuditorError:
+    """The visitor's message for a job stopped at its deadline (``jobs.Jobs.timeout``)."""
+    return AuditorError("job_timeout", f"The job ran past this server's time limit for one job ({duration(limit)}, "
+                        "AUDITOR_JOB_TIMEOUT) and was stopped; nothing was kept.",
+                        "Try a smaller dataset (set Max rows), or run the CLI, which has no such limit.")
+
+
+def duration(seconds: float) -> str:
+    """``1200`` -> "20 min", ``90`` -> "1 min 30 s", ``2.5`` -> "2.5 s"."""
+    if seconds < 60:
+        return f"{seconds:g} s"
+    minutes, rest = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return " ".join(f"{n} {unit}" for n, unit in ((hours, "h"), (minutes, "min"), (rest, "s")) if n)
 
 
 def died(code) -> AuditorError:

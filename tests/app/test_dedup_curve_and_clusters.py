@@ -12,6 +12,7 @@ import json
 import re
 from pathlib import Path
 
+import plotly.io
 import pytest
 
 import ground_truth
@@ -74,7 +75,7 @@ def test_the_curve_says_what_dedup_does_at_any_threshold(gsm8k):
     assert f"dedup keeps {len(rows) - dropped_by(clusters):,} of {len(rows):,} rows and drops {dropped_by(clusters)}" \
         in moved["counts"]
     assert f"At Jaccard ≥ 0.63:** {ref.pair_count(0.63)} near-duplicate pair" in moved["counts"]
-    fig = moved["curve_plot"]
+    fig = plotly.io.from_json(moved["curve_plot"].plot)      # the chart as the page receives it
     xaxis = fig.layout.xaxis
     assert xaxis.autorange in (None, True) and xaxis.range[0] < xaxis.range[1]      # looser left, as the sliders
     assert "looser ← → stricter" in xaxis.title.text and xaxis.tickformat == ".1f"

@@ -1,7 +1,7 @@
 """An expensive job's body runs in a child process (ui/workers.py), not a thread of the server: its
 progress reaches the caller, cancelling kills the child at once and frees the slot, a child that
-dies ends with a clear AuditorError (never a hang), no child is left unreaped, and what comes back
-equals the in-process result on the bundled data."""
+dies or runs past its deadline ends with a clear AuditorError (never a hang), no child is left
+unreaped, and what comes back equals the in-process result on the bundled data."""
 from __future__ import annotations
 
 import os
@@ -97,6 +97,18 @@ def test_a_child_that_dies_ends_with_a_clear_message_and_frees_the_slot(body, te
             workers.run(*body)
     assert caught.value.code == "worker_died" and text in caught.value.message and caught.value.hint
     assert jobs.busy()["running"] == 0
+    with jobs.slot("audit", "v", "s"):                       # the slot serves the next job
+        assert workers.run(pid_and_steps, progress=lambda f, text: None) != os.getpid()
+
+
+def test_a_child_past_its_deadline_is_killed_with_a_message_naming_the_limit():
+    jobs, pids = Jobs(slots=1, timeout=1.5), []
+    with pytest.raises(AuditorError) as caught:
+        with jobs.slot("audit", "v", "s"):
+            workers.run(sleeper, progress=lambda f, text: pids.append(int(text.split()[1])))   # 120 s asleep
+    assert caught.value.code == "job_timeout" and caught.value.hint
+    assert "time limit for one job (1.5 s, AUDITOR_JOB_TIMEOUT)" in caught.value.message
+    assert pids and reaped(pids[0]) and jobs.busy()["running"] == 0
     with jobs.slot("audit", "v", "s"):                       # the slot serves the next job
         assert workers.run(pid_and_steps, progress=lambda f, text: None) != os.getpid()
 
