@@ -343,6 +343,8 @@ def _describe(repo_id: str, config, token, sample_rows: int, progress) -> dict:
         rows = []
         for row in itertools.islice(iter(stream), sample_rows):
             progress()
+            if not rows and any(str(key).startswith(_LFS_POINTER) for key in row):
+                raise ValueError("a Git LFS pointer read as a table")
             rows.append(row)
     except (AuditorError, _Abandoned):
         raise

@@ -140,7 +140,7 @@ for name, (repo, config, split, revision) in json.loads(sys.argv[1]).items():
                      "revision": t.revision}
     except AuditorError as exc:
         out[name] = {"error": exc.code, "message": str(exc), "hint": exc.hint}
-for name in ("default-true", "script"):          # the Space's dataset box
+for name in ("default-true", "script", "lfs-csv"):          # the Space's dataset box
     try:
         info = describe("acme/" + name)
         out["describe:" + name] = {"config": info["config"], "rows": info["rows"]}
@@ -244,6 +244,8 @@ def test_a_loading_script_is_refused_with_the_reason(hub):
 def test_git_lfs_pointers_are_refused_as_pointers(hub, name, file):
     text = refused(hub, name, "bad_format")
     assert "Git LFS pointer" in text and file in text
+    if name == "lfs-csv":             # the Space's dataset box too: not two rows of pointer lines
+        assert "Git LFS pointer" in hub["results"]["describe:lfs-csv"]["message"]
 
 
 def test_a_repo_without_data_files_is_refused(hub):
