@@ -23,7 +23,8 @@ Routes served (what datasets 5.2 / huggingface_hub 2.4 actually request):
   HEAD/GET /datasets/{repo}/resolve/{rev}/{file}     -> file bytes; X-Repo-Commit, ETag; Range -> 206
 Errors carry `X-Error-Code` (RepoNotFound / RevisionNotFound / EntryNotFound / GatedRepo), which is
 what huggingface_hub.utils.hf_raise_for_status keys on. `rev` may be "main" (the latest commit) or the
-sha of any commit the repo has had: adding a repo again makes a new commit and keeps the old ones.
+sha of any commit the repo has had (or a unique prefix of 7+ hex digits), or a branch or tag named by
+add_ref: adding a repo again makes a new commit and keeps the old ones.
 Gated repos: repo info/tree are public (as on the real Hub); file downloads and auth-check need
 `Authorization: Bearer <gated_token>` -> 401 without a token, 403 with a wrong one (both GatedRepo).
 
@@ -132,17 +133,33 @@ class FakeHub:
             (repo_dir / rel).parent.mkdir(parents=True, exist_ok=True)
             (repo_dir / rel).write_bytes(data)
         commits = (previous["commits"] if previous else []) + [sha]
-        self.repos[repo_id] = {"sha": sha, "gated_token": gated_token, "commits": commits}
+        refs = previous.get("refs", {}) if previous else {}     # branches and tags stay where they point
+        self.repos[repo_id] = {"sha": sha, "gated_token": gated_token, "commits": commits, "refs": refs}
 
     def _commit_dir(self, sha: str) -> Path:
         return self.root / ".commits" / sha
 
-    def _rev_dir(self, repo_id: str, rev: str) -> Path | None:
-        """The folder of a repo's files at ``rev`` ("main" or one of its commits' shas); None if unknown."""
+    def add_ref(self, repo_id: str, name: str, sha: str):
+        """Name one of the repo's commits with a branch or tag (``name``), readable as a revision."""
+        self.repos[repo_id].setdefault("refs", {})[name] = sha
+
+    def _sha(self, repo_id: str, rev: str) -> str | None:
+        """The commit ``rev`` names: "main", a branch or tag of add_ref, a sha, or a unique prefix of one
+        (7 hex digits or more: the Hub resolves those too); None if unknown."""
         repo = self.repos[repo_id]
-        if rev in ("main", repo["sha"]):
-            return self.root / repo_id
-        return self._commit_dir(rev) if rev in repo["commits"] else None
+        if rev == "main":
+            return repo["sha"]
+        if rev in repo.get("refs", {}):
+            return repo["refs"][rev]
+        found = [c for c in repo["commits"] if re.fullmatch(r"[0-9a-f]{7,40}", rev) and c.startswith(rev)]
+        return found[0] if len(found) == 1 else None
+
+    def _rev_dir(self, repo_id: str, rev: str) -> Path | None:
+        """The folder of a repo's files at ``rev`` (see ``_sha``); None if unknown."""
+        sha = self._sha(repo_id, rev)
+        if sha is None:
+            return None
+        return self.root / repo_id if sha == self.repos[repo_id]["sha"] else self._commit_dir(sha)
 
     def start(self) -> str:
         """Serve on an ephemeral port of 127.0.0.1 in a daemon thread; return the endpoint URL."""
@@ -229,7 +246,7 @@ def _make_handler(hub: FakeHub):
             rev = m["api_rev"] or m["dl_rev"] or "main"
             if hub._rev_dir(repo_id, rev) is None:
                 return self._error(404, "RevisionNotFound", f"Invalid rev id: {rev}", head)
-            sha = repo["sha"] if rev == "main" else rev
+            sha = hub._sha(repo_id, rev)
             if m["dl_repo"] or m["auth"]:  # file access (and auth-check) is what gating blocks
                 token = repo["gated_token"]
                 if token is not None and self.headers.get("Authorization") != f"Bearer {token}":

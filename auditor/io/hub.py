@@ -30,11 +30,13 @@ from __future__ import annotations
 import contextvars
 import itertools
 import os
+import re
 import threading
 import time
 
 from ..env import env_float
 from ..errors import AuditorError
+from .listing import DATA_SUFFIXES
 from .table import Table, choose_split
 
 DEFAULT_HUB_TIMEOUT = 10.0
@@ -155,12 +157,47 @@ def _classify(exc: Exception, repo_id: str, config=None) -> AuditorError:
         return AuditorError("hub_unreachable", f"The Hub did not answer for {repo_id!r} "
                             f"({type(exc).__name__}).",
                             "Check the network (or HF_ENDPOINT); offline, use a local file or example:NAME.")
+    chain = _chain(exc)
+    said = " ".join(f"{type(e).__name__}: {e}" for e in chain)
+    if "Dataset scripts are no longer supported" in said:
+        script = re.search(r"found (\S+?\.py)", said)
+        name = script.group(1) if script else "a .py file"
+        return AuditorError("bad_format", f"{repo_id} is a loading script ({name}), not data files: the datasets "
+                            "library no longer runs dataset scripts.",
+                            "Audit the data files themselves (JSONL, JSON, CSV, Parquet), or a copy of the dataset "
+                            "saved as files.")
+    if any(type(e).__name__ in ("EmptyDatasetError", "DataFilesNotFoundError") for e in chain):
+        return AuditorError("empty_input", f"{repo_id} holds no data files the datasets library reads.",
+                            "Check the dataset's files on its page: data must be JSONL, JSON, CSV, Parquet, Arrow "
+                            "or text files (a README alone is no data).")
+    if "Couldn't infer the same data file format for all splits" in said:
+        return AuditorError("bad_format", f"{repo_id}: its splits are stored in different file formats "
+                            f"({text.split('Got ')[-1][:200]}), and the datasets library reads one format per config.",
+                            "Store every split in one format, or give each its own config in the README's configs.")
+    codec = re.search(r"Compression type (\w+) not supported", said)
+    if codec:                  # fsspec decompresses the Hub's files, with a package of its own per codec
+        package = {"zstd": "zstandard"}.get(codec.group(1), codec.group(1))
+        return AuditorError("bad_format", f"{repo_id}: its files are compressed with {codec.group(1)}, which the "
+                            f"datasets library reads only with the Python package {package!r}, not installed here.",
+                            f"Install it (pip install {package}), or audit the files themselves: a local "
+                            f"{codec.group(1)} file is read without it.")
     if isinstance(exc, ValueError) and "BuilderConfig" in text:
         return AuditorError("bad_config", f"{repo_id} has no config {config!r}.",
                             f"{text.split('not found.')[-1].strip() or 'Leave the config blank to list them.'}")
     return AuditorError("bad_format", f"{repo_id}: the dataset could not be read ({type(exc).__name__}: "
                         f"{text[:300]}).",
                         "Check the dataset page; a script-based or unusual dataset may need converting to files.")
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and its causes (``datasets`` wraps the reason a file could not be read in its own errors)."""
+    seen = [exc]
+    while len(seen) < 10:
+        nxt = seen[-1].__cause__ or seen[-1].__context__
+        if nxt is None or nxt in seen:
+            break
+        seen.append(nxt)
+    return seen
 
 
 def _remote(repo_id: str) -> str:
@@ -185,6 +222,81 @@ def _check_reachable(repo_id: str, token: str | bool, revision: str | None = Non
                            "or leave the revision out to read the latest.") from None
     except Exception as exc:  # the hub client raises many types (httpx2.*, HfHubHTTPError, ...)
         raise _classify(exc, repo_id) from None
+
+
+def _configs(repo_id: str, token, pinned: dict):
+    """(the dataset's module, its config names, the config read when none is given), as ``datasets``
+    decides them: the README's ``default: true`` config, else ``default``, else the first (what
+    ``get_dataset_config_names`` and ``get_dataset_default_config_name`` give, from one module)."""
+    from datasets.load import dataset_module_factory, get_dataset_builder_class
+    module = dataset_module_factory(_remote(repo_id), token=token, **pinned)
+    builder = get_dataset_builder_class(module, dataset_name=repo_id.split("/")[-1])
+    configs = list(builder.builder_configs) or [
+        module.builder_kwargs.get("config_name", builder.DEFAULT_CONFIG_NAME or "default")]
+    default = module.builder_configs_parameters.default_config_name
+    if default not in configs:
+        default = "default" if "default" in configs else configs[0]
+    return module, configs, default
+
+
+def _data_files(module, config) -> dict:
+    """{split: [hf:// URL of each data file datasets reads]} of ``config``; {} when the module does not say."""
+    for built in module.builder_configs_parameters.builder_configs or ():
+        if built.name == config and built.data_files:
+            return {str(k): list(v) for k, v in built.data_files.items()}
+    return {}
+
+
+def _refuse_skipped_formats(repo_id: str, module, config, split, token) -> None:
+    """Files of a split in a format other than its most common one are dropped by ``datasets`` without
+    a word (data/train-a.jsonl read, data/train-b.csv not), so a count would silently miss their rows.
+    Checked where datasets infers the files from their names (no ``configs`` in the README); the
+    README's own ``data_files`` say exactly what each config holds."""
+    if module.builder_configs_parameters.metadata_configs:
+        return
+    read = set(_data_files(module, config).get(split, ()))
+    base = module.builder_kwargs.get("base_path")
+    if not read or not base:
+        return
+    from datasets.data_files import DataFilesDict, get_data_patterns
+    from datasets.download import DownloadConfig
+    from datasets.packaged_modules import _ALL_ALLOWED_EXTENSIONS
+    download = DownloadConfig(token=token)
+    every = DataFilesDict.from_patterns(get_data_patterns(base, download_config=download), base_path=base,
+                                        allowed_extensions=_ALL_ALLOWED_EXTENSIONS, download_config=download)
+    # Tables only: a stray notes.txt beside the data is no dropped data.
+    skipped = sorted(name for name in (f.rsplit("/", 1)[-1] for f in set(every.get(split, ())) - read)
+                     if name.lower().endswith((*DATA_SUFFIXES, ".arrow")))
+    if skipped:
+        kinds = sorted({f.rsplit("/", 1)[-1].split(".", 1)[-1] for f in read})
+        raise AuditorError("bad_format", f"{repo_id} ({split}) mixes file formats: the datasets library reads its "
+                           f"{len(read)} .{'/.'.join(kinds)} file(s) and would skip {len(skipped)} other(s) "
+                           f"({', '.join(skipped[:5])}{', ...' if len(skipped) > 5 else ''}).",
+                           "Store the split in one format, or name each file's split in the README's configs.")
+
+
+# The first line of a Git LFS pointer: a file pushed without LFS, served as these few lines, not its data.
+_LFS_POINTER = "version https://git-lfs.github.com/spec/"
+
+
+def _refuse_lfs_pointers(repo_id: str, module, config, token) -> None:
+    """Raise a clear error when the config's data files are Git LFS pointers instead of data (asked
+    after a read failed, or read a pointer as a table: parquet says "magic bytes not found", JSON a
+    parse error, CSV two rows). Small files only: a pointer is ~130 bytes."""
+    from huggingface_hub import HfFileSystem
+    try:
+        files = [f for split_files in _data_files(module, config).values() for f in split_files][:200]
+        fs = HfFileSystem(token=token)
+        pointers = [f for f in files if fs.info(f).get("size", 0) < 1024
+                    and fs.cat_file(f, start=0, end=len(_LFS_POINTER)).decode("latin-1") == _LFS_POINTER]
+    except Exception:      # noqa: BLE001  (only a diagnosis: the read's own error is raised instead)
+        return
+    if pointers:
+        names = [f.split("@", 1)[-1].split("/", 1)[-1] for f in pointers]
+        raise AuditorError("bad_format", f"{repo_id}: {len(names)} data file(s) hold a Git LFS pointer, not data "
+                           f"({', '.join(names[:5])}{', ...' if len(names) > 5 else ''}).",
+                           "The files were pushed without Git LFS: ask the owner to push them again with "
+                           "git lfs installed (or upload them with huggingface_hub).")
 
 
 def resolve_revision(repo_id: str, revision: str | None = None, token=None) -> tuple[str | None, str | None]:
@@ -216,11 +328,11 @@ def _describe(repo_id: str, config, token, sample_rows: int, progress) -> dict:
     progress()
     import datasets
     try:
-        configs = list(datasets.get_dataset_config_names(_remote(repo_id), token=token))
+        module, configs, default = _configs(repo_id, token, {})
     except Exception as exc:
         raise _classify(exc, repo_id) from None
     progress()
-    chosen = config or (configs[0] if configs else None)
+    chosen = config or default
     if config is not None and configs and config not in configs:
         raise AuditorError("bad_config", f"{repo_id} has no config {config!r}.",
                            f"Available configs: {', '.join(configs)}.")
@@ -231,10 +343,13 @@ def _describe(repo_id: str, config, token, sample_rows: int, progress) -> dict:
         rows = []
         for row in itertools.islice(iter(stream), sample_rows):
             progress()
+            if not rows and any(str(key).startswith(_LFS_POINTER) for key in row):
+                raise ValueError("a Git LFS pointer read as a table")
             rows.append(row)
     except (AuditorError, _Abandoned):
         raise
     except Exception as exc:
+        _refuse_lfs_pointers(repo_id, module, chosen, token)
         raise _classify(exc, repo_id, chosen) from None
     columns = list(dict.fromkeys(k for r in rows for k in r))
     return {"configs": configs, "config": chosen, "splits": splits, "columns": columns, "rows": rows}
@@ -265,27 +380,33 @@ def _load_hub(repo_id: str, config, split, max_rows, token, default_split: str, 
         notices.append(f"revision {commit} read as asked; the dataset has a newer one ({latest})")
     pinned = {"revision": commit} if commit else {}
     try:
-        configs = list(datasets.get_dataset_config_names(_remote(repo_id), token=token, **pinned))
+        module, configs, default = _configs(repo_id, token, pinned)
     except Exception as exc:
         raise _classify(exc, repo_id) from None
     progress()
     if config is None:
+        config = default
         if len(configs) > 1:
-            config = "default" if "default" in configs else configs[0]
             notices.append(f"config not given: using '{config}' (available: {', '.join(configs)})")
-        elif configs:
-            config = configs[0]
     elif configs and config not in configs:
         raise AuditorError("bad_config", f"{repo_id} has no config {config!r}.",
                            f"Available configs: {', '.join(configs)}.")
     try:
         splits = list(datasets.get_dataset_split_names(_remote(repo_id), config, token=token, **pinned))
     except Exception as exc:
+        _refuse_lfs_pointers(repo_id, module, config, token)
         raise _classify(exc, repo_id, config) from None
     progress()
     split, note = choose_split(split, splits, repo_id, default_split)
     if note:
         notices.append(note)
+    try:
+        _refuse_skipped_formats(repo_id, module, config, split, token)
+    except AuditorError:
+        raise
+    except Exception as exc:
+        raise _classify(exc, repo_id, config) from None
+    progress()
     rows: list[dict] = []
     truncated = False
     try:
@@ -295,10 +416,13 @@ def _load_hub(repo_id: str, config, split, max_rows, token, default_split: str, 
             if max_rows is not None and len(rows) >= max_rows:
                 truncated = True
                 break
+            if not rows and any(str(key).startswith(_LFS_POINTER) for key in row):
+                raise ValueError("a Git LFS pointer read as a table")    # a CSV pointer parses as 2 rows
             rows.append(row)
     except (AuditorError, _Abandoned):
         raise
     except Exception as exc:
+        _refuse_lfs_pointers(repo_id, module, config, token)
         raise _classify(exc, repo_id, config) from None
     if not rows:
         raise AuditorError("empty_input", f"{repo_id} ({config}/{split}) has no rows.", "Try another split.")
