@@ -51,8 +51,11 @@ def clean(test, against: list, *, near: bool = False, dedup: bool = False, thres
         try:
             result = compare(other, side, settings)
         except AuditorError as exc:     # TEST's --text, not in a training side: --text-against names its own
-            raise inherited_field_hint(exc, RoleNames(text, answer), RoleNames(text_against, answer_against),
-                                       "against", "the training sides'") from None
+            hinted = inherited_field_hint(exc, RoleNames(text, answer), RoleNames(text_against, answer_against),
+                                          "against", "the training sides'")
+            if hinted is exc:
+                raise
+            raise hinted from None
         _drop_leaks(result, reasons, near)
     notices: tuple = ()
     if dedup:

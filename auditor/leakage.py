@@ -144,7 +144,10 @@ def prepared_b(spec, settings: LeakSettings) -> PreparedSide:
     try:
         return prepared_side(spec, settings.roles_for_b)
     except AuditorError as exc:
-        raise inherited_field_hint(exc, settings.roles_a, settings.roles_b, "b", "B's") from None
+        hinted = inherited_field_hint(exc, settings.roles_a, settings.roles_b, "b", "B's")
+        if hinted is exc:
+            raise
+        raise hinted from None
 
 
 def inherited_field_hint(exc: AuditorError, given: RoleNames, own: RoleNames, option: str, whose: str):
@@ -153,8 +156,8 @@ def inherited_field_hint(exc: AuditorError, given: RoleNames, own: RoleNames, op
     for role in ("text", "answer", "group"):
         if exc.code == "missing_field" and getattr(own, role) is None and getattr(given, role) is not None \
                 and f"The {role} field " in exc.message:
-            return AuditorError(exc.code, exc.message, f"{exc.hint} --{role} names the field on both sides: "
-                                f"--{role}-{option} names {whose} own ({role}_{option}= in Python).")
+            return AuditorError(exc.code, exc.message, f"{exc.hint} --{role} names the field on both sides: ".lstrip()
+                                + f"--{role}-{option} names {whose} own ({role}_{option}= in Python).")
     return exc
 
 

@@ -26,6 +26,7 @@ KEEP_RULES = ("first", "longest", "most_common_answer")     # dedup: which recor
 # Contained leak matches (auditor.near.contained): a B text counts as inside an A text only when the
 # overlap it needs, ceil(t |S_b|), is at least this many shingles (11 word 3-shingles: a 13-word span).
 CONTAINED_MIN_SHARED = 11
+CONTAINED_METHOD = "prefix-containment"     # how they are searched, as summary.json names it
 # The semantic pass's defaults, calibrated on bundled data (auditor.semantic's docstring, bench/semantic.py
 # --calibrate); here so the CLI's help states them without loading the model code. An item is flagged when
 # its best match's margin score is at least SEMANTIC_THRESHOLD and its cosine at least SEMANTIC_COSINE_FLOOR.

@@ -110,11 +110,17 @@ class AppServer:
         """The server's processes (its jobs' children among them) and every thread's stack (app.py
         dumps them on SIGUSR1), then the end of its log."""
         if self.proc.poll() is None:
-            ps = subprocess.run(["ps", "-o", "pid,ppid,stat,etime,rss,args", "--ppid", str(self.proc.pid),
-                                 "-p", str(self.proc.pid)], capture_output=True, text=True)
+            try:    # (a diagnosis never hides the test's own failure: no ps on the image, a closed log)
+                ps = subprocess.run(["ps", "-o", "pid,ppid,stat,etime,rss,args", "--ppid", str(self.proc.pid),
+                                     "-p", str(self.proc.pid)], capture_output=True, text=True).stdout
+            except OSError as exc:
+                ps = f"(no process list: {exc})"
             self.proc.send_signal(signal.SIGUSR1)
             time.sleep(1)
-            return ps.stdout + "\n" + Path(self.log.name).read_text(errors="replace")[-20000:]
+            try:
+                return ps + "\n" + Path(self.log.name).read_text(errors="replace")[-20000:]
+            except OSError:
+                return ps
         return self.output()
 
     def stop(self) -> None:

@@ -4,19 +4,14 @@ rows a dedup keeps and drops, the clusters and the largest, and the pairs, from
 The x axis runs as the sliders do: looser (lower) on the left, stricter on the right."""
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-
 import plotly.graph_objects as go
 from gradio.components.plot import PlotData
 
+from . import state
 from .views import h, pct
 
 CURVE_STEP = 0.01              # thresholds drawn and hovered
 TABLE_STEP = 0.05              # thresholds listed in the table (with the selected one)
-DRAWN_KEPT = 512               # charts kept, drawn (12 KB of JSON for GSM8K train)
-_DRAWN: OrderedDict = OrderedDict()
-_DRAWN_LOCK = threading.Lock()
 
 
 def grid(min_threshold: float) -> list[float]:
@@ -34,16 +29,10 @@ def drawn(key, points, threshold: float, records: int) -> PlotData:
     """``figure`` as the page's Plot receives it (its JSON), drawn once per audit ``key`` and
     threshold: building a Plotly figure took 20-40 ms of the server's GIL, half of a threshold change,
     and every visitor moving between a few thresholds of one audit asked for the same charts."""
-    with _DRAWN_LOCK:
-        plot = _DRAWN.get((key, threshold))
-        if plot is not None:
-            _DRAWN.move_to_end((key, threshold))
-            return plot
-    plot = PlotData(type="plotly", plot=figure(points, threshold, records).to_json())
-    with _DRAWN_LOCK:
-        _DRAWN[(key, threshold)] = plot
-        while len(_DRAWN) > DRAWN_KEPT:
-            _DRAWN.popitem(last=False)
+    plot = state.DRAWN.get((key, threshold))
+    if plot is None:
+        plot = PlotData(type="plotly", plot=figure(points, threshold, records).to_json())
+        state.DRAWN.put((key, threshold), plot, nbytes=len(plot.plot))
     return plot
 
 

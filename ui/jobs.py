@@ -11,7 +11,8 @@ back, with the expected wait), so waiting jobs never take every thread of the se
 A job's body runs in a child process (``ui.workers.run``), so it shares neither the CPU time nor the
 GIL of the server's threads; cancelling a running job kills that process at once, and so does its
 deadline (``TIMEOUT`` seconds from the moment it got its slot: a child that hangs, on a lock held at
-the fork or a read that never ends, would otherwise hold the slot for good). In-process work
+the fork or a read that never ends, would otherwise hold the slot for good). The deadline stops the
+child only: what a handler does in the server before it forks counts against it, but is not stopped. In-process work
 (no child) stops at its next progress step once cancelled: ``check`` raises ``JobCancelled``, a
 BaseException, so no ``except Exception`` on the way swallows it.
 """

@@ -253,6 +253,7 @@ PAIR_LISTS = ResultCache(256 * 1024 ** 2, 16)   # (audit key, threshold) -> Pair
 SEMANTIC = ResultCache(256 * 1024 ** 2, 16)     # (audit key, benchmark side, caps) -> a Paraphrases run
 CLUSTERS = ResultCache(256 * 1024 ** 2, 16)     # (audit key, threshold, keep rule, review) -> ranked clusters
 CURVES = ResultCache(64 * 1024 ** 2, 32)        # audit key -> what dedup does at every threshold
+DRAWN = ResultCache(16 * 1024 ** 2, 512)        # (audit key, threshold) -> the curve's chart, drawn (12 KB for GSM8K)
 EVIDENCE = ResultCache(256 * 1024 ** 2, 32)     # evidence list id -> its rows (leak pairs, contamination items)
 
 

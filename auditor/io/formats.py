@@ -267,13 +267,18 @@ def jsonl_rows(lines, name: str, start: int = 1):
 _CONTAINERS = frozenset({"data", "rows", "records", "examples", "instances", "items", "samples"})   # and SPLIT_KEYS
 
 
+def _contained(obj: dict, keys: frozenset):
+    """The value of ``obj``'s one list or object field when its key names a container in ``keys``
+    ({"version": 1, "data": [...]}), else None."""
+    nested = [k for k, v in obj.items() if isinstance(v, (list, dict))]
+    return obj[nested[0]] if len(nested) == 1 and str(nested[0]).lower() in keys else None
+
+
 def _wraps_records(row: dict) -> bool:
     """Whether a record is a document's wrapper of records ({"version": ..., "data": [{...}, ...]},
     SQuAD's layout): in a file of one line, it is a JSON document named .jsonl, and one record."""
-    lists = [k for k, v in row.items() if isinstance(v, (list, dict))]
-    value = row[lists[0]] if len(lists) == 1 else None
-    return (str(lists[0]).lower() in _CONTAINERS | SPLIT_KEYS and isinstance(value, list) and len(value) > 1
-            and all(isinstance(x, dict) for x in value)) if value is not None else False
+    value = _contained(row, _CONTAINERS | SPLIT_KEYS)
+    return isinstance(value, list) and len(value) > 1 and all(isinstance(x, dict) for x in value)
 
 
 # A JSON document named .jsonl (json.dump of a list, pretty-printed or not): its first line is "[".
@@ -529,9 +534,8 @@ def _parse_json(text: str, name: str, max_rows, notices: list | None = None) -> 
     frame = _pandas_frame(data, name, notices)
     if frame is None and isinstance(data, dict):
         # {"version": 1, "data": {"task_0": {...}, ...}}: records keyed by id inside a container
-        inner = [k for k, v in data.items() if isinstance(v, (dict, list))]
-        value = data[inner[0]] if len(inner) == 1 and str(inner[0]).lower() in _CONTAINERS else None
-        if isinstance(value, dict) and all(isinstance(v, dict) for v in value.values()) and _keyed_records(value):
+        value = _contained(data, _CONTAINERS)
+        if isinstance(value, dict) and _keyed_records(value):
             frame = _pandas_frame(value, name, notices)
     if frame is not None:
         data = frame
@@ -638,7 +642,7 @@ def _keyed_records(data: dict) -> bool:
     """Whether an object of objects is records keyed by their ids ({"task_0": {"question": ...},
     "task_1": {...}}): two or more, every key holding a digit (an id, not a field name: one record
     {"question": {"en": ...}, "answer": {"en": ...}} stays one), and a field every object holds as text."""
-    if len(data) < 2 or not all(any(c.isdigit() for c in k) for k in data):
+    if len(data) < 2 or not all(any(c.isdigit() for c in k) and isinstance(v, dict) for k, v in data.items()):
         return False
     values = list(data.values())
     common = set(values[0]).intersection(*values[1:])

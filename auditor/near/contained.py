@@ -25,13 +25,13 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from ..settings import CONTAINED_METHOD as METHOD
 from ..settings import CONTAINED_MIN_SHARED as MIN_SHARED
 from ..shingles import set_sizes
 from .result import EPS, CrossPairs
 from .sink import CrossSink
 from .verifier import COMPILED_MIN
 
-METHOD = "prefix-containment"
 BATCH_ROWS = 50_000           # A rows per batch (memory: one batch's candidates and its stacked copy)
 
 

@@ -7,7 +7,7 @@ text_jaccard is the two texts' own). A contained match carries its containment (
 """
 from __future__ import annotations
 
-from ..settings import CONTAINED_MIN_SHARED
+from ..settings import CONTAINED_METHOD, CONTAINED_MIN_SHARED
 from .common import (
     NO_TEXT,
     PARAPHRASE_CAVEAT,
@@ -65,7 +65,7 @@ def summary(result) -> dict:
                      "text_normalizer": "default", "answer_normalizer": result.answer_normalizer,
                      "normalization": result.normalization},
         "method": {"near_duplicates": near.method if near else None,
-                   "contained": {"search": "prefix-containment", "rule": CONTAINED_RULE,
+                   "contained": {"search": CONTAINED_METHOD, "rule": CONTAINED_RULE,
                                  "min_shared_shingles": CONTAINED_MIN_SHARED} if near else None,
                    "answer_identity": "the whole answer after the answer normaliser, not a final number"},
         "identical_text": frac(result.counts["identical_text"]),

@@ -49,8 +49,9 @@ def children(pid: int) -> list[int]:
     for task in Path(f"/proc/{pid}/task").iterdir():
         try:
             out += [int(c) for c in (task / "children").read_text().split()]
-        except OSError:
-            pass
+        except FileNotFoundError:
+            if task.exists():    # a kernel without /proc/PID/task/TID/children: no "no children" by default
+                raise
     return out
 
 

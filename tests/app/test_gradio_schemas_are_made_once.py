@@ -42,3 +42,21 @@ def test_each_caller_gets_its_own_copy():
     second = FileData.model_json_schema()
     assert second["properties"] and second != first
     assert FileData.model_json_schema(mode="serialization") == FileData.model_json_schema(mode="serialization")
+
+
+def test_a_models_schema_is_built_once(monkeypatch):
+    """From this session's review: the tests above pass without the cache too; this one counts the
+    schema builds pydantic makes (three calls, one build)."""
+    from gradio.data_classes import GradioModel
+    from pydantic.json_schema import GenerateJsonSchema
+
+    class Probe(GradioModel):
+        text: str = ""
+
+    builds = []
+    generate = GenerateJsonSchema.generate
+    monkeypatch.setattr(GenerateJsonSchema, "generate",
+                        lambda self, *a, **k: builds.append(1) or generate(self, *a, **k))
+    keep_schemas()
+    schemas = [Probe.model_json_schema() for _ in range(3)]
+    assert len(builds) == 1 and schemas[0] == schemas[2] and "text" in schemas[0]["properties"]
