@@ -20,6 +20,7 @@ ray = pytest.importorskip("ray")
 
 import ground_truth as gt  # noqa: E402
 import real_data  # noqa: E402
+from auditor.clusters import cluster_labels  # noqa: E402
 from auditor.distributed import near as ray_near  # noqa: E402
 from auditor.distributed import resume  # noqa: E402
 from auditor.distributed.near import HOLD_AFTER_ENV, ray_find_pairs  # noqa: E402
@@ -59,12 +60,16 @@ def _texts() -> list[str]:
     return [texts[i] for i in np.random.default_rng(3).permutation(len(texts))]
 
 
-def _same_pairs(ours, theirs) -> None:
+def _same_pairs(ours, theirs, forest: bool = True) -> None:
+    """Equal counts, sample and clusters; and, between two Ray runs of one plan, the same forest
+    (the local engine may pick another among equal-score edges)."""
     for name in ("bins", "node_pairs", "record_pairs"):
         np.testing.assert_array_equal(getattr(ours.counts, name), getattr(theirs.counts, name))
-    for name in ("a", "b", "jaccard", "forest_a", "forest_b", "forest_jaccard", "node_of", "weight"):
+    for name in ("a", "b", "jaccard", "node_of", "weight", *(("forest_a", "forest_b", "forest_jaccard") * forest)):
         np.testing.assert_array_equal(getattr(ours, name), getattr(theirs, name))
     assert (ours.candidates, ours.complete, ours.method) == (theirs.candidates, theirs.complete, theirs.method)
+    for t in (ours.min_threshold, 0.7, 0.9):
+        np.testing.assert_array_equal(cluster_labels(ours, t)[0], cluster_labels(theirs, t)[0])
 
 
 def _cli(args: list, env: dict, **popen):
@@ -159,11 +164,12 @@ def test_tampered_foreign_and_other_code_partition_files_are_computed_again(tmp_
     _same_pairs(ray_find_pairs(matrix, 0.5, "exact", partitions=4, shard_dir=shard_dir, stats=again), honest)
     assert again == {"partitions": total, "partitions_resumed": total}
 
-    # One file's payload edited (its counts cleared), the signature left as it was: not used.
-    target = _files(shard_dir)[-1]
+    # One file's payload edited (its pair counts cleared), the signature left as it was: not used.
+    target = max(_files(shard_dir), key=lambda p: p.stat().st_size)
     mac, _, body = target.read_text().partition("\n")
     data = json.loads(body)
     empty = ray_near._encode(np.zeros(0, np.int64), "i8")
+    assert data["payload"]["piece"]["bins"] != empty          # a piece with pairs
     data["payload"]["piece"].update(bins=empty, node_pairs=empty, record_pairs=empty)
     tampered = mac + "\n" + json.dumps(data, sort_keys=True)
     target.write_text(tampered)
@@ -205,19 +211,22 @@ def test_lsh_resumes_the_partitions_left_and_equals_the_local_lsh(tmp_path):
     local = find_pairs(matrix, 0.5, "lsh", seed=3)
     shard_dir = tmp_path / "shards"
     first: dict = {}
-    _same_pairs(ray_find_pairs(matrix, 0.5, "lsh", seed=3, partitions=5, shard_dir=shard_dir, stats=first), local)
+    uninterrupted = ray_find_pairs(matrix, 0.5, "lsh", seed=3, partitions=5, shard_dir=shard_dir, stats=first)
+    _same_pairs(uninterrupted, local, forest=False)
     files = _files(shard_dir)
     # every LSH partition is saved (one no band was routed to, as empty), so a full re-run runs nothing
     assert len(files) == 5 + len(local.dense_groups) and first["partitions_resumed"] == 0
     for path in files[1::2]:                       # half of them lost, as after a crash
         path.unlink()
     again: dict = {}
-    _same_pairs(ray_find_pairs(matrix, 0.5, "lsh", seed=3, partitions=5, shard_dir=shard_dir, stats=again), local)
+    _same_pairs(ray_find_pairs(matrix, 0.5, "lsh", seed=3, partitions=5, shard_dir=shard_dir, stats=again),
+                uninterrupted)
     lost_pieces = {p.name for p in files[1::2]} - {p.name for p in _files(shard_dir)}
     assert not lost_pieces and again["partitions"] == first["partitions"]
     assert first["partitions"] - len(files[1::2]) <= again["partitions_resumed"] < first["partitions"]
     third: dict = {}
-    _same_pairs(ray_find_pairs(matrix, 0.5, "lsh", seed=3, partitions=5, shard_dir=shard_dir, stats=third), local)
+    _same_pairs(ray_find_pairs(matrix, 0.5, "lsh", seed=3, partitions=5, shard_dir=shard_dir, stats=third),
+                uninterrupted)
     assert third["partitions_resumed"] == first["partitions"]
     # another seed is another plan
     seeded: dict = {}
