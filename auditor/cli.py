@@ -129,13 +129,13 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 
-def _add_engine_options(p: argparse.ArgumentParser, shards: bool = False) -> None:
+def _add_engine_options(p: argparse.ArgumentParser, shards: bool = False, pieces: str = "shard") -> None:
     p.add_argument("--engine", choices=("local", "ray"), default="local",
                    help="local: this process (default); ray: Ray Data workers (pip install .[ray])")
     p.add_argument("--ray-address", metavar="ADDRESS", help="join this Ray cluster (default: RAY_ADDRESS, "
                    "else a local Ray started for the run)")
     if shards:
-        p.add_argument("--shard-dir", metavar="DIR", help="--engine ray: keep each finished shard's result here "
+        p.add_argument("--shard-dir", metavar="DIR", help=f"--engine ray: keep each finished {pieces}'s result here "
                        "and skip it when re-run (default: OUT_DIR/shards where the command has --out-dir)")
 
 
@@ -181,7 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="near-duplicate search (auto: exact all-pairs when small enough)")
     scan.add_argument("--num-perm", type=_positive_int, default=128, help="MinHash permutations (LSH)")
     scan.add_argument("--seed", type=int, default=1)
-    _add_engine_options(scan)
+    _add_engine_options(scan, shards=True, pieces="near-duplicate partition")
     _add_output_options(scan)
 
     leak = sub.add_parser("leak", help="records of B (evaluation) that occur in A (training)", allow_abbrev=False,
@@ -278,6 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "(default: OUT.manifest.json)")
     dedup.add_argument("--shingle", type=_shingle, default=None, help="word:N (default word:3) or char:N")
     dedup.add_argument("--method", choices=("auto", "exact", "lsh"), default="auto")
+    _add_engine_options(dedup, shards=True, pieces="near-duplicate partition")
     dedup.add_argument("--json", dest="json_path", metavar="PATH|-", help="write the summary to PATH, or stdout with -")
     dedup.add_argument("--quiet", action="store_true", help="no progress on stderr")
     return parser
@@ -335,9 +336,10 @@ def cmd_scan(args) -> int:
                             shingle=args.shingle or ShingleSpec(), normalizer=args.normalizer,
                             method=args.method, num_perm=args.num_perm, seed=args.seed)
     _check_outputs(args, [args.source])
+    shard_dir = args.shard_dir or (os.path.join(args.out_dir, "shards") if args.out_dir else None)
     result = engines.scan(args.source, config=args.config, split=args.split, text=args.text, answer=args.answer,
                           group=args.group, labels=args.labels, id=args.id, settings=settings,
-                          max_rows=args.max_rows, progress=_progress(args.quiet), engine=_engine(args),
+                          max_rows=args.max_rows, progress=_progress(args.quiet), engine=_engine(args, shard_dir),
                           revision=args.revision)
     _emit(args, result.summary(), result.markdown())
     return 0
@@ -478,7 +480,7 @@ def cmd_dedup(args) -> int:
     stamps = local_stamps(args.source, args.split)      # before the scan: a file changed since is an error
     result = engines.scan(args.source, config=args.config, split=args.split, text=args.text, answer=args.answer,
                           group=args.group, labels=args.labels, id=args.id, settings=settings, max_rows=args.max_rows,
-                          progress=_progress(args.quiet), revision=args.revision)
+                          progress=_progress(args.quiet), revision=args.revision, engine=_engine(args))
     review = load_review_file(args.review, result) if args.review else None
     deduped = dedup(result, args.threshold, args.keep, review=review)
     notices = [*deduped.notices, *write_dedup(result, deduped, args.out, manifest, source=args.source,

@@ -29,17 +29,21 @@ from .settings import EngineSettings, LeakSettings, SourceSpec
 
 
 def scan(source, *, engine=None, **options) -> audit.ScanResult:
-    """``audit.scan`` (its options), with the near-duplicate search on ``engine``."""
+    """``audit.scan`` (its options), with the near-duplicate search on ``engine``; on Ray with a
+    shard folder, finished partitions are kept there and reused by a re-run (``distributed.near``)."""
     engine = EngineSettings.coerce(engine)
     if not engine.on_ray:
         return audit.scan(source, **options)
     quiet = engine.quiet or options.get("progress") is None     # quiet as the caller is: Ray's log lines too
+    spec = source.source if isinstance(source, SourceSpec) else source
+    check_shard_dir(engine.shard_dir, [spec if isinstance(spec, (str, os.PathLike)) else None], "near")
+    stats: dict = {}
 
     def search(matrix, settings, progress):
-        return scan_pairs(matrix, settings, engine.ray_address, quiet=quiet)
+        return scan_pairs(matrix, settings, engine.ray_address, quiet=quiet, shard_dir=engine.shard_dir, stats=stats)
 
     result = audit.scan(source, search=search, **options)
-    return replace(result, engine={"name": "ray", "seconds": result.timings["near_duplicates"]})
+    return replace(result, engine={"name": "ray", "seconds": result.timings["near_duplicates"], **stats})
 
 
 def leak(a, b, *, settings: LeakSettings | None = None, config_a=None, split_a=None, config_b=None, split_b=None,

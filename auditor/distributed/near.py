@@ -25,17 +25,31 @@ forests contains a maximum spanning forest of the whole graph) and the best pair
 ``PairSink``, so the ``Pairs`` has the local meaning: the same counts at every threshold, the
 same components (clusters, curve), the same pair sample and, for LSH, the same catch
 probability. Only the forest's choice among equal-score edges may differ.
+
+Resume (``shard_dir``): each finished piece (a template group, a join partition, an LSH
+partition) is saved by the driver as it arrives, as ``near-KEY-NNNNN.json``: written atomically,
+signed and checked when read by ``resume`` (KEY: the shingle matrix's fingerprint, the search's
+settings, the partition count and the code version; NNNNN: the piece's place in the plan, whose
+kind and bounds the file names too). A re-run with the same plan reads the finished pieces back
+and computes only the others; a file that fails a check is computed again. Pieces are merged in
+the plan's order whichever finished first, so the result is the uninterrupted run's.
 """
 from __future__ import annotations
 
+import base64
+import hashlib
+import os
 import pickle
+import time
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
 from .. import parallel
 from ..errors import AuditorError
+from ..io.outputs import atomic_write
 from ..near import (MAX_EXACT_CANDIDATES, PRODUCT_BUDGET, CandidateFilter, PairSink, Pairs, Verifier,
                     choose_bands, collapse_identical, dense, estimated_candidates, minhash_signatures,
                     prefix_matrix, searched_threshold, size_fits)
@@ -43,6 +57,7 @@ from ..near.classes import expand, node_classes
 from ..near.lsh import BATCH, band_keys, group_runs, splitmix64
 from ..near.result import SCORE_SCALE
 from ..shingles import ShingleSpec, set_sizes, shingle_matrix
+from . import resume
 from .runtime import ray_session
 
 PARTITIONS_PER_CPU = 2        # default partitions per cluster CPU: evens out unequal partitions
@@ -51,16 +66,21 @@ LSH_BLOCK_NODES = 50_000      # nodes per signature task and per block of band r
 # Ray Data's groupby as a sort-based shuffle with plain tasks. Its default (hash shuffle on
 # aggregator actors) aborted workers here ("Mutex corrupt") and ran 3x slower on 2 CPUs.
 SHUFFLE = "sort_shuffle_pull_based"
+PIECE_FILE_VERSION = 1       # the saved piece's format (part of the run key)
+# Fault injection for the resume tests: after saving this many pieces the driver waits (to be killed).
+HOLD_AFTER_ENV = "AUDITOR_RAY_HOLD_AFTER_PARTITIONS"
 
 
 def ray_find_pairs(matrix_or_dataset, threshold: float, method: str = "auto", *, num_perm: int = 128,
                    seed: int = 1, partitions: int | None = None, text: str = "text",
-                   shingle=None) -> Pairs:
+                   shingle=None, shard_dir=None, stats: dict | None = None) -> Pairs:
     """``auditor.near.find_pairs`` on the running Ray session (see the module docstring).
     ``matrix_or_dataset``: a shingle matrix (``shingles.shingle_matrix``), or a Ray Dataset
     whose ``text`` column holds the texts in record order (shingled on the driver with
     ``shingle``, since shingle ids come from one vocabulary). ``partitions``: candidate
-    partitions (default: PARTITIONS_PER_CPU per CPU of the cluster)."""
+    partitions (default: PARTITIONS_PER_CPU per CPU of the cluster). ``shard_dir``: keep each
+    finished piece there and reuse the ones a run with the same plan saved (module docstring).
+    ``stats``: filled with ``partitions`` (pieces in the plan) and ``partitions_resumed``."""
     import ray
 
     if not ray.is_initialized():
@@ -91,26 +111,41 @@ def ray_find_pairs(matrix_or_dataset, threshold: float, method: str = "auto", *,
     if method == "auto":
         method = "exact" if estimated_candidates(plan[1]) <= MAX_EXACT_CANDIDATES else "lsh"
     common = dict(n_records=matrix.shape[0], node_of=node_of, min_threshold=min_threshold)
+    key = None
+    if shard_dir is not None:
+        lsh = method == "lsh"           # the plan: what the search reads, its settings and its cut
+        key = resume.run_key({"matrix": matrix_fingerprint(matrix), "min_threshold": min_threshold,
+                              "method": method, "num_perm": num_perm if lsh else None, "seed": seed if lsh else None,
+                              "partitions": partitions, "version": PIECE_FILE_VERSION})
+    pieces = _Pieces(PieceStore(shard_dir, key) if key else None)
     if method == "exact":
         groups = plan[0]
-        jobs = [(g.ids, _dense_task.remote(nodes[g.ids], weight[g.ids], min_threshold, _part(mult, g.ids)))
-                for g in groups]
-        jobs += [(part[0], _join_task.remote(*part, min_threshold, _part(mult, part[0])))
-                 for part in exact_partitions(nodes, weight, prefixes, plan, partitions)]
-        pieces = [_map_ids(ids, piece) for (ids, _), piece in zip(jobs, ray.get([ref for _, ref in jobs]))]
+        for g, group in enumerate(groups):
+            pieces.submit(g, {"kind": "dense", "nodes": int(group.ids.size)}, group.ids,
+                          lambda group=group: _dense_task.remote(nodes[group.ids], weight[group.ids], min_threshold,
+                                                                 _part(mult, group.ids)))
+        for j, part in enumerate(exact_partitions(nodes, weight, prefixes, plan, partitions)):
+            pieces.submit(len(groups) + j, {"kind": "join", "lo": part[6], "hi": part[7], "nodes": int(part[0].size)},
+                          part[0], lambda part=part: _join_task.remote(*part, min_threshold, _part(mult, part[0])))
+        merged = pieces.collect()
         fields = dict(method="exact-all-pairs", dense_groups=tuple(int(g.ids.size) for g in groups))
     else:
         bands, rows = choose_bands(min_threshold, num_perm)
         # Template groups by dense products, as locally; LSH proposes the pairs outside them.
         groups = (plan or dense.plan(nodes, prefix_matrix(nodes, min_threshold)))[0]
-        jobs = [(g.ids, _dense_task.remote(nodes[g.ids], weight[g.ids], min_threshold, _part(mult, g.ids)))
-                for g in groups]
+        for g, group in enumerate(groups):
+            pieces.submit(g, {"kind": "dense", "nodes": int(group.ids.size)}, group.ids,
+                          lambda group=group: _dense_task.remote(nodes[group.ids], weight[group.ids], min_threshold,
+                                                                 _part(mult, group.ids)))
         group = dense.group_of(nodes.shape[0], groups) if groups else None
-        pieces = lsh_pieces(nodes, weight, min_threshold, bands, rows, seed, partitions, mult, group)
-        pieces += [_map_ids(ids, piece) for (ids, _), piece in zip(jobs, ray.get([ref for _, ref in jobs]))]
+        merged = lsh_pieces(nodes, weight, min_threshold, bands, rows, seed, partitions, mult, group,
+                            pieces=pieces, first=len(groups))
+        merged += pieces.collect()
         fields = dict(method="minhash-lsh", num_perm=num_perm, bands=bands, rows=rows, seed=seed,
                       **({"dense_groups": tuple(int(g.ids.size) for g in groups)} if groups else {}))
-    pairs = _merge(weight, min_threshold, pieces, common, mult, **fields)
+    if stats is not None:
+        stats.update(partitions=len(merged), partitions_resumed=pieces.resumed)
+    pairs = _merge(weight, min_threshold, merged, common, mult, **fields)
     if classes is None:
         return pairs
     return expand(pairs, classes, weight=node_weight, **common, **{k: v for k, v in fields.items()},
@@ -283,31 +318,55 @@ _dense_task = _Lazy(_dense_task_fn)
 # --------------------------------------------------------------------------- LSH: band keys through groupby
 
 def lsh_pieces(nodes: sp.csr_matrix, weight: np.ndarray, min_threshold: float, bands: int, rows: int, seed: int,
-               partitions: int, multiplicity=None, group=None) -> list[dict]:
+               partitions: int, multiplicity=None, group=None, *, pieces=None, first: int = 0) -> list[dict]:
     """Signatures in tasks; (node, band) rows grouped by a hash of the band key with Ray Data's
     groupby (one group per partition); each group's first-band candidates verified in its
-    worker, which reads the band keys and shingle sets from the object store."""
+    worker, which reads the band keys and shingle sets from the object store. ``pieces``
+    (``_Pieces``): partition p is piece ``first + p``; the saved ones are read back and their
+    rows left out of the groupby (when every partition is saved, nothing runs)."""
     import ray
     import ray.data
 
+    pieces = pieces or _Pieces(None)
     n = nodes.shape[0]
     if n < 2:
         return []
-    spans = [(lo, min(lo + LSH_BLOCK_NODES, n)) for lo in range(0, n, LSH_BLOCK_NODES)]
-    sig = np.concatenate(ray.get([_signature_task.remote(nodes[lo:hi], bands * rows, seed) for lo, hi in spans]))
-    keys = np.ascontiguousarray(band_keys(sig, bands, rows))      # (nodes, bands): equal = same band values
-    del sig
-    shared = ray.put((keys, nodes, weight, multiplicity, group))
-    context = ray.data.DataContext.get_current()
-    strategy, context.shuffle_strategy = context.shuffle_strategy, SHUFFLE     # read when the plan is made
-    try:
-        rows_ds = ray.data.from_arrow([band_rows(keys, lo, hi, partitions) for lo, hi in spans])
-        grouped = rows_ds.groupby("part", num_partitions=partitions).map_groups(
-            _lsh_group, fn_kwargs={"shared": shared, "min_threshold": min_threshold}, batch_format="numpy")
-        found = sorted(grouped.take_all(), key=lambda r: int(r["part"]))
-    finally:
-        context.shuffle_strategy = strategy
-    return [pickle.loads(r["piece"]) for r in found]
+    identity = [{"kind": "lsh", "part": p} for p in range(partitions)]
+    done = {p: pieces.load(first + p, identity[p]) for p in range(partitions)}
+    done = {p: piece for p, piece in done.items() if piece is not None}
+    if len(done) < partitions:
+        spans = [(lo, min(lo + LSH_BLOCK_NODES, n)) for lo in range(0, n, LSH_BLOCK_NODES)]
+        sig = np.concatenate(ray.get([_signature_task.remote(nodes[lo:hi], bands * rows, seed)
+                                      for lo, hi in spans]))
+        keys = np.ascontiguousarray(band_keys(sig, bands, rows))      # (nodes, bands): equal = same band values
+        del sig
+        shared = ray.put((keys, nodes, weight, multiplicity, group))
+        skip = np.array(sorted(done), np.int32)
+        tables = [band_rows(keys, lo, hi, partitions) for lo, hi in spans]
+        if skip.size:                   # finished partitions' rows are not shuffled again
+            import pyarrow.compute as pc
+            tables = [t.filter(pc.invert(pc.is_in(t["part"], value_set=pa_array(skip)))) for t in tables]
+        context = ray.data.DataContext.get_current()
+        strategy, context.shuffle_strategy = context.shuffle_strategy, SHUFFLE     # read when the plan is made
+        try:
+            grouped = ray.data.from_arrow(tables).groupby("part", num_partitions=partitions).map_groups(
+                _lsh_group, fn_kwargs={"shared": shared, "min_threshold": min_threshold}, batch_format="numpy")
+            for r in grouped.iter_rows():     # each saved as it arrives
+                p = int(r["part"])
+                done[p] = pickle.loads(r["piece"])
+                pieces.finished(first + p, identity[p], done[p])
+        finally:
+            context.shuffle_strategy = strategy
+        for p in range(partitions):           # a partition no row was routed to: saved as empty
+            if p not in done:
+                done[p] = EMPTY
+                pieces.finished(first + p, identity[p], EMPTY)
+    return [done[p] for p in sorted(done) if done[p] is not EMPTY]
+
+
+def pa_array(values: np.ndarray):
+    import pyarrow as pa
+    return pa.array(values)
 
 
 def _shared(ref):
@@ -381,6 +440,132 @@ def _signature_task_fn(nodes, num_perm: int, seed: int) -> np.ndarray:
 _signature_task = _Lazy(_signature_task_fn)
 
 
+# --------------------------------------------------------------------------- resume: pieces saved by the driver
+
+EMPTY = {"empty": True}       # an LSH partition no row was routed to: nothing to merge
+_ARRAYS = {"bins": "i8", "node_pairs": "i8", "record_pairs": "i8"}
+_TRIPLES = ("forest", "sample")                 # (a int64, b int64, jaccard float64)
+
+
+def matrix_fingerprint(matrix: sp.csr_matrix) -> str:
+    """A hash of the shingle matrix (its shape, rows and shingle ids): what the search reads."""
+    matrix = matrix if matrix.has_sorted_indices else matrix.sorted_indices()
+    digest = hashlib.sha256(repr(matrix.shape).encode())
+    for part in (matrix.indptr, matrix.indices, matrix.data):
+        digest.update(np.ascontiguousarray(part, dtype=np.dtype(part.dtype).newbyteorder("<")).tobytes())
+        digest.update(str(part.dtype).encode())
+    return digest.hexdigest()
+
+
+def _encode(values: np.ndarray, dtype: str) -> str:
+    return base64.b64encode(np.ascontiguousarray(values, dtype="<" + dtype).tobytes()).decode("ascii")
+
+
+def _decode(text, dtype: str) -> np.ndarray:
+    raw = base64.b64decode(text.encode("ascii"), validate=True)
+    return np.frombuffer(raw, dtype="<" + dtype).astype(dtype)
+
+
+def encode_piece(piece: dict) -> dict:
+    """A piece as JSON (arrays as base64 of their little-endian bytes: exact, and compact)."""
+    if piece is EMPTY:
+        return dict(EMPTY)
+    out = {name: _encode(piece[name], dtype) for name, dtype in _ARRAYS.items()}
+    for name in _TRIPLES:
+        a, b, j = piece[name]
+        out[name] = [_encode(a, "i8"), _encode(b, "i8"), _encode(j, "f8")]
+    return {**out, "complete": bool(piece["complete"]), "candidates": int(piece["candidates"])}
+
+
+def decode_piece(data: dict) -> dict | None:
+    """The piece, or None when ``data`` is not one (then it is computed again)."""
+    try:
+        if data == EMPTY:
+            return EMPTY
+        piece = {name: _decode(data[name], dtype) for name, dtype in _ARRAYS.items()}
+        for name in _TRIPLES:
+            a, b, j = data[name]
+            piece[name] = (_decode(a, "i8"), _decode(b, "i8"), _decode(j, "f8"))
+        complete, candidates = data["complete"], data["candidates"]
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+    sizes = {piece[name].size for name in _ARRAYS}
+    if (len(sizes) != 1 or any(len({x.size for x in piece[name]}) != 1 for name in _TRIPLES)
+            or not isinstance(complete, bool) or not isinstance(candidates, int) or isinstance(candidates, bool)):
+        return None
+    return {**piece, "complete": complete, "candidates": candidates}
+
+
+class PieceStore:
+    """Finished pieces in a folder: ``near-KEY-NNNNN.json``, written atomically, signed and checked
+    when read (``resume``): a file this run's code did not write for this plan is not used."""
+
+    def __init__(self, folder, key: str):
+        self.folder, self.key = Path(folder), key
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise AuditorError("output_path", f"Cannot create the shard folder {str(folder)!r}: {exc.strerror}.",
+                               "Give a writable --shard-dir.") from None
+
+    def path(self, index: int) -> Path:
+        return self.folder / f"near-{self.key}-{index:05d}.json"
+
+    def load(self, index: int, identity: dict) -> dict | None:
+        data = resume.load(self.path(index), self.key, {**identity, "index": index})
+        return None if data is None or not isinstance(data.get("piece"), dict) else decode_piece(data["piece"])
+
+    def save(self, index: int, identity: dict, piece: dict) -> bool:
+        text = resume.dump(self.key, {**identity, "index": index}, {"piece": encode_piece(piece)})
+        if text is None:
+            return False                        # no signing secret: nothing saved, nothing to trust later
+        with atomic_write(self.path(index), sync=False) as handle:     # a resume cache: checked when read
+            handle.write(text)
+        return True
+
+
+class _Pieces:
+    """The plan's pieces on the driver: each read back from the store, or computed by a task and
+    saved as soon as it arrives; returned in the plan's order, whichever finished first."""
+
+    def __init__(self, store: PieceStore | None):
+        self.store, self.done, self.pending = store, {}, {}
+        self.resumed = self.saved = 0
+        self.hold = int(os.environ.get(HOLD_AFTER_ENV) or 0)
+
+    def load(self, index: int, identity: dict):
+        piece = self.store.load(index, identity) if self.store else None
+        self.resumed += piece is not None and piece is not EMPTY
+        return piece
+
+    def submit(self, index: int, identity: dict, ids: np.ndarray, start) -> None:
+        """Piece ``index`` read back, or started (``start()``: its task's ref; its node ids ``ids``)."""
+        piece = self.load(index, identity)
+        if piece is not None:
+            self.done[index] = piece
+        else:
+            self.pending[start()] = (index, identity, ids)
+
+    def finished(self, index: int, identity: dict, piece: dict) -> None:
+        if self.store and self.store.save(index, identity, piece):
+            self.saved += 1
+            if self.saved == self.hold:
+                while True:                     # fault injection: wait here until killed
+                    time.sleep(60)
+
+    def collect(self) -> list[dict]:
+        import ray
+        while self.pending:
+            ready, _ = ray.wait(list(self.pending), num_returns=1)
+            for ref in ready:
+                index, identity, ids = self.pending.pop(ref)
+                self.done[index] = _map_ids(ids, ray.get(ref))
+                self.finished(index, identity, self.done[index])
+        out = [self.done[i] for i in sorted(self.done)]
+        self.done = {}
+        return out
+
+
 # --------------------------------------------------------------------------- merge on the driver
 
 def _bounded(sink: PairSink, candidates: int) -> dict:
@@ -418,9 +603,11 @@ def _merge(weight: np.ndarray, min_threshold: float, pieces: list[dict], common:
     return replace(pairs, complete=pairs.complete and all(p["complete"] for p in pieces))
 
 
-def scan_pairs(matrix: sp.csr_matrix, settings, ray_address: str | None = None, *, quiet: bool = False) -> Pairs:
+def scan_pairs(matrix: sp.csr_matrix, settings, ray_address: str | None = None, *, quiet: bool = False,
+               shard_dir=None, stats: dict | None = None) -> Pairs:
     """The scan's near-duplicate step on Ray (``audit.scan(..., engine="ray")``): joins the
-    cluster at ``ray_address`` / RAY_ADDRESS, or starts a local Ray for the step."""
+    cluster at ``ray_address`` / RAY_ADDRESS, or starts a local Ray for the step. ``shard_dir``:
+    finished partitions kept there and reused on a re-run (``stats``: see ``ray_find_pairs``)."""
     with ray_session(ray_address, quiet=quiet):
         return ray_find_pairs(matrix, settings.min_threshold, settings.method, num_perm=settings.num_perm,
-                              seed=settings.seed)
+                              seed=settings.seed, shard_dir=shard_dir, stats=stats)

@@ -95,3 +95,14 @@ def test_leak_contained_benchmark_runs():
     lines = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     assert len(lines) == 2 and all(r["wall_s"] > 0 and r["peak_mb"] > 0 for r in lines)
     assert lines[0]["contained"] == lines[0]["text_leak"] == 0       # GSM8K train -> test: none
+
+
+@pytest.mark.slow
+def test_ray_near_resume_benchmark_runs():
+    """bench/ray_near_resume.py on GSM8K train (7,473 questions): a full run, one killed after a
+    saved partition and resumed from it, and one with every partition saved."""
+    out, rows = run_bench("ray_near_resume.py", "--case", "gsm8k", "--kill-after", 1)
+    resumed = {line.split("|")[1].strip(): line.split("|")[4].strip() for line in rows[1:]}
+    total = resumed["full"].split(" of ")[1]
+    assert resumed == {"full": f"0 of {total}", "resumed after kill": f"1 of {total}",
+                       "all saved": f"{total} of {total}"}, out
