@@ -55,6 +55,23 @@ def edited_gsm8k(path: Path, records: int, seed: int) -> Path:
             fh.write(json.dumps({"question": " ".join(words), "n": k}) + "\n")
     return Path(path)
 
+def edited_copies(texts: list[str], copies: int, rate: float, seed: int) -> list[str]:
+    """Each text copied ``copies`` times with about ``rate`` of its words replaced by words of the
+    texts (seeded): clusters of near duplicates around each text."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    vocab = " ".join(texts).split()
+    out = []
+    for text in texts:
+        words = text.split()
+        for _ in range(copies):
+            w = list(words)
+            for i in np.flatnonzero(rng.random(len(w)) < rate):
+                w[i] = vocab[int(rng.integers(len(vocab)))]
+            out.append(" ".join(w))
+    return out
+
+
 def rows(rel: str) -> list[dict]:
     """Every row of the file ``rel`` (e.g. ``"gsm8k/train.jsonl"``), read from the repository."""
     out = []

@@ -261,13 +261,8 @@ class ShardStore:
     checked when read (``resume``): a file this run's code did not write for these inputs is not used."""
 
     def __init__(self, folder, key: str):
-        self.folder, self.key = Path(folder), key
+        self.folder, self.key = resume.shard_folder(folder), key
         self.saved: list[int] = []
-        try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise AuditorError("output_path", f"Cannot create the shard folder {str(folder)!r}: {exc.strerror}.",
-                               "Give a writable --shard-dir.") from None
 
     def path(self, shard) -> Path:
         return self.folder / f"contamination-{self.key}-{shard.index:05d}.json"

@@ -606,13 +606,8 @@ class ShardStore:
     when read (``resume``): a file this run's code did not write for these inputs is not used."""
 
     def __init__(self, folder, key: str):
-        self.folder, self.key = Path(folder), key
+        self.folder, self.key = resume.shard_folder(folder), key
         self.saved: list = []
-        try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise AuditorError("output_path", f"Cannot create the shard folder {str(folder)!r}: {exc.strerror}.",
-                               "Give a writable --shard-dir.") from None
 
     def path(self, index: int) -> Path:
         return self.folder / f"leak-{self.key}-{index:05d}.json"

@@ -501,12 +501,7 @@ class PieceStore:
     when read (``resume``): a file this run's code did not write for this plan is not used."""
 
     def __init__(self, folder, key: str):
-        self.folder, self.key = Path(folder), key
-        try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise AuditorError("output_path", f"Cannot create the shard folder {str(folder)!r}: {exc.strerror}.",
-                               "Give a writable --shard-dir.") from None
+        self.folder, self.key = resume.shard_folder(folder), key
 
     def path(self, index: int) -> Path:
         return self.folder / f"near-{self.key}-{index:05d}.json"

@@ -23,6 +23,8 @@ import secrets
 import stat
 from pathlib import Path
 
+from ..errors import AuditorError
+
 MAX_FILE_BYTES = 64 << 20       # a saved result larger than this is not read (the shard is scanned again)
 SECRET_BYTES = 32
 _PACKAGE = Path(__file__).resolve().parents[1]
@@ -139,3 +141,14 @@ def load(path: Path, run: str, identity: dict) -> dict | None:
         return None
     payload = data.get("payload")
     return payload if isinstance(payload, dict) else None
+
+
+def shard_folder(folder) -> Path:
+    """``folder`` made if missing (a clear error when it cannot be): where a run keeps its results."""
+    path = Path(folder)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise AuditorError("output_path", f"Cannot create the shard folder {str(folder)!r}: {exc.strerror}.",
+                           "Give a writable --shard-dir.") from None
+    return path

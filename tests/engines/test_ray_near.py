@@ -38,27 +38,12 @@ def _questions(rel: str, field: str) -> list[str]:
     return [r[field] for r in real_data.rows(rel)]
 
 
-def _edited(texts: list[str], copies: int, rate: float, seed: int) -> list[str]:
-    """Each text copied ``copies`` times with about ``rate`` of its words replaced (seeded)."""
-    rng = np.random.default_rng(seed)
-    vocab = " ".join(texts).split()
-    out = []
-    for text in texts:
-        words = text.split()
-        for _ in range(copies):
-            w = list(words)
-            for i in np.flatnonzero(rng.random(len(w)) < rate):
-                w[i] = vocab[int(rng.integers(len(vocab)))]
-            out.append(" ".join(w))
-    return out
-
-
 def _synthetic() -> list[str]:
     """Real questions, edited copies of some (clusters), and one template edited 400 times
     (a dense template group in the local engine), in a seeded order."""
     gsm = _questions("gsm8k/test.jsonl", "question")
     template = " ".join(gsm[0].split() * 3)[:400]
-    texts = gsm[:1200] + _edited(gsm[1200:1300], 6, 0.15, 1) + _edited([template], 400, 0.02, 2)
+    texts = gsm[:1200] + real_data.edited_copies(gsm[1200:1300], 6, 0.15, 1) + real_data.edited_copies([template], 400, 0.02, 2)
     return [texts[i] for i in np.random.default_rng(3).permutation(len(texts))]
 
 

@@ -36,27 +36,12 @@ def own_secret(tmp_path, monkeypatch):
     monkeypatch.setenv("AUDITOR_RESUME_SECRET", str(tmp_path / "secret" / "resume-secret"))
 
 
-def _edited(texts: list[str], copies: int, rate: float, seed: int) -> list[str]:
-    """Each text copied ``copies`` times with about ``rate`` of its words replaced (seeded)."""
-    rng = np.random.default_rng(seed)
-    vocab = " ".join(texts).split()
-    out = []
-    for text in texts:
-        words = text.split()
-        for _ in range(copies):
-            w = list(words)
-            for i in np.flatnonzero(rng.random(len(w)) < rate):
-                w[i] = vocab[int(rng.integers(len(vocab)))]
-            out.append(" ".join(w))
-    return out
-
-
 def _texts() -> list[str]:
     """GSM8K test questions, edited copies of 300 of them (clusters) and one template edited 300
     times (a template group), in a seeded order."""
     gsm = [r["question"] for r in real_data.rows("gsm8k/test.jsonl")]
     template = " ".join(gsm[0].split() * 3)[:400]
-    texts = gsm[:1000] + _edited(gsm[1000:1300], 4, 0.15, 1) + _edited([template], 300, 0.02, 2)
+    texts = gsm[:1000] + real_data.edited_copies(gsm[1000:1300], 4, 0.15, 1) + real_data.edited_copies([template], 300, 0.02, 2)
     return [texts[i] for i in np.random.default_rng(3).permutation(len(texts))]
 
 
