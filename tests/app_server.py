@@ -147,7 +147,8 @@ def pytest_runtest_makereport(item, call):
     a job's child that died): in CI, that log is gone with the server's temporary folder."""
     outcome = yield
     report = outcome.get_result()
-    if report.failed and "app_url" in getattr(item, "fixturenames", ()):
+    names = getattr(item, "fixturenames", ())
+    if report.failed and ("app_url" in names or any(n.endswith("_server") for n in names)):
         for name in ("page", "plain_page"):
             pg = getattr(item, "funcargs", {}).get(name)
             if pg is not None and not pg.is_closed():
@@ -166,9 +167,10 @@ def page_messages(pg) -> str:
         return f"(could not read the page: {exc})"
 
 
-@pytest.fixture(scope="session")
-def app_server():
-    server = AppServer()
+def serve(extra_env: dict | None = None):
+    """An app server (``extra_env``: its own settings) started, yielded and stopped: a fixture's body
+    (``yield from serve({...})``); a failing test that uses it shows its log."""
+    server = AppServer(extra_env)
     RUNNING.append(server)
     try:
         server.wait()
@@ -176,6 +178,11 @@ def app_server():
     finally:
         RUNNING.remove(server)
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def app_server():
+    yield from serve()
 
 
 @pytest.fixture(scope="session")

@@ -15,21 +15,12 @@ from pathlib import Path
 import pytest
 from gradio_client import Client
 
-from app_server import TINY_TRAIN, AppServer
+from app_server import TINY_TRAIN, serve
 
 # Two app servers of their own (a few seconds each to start) and a job left to reach its deadline.
 pytestmark = pytest.mark.slow
 TINY = ("acme/tiny", "", "train", "question", "answer", "", 0.7)
 HUNG = {"AUDITOR_JOB_SLOTS": "1", "AUDITOR_HUB_TIMEOUT": "600"}
-
-
-def serve(env: dict):
-    server = AppServer(env)
-    try:
-        server.wait()
-        yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="module")

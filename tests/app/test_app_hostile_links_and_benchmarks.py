@@ -20,7 +20,7 @@ import pytest
 from playwright.sync_api import expect
 
 import real_data
-from app_server import AppServer
+from app_server import serve
 from browser_support import (TIMEOUT, TRAP, download, new_page, share_box, upload_and_run, wait_audited,
                              write_jsonl)
 
@@ -34,12 +34,7 @@ DONE = re.compile(r"^\s*(Checked|Could not|No B|A has|This link)")
 @pytest.fixture(scope="module")
 def app_server():
     """This module's own app, holding an HF_TOKEN of the server's (which no visitor may borrow)."""
-    server = AppServer(extra_env={"HF_TOKEN": SERVER_TOKEN})
-    try:
-        server.wait()
-        yield server
-    finally:
-        server.stop()
+    yield from serve({"HF_TOKEN": SERVER_TOKEN})
 
 
 @pytest.fixture(scope="module")

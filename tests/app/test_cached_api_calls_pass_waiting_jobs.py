@@ -13,7 +13,7 @@ from gradio_client import Client, handle_file
 from gradio_client.utils import Status
 
 import real_data
-from app_server import AppServer
+from app_server import serve
 
 # A long sweep (a server of its own, a 120,000-record audit): CI and test.sh --all.
 pytestmark = [pytest.mark.slow, pytest.mark.sweep]
@@ -24,12 +24,7 @@ LEAK = ("example:gsm8k", "main", "train", None, "example:gsm8k", "socratic", "te
 
 @pytest.fixture(scope="module")
 def one_slot_server():
-    server = AppServer({"AUDITOR_JOB_SLOTS": "1", "AUDITOR_MAX_BYTES": "128M"})
-    try:
-        server.wait()
-        yield server
-    finally:
-        server.stop()
+    yield from serve({"AUDITOR_JOB_SLOTS": "1", "AUDITOR_MAX_BYTES": "128M"})
 
 
 def test_a_cached_audit_answers_while_sixteen_calls_wait_behind_a_long_one(one_slot_server, tmp_path):

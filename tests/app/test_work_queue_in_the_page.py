@@ -14,22 +14,13 @@ import pytest
 from playwright.sync_api import expect
 
 import real_data
-from app_server import AppServer
+from app_server import serve
 from browser_support import dataset_box, new_page, status, wait_audited
 
 # A long sweep (two app servers of their own, 120,000-record audits: ~90 s): CI and test.sh --all.
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.sweep]
 pytest_plugins = ["browser_support"]
 RECORDS = 120_000
-
-
-def serve(env: dict):
-    server = AppServer(env)
-    try:
-        server.wait()
-        yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="module")
