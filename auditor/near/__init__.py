@@ -23,7 +23,9 @@ One job per module:
 - ``sink``: where verified pairs go. Only exact counts per score, a maximum spanning forest
   and a bounded sample are kept, so memory follows records, not pairs;
 - ``result``: ``Pairs`` / ``CrossPairs``, which answer any threshold in the searched range
-  (pairs, clusters, best pairs) without searching again.
+  (pairs, clusters, best pairs) without searching again;
+- ``pieces``: the same search cut into pieces that merge exactly (template groups, join and LSH
+  partitions), saved for resuming: run one after another here, or mapped by the Ray engine.
 """
 from __future__ import annotations
 
