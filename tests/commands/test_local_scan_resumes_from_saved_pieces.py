@@ -10,7 +10,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -18,6 +17,7 @@ import pytest
 import ground_truth as gt
 import real_data
 from auditor.near.pieces import HOLD_AFTER_ENV
+from saved_pieces import kill_after_saved
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -63,16 +63,7 @@ def test_a_killed_local_scan_resumes_from_its_saved_pieces(tmp_path, source, env
     killed = subprocess.Popen([sys.executable, "-m", "auditor", *scan, "--shard-dir", str(shard_dir), "--json",
                                str(tmp_path / "killed.json")], env={**env, HOLD_AFTER_ENV: "2"}, cwd=REPO,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        for _ in range(3000):
-            saved = sorted(shard_dir.glob("near-*.json")) if shard_dir.exists() else []
-            if len(saved) >= 2 or killed.poll() is not None:
-                break
-            time.sleep(0.1)
-        assert killed.poll() is None, killed.communicate()[1][-2000:]
-    finally:
-        killed.kill()                               # SIGKILL: no handler runs, nothing is tidied
-        killed.wait(timeout=60)
+    kill_after_saved(killed, shard_dir, 2)
     assert killed.returncode == -signal.SIGKILL
     assert not (tmp_path / "killed.json").exists()
     assert len(list(shard_dir.iterdir())) == 2          # two pieces, no temporary file left
