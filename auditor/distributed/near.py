@@ -159,7 +159,7 @@ class _RayPieces(Pieces):
         if piece is not None:
             self.done[index] = piece
         else:
-            self.pending[_TASKS.get(fn, fn).remote(*args)] = (index, identity, ids)
+            self.pending[_TASKS[fn].remote(*args)] = (index, identity, ids)
 
     def collect(self) -> list[dict]:
         import ray
