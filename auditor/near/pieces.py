@@ -42,6 +42,7 @@ import scipy.sparse as sp
 from ..errors import AuditorError
 from ..io import resume
 from ..io.outputs import atomic_write
+from ..parallel import thread_map
 from ..settings import MAX_EXACT_CANDIDATES
 from ..shingles import set_sizes
 from . import dense
@@ -162,10 +163,15 @@ def join_partition(ids, nodes, prefixes, joined, group, weight, lo: int, hi: int
     after_len = np.diff(after.indptr)
     transposed = part.T.tocsr()
     bounds = np.cumsum(part @ np.diff(transposed.indptr).astype(np.float64))
-    candidates, start = 0, 0
-    while start < n:
+    blocks, start = [], 0
+    while start < n:                                      # rows in blocks of about PRODUCT_BUDGET entries
         limit = (bounds[start - 1] if start else 0.0) + PRODUCT_BUDGET
         stop = max(start + 1, int(np.searchsorted(bounds, limit, side="right")))
+        blocks.append((start, stop))
+        start = stop
+
+    def run(block):
+        start, stop = block
         product = (part[start:stop] @ transposed).tocoo()
         rows = product.row.astype(np.int64) + start
         other = product.col.astype(np.int64)
@@ -182,10 +188,13 @@ def join_partition(ids, nodes, prefixes, joined, group, weight, lo: int, hi: int
         if after.nnz:                                     # the exact count, as the local product gives it
             shared = shared + _intersections(after, rows, other)
         keep = check(rows, other, shared)
-        kept, count = verifier.verify_light(rows[keep], other[keep])
+        return verifier.verify_light(rows[keep], other[keep])
+
+    candidates = 0
+    # Blocks on parallel.WORKERS threads (a Ray task sets one), added to the sink in block order.
+    for kept, count in thread_map(run, blocks):
         verifier.add(kept)
         candidates += count
-        start = stop
     return bounded(sink, candidates)
 
 
