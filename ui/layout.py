@@ -3,7 +3,8 @@
 Results come first: one line to audit a dataset, the options folded beneath it, then the status,
 the verdict, the share link and the result tabs. Handlers return dicts keyed by part names;
 ``pack`` turns one into the tuple an event's outputs expect, with ``gr.skip()`` for every part it
-leaves alone, so an event always returns exactly as many values as it has outputs.
+leaves alone, so an event always returns exactly as many values as it has outputs. Each event lists
+only the parts it can change (a threshold change: the views, downloads and share link).
 
 Cheap events (a cached result, a page load of one, a threshold, paging, filters) run at once;
 expensive work takes a slot of ``jobs.JOBS`` inside the handler (the visitor sees their place in
