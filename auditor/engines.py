@@ -3,7 +3,8 @@
 ``local`` runs the command in this process (``audit.scan``, ``leakage.leak``, ``clean.clean``,
 ``contamination.contamination``, ``decontaminate.decontaminate``); ``ray`` maps the same per-batch
 steps over a corpus's shards on Ray (``auditor.distributed``, the ``ray`` extra), with the same
-report but for its ``engine`` block. This is the one module that chooses: nothing below it imports
+report but for its ``engine`` block (which a local scan with a shard folder, searched in resumable
+pieces, also gets). This is the one module that chooses: nothing below it imports
 the Ray engine (the commands take the step that differs, a pair search or a training-side
 comparison, as an argument), and the front ends (CLI, app, the library facade) call these.
 """

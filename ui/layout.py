@@ -495,8 +495,11 @@ def wire(demo: gr.Blocks, P: dict) -> None:
     # Each cheap event lists only the parts it can change (in the page's order): Gradio builds a new
     # component for every listed output, skipped or not (63 skipped parts of a threshold change took
     # 40-50 ms of its event loop, three times the handler).
+
     def only(*groups):
         wanted = {n for g in groups for n in g}
+        missing = wanted - set(everything)
+        assert not missing, f"no part named {sorted(missing)}"        # a typo fails when the page is built
         return [n for n in everything if n in wanted]
 
     pairs_names = only(["status", "state", "pairs_info", "pairs_df", "pair_view"])  # a page, a filter, a pick

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import os
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -39,6 +38,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from ..env import env_int
 from ..errors import AuditorError
 from ..io import resume
 from ..io.outputs import atomic_write
@@ -411,7 +411,7 @@ class Pieces:
     def __init__(self, store: PieceStore | None):
         self.store, self.done = store, {}
         self.resumed = self.saved = 0
-        self.hold = int(os.environ.get(HOLD_AFTER_ENV) or 0)
+        self.hold = env_int(HOLD_AFTER_ENV, 0, 0, 1 << 30)
 
     def load(self, index: int, identity: dict):
         piece = self.store.load(index, identity) if self.store else None
@@ -422,8 +422,7 @@ class Pieces:
         """Piece ``index``: read back, or ``fn(*args)`` (its rows numbered as in ``ids``)."""
         piece = self.load(index, identity)
         if piece is None:
-            piece = fn(*args)
-            piece = piece if ids is None else map_ids(ids, piece)
+            piece = map_ids(ids, fn(*args))
             self.finished(index, identity, piece)
         self.done[index] = piece
 
@@ -455,7 +454,10 @@ def find_pairs_in_pieces(matrix: sp.csr_matrix, min_threshold: float, method: st
         progress(0.0, "planning candidates")
     p = plan(matrix, min_threshold, method)
     pieces = Pieces(PieceStore(shard_dir, run_key(matrix, p, partitions, num_perm, seed)) if shard_dir else None)
-    tick = (lambda done, total, stage: progress(0.1 + 0.9 * done / max(total, 1), stage)) if progress else None
+    # Progress by pieces finished, of the plan's pieces (a join range with one node makes none).
+    total = len(p.groups) + (len(column_ranges(np.bincount(p.joined.indices, minlength=p.joined.shape[1]),
+                                               partitions)) if p.method == "exact" else partitions)
+    tick = (lambda done, stage: progress(0.1 + 0.9 * min(done / max(total, 1), 1.0), stage)) if progress else None
     submit_groups(p, pieces, tick)
     if p.method == "exact":
         submit_joins(p, pieces, partitions, tick)
@@ -465,6 +467,8 @@ def find_pairs_in_pieces(matrix: sp.csr_matrix, min_threshold: float, method: st
         lsh_partitions(p, pieces, bands, rows, seed, partitions, first=len(p.groups), progress=tick)
         fields = dict(method="minhash-lsh", num_perm=num_perm, bands=bands, rows=rows, seed=seed)
     merged = pieces.collect()
+    if progress:
+        progress(1.0, "pairs verified")
     if stats is not None:
         stats.update(partitions=len(merged), partitions_resumed=pieces.resumed)
     return merge(p, merged, **fields, **dense_groups_field(p))
@@ -476,17 +480,16 @@ def submit_groups(p: PiecePlan, pieces: Pieces, tick=None) -> None:
         pieces.submit(g, {"kind": "dense", "nodes": int(group.ids.size)}, group.ids, dense_group,
                       p.nodes[group.ids], p.weight[group.ids], p.min_threshold, p.part(group.ids))
         if tick:
-            tick(g + 1, len(p.groups), "template groups scored")
+            tick(g + 1, "template groups scored")
 
 
 def submit_joins(p: PiecePlan, pieces: Pieces, partitions: int, tick=None) -> None:
     """Each join partition as a piece (pieces groups.. after the template groups)."""
-    ranges = column_ranges(np.bincount(p.joined.indices, minlength=p.joined.shape[1]), partitions) if tick else ()
     for j, part in enumerate(exact_partitions(p, partitions)):
         identity = {"kind": "join", "lo": part[6], "hi": part[7], "nodes": int(part[0].size)}
         pieces.submit(len(p.groups) + j, identity, part[0], join_partition, *part, p.min_threshold, p.part(part[0]))
         if tick:
-            tick(j + 1, len(ranges), "pairs verified by partition")
+            tick(len(p.groups) + j + 1, "pairs verified by partition")
 
 
 def lsh_identity(part: int) -> dict:
@@ -507,6 +510,8 @@ def lsh_partitions(p: PiecePlan, pieces: Pieces, bands: int, rows: int, seed: in
             pieces.done[first + q] = saved
     if not todo or n < 2:
         return
+    if progress:
+        progress(first, "signatures")
     keys = np.ascontiguousarray(band_keys(minhash_signatures(p.nodes, bands * rows, seed), bands, rows))
     route = band_partitions(keys, 0, n, partitions)
     order = np.argsort(route, kind="stable")
@@ -519,4 +524,4 @@ def lsh_partitions(p: PiecePlan, pieces: Pieces, bands: int, rows: int, seed: in
         pieces.finished(first + q, lsh_identity(q), piece)
         pieces.done[first + q] = piece
         if progress:
-            progress(k + 1, len(todo), "pairs verified by partition")
+            progress(first + partitions - len(todo) + k + 1, "pairs verified by partition")

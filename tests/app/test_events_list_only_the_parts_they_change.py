@@ -110,8 +110,10 @@ def test_the_cluster_list_and_the_keep_rule_list_their_own_parts(page, audit):
 
 def test_an_expired_audit_is_still_said_in_the_status_line(page, audit):
     gone = {**audit["state"], "key": ("expired", "key")}
-    for elem_id, trigger, args in (("curve-threshold", "input", (0.6,)), ("pair-next", "click", (0.0, 1.0, False, "")),
-                                   ("clusters-next", "click", ("", 2, None, "all")), ("keep-rule", "input", ("first",))):
+    for elem_id, trigger, args in (("curve-threshold", "input", (0.6,)),
+                                   ("pair-next", "click", (0.0, 1.0, False, "")),
+                                   ("clusters-next", "click", ("", 2, None, "all")),
+                                   ("keep-rule", "input", ("first",))):
         fn, outputs = event(page, elem_id, trigger)
         values = shown(outputs, fn(gone, *args))
         assert set(values) == {"status"}, (elem_id, set(values))

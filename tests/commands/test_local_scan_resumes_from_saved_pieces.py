@@ -92,3 +92,12 @@ def test_dedup_with_a_shard_dir_writes_what_the_one_pass_dedup_writes(tmp_path, 
     kept = sum(1 for _ in open(tmp_path / "pieces.jsonl", encoding="utf-8"))
     assert 0 < kept < len(_texts())
     assert list((tmp_path / "shards").glob("near-*.json"))
+
+
+def test_a_local_scan_with_an_out_dir_alone_stays_one_pass(tmp_path, source, env):
+    """--out-dir implies a shard folder on Ray only: locally the search stays one pass (From the
+    session's review of this change)."""
+    _run(["scan", str(source), "--threshold", "0.5", "--quiet", "--out-dir", str(tmp_path / "out")], env)
+    summary, engine = _summary(tmp_path / "out" / "summary.json")
+    assert engine is None and not (tmp_path / "out" / "shards").exists()
+    assert summary["near_duplicates"]["pairs"] == gt.reference(_texts()).pair_count(0.5)

@@ -20,8 +20,8 @@ ray = pytest.importorskip("ray")
 import ground_truth as gt  # noqa: E402
 import real_data  # noqa: E402
 from auditor.clusters import cluster_labels  # noqa: E402
-from auditor.io import resume  # noqa: E402
 from auditor.distributed.near import ray_find_pairs  # noqa: E402
+from auditor.io import resume  # noqa: E402
 from auditor.near import pieces  # noqa: E402
 from auditor.near.pieces import HOLD_AFTER_ENV  # noqa: E402
 from auditor.near import find_pairs  # noqa: E402

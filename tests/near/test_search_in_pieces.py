@@ -94,3 +94,16 @@ def test_a_bad_partition_count_is_a_clear_error(texts):
     for bad in (0, -1, 2.5, True):
         with pytest.raises(AuditorError, match="partitions must be a whole number"):
             find_pairs_in_pieces(shingle_matrix(texts[:10]), 0.5, partitions=bad)
+
+
+@pytest.mark.parametrize("method", ["exact", "lsh"])
+def test_progress_moves_forward_to_the_end(texts, method):
+    """Progress over the pieces never goes back and ends at 1 (From the session's review of this
+    change: the template groups' share restarted when the partitions began)."""
+    seen = []
+    find_pairs_in_pieces(shingle_matrix(texts), 0.3, method, partitions=6,
+                         progress=lambda fraction, stage: seen.append((fraction, stage)))
+    fractions = [f for f, _ in seen]
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0 and len(fractions) >= 4
+    assert "template groups scored" in {s for _, s in seen}
+
