@@ -27,6 +27,7 @@ from .. import parallel
 from ..errors import AuditorError
 from ..near import Pairs, choose_bands, dense, minhash_signatures, pieces
 from ..near.lsh import band_keys
+from ..near.result import checked_search
 from ..near.pieces import EMPTY, Pieces, PieceStore, lsh_identity
 from ..shingles import ShingleSpec, shingle_matrix
 from .runtime import ray_session
@@ -53,11 +54,7 @@ def ray_find_pairs(matrix_or_dataset, threshold: float, method: str = "auto", *,
     if not ray.is_initialized():
         raise AuditorError("usage", "The Ray near-duplicate search needs a running Ray session.",
                            "Run it inside auditor.distributed.runtime.ray_session(...).")
-    if not (0 < threshold <= 1):
-        raise AuditorError("usage", f"Threshold {threshold} is outside (0, 1].",
-                           "Use a Jaccard threshold such as 0.7.")
-    if method not in ("auto", "exact", "lsh"):
-        raise AuditorError("usage", f"Unknown near-duplicate method {method!r}.", "Use auto, exact or lsh.")
+    checked_search(threshold, method)          # before a dataset is read and shingled
     if partitions is None:
         partitions = PARTITIONS_PER_CPU * max(1, int(ray.cluster_resources().get("CPU", 1)))
     if isinstance(partitions, bool) or not isinstance(partitions, int) or partitions < 1:

@@ -50,7 +50,7 @@ from .classes import NodeClasses, expand, node_classes
 from .lsh import BATCH, band_keys, choose_bands, group_runs, minhash_signatures, splitmix64
 from .prefix import (PRODUCT_BUDGET, CandidateFilter, collapse_identical, estimated_candidates, prefix_matrix,
                      size_fits)
-from .result import SCORE_SCALE, Pairs, searched_threshold
+from .result import SCORE_SCALE, Pairs, checked_search
 from .sink import PairSink
 from .verifier import Verifier
 
@@ -93,12 +93,7 @@ class PiecePlan:
 def plan(matrix: sp.csr_matrix, threshold: float, method: str = "auto",
          max_exact_candidates: int = MAX_EXACT_CANDIDATES) -> PiecePlan:
     """The plan of a search at ``threshold`` (see the module docstring)."""
-    if not (0 < threshold <= 1):
-        raise AuditorError("usage", f"Threshold {threshold} is outside (0, 1].",
-                           "Use a Jaccard threshold such as 0.7.")
-    if method not in ("auto", "exact", "lsh"):
-        raise AuditorError("usage", f"Unknown near-duplicate method {method!r}.", "Use auto, exact or lsh.")
-    min_threshold = searched_threshold(threshold)
+    min_threshold = checked_search(threshold, method)
     node_of, node_weight, nodes = collapse_identical(matrix)
     classes = node_classes(nodes, node_weight)
     weight, multiplicity = (node_weight, None) if classes is None else (classes.weight, classes.count)
