@@ -107,3 +107,16 @@ def test_near_resume_benchmark_runs(engine):
     total = resumed["full"].split(" of ")[1]
     assert resumed == {"full": f"0 of {total}", "resumed after kill": f"1 of {total}",
                        "all saved": f"{total} of {total}"}, out
+
+
+@pytest.mark.slow
+def test_cluster_benchmark_measures_every_process():
+    """bench/ray_cluster.py --quick: two small scans on a 3-node cluster, each equal to the local
+    scan (the script checks), with the driver's and the workers' peaks and the workers' CPU by node."""
+    out, rows = run_bench("ray_cluster.py", "--quick")
+    measured = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    assert [r["records"] for r in measured] == [3000, 6000], out[-2000:]
+    for r in measured:
+        assert r["driver_peak_mb"] > 0 and r["largest_worker_mb"] > 0 and len(r["node_cpu"]) == 3
+        assert r["worker_cpu"] > 0 and r["serial"] > 0
+    assert len(rows) == 3 and rows[0].startswith("| case |"), out[-2000:]     # the header and a row per case
