@@ -29,7 +29,7 @@ import scipy.sparse as sp
 
 from ..shingles import row_hash_sums, set_sizes
 from .result import EPS, STRATA, STRATUM_CAP, Pairs, ScoreCounts, score_bins
-from .sink import maximum_spanning_forest, rank_in_runs
+from .sink import best_first, maximum_spanning_forest, rank_in_runs
 
 MIN_SAVING = 1 / 8           # classes are used when they remove at least this share of the nodes
 
@@ -166,7 +166,7 @@ def _expand_sample(class_pairs: Pairs, classes: NodeClasses, inside: np.ndarray)
         parts_j.append(np.full(a.size, jv))
         taken[s] += a.size
     a, b, j = np.concatenate(parts_a), np.concatenate(parts_b), np.concatenate(parts_j)
-    keep_order = np.lexsort((b, a, -j))
+    keep_order = best_first(a, b, j)
     a, b, j = a[keep_order], b[keep_order], j[keep_order]
     keep = rank_in_runs(stratum_of(j)) < STRATUM_CAP
     complete &= bool(keep.all())

@@ -267,3 +267,16 @@ def test_contamination_tokenizer_equals_its_per_word_definition():
     def agree(text):
         assert tokenize(text) == per_word_tokens(text)
     agree()
+
+
+def test_the_sample_order_equals_a_three_key_lexsort():
+    """``sink.best_first`` (two stable sorts on j and a packed (a, b)) orders pairs as
+    ``np.lexsort((b, a, -j))``: j descending, then a, then b, ties (the same pair twice) kept in
+    their order. Many equal scores and repeated pairs, node numbers up to 2**31 - 1."""
+    from auditor.near.sink import best_first
+    rng = np.random.default_rng(11)
+    for n, high in ((0, 10), (1, 10), (5_000, 40), (200_000, 2**31 - 1)):
+        a = rng.integers(0, high, n)
+        b = np.minimum(a + rng.integers(1, 50, n), 2**31 - 1)
+        j = rng.integers(30, 101, n) / 100.0
+        np.testing.assert_array_equal(best_first(a, b, j), np.lexsort((b, a, -j)))
