@@ -1167,8 +1167,8 @@ def contamination_views(result, bench, token, progress=None, fields=(), source=N
         copy_record_lines([upload], np.asarray(sorted(dropped), dtype=np.int64), len(result.table.rows), copy,
                          source=result.table.source)
     else:
-        rows = result.table.rows
-        write_rows(select(rows, [i for i in range(len(rows)) if i not in dropped]), copy, fmt=fmt)   # CSV: 2 passes
+        records = result.table.rows          # CSV: written in 2 passes
+        write_rows(select(records, [i for i in range(len(records)) if i not in dropped]), copy, fmt=fmt)
     note = (f"\n\n**A without them** (download): {len(result.table.rows) - len(dropped):,} of "
             f"{len(result.table.rows):,} records, the {len(dropped):,} sharing a {cr.n}-gram with "
             f"{views.md(bench)} left out.")
