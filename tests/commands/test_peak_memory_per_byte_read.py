@@ -14,9 +14,9 @@ works in (4 Mi characters of text tokenised, 2^18 shingle windows, 4 Mi characte
 canonical at a time). The same measurement at 20 MB a shape is bench/memory_per_byte.py's, whose
 figures BENCHMARKS.md publishes. Before the digests, the bounded shingle step and the shared field
 names (issue 34, item 2), scan took 21x (short records), 17x (long) and 24x (vocabulary) here;
-holding the loaded records packed (``io.table.PackedRows``) took 8-word records from about 9x to 7.6x
+holding the loaded records packed (``io.table.PackedRows``) took 8-word records from 9.2x to 7.6x
 and 500-field records from 4.4x to 3.3x at 20 MB; long records went up (their text is held twice),
-to 8.9x for leak and clean, which is why the bound stays 10x.
+leak and clean from 7.9x to 8.9x, which is why the bound stays 10x.
 The default run measures scan on short records and on a huge vocabulary; the sweep every command on
 every shape."""
 from __future__ import annotations
