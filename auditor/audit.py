@@ -81,7 +81,7 @@ class ScanResult:
     # Per evaluated field (text, answer, group, label:NAME): an id per record, equal for values equal
     # under the default normaliser (missing its own value); dedup names a dropped row's differences by them.
     evaluated_keys: dict = field(default_factory=dict, repr=False)
-    engine: dict | None = None           # {"name": "ray", "seconds": ...} when the search ran on Ray
+    engine: dict | None = None           # {"name": ..., "seconds": ...}: on Ray, or in pieces (--shard-dir)
     normalization: str = NORMALIZATION   # the text normalisation (normalize.fold), as the report states it
     data_fingerprint: str = ""           # records and role fields, named or guessed (review files)
 

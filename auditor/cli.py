@@ -135,8 +135,9 @@ def _add_engine_options(p: argparse.ArgumentParser, shards: bool = False, pieces
     p.add_argument("--ray-address", metavar="ADDRESS", help="join this Ray cluster (default: RAY_ADDRESS, "
                    "else a local Ray started for the run)")
     if shards:
+        local = " (also --engine local: then only when given)" if pieces.startswith("near") else ""
         p.add_argument("--shard-dir", metavar="DIR", help=f"--engine ray: keep each finished {pieces}'s result here "
-                       "and skip it when re-run (default: OUT_DIR/shards where the command has --out-dir)")
+                       "and skip it when re-run (default: OUT_DIR/shards where the command has --out-dir)" + local)
 
 
 def _unit_interval(value: str) -> float:
@@ -346,8 +347,11 @@ def cmd_scan(args) -> int:
 
 
 def _engine(args, shard_dir=None) -> EngineSettings:
-    """The engine the command runs on (--engine, --ray-address, --shard-dir: by default a shards
-    folder in --out-dir, for resuming)."""
+    """The engine the command runs on (--engine, --ray-address, --shard-dir: on Ray by default a
+    shards folder in --out-dir, for resuming; locally only a --shard-dir given, since the local
+    engine then searches in pieces instead of in one pass)."""
+    if args.engine != "ray":
+        shard_dir = None
     if shard_dir is None and getattr(args, "shard_dir", None):
         shard_dir = args.shard_dir
     return EngineSettings(args.engine, args.ray_address, shard_dir, args.quiet).validated()

@@ -3,7 +3,8 @@
 ``local`` runs the command in this process (``audit.scan``, ``leakage.leak``, ``clean.clean``,
 ``contamination.contamination``, ``decontaminate.decontaminate``); ``ray`` maps the same per-batch
 steps over a corpus's shards on Ray (``auditor.distributed``, the ``ray`` extra), with the same
-report but for its ``engine`` block. This is the one module that chooses: nothing below it imports
+report but for its ``engine`` block (which a local scan with a shard folder, searched in resumable
+pieces, also gets). This is the one module that chooses: nothing below it imports
 the Ray engine (the commands take the step that differs, a pair search or a training-side
 comparison, as an argument), and the front ends (CLI, app, the library facade) call these.
 """
@@ -25,19 +26,29 @@ from .distributed.runtime import ray_session
 from .errors import AuditorError
 from .io.outputs import check_shard_dir
 from .io.sources import URL_SCHEME
+from .near.pieces import find_pairs_in_pieces
 from .settings import EngineSettings, LeakSettings, SourceSpec
 
 
 def scan(source, *, engine=None, **options) -> audit.ScanResult:
-    """``audit.scan`` (its options), with the near-duplicate search on ``engine``; on Ray with a
-    shard folder, finished partitions are kept there and reused by a re-run (``distributed.near``)."""
+    """``audit.scan`` (its options), with the near-duplicate search on ``engine``. With a shard
+    folder, the search runs as pieces (``near.pieces``), each kept there as it is finished and
+    reused by a re-run: on Ray as tasks (``distributed.near``), locally one after another."""
     engine = EngineSettings.coerce(engine)
-    if not engine.on_ray:
+    if not engine.on_ray and not engine.shard_dir:
         return audit.scan(source, **options)
-    quiet = engine.quiet or options.get("progress") is None     # quiet as the caller is: Ray's log lines too
     spec = source.source if isinstance(source, SourceSpec) else source
     check_shard_dir(engine.shard_dir, [spec if isinstance(spec, (str, os.PathLike)) else None], "near")
     stats: dict = {}
+    if not engine.on_ray:
+        def local(matrix, settings, progress):
+            return find_pairs_in_pieces(matrix, settings.min_threshold, settings.method, num_perm=settings.num_perm,
+                                        seed=settings.seed, shard_dir=engine.shard_dir, stats=stats,
+                                        progress=progress)
+
+        result = audit.scan(source, search=local, **options)
+        return replace(result, engine={"name": "local", "seconds": result.timings["near_duplicates"], **stats})
+    quiet = engine.quiet or options.get("progress") is None     # quiet as the caller is: Ray's log lines too
 
     def search(matrix, settings, progress):
         return scan_pairs(matrix, settings, engine.ray_address, quiet=quiet, shard_dir=engine.shard_dir, stats=stats)

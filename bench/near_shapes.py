@@ -177,8 +177,9 @@ def render(rows: list[dict], args) -> str:
              "clusters at 0.9 / 0.7 / 0.5 / 0.3 | notes |",
              "|---|---:|---|---|---:|---:|---:|---:|---|---|---|"]
     for r in rows:
-        pick = (lambda d: " / ".join(f"{d[k]:,}" if isinstance((d or {}).get(k), int) else "-"
-                                     for k in ("0.9", "0.7", "0.5", "0.3")) if d else "")
+        # datatrove's "clusters" is one count, not a curve: its notes say it
+        pick = (lambda d: " / ".join(f"{d[k]:,}" if isinstance(d.get(k), int) else "-"
+                                     for k in ("0.9", "0.7", "0.5", "0.3")) if isinstance(d, dict) else "")
         wall = f"{r['wall']:.1f}" if "wall" in r else "-"
         peak = f"{r['peak_rss_mb']:,.0f}" if "peak_rss_mb" in r else "-"
         notes = []

@@ -3,7 +3,8 @@
 Results come first: one line to audit a dataset, the options folded beneath it, then the status,
 the verdict, the share link and the result tabs. Handlers return dicts keyed by part names;
 ``pack`` turns one into the tuple an event's outputs expect, with ``gr.skip()`` for every part it
-leaves alone, so an event always returns exactly as many values as it has outputs.
+leaves alone, so an event always returns exactly as many values as it has outputs. Each event lists
+only the parts it can change (a threshold change: the views, downloads and share link).
 
 Cheap events (a cached result, a page load of one, a threshold, paging, filters) run at once;
 expensive work takes a slot of ``jobs.JOBS`` inside the handler (the visitor sees their place in
@@ -203,6 +204,12 @@ def reset_refused_threshold(name: str) -> str:
 
 
 def pack(parts: dict, names: list, view: dict) -> tuple:
+    """``view`` as the tuple of an event's outputs ``names``. A part the handler sets that the event
+    does not list is an error here, not an update silently lost (each event lists only the parts it
+    can change: Gradio rebuilds every listed part, skipped or not)."""
+    stray = [n for n in view if n not in names]
+    if stray:
+        raise RuntimeError(f"the event does not list {', '.join(map(repr, stray))} among its outputs")
     return tuple(view[n] if n in view else gr.skip() for n in names)
 
 
@@ -484,8 +491,28 @@ def wire(demo: gr.Blocks, P: dict) -> None:
     fields_names = ["status", "form", "config", "split", "text", "answer", "group", "labels", "fields_for"]
     pick_names = ["dataset", "config", "split", "text", "answer", "group", "labels", "upload_id", "upload",
                   "fields_for", "status"]
-    pairs_names = ["status", "state", "pairs_info", "pair_view"]
     para_names = ["para_status", "para_md", "para_plot", "para_evidence", "dl_para", "para_state", "para_search"]
+    # Each cheap event lists only the parts it can change (in the page's order): Gradio builds a new
+    # component for every listed output, skipped or not (63 skipped parts of a threshold change took
+    # 40-50 ms of its event loop, three times the handler).
+
+    def only(*groups):
+        wanted = {n for g in groups for n in g}
+        missing = wanted - set(everything)
+        assert not missing, f"no part named {sorted(missing)}"        # a typo fails when the page is built
+        return [n for n in everything if n in wanted]
+
+    pairs_names = only(["status", "state", "pairs_info", "pairs_df", "pair_view"])  # a page, a filter, a pick
+    clusters_names = only(["status", "state", "clusters_info", "clusters_df", "clusters_prev", "clusters_next",
+                           "review_panel", "cluster_view"])
+    # What the threshold and the review drive (handlers.threshold_views): every tab's figures, the
+    # downloads, the share link; never the form, the uploads or the leakage tab.
+    views_names = only(["status", "state", "share", "threshold", "curve_threshold", "headline", "cards", "overview",
+                        "counts", "curve_plot", "curve_text", "curve_df", "dl_summary", "dl_report", "dl_pairs",
+                        "dl_review", "dl_info", "dedup_info", "dl_dedup", "dl_manifest"], pairs_names, clusters_names)
+    leak_names = only(["state", "share", "headline", "leak_status", "leak_md", "leak_evidence", "contam_md",
+                       "contam_evidence", "contam_kind", "dl_evidence", "dl_clean", "dl_contam", "dl_decontam"])
+    dedup_names = only(["status", "dedup_info", "dl_dedup", "dl_manifest"])
 
     def outs(names):
         return [P[n] for n in names]
@@ -533,33 +560,41 @@ def wire(demo: gr.Blocks, P: dict) -> None:
         return pack(P, fields_names, handlers.load_fields(dataset, config, upload_id, token))
 
     def pairs_action(action):
+        names = views_names if action == "mark" else pairs_names    # a mark changes the clusters and counts
+
         def on_pairs(st, jmin, jmax, hide_exact, search):
-            return pack(P, everything, handlers.pairs_event(st, action, jmin, jmax, hide_exact, search))
+            return pack(P, names, handlers.pairs_event(st, action, jmin, jmax, hide_exact, search))
         return on_pairs
+
+    select_names = [n for n in pairs_names if n != "pairs_df"]
 
     def on_pair_select(st, jmin, jmax, hide_exact, search, evt: gr.SelectData):
         row = evt.index[0] if isinstance(evt.index, (list, tuple)) else None
-        return pack(P, pairs_names, handlers.pairs_event(st, "select", jmin, jmax, hide_exact, search, row))
+        view = handlers.pairs_event(st, "select", jmin, jmax, hide_exact, search, row)
+        view.pop("pairs_df", None)     # the row picked is on the page shown: the table is not drawn again
+        return pack(P, select_names, view)
 
     cluster_inputs = [P["state"], P["clusters_search"], P["clusters_min"], P["clusters_max"], P["clusters_kind"]]
 
     def clusters_action(action):
         def on_clusters(st, search, lo, hi, kind):
-            return pack(P, everything, handlers.clusters_event(st, action, search, lo, hi, kind))
+            return pack(P, clusters_names, handlers.clusters_event(st, action, search, lo, hi, kind))
         return on_clusters
 
     def on_cluster_select(st, search, lo, hi, kind, evt: gr.SelectData):
         row = evt.index[0] if isinstance(evt.index, (list, tuple)) else None
-        return pack(P, everything, handlers.clusters_event(st, "select", search, lo, hi, kind, row))
+        return pack(P, clusters_names, handlers.clusters_event(st, "select", search, lo, hi, kind, row))
 
     def on_cluster_button(st, evt: gr.EventData):
-        return pack(P, everything, handlers.cluster_action(st, getattr(evt, "act", None), getattr(evt, "row", None)))
+        return pack(P, views_names, handlers.cluster_action(st, getattr(evt, "act", None), getattr(evt, "row", None)))
+
+    evidence_names = {"leak": only(["state", "leak_md", "leak_evidence"]), "contam": only(["state", "contam_evidence"])}
 
     def evidence_button(which):
         def on_button(st, evt: gr.EventData):
             act = getattr(evt, "act", None)
             value = getattr(evt, "kind", None) if act == "kind" else getattr(evt, "row", None)
-            return pack(P, everything, handlers.evidence_event(st, which, act, value))
+            return pack(P, evidence_names[which], handlers.evidence_event(st, which, act, value))
         return on_button
 
     def on_leak(st, b_dataset, b_config, b_split, b_text, b_upload_id, allow_self, bench, contam_fields, token,
@@ -571,7 +606,7 @@ def wire(demo: gr.Blocks, P: dict) -> None:
                                        bench_text=bench_text, ngram=ngram, slot=slot)
         except JobCancelled:
             view = cancelled("leak_status")
-        return pack(P, everything, view)
+        return pack(P, leak_names, view)
 
     def on_dedup(st, request: gr.Request, progress=gr.Progress()):
         report, slot = slot_of("dedup", request, progress)
@@ -579,7 +614,7 @@ def wire(demo: gr.Blocks, P: dict) -> None:
             view = handlers.build_dedup(st, None, report, slot)
         except JobCancelled:
             view = cancelled()
-        return pack(P, everything, view)
+        return pack(P, dedup_names, view)
 
     def on_paraphrases(st, b_dataset, b_config, b_split, b_text, b_upload_id, allow_self, bench, threshold, token,
                        request: gr.Request, progress=gr.Progress()):
@@ -621,9 +656,15 @@ def wire(demo: gr.Blocks, P: dict) -> None:
     P["config"].input(on_fields, fields_inputs, outs(fields_names), show_progress_on=P["status"], **private)
     for name in ("curve_threshold", "threshold"):
         # Each slider sets the other (and every view), never itself while it is being dragged.
-        names = [n for n in everything if n != name]
-        P[name].input(lambda st, t, names=names: pack(P, names, handlers.rethreshold(st, t)), [P["state"], P[name]],
-                      outs(names), trigger_mode="always_last", show_progress_on=P["counts"], **private).failure(
+        names = [n for n in views_names if n != name]
+
+        def on_threshold(st, t, names=names, name=name):
+            view = handlers.rethreshold(st, t)
+            view.pop(name, None)
+            return pack(P, names, view)
+
+        P[name].input(on_threshold, [P["state"], P[name]], outs(names), trigger_mode="always_last",
+                      show_progress_on=P["counts"], **private).failure(
             # A value Gradio refuses (7, -1, blank) never reaches the handler: the box goes back to the
             # threshold every view shows (the other slider's), rather than leave "7" over figures at
             # 0.7. In the browser, and only while the box still holds a refused value: fill()'s blank
@@ -633,41 +674,45 @@ def wire(demo: gr.Blocks, P: dict) -> None:
     filters = [P["state"], P["jmin"], P["jmax"], P["hide_exact"], P["search"]]
     for name, action in (("prev", "prev"), ("next", "next"), ("prev_page", "prev_page"),
                          ("next_page", "next_page"), ("mark", "mark")):
-        P[name].click(pairs_action(action), filters, outs(everything), show_progress_on=P["pair_view"],
+        P[name].click(pairs_action(action), filters, outs(views_names if action == "mark" else pairs_names),
+                      show_progress_on=P["pair_view"],
                       trigger_mode="always_last", **private)
     for name in ("jmin", "jmax", "search"):
-        P[name].submit(pairs_action("filter"), filters, outs(everything), **private)
-    P["hide_exact"].input(pairs_action("filter"), filters, outs(everything), **private)
-    P["pairs_df"].select(on_pair_select, filters, outs(pairs_names), show_progress_on=P["pair_view"], **private)
-    P["review_upload"].upload(lambda st, f: pack(P, everything, handlers.load_review_file(st, f)),
-                              [P["state"], P["review_upload"]], outs(everything), **private)
-    P["clusters_df"].select(on_cluster_select, cluster_inputs, outs(everything), show_progress_on=P["cluster_view"],
-                            **private)
+        P[name].submit(pairs_action("filter"), filters, outs(pairs_names), **private)
+    P["hide_exact"].input(pairs_action("filter"), filters, outs(pairs_names), **private)
+    P["pairs_df"].select(on_pair_select, filters, outs(select_names), show_progress_on=P["pair_view"], **private)
+    P["review_upload"].upload(lambda st, f: pack(P, views_names, handlers.load_review_file(st, f)),
+                              [P["state"], P["review_upload"]], outs(views_names), **private)
+    P["clusters_df"].select(on_cluster_select, cluster_inputs, outs(clusters_names),
+                            show_progress_on=P["cluster_view"], **private)
     for name in ("clusters_search", "clusters_min", "clusters_max"):
-        P[name].submit(clusters_action("filter"), cluster_inputs, outs(everything), **private)
-    P["clusters_kind"].input(clusters_action("filter"), cluster_inputs, outs(everything), **private)
-    P["clusters_prev"].click(clusters_action("prev"), cluster_inputs, outs(everything), **private)
-    P["clusters_next"].click(clusters_action("next"), cluster_inputs, outs(everything), **private)
+        P[name].submit(clusters_action("filter"), cluster_inputs, outs(clusters_names), **private)
+    P["clusters_kind"].input(clusters_action("filter"), cluster_inputs, outs(clusters_names), **private)
+    P["clusters_prev"].click(clusters_action("prev"), cluster_inputs, outs(clusters_names), **private)
+    P["clusters_next"].click(clusters_action("next"), cluster_inputs, outs(clusters_names), **private)
     for name in ("cluster_view", "review_panel"):
-        P[name].click(on_cluster_button, P["state"], outs(everything), show_progress_on=P["cluster_view"], **private)
-    P["keep"].input(lambda st, k: pack(P, everything, handlers.keep_rule(st, k)), [P["state"], P["keep"]],
-                    outs(everything), **private)
-    P["dedup_btn"].click(on_dedup, P["state"], outs(everything), show_progress_on=P["dedup_info"], **heavy)
+        P[name].click(on_cluster_button, P["state"], outs(views_names), show_progress_on=P["cluster_view"],
+                      **private)
+    keep_names = only(views_names, ["keep"])
+    P["keep"].input(lambda st, k: pack(P, keep_names, handlers.keep_rule(st, k)), [P["state"], P["keep"]],
+                    outs(keep_names), **private)
+    P["dedup_btn"].click(on_dedup, P["state"], outs(dedup_names), show_progress_on=P["dedup_info"], **heavy)
     P["leak_run"].click(on_leak, [P["state"], P["leak_dataset"], P["leak_config"], P["leak_split"], P["leak_text"],
                                   P["b_upload_id"], P["leak_self"], P["benchmark"], P["contam_fields"], P["token"],
                                   P["bench_upload_id"], P["bench_text"], P["ngram"]],
-                        outs(everything), show_progress_on=P["leak_status"], **heavy)
-    P["leak_md"].click(evidence_button("leak"), P["state"], outs(everything), **private)
-    P["leak_evidence"].click(evidence_button("leak"), P["state"], outs(everything), **private)
-    P["contam_evidence"].click(evidence_button("contam"), P["state"], outs(everything), **private)
-    P["leak_search"].submit(lambda st, q: pack(P, everything, handlers.evidence_event(st, "leak", search=q)),
-                            [P["state"], P["leak_search"]], outs(everything), **private)
-    P["contam_search"].submit(lambda st, q: pack(P, everything, handlers.evidence_event(st, "contam", search=q)),
-                              [P["state"], P["contam_search"]], outs(everything), **private)
-    P["contam_kind"].input(lambda st, k: pack(P, everything, handlers.evidence_event(st, "contam", "kind", k)),
-                           [P["state"], P["contam_kind"]], outs(everything), **private)
-    P["contam_sort"].input(lambda st, o: pack(P, everything, handlers.evidence_event(st, "contam", sort=o)),
-                           [P["state"], P["contam_sort"]], outs(everything), **private)
+                        outs(leak_names), show_progress_on=P["leak_status"], **heavy)
+    leak_list, contam_list = evidence_names["leak"], evidence_names["contam"]
+    P["leak_md"].click(evidence_button("leak"), P["state"], outs(leak_list), **private)
+    P["leak_evidence"].click(evidence_button("leak"), P["state"], outs(leak_list), **private)
+    P["contam_evidence"].click(evidence_button("contam"), P["state"], outs(contam_list), **private)
+    P["leak_search"].submit(lambda st, q: pack(P, leak_list, handlers.evidence_event(st, "leak", search=q)),
+                            [P["state"], P["leak_search"]], outs(leak_list), **private)
+    P["contam_search"].submit(lambda st, q: pack(P, contam_list, handlers.evidence_event(st, "contam", search=q)),
+                              [P["state"], P["contam_search"]], outs(contam_list), **private)
+    P["contam_kind"].input(lambda st, k: pack(P, contam_list, handlers.evidence_event(st, "contam", "kind", k)),
+                           [P["state"], P["contam_kind"]], outs(contam_list), **private)
+    P["contam_sort"].input(lambda st, o: pack(P, contam_list, handlers.evidence_event(st, "contam", sort=o)),
+                           [P["state"], P["contam_sort"]], outs(contam_list), **private)
     P["para_run"].click(on_paraphrases, [P["state"], P["leak_dataset"], P["leak_config"], P["leak_split"],
                                          P["leak_text"], P["b_upload_id"], P["leak_self"], P["para_bench"],
                                          P["para_threshold"], P["token"]],

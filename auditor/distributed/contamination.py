@@ -42,7 +42,7 @@ from ..io.shards import RECORD_FORMATS, source_name, split_shards
 from ..io.sources import source_text
 from ..progress import Progress
 from ..wordtokens import TOKENIZER
-from . import resume
+from ..io import resume
 from .runtime import ray_session, read_dataset, resolve_text_field, run
 
 BATCH_ROWS = 16384          # rows per scanned batch (Parquet; a JSONL block is at most 8 MiB): memory per task

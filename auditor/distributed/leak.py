@@ -72,7 +72,7 @@ from ..roles import (
 )
 from ..settings import LeakSettings, SourceSpec
 from ..shingles import char_text, set_sizes, windows_to_matrix, word_tokens
-from . import resume
+from ..io import resume
 from .runtime import ROLE_SAMPLE, map_shards, ray_session, run
 
 BATCH_ROWS = 50_000           # A records per batch in a task (memory per task: one batch and B's index; >= shingles.ARROW_MIN_TEXTS, so Arrow tokenises)

@@ -9,5 +9,6 @@
 - ``shards``: a sharded corpus (local or any URI pyarrow or fsspec opens) listed and read for both
   engines;
 - ``outputs``: output paths checked against inputs, atomic writes;
+- ``resume``: resume caches (``--shard-dir``) bound to their run: keyed, signed, read within a bound;
 - ``copies``: rows written in a format, and a corpus's records copied line for line.
 """

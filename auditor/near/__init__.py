@@ -23,7 +23,9 @@ One job per module:
 - ``sink``: where verified pairs go. Only exact counts per score, a maximum spanning forest
   and a bounded sample are kept, so memory follows records, not pairs;
 - ``result``: ``Pairs`` / ``CrossPairs``, which answer any threshold in the searched range
-  (pairs, clusters, best pairs) without searching again.
+  (pairs, clusters, best pairs) without searching again;
+- ``pieces``: the same search cut into pieces that merge exactly (template groups, join and LSH
+  partitions), saved for resuming: run one after another here, or mapped by the Ray engine.
 """
 from __future__ import annotations
 
@@ -43,7 +45,8 @@ from .lsh import (TARGET_RECALL, distinct_rows, choose_bands, lsh_band_pairs, ls
                   minhash_signatures, minhash_signatures_numpy, pairs_within_groups)
 from .prefix import (PRODUCT_BUDGET, CandidateFilter, PrefixIndex, collapse_identical, estimated_candidates,
                      prefix_matrix, size_fits)
-from .result import EPS, STRATUM_CAP, CrossPairs, EstimatedCounts, Pairs, ScoreCounts, searched_threshold
+from .result import (EPS, STRATUM_CAP, CrossPairs, EstimatedCounts, Pairs, ScoreCounts, checked_search,
+                     searched_threshold)
 from .sink import CrossSink, PairSink
 from .verifier import ListSink, Verifier, verify, verify_candidates
 
@@ -59,12 +62,7 @@ def find_pairs(matrix: sp.csr_matrix, min_threshold: float, method: str = "auto"
     every pair is verified). ``budget``: the exact search's work verified pair by pair (product
     entries, ``join.prefix_join``); past it clusters stay exact and pair counts are estimated
     (``Pairs.pairs_estimated``). None: AUDITOR_NEAR_WORK, else ``EXACT_WORK``; math.inf: no limit."""
-    if not (0 < min_threshold <= 1):
-        raise AuditorError("usage", f"Threshold {min_threshold} is outside (0, 1].",
-                           "Use a Jaccard threshold such as 0.7.")
-    if method not in ("auto", "exact", "lsh"):
-        raise AuditorError("usage", f"Unknown near-duplicate method {method!r}.", "Use auto, exact or lsh.")
-    min_threshold = searched_threshold(min_threshold)      # counts resolve thresholds to 6 decimals
+    min_threshold = checked_search(min_threshold, method)      # counts resolve thresholds to 6 decimals
     if budget is None:
         budget = env_int("AUDITOR_NEAR_WORK", EXACT_WORK, 1, 10 ** 18)
     if progress:

@@ -24,6 +24,7 @@ import numpy as np
 from scipy.special import gammaincinv
 
 from ..errors import AuditorError
+from ..settings import check_threshold
 
 EPS = 1e-9                   # float slack when comparing a Jaccard with a threshold
 SCORE_SCALE = 1_000_000      # count resolution: thresholds carry at most 6 decimals
@@ -39,6 +40,15 @@ def score_bins(jaccard: np.ndarray) -> np.ndarray:
 
 def threshold_bin(threshold: float) -> int:
     return int(round(float(threshold) * SCORE_SCALE))
+
+
+def checked_search(threshold, method: str) -> float:
+    """The searched threshold (``searched_threshold``) of a search request, once its threshold and
+    method are checked: what every entry point of the search (one pass, pieces, Ray) validates."""
+    check_threshold(threshold)
+    if method not in ("auto", "exact", "lsh"):
+        raise AuditorError("usage", f"Unknown near-duplicate method {method!r:.40}.", "Use auto, exact or lsh.")
+    return searched_threshold(threshold)
 
 
 def searched_threshold(threshold: float) -> float:

@@ -98,11 +98,12 @@ def test_leak_contained_benchmark_runs():
 
 
 @pytest.mark.slow
-def test_ray_near_resume_benchmark_runs():
-    """bench/ray_near_resume.py on GSM8K train (7,473 questions): a full run, one killed after a
+@pytest.mark.parametrize("engine", ["ray", "local"])
+def test_near_resume_benchmark_runs(engine):
+    """bench/near_resume.py on GSM8K train (7,473 questions): a full run, one killed after a
     saved partition and resumed from it, and one with every partition saved."""
-    out, rows = run_bench("ray_near_resume.py", "--case", "gsm8k", "--kill-after", 1)
-    resumed = {line.split("|")[1].strip(): line.split("|")[4].strip() for line in rows[1:]}
+    out, rows = run_bench("near_resume.py", "--engine", engine, "--case", "gsm8k", "--kill-after", 1)
+    resumed = {line.split("|")[1].strip(): line.split("|")[4].strip() for line in rows[1:] if " of " in line}
     total = resumed["full"].split(" of ")[1]
     assert resumed == {"full": f"0 of {total}", "resumed after kill": f"1 of {total}",
                        "all saved": f"{total} of {total}"}, out

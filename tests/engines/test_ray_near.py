@@ -15,9 +15,8 @@ from auditor import AuditorError
 from auditor.audit import scan
 from auditor.engines import scan as scan_on
 from auditor.clusters import cluster_labels, curve
-from auditor.distributed import near as ray_near
-from auditor.distributed.near import exact_partitions, ray_find_pairs
-from auditor.near import collapse_identical, dense, find_pairs, prefix_matrix
+from auditor.distributed.near import ray_find_pairs
+from auditor.near import find_pairs, pieces
 from auditor.shingles import shingle_matrix
 
 THRESHOLDS = [0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3]
@@ -132,10 +131,8 @@ def test_uneven_partitions_give_the_same_pairs(monkeypatch):
         edges = sorted({0, *cuts, df.size})
         return list(zip(edges[:-1], edges[1:]))
 
-    monkeypatch.setattr(ray_near, "column_ranges", skewed)
-    _, weight, nodes = collapse_identical(matrix)
-    prefixes = prefix_matrix(nodes, 0.3)
-    sizes = [p[0].size for p in exact_partitions(nodes, weight, prefixes, dense.plan(nodes, prefixes), 0)]
+    monkeypatch.setattr(pieces, "column_ranges", skewed)
+    sizes = [p[0].size for p in pieces.exact_partitions(pieces.plan(matrix, 0.3, "exact"), 0)]
     assert len(sizes) >= 2 and max(sizes) >= 4 * min(sizes), sizes
     _same_structure(ray_find_pairs(matrix, 0.3, "exact"), local)
     monkeypatch.undo()

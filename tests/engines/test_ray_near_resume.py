@@ -11,7 +11,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 import pytest
@@ -21,11 +20,13 @@ ray = pytest.importorskip("ray")
 import ground_truth as gt  # noqa: E402
 import real_data  # noqa: E402
 from auditor.clusters import cluster_labels  # noqa: E402
-from auditor.distributed import near as ray_near  # noqa: E402
-from auditor.distributed import resume  # noqa: E402
-from auditor.distributed.near import HOLD_AFTER_ENV, ray_find_pairs  # noqa: E402
+from auditor.distributed.near import ray_find_pairs  # noqa: E402
+from auditor.io import resume  # noqa: E402
+from auditor.near import pieces  # noqa: E402
+from auditor.near.pieces import HOLD_AFTER_ENV  # noqa: E402
 from auditor.near import find_pairs  # noqa: E402
 from auditor.shingles import shingle_matrix  # noqa: E402
+from saved_pieces import kill_after_saved  # noqa: E402
 from ray_leak_helpers import local_ray  # noqa: E402,F401  (autouse: one local Ray for the module)
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -92,14 +93,7 @@ def test_a_killed_scan_resumes_from_its_saved_partitions(tmp_path):
         killed = _cli([*scan, "--shard-dir", str(shard_dir), "--json", str(tmp_path / "killed.json")],
                       {**env, HOLD_AFTER_ENV: "2"})
         try:
-            for _ in range(3000):
-                saved = sorted(shard_dir.glob("near-*.json")) if shard_dir.exists() else []
-                if len(saved) >= 2 or killed.poll() is not None:
-                    break
-                time.sleep(0.1)
-            assert killed.poll() is None, killed.communicate()[1][-2000:]
-            killed.kill()                           # SIGKILL: no handler runs, nothing is tidied
-            killed.wait(timeout=60)
+            kill_after_saved(killed, shard_dir, 2)
         finally:
             _end_group(killed)
         assert killed.returncode == -signal.SIGKILL
@@ -153,7 +147,7 @@ def test_tampered_foreign_and_other_code_partition_files_are_computed_again(tmp_
     target = max(_files(shard_dir), key=lambda p: p.stat().st_size)
     mac, _, body = target.read_text().partition("\n")
     data = json.loads(body)
-    empty = ray_near._encode(np.zeros(0, np.int64), "i8")
+    empty = pieces._encode(np.zeros(0, np.int64), "i8")
     assert data["payload"]["piece"]["bins"] != empty          # a piece with pairs
     data["payload"]["piece"].update(bins=empty, node_pairs=empty, record_pairs=empty)
     tampered = mac + "\n" + json.dumps(data, sort_keys=True)

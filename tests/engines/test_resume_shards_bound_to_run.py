@@ -14,7 +14,7 @@ ray = pytest.importorskip("ray")
 
 import real_data  # noqa: E402
 from auditor.contamination import contamination  # noqa: E402
-from auditor.distributed import resume  # noqa: E402
+from auditor.io import resume  # noqa: E402
 from auditor.distributed.contamination import ray_contamination  # noqa: E402
 from auditor.distributed.leak import ray_leak  # noqa: E402
 from auditor.leakage import LeakSettings, RoleNames, leak  # noqa: E402

@@ -1,14 +1,16 @@
 #!/usr/bin/env python
-"""Resume of ``scan --engine ray`` (issue 33, item 5): the CLI end to end, and its near-duplicate
-step (summary.json's ``engine.seconds``, Ray's start included), for
+"""Resume of ``scan --shard-dir`` on either engine (issue 33, items 5 and 7): the CLI end to end, and
+its near-duplicate step (summary.json's ``engine.seconds``, Ray's start included), for
 
 1. a full run with ``--shard-dir`` (every partition computed and saved);
 2. a run killed (SIGKILL) after it saved ``--kill-after`` partitions, then its re-run;
-3. a re-run once every partition is saved.
+3. a re-run once every partition is saved;
+4. (local engine) the one-pass scan without --shard-dir, what the pieces cost against.
 
 Each re-run's summary.json is checked to equal the full run's but for the engine block.
 
-    python bench/ray_near_resume.py --case edited-100000 --threshold 0.3 --kill-after 3
+    python bench/near_resume.py --engine ray --case edited-100000 --threshold 0.3 --kill-after 3
+    python bench/near_resume.py --engine local --case edited-100000 --threshold 0.3 --kill-after 3
 """
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from ray_near import texts_for  # noqa: E402
 
-HOLD_AFTER_ENV = "AUDITOR_RAY_HOLD_AFTER_PARTITIONS"
+HOLD_AFTER_ENV = "AUDITOR_HOLD_AFTER_PIECES"
 
 
 def cli(args: list, env: dict):
@@ -57,6 +59,7 @@ def timed(args: list, env: dict) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--engine", choices=("local", "ray"), default="ray")
     parser.add_argument("--case", default="edited-100000")
     parser.add_argument("--data", default="bundled")
     parser.add_argument("--threshold", type=float, default=0.3)
@@ -68,7 +71,7 @@ def main() -> None:
     source.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts), encoding="utf-8")
     env = {**os.environ, "RAY_ADDRESS": "", "RAY_TMPDIR": str(work),
            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
-    scan = ["scan", str(source), "--engine", "ray", "--threshold", str(args.threshold), "--thresholds",
+    scan = ["scan", str(source), "--engine", args.engine, "--threshold", str(args.threshold), "--thresholds",
             str(args.threshold), "--quiet"]
     rows = []
 
@@ -99,13 +102,17 @@ def main() -> None:
         summary = run(name, shard_dir)
         summary.pop("engine")
         assert summary == full, f"{name}: summary.json differs from the full run's"
-    print(f"{args.case}, {len(texts):,} records, threshold {args.threshold}; killed after {args.kill_after} "
+    one_pass = timed([*scan, "--json", str(work / "one-pass.json")], env) if args.engine == "local" else None
+    print(f"{args.engine} engine, {args.case}, {len(texts):,} records, threshold {args.threshold}; killed after "
+          f"{args.kill_after} "
           f"partitions were saved ({killed_at:.1f} s into its run)\n")
     print("| run | CLI wall s | near-duplicate step s | partitions resumed |")
     print("|---|---:|---:|---:|")
     for name, wall, engine in rows:
         print(f"| {name} | {wall:.1f} | {engine['seconds']:.1f} | {engine['partitions_resumed']} of "
               f"{engine['partitions']} |")
+    if one_pass is not None:
+        print(f"| one pass (no --shard-dir) | {one_pass:.1f} | | |")
 
 
 if __name__ == "__main__":
