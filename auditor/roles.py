@@ -778,17 +778,23 @@ def column(rows: list[dict], path: str | None) -> list | None:
     return out
 
 
-def text_column(rows: list[dict], roles: Roles) -> list:
-    """Every record's text (``Roles.text_of``): its text field, or its text fields joined."""
+def text_column(rows: list[dict], roles: Roles, on_batch=None) -> list:
+    """Every record's text (``Roles.text_of``): its text field, or its text fields joined.
+    ``on_batch(records, texts)`` (optional) sees each batch of decoded records with their texts
+    (last, so it may change those records)."""
     names = list(roles.text_names)
     out: list = []
     for lo, batch in _batches(rows):
-        out += _texts(batch, names, lo)
+        texts = _texts(batch, names, lo)
+        out += texts
+        if on_batch is not None:
+            on_batch(batch, texts)
     return out
 
 
-def extract(rows: list[dict], roles: Roles) -> Fields:
-    """Every role's values, in one pass over the records (a batch of them decoded at a time)."""
+def extract(rows: list[dict], roles: Roles, on_batch=None) -> Fields:
+    """Every role's values, in one pass over the records (a batch of them decoded at a time);
+    ``on_batch`` as in ``text_column``."""
     names = list(roles.text_names)
     paths = {"answer": roles.answer, "group": roles.group, "ids": roles.id,
              **{("label", lab): lab for lab in roles.labels}}
@@ -796,9 +802,12 @@ def extract(rows: list[dict], roles: Roles) -> Fields:
     values = {key: [] for key, path in paths.items() if path is not None}
     memos: dict = {key: {} for key in values}
     for lo, batch in _batches(rows):
-        text += _texts(batch, names, lo)
+        texts = _texts(batch, names, lo)
+        text += texts
         for key, out in values.items():
             out += _shared(_column(batch, paths[key], lo), memos[key])
+        if on_batch is not None:       # last: it may change the records
+            on_batch(batch, texts)
     return Fields(text=text, answer=values.get("answer"), group=values.get("group"),
                   labels={lab: values["label", lab] for lab in roles.labels}, ids=values.get("ids"))
 

@@ -27,9 +27,12 @@ class PackedRows(Sequence):
 
     BATCH = 4096                 # records decoded at a time when iterated
 
-    def __init__(self, data=b"", ends=None):
+    def __init__(self, data=b"", ends=None, fills=()):
         self._data = data
         self._ends = array("q") if ends is None else ends
+        # (field, values, flags): a top-level field packed as None where flags[i], its value values[i] (the
+        # text role's column: a long text is held once, not in the pickle and as the column's string too)
+        self._fills = fills
 
     def __len__(self) -> int:
         return len(self._ends)
@@ -45,14 +48,26 @@ class PackedRows(Sequence):
     def _at(self, i: int) -> memoryview:
         return memoryview(self._data)[self._ends[i - 1] if i else 0:self._ends[i]]
 
+    def _decode(self, numbers, blobs) -> list:
+        """The records numbered ``numbers`` from their pickles ``blobs``, their left-out fields filled."""
+        rows = list(map(pickle.loads, blobs))
+        for name, values, flags in self._fills:
+            for k, i in enumerate(numbers):
+                if flags[i]:
+                    rows[k][name] = values[i]
+        return rows
+
     def head(self, n: int) -> "PackedRows":
         """The first ``n`` records, sharing this buffer."""
-        return PackedRows(self._data, self._ends[:n])
+        return PackedRows(self._data, self._ends[:n], self._fills)
 
     def take(self, index) -> "PackedRows":
         """The records at ``index`` (row numbers, in that order), packed anew."""
-        blobs = list(map(self._at, map(int, index)))
-        return PackedRows(b"".join(blobs), array("q", itertools.accumulate(map(len, blobs))))
+        index = list(map(int, index))
+        blobs = list(map(self._at, index))
+        fills = tuple((name, [values[i] for i in index], bytes(flags[i] for i in index))
+                      for name, values, flags in self._fills)
+        return PackedRows(b"".join(blobs), array("q", itertools.accumulate(map(len, blobs))), fills)
 
     def batches(self, size: int = 1 << 20):
         """(the first record's number, a list of records) over all of them, a batch of about
@@ -61,27 +76,28 @@ class PackedRows(Sequence):
         lo, n, ends = 0, len(self), self._ends
         while lo < n:
             hi = max(lo + 1, bisect.bisect_right(ends, (ends[lo - 1] if lo else 0) + size, lo, n))
-            yield lo, list(map(pickle.loads, self._span(lo, hi)))
+            yield lo, self._decode(range(lo, hi), self._span(lo, hi))
             lo = hi
 
     def __getitem__(self, i):
         if isinstance(i, slice):
             lo, hi, step = i.indices(len(self))
             if step == 1:
-                return list(map(pickle.loads, self._span(lo, hi)))
-            return list(map(pickle.loads, map(self._at, range(lo, hi, step))))
+                return self._decode(range(lo, hi), self._span(lo, hi))
+            return self._decode(range(lo, hi, step), map(self._at, range(lo, hi, step)))
         n = len(self)
         i = operator.index(i)
         if i < 0:
             i += n
         if not 0 <= i < n:
             raise IndexError("row index out of range")
-        return pickle.loads(self._at(i))
+        return self._decode((i,), (self._at(i),))[0]
 
     def __iter__(self):
         n = len(self)
         for lo in range(0, n, self.BATCH):
-            yield from map(pickle.loads, self._span(lo, min(lo + self.BATCH, n)))
+            hi = min(lo + self.BATCH, n)
+            yield from self._decode(range(lo, hi), self._span(lo, hi))
 
     def __eq__(self, other):
         if isinstance(other, (PackedRows, list, tuple)):
@@ -117,16 +133,30 @@ class Packer:
     """Builds a ``PackedRows`` a batch of records at a time, so a load never holds more than one
     batch of records as dicts."""
 
-    def __init__(self):
+    def __init__(self, leave_out: str | None = None):
         self.data = bytearray()
         self.ends = array("q")
+        self.leave_out = leave_out     # a field packed as None, filled from ``values`` on decode (``add``)
+        self.flags = bytearray()
 
     @property
     def count(self) -> int:
         return len(self.ends)
 
-    def add(self, rows) -> None:
+    def add(self, rows, values=None) -> None:
+        """Packs ``rows``. With ``leave_out``, ``values`` are the records' values of that field as
+        held elsewhere (the text column): a record whose field is that very string object is packed
+        with None in its place (the key kept, so key order survives) and gets it back on decode."""
         base = len(self.data)
+        if isinstance(rows, PackedRows) and (rows._fills or self.leave_out is not None):
+            rows = list(rows)          # its pickles lack the filled values
+        if self.leave_out is not None:
+            name, flags = self.leave_out, bytearray(len(rows))
+            for k, (row, value) in enumerate(zip(rows, values)):
+                if value is not None and row.get(name) is value:
+                    row[name] = None
+                    flags[k] = 1
+            self.flags += flags
         if isinstance(rows, PackedRows):
             used = rows._ends[-1] if len(rows) else 0      # a head's buffer runs on
             self.data += memoryview(rows._data)[:used]
@@ -136,8 +166,11 @@ class Packer:
         self.ends.extend(itertools.islice(itertools.accumulate(map(len, blobs), initial=base), 1, None))
         self.data += b"".join(blobs)
 
-    def rows(self) -> PackedRows:
-        return PackedRows(self.data, self.ends)
+    def rows(self, values: list | None = None) -> PackedRows:
+        """The records packed; with ``leave_out``, ``values`` is every record's value of that field
+        (the whole column, held by the caller: shared, not copied)."""
+        fills = () if self.leave_out is None else ((self.leave_out, values, bytes(self.flags)),)
+        return PackedRows(self.data, self.ends, fills)
 
 
 @dataclass(frozen=True)

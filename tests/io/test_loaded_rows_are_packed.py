@@ -84,3 +84,34 @@ def test_a_scan_of_packed_rows_equals_a_scan_of_the_same_records_as_a_list(tmp_p
     assert packed.fingerprint == listed.fingerprint
     assert packed.fields.text == listed.fields.text and packed.fields.answer == listed.fields.answer
     assert packed.exact["answer"] == listed.exact["answer"] and packed.exact["answer"].groups == 7
+
+
+def test_a_prepared_side_holds_each_text_once_and_gives_every_record_back(tmp_path):
+    """The text role's values are packed as None and filled back from the text column on decode
+    (a long text was held twice: in the pickle and as the column's string); a record whose text
+    field is not a string, a nested text, and the key order all come back as read."""
+    from auditor.prepare import prepare
+
+    rng = random.Random(3)
+    rows = [{"id": i, "text": " ".join(rng.choices(["alpha", "beta", "gamma"], k=2_000)), "answer": str(i % 3)}
+            for i in range(300)]
+    rows[7]["text"], rows[8]["text"], rows[9]["text"] = 12, None, ["a", "b"]   # read as text, kept packed
+    del rows[10]["text"]
+    rows[11] = {"text": "first", **{k: v for k, v in rows[11].items() if k != "text"}}   # another key order
+    path = tmp_path / "long.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    expected = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    loaded = auditor.load(str(path)).rows
+    side = prepare(str(path), text="text", answer="answer")
+    got = side.table.rows
+    assert isinstance(got, PackedRows) and got == expected and side.table.rows == loaded
+    assert [list(r) for r in got] == [list(r) for r in expected]                       # key order
+    assert got[11] == expected[11] and got[-1] == expected[-1] and got[5:9] == expected[5:9]
+    assert select(got, [9, 0, 299]) == [expected[9], expected[0], expected[299]]
+    assert list(got.head(12)) == expected[:12] and pickle.loads(pickle.dumps(got)) == expected
+    assert side.fields.text[7] == "12" and side.fields.text[9] == "a b" and side.fields.text[10] is None
+    # Each text held once: the packed records are a small part of the texts' bytes.
+    assert len(got._data) < 0.05 * sum(len(t) for t in side.fields.text if t)
+    # Prepared again (a prepared side's table is reused), the records still come back whole.
+    again = prepare(side.table, text="text")
+    assert again.table.rows == expected and again.fingerprint != "" and again.fields.text == side.fields.text
