@@ -146,7 +146,7 @@ def scan(source: str | Table, *, config: str | None = None, split: str | None = 
     with run.stage("roles"):
         side, record_keys = prepare(table, text=text, answer=answer, group=group, labels=labels, id=id,
                                     record_keys=tuple(dict.fromkeys(("exact", "default", settings.normalizer))))
-        fields = side.fields
+        fields, table = side.fields, side.table     # its records packed without their texts: the load's freed
 
     with run.stage("exact"):
         schema = check_schema(table.rows)

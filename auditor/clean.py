@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from .errors import AuditorError
 from .exact import digest_ids
+from .io.table import select
 from .leakage import drop_reason, inherited_field_hint, leak
 from .prepare import prepare
 from .report import clean as report
@@ -16,7 +17,7 @@ from .settings import LeakSettings, NearSettings, RoleNames
 
 @dataclass(frozen=True)
 class CleanResult:
-    kept: list           # original rows of TEST
+    kept: list           # original rows of TEST (a list, or packed rows: ``io.table.PackedRows``)
     dropped: list        # [{row, reason, against, matches}] (+ differs: internal duplicates)
     source: str
     records: int
@@ -77,7 +78,7 @@ def clean(test, against: list, *, near: bool = False, dedup: bool = False, thres
         if conflicts:
             notices = (f"{conflicts:,} internal duplicate(s) dropped hold another answer than the row kept "
                        "(their 'differs' names it): review them, the kept answer is the first row's.",)
-    kept = [row for i, row in enumerate(side.table.rows) if i not in reasons]
+    kept = select(side.table.rows, [i for i in range(len(side.table.rows)) if i not in reasons])
     return CleanResult(kept=kept, dropped=[reasons[i] for i in sorted(reasons)], source=side.table.source,
                        records=len(side.table.rows), notices=notices)
 

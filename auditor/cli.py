@@ -28,6 +28,7 @@ from .errors import AuditorError
 from .io.copies import local_stamps, write_rows
 from .io.outputs import check_out_dir, check_outputs, retire, write_error, write_text
 from .io.sources import URL_SCHEME
+from .memory import pin_mmap_threshold
 from .matrix import overlap_matrix
 from .report import printable, to_json, write_outputs
 from .report.leak import SAME_RECORDS, same_records
@@ -603,6 +604,7 @@ def _exit_with(exc: AuditorError, as_json: bool) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    pin_mmap_threshold()        # freed large blocks go back to the system (auditor.memory)
     wants_json_errors = "--json=-" in argv or ("--json" in argv and argv[argv.index("--json") + 1:][:1] == ["-"])
     installed, previous = False, None
     stdout_before = _guard_closed_stdout()

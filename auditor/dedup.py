@@ -53,6 +53,7 @@ from .io.copies import copy_record_lines, local_source_files, write_rows
 from .io.listing import codec_of, format_of
 from .io.outputs import check_outputs, retire, write_text
 from .io.sources import source_text
+from .io.table import select
 from .normalize import normalized
 from .report import dedup as report
 from .report.dedup import REVIEW_KIND, REVIEW_VERSION
@@ -606,7 +607,7 @@ def write_dedup(result, dedup_result: DedupResult, path, manifest_path=None, sou
                           before_replace=retire_manifest)
         notices = []
     else:
-        notices = list(write_rows([rows[i] for i in dedup_result.kept_rows], path, fmt=fmt,
+        notices = list(write_rows(select(rows, dedup_result.kept_rows), path, fmt=fmt,
                                   before_replace=retire_manifest))
     write_manifest(result, dedup_result, manifest_path)
     return notices

@@ -21,6 +21,7 @@ import numpy as np
 
 from .errors import AuditorError
 from .exact import combine, digest_ids
+from .io.table import select
 from .evidence import leak_evidence, leak_evidence_csv
 from .near import CROSS_MATCHES, CrossPairs, find_stacked_cross_pairs
 from .near.contained import find_contained
@@ -74,11 +75,12 @@ class LeakResult:
         letters, labels or short numbers every record shares one by chance (``clean.drop_reason``)."""
         return [i for i in self.leaked_b_rows if drop_reason(self.matches[i], near=True) is not None]
 
-    def clean_b_rows(self, near: bool = True) -> list[dict]:
+    def clean_b_rows(self, near: bool = True):
         """B's original rows without those ``clean`` would drop (``clean.drop_reason``): texts found
         in A and, with ``near``, near duplicates of A texts or contained in one; rows sharing only an
         answer stay."""
-        return [row for i, row in enumerate(self.b.table.rows) if drop_reason(self.matches.get(i, {}), near) is None]
+        rows = self.b.table.rows
+        return select(rows, [i for i in range(len(rows)) if drop_reason(self.matches.get(i, {}), near) is None])
 
     def summary(self) -> dict:
         return report.summary(self)

@@ -19,7 +19,7 @@ from . import normalize
 from .digests import digests, present
 from .errors import AuditorError
 from .io.sources import load
-from .io.table import Table
+from .io.table import PackedRows, Packer, Table
 from .normalize import normalized
 from .report.leak import side_block
 from .roles import (
@@ -122,10 +122,17 @@ def prepare(source, *, config=None, split=None, max_rows=None, token=None, kind:
         raise AuditorError("empty_input", f"{table.source}: no records to audit.", "Check the source and split.")
     try:
         roles = resolve_roles(table.rows, text=text, answer=answer, group=group, labels=labels, id=id)
-        fields = (Fields(text=text_column(table.rows, roles), answer=None, group=None, labels={}, ids=None)
-                  if text_only else extract(table.rows, roles))
+        # Packed records are packed again without their text (filled back from the text column on
+        # decode), so a long text is held once, not in the pickle and as the column's string too.
+        one_text = isinstance(table.rows, PackedRows) and len(roles.text_names) == 1
+        packer = Packer(roles.text_names[0]) if one_text else None
+        add = None if packer is None else packer.add
+        fields = (Fields(text=text_column(table.rows, roles, add), answer=None, group=None, labels={}, ids=None)
+                  if text_only else extract(table.rows, roles, add))
     except AuditorError as exc:
         raise in_source(exc, table.source) from None
+    if packer is not None:
+        table = replace(table, rows=packer.rows(fields.text))
     fold, keys = _records(table.rows, record_keys)
     side = PreparedSide(table, roles, fields, fingerprint_of(fold, roles),
                         data_fingerprint=fingerprint_of(fold, replace(roles, guessed=())))

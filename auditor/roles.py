@@ -8,6 +8,7 @@ says which were guessed so the report can show it.
 from __future__ import annotations
 
 import functools
+import itertools
 import hashlib
 import json
 import re
@@ -410,7 +411,8 @@ def _flat(items):
 
 
 def _present(rows, path, sample: int = 100_000) -> bool:
-    return any(lookup(row, path) is not MISSING for row in rows[:sample])
+    # islice: packed rows decode only as far as the first hit
+    return any(lookup(row, path) is not MISSING for row in itertools.islice(rows, sample))
 
 
 def _readable(rows, name: str, sample: int = 200) -> bool:
@@ -736,24 +738,78 @@ def as_text(value, field: str, row: int) -> str | None:
     return str(value)  # dates, decimals: their written form
 
 
+def _batches(rows):
+    """(the first record's number, records): a list whole; packed rows (``io.table.PackedRows``)
+    decoded a batch at a time, so their records are never all dicts at once."""
+    if hasattr(rows, "batches"):
+        yield from rows.batches()
+    else:
+        yield 0, rows
+
+
+def _column(rows: list, path: str, lo: int = 0) -> list:
+    return [as_text(lookup(row, path), path, i) for i, row in enumerate(rows, lo)]
+
+
+def _texts(rows: list, names: list, lo: int = 0) -> list:
+    if len(names) == 1:
+        return _column(rows, names[0], lo)
+    return [joined_text(row, names, i) for i, row in enumerate(rows, lo)]
+
+
+SHARED_VALUES = 1 << 16
+
+
+def _shared(values: list, memo: dict) -> list:
+    """``values`` with equal ones one string object: answers, groups and labels repeat (a label of
+    a few classes held a string per record); a column of more than SHARED_VALUES distinct values
+    stops sharing new ones, so the memo stays small."""
+    if len(memo) > SHARED_VALUES:
+        return values
+    return list(map(memo.setdefault, values, values))
+
+
 def column(rows: list[dict], path: str | None) -> list | None:
     if path is None:
         return None
-    return [as_text(lookup(row, path), path, i) for i, row in enumerate(rows)]
+    out: list = []
+    for lo, batch in _batches(rows):
+        out += _column(batch, path, lo)
+    return out
 
 
-def text_column(rows: list[dict], roles: Roles) -> list:
-    """Every record's text (``Roles.text_of``): its text field, or its text fields joined."""
+def text_column(rows: list[dict], roles: Roles, on_batch=None) -> list:
+    """Every record's text (``Roles.text_of``): its text field, or its text fields joined.
+    ``on_batch(records, texts)`` (optional) sees each batch of decoded records with their texts
+    (last, so it may change those records)."""
     names = list(roles.text_names)
-    if len(names) == 1:
-        return column(rows, names[0])
-    return [joined_text(row, names, i) for i, row in enumerate(rows)]
+    out: list = []
+    for lo, batch in _batches(rows):
+        texts = _texts(batch, names, lo)
+        out += texts
+        if on_batch is not None:
+            on_batch(batch, texts)
+    return out
 
 
-def extract(rows: list[dict], roles: Roles) -> Fields:
-    return Fields(text=text_column(rows, roles), answer=column(rows, roles.answer),
-                  group=column(rows, roles.group), labels={lab: column(rows, lab) for lab in roles.labels},
-                  ids=column(rows, roles.id))
+def extract(rows: list[dict], roles: Roles, on_batch=None) -> Fields:
+    """Every role's values, in one pass over the records (a batch of them decoded at a time);
+    ``on_batch`` as in ``text_column``."""
+    names = list(roles.text_names)
+    paths = {"answer": roles.answer, "group": roles.group, "ids": roles.id,
+             **{("label", lab): lab for lab in roles.labels}}
+    text: list = []
+    values = {key: [] for key, path in paths.items() if path is not None}
+    memos: dict = {key: {} for key in values}
+    for lo, batch in _batches(rows):
+        texts = _texts(batch, names, lo)
+        text += texts
+        for key, out in values.items():
+            out += _shared(_column(batch, paths[key], lo), memos[key])
+        if on_batch is not None:       # last: it may change the records
+            on_batch(batch, texts)
+    return Fields(text=text, answer=values.get("answer"), group=values.get("group"),
+                  labels={lab: values["label", lab] for lab in roles.labels}, ids=values.get("ids"))
 
 
 def canonical_record(row: dict) -> str:

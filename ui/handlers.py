@@ -40,7 +40,7 @@ from auditor.io.hub import describe
 from auditor.io.listing import format_of
 from auditor.io.outputs import write_text
 from auditor.io.sources import example_layout
-from auditor.io.table import choose_split
+from auditor.io.table import choose_split, select
 from auditor.leakage import leak
 from auditor.prepare import in_source, prepare
 from auditor.roles import (
@@ -1167,7 +1167,8 @@ def contamination_views(result, bench, token, progress=None, fields=(), source=N
         copy_record_lines([upload], np.asarray(sorted(dropped), dtype=np.int64), len(result.table.rows), copy,
                          source=result.table.source)
     else:
-        write_rows([r for i, r in enumerate(result.table.rows) if i not in dropped], copy, fmt=fmt)   # CSV: 2 passes
+        records = result.table.rows          # CSV: written in 2 passes
+        write_rows(select(records, [i for i in range(len(records)) if i not in dropped]), copy, fmt=fmt)
     note = (f"\n\n**A without them** (download): {len(result.table.rows) - len(dropped):,} of "
             f"{len(result.table.rows):,} records, the {len(dropped):,} sharing a {cr.n}-gram with "
             f"{views.md(bench)} left out.")

@@ -31,6 +31,7 @@ from multiprocessing.connection import wait
 
 from auditor import AuditorError
 from auditor.env import env_int
+from auditor.memory import pin_mmap_threshold
 
 from . import jobs
 
@@ -124,6 +125,7 @@ def _child(conn, fn, args, kwargs, relay: bool) -> None:
     # The server's objects are the child's to read, never to collect: a collection walking them
     # would write to every page of the server's heap (the cached results), and copy it into the child.
     gc.freeze()
+    pin_mmap_threshold()        # the job's freed large blocks go back to the system (auditor.memory)
     keep = conn.fileno()
     null = os.open(os.devnull, os.O_RDWR)
     for name in os.listdir("/proc/self/fd") if os.path.isdir("/proc/self/fd") else ():

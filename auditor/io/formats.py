@@ -23,13 +23,14 @@ from .budget import (
     read_error,
 )
 from .listing import SPLIT_KEYS, codec_of, format_of
+from .table import Packer, PackedRows
 
 # Field names of a record's id (the roles step guesses the id role from these too): an object
 # holding one beside its lists is one record, not a table of columns.
 ID_FIELD_NAMES = ("id", "task_id", "idx", "uid", "_id", "example_id", "question_id", "qid")
 
 def read_file(path: Path, max_rows: int | None = None, budget: Budget | None = None,
-              notices: list | None = None) -> tuple[list[dict], bool]:
+              notices: list | None = None) -> tuple[PackedRows, bool]:
     """Rows of one local file (format by extension) and whether the row cap cut it. ``budget``
     (one per load, shared by its files) bounds what is read; ``notices`` collects what the report
     must say about the file. Reading stops as soon as the row cap is passed."""
@@ -42,19 +43,17 @@ def read_file(path: Path, max_rows: int | None = None, budget: Budget | None = N
             raise read_error(exc, path) from None
         if budget.used + size > budget.cap:       # refused before reading a byte
             raise budget.error(path.name)
-    rows: list = []
+    packer = Packer()              # each batch packed as it is read: never the file's records as dicts
     batches = file_batches(path, budget, notices, stream_json=max_rows is not None, batch=max_rows)
     try:
         for part in batches:
-            if rows:
-                rows.extend(part)
-            else:
-                rows = part
-            if max_rows is not None and len(rows) > max_rows:   # one more than the cap: it was cut
-                return rows[:max_rows], True
+            if max_rows is not None and packer.count + len(part) > max_rows:   # one more than the cap: it was cut
+                packer.add(part[:max_rows - packer.count])
+                return packer.rows(), True
+            packer.add(part)
     finally:
         batches.close()
-    return rows, False
+    return packer.rows(), False
 
 
 def stream_batches(f, name: str, fmt: str, notices: list | None = None, *, parquet_rows: int = 65536):
@@ -176,7 +175,6 @@ def jsonl_batches(stream: CountedStream, name: str, want: int | None = None):
     ``want`` rows the caller needs come before it)."""
     state: dict = {}
     loads, done, kept, held = json.loads, 0, 0, None
-    keys = SharedKeys()
     try:
         for lines in line_blocks(stream, name, state):
             try:
@@ -187,7 +185,6 @@ def jsonl_batches(stream: CountedStream, name: str, want: int | None = None):
             if not good:
                 rows = list(itertools.islice(jsonl_rows(lines, name, done + 1),
                                              None if want is None else want + 1 - kept))
-            rows = keys.shared(rows)
             done += len(lines)
             if held is not None:
                 yield held
@@ -208,28 +205,6 @@ def jsonl_batches(stream: CountedStream, name: str, want: int | None = None):
             raise AuditorError(exc.code, exc.message, "That is the last line and it has no line end: the file "
                                "looks cut short (a truncated download or copy?).") from None
         raise
-
-
-class SharedKeys:
-    """One string object per field name across a file's records. ``json.loads`` makes each line's
-    keys anew (its memo lasts one call), so every record held its own copy of every field name:
-    500 numeric fields a record cost 7.7 times the bytes read, 3.6 times with names shared; 8-word
-    records 5.4 times, 4.1 times. A file of more distinct names than ``MAX_NAMES`` (a key per
-    record: ids as keys) stops sharing new ones, so the memo stays small."""
-
-    MAX_NAMES = 1 << 16
-
-    def __init__(self):
-        self.memo: dict = {}
-
-    def shared(self, rows: list) -> list:
-        """``rows``, each record remade with the shared names, in place (never two copies of a chunk)."""
-        if len(self.memo) > self.MAX_NAMES:
-            return rows
-        name = self.memo.setdefault
-        for i, row in enumerate(rows):
-            rows[i] = dict(zip(map(name, row, row), row.values()))
-        return rows
 
 
 def jsonl_rows(lines, name: str, start: int = 1):

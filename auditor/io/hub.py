@@ -37,7 +37,7 @@ import time
 from ..env import env_float
 from ..errors import AuditorError
 from .listing import DATA_SUFFIXES
-from .table import Table, choose_split
+from .table import PACK_BATCH, Packer, Table, choose_split
 
 DEFAULT_HUB_TIMEOUT = 10.0
 
@@ -407,18 +407,24 @@ def _load_hub(repo_id: str, config, split, max_rows, token, default_split: str, 
     except Exception as exc:
         raise _classify(exc, repo_id, config) from None
     progress()
-    rows: list[dict] = []
+    batch: list[dict] = []                  # packed a batch at a time: never the split's records as dicts
+    packer = Packer()
     truncated = False
     try:
         stream = datasets.load_dataset(_remote(repo_id), config, split=split, streaming=True, token=token, **pinned)
         for row in stream:
             progress()
-            if max_rows is not None and len(rows) >= max_rows:
+            if max_rows is not None and packer.count + len(batch) >= max_rows:
                 truncated = True
                 break
-            if not rows and any(str(key).startswith(_LFS_POINTER) for key in row):
+            if not batch and not packer.count and any(str(key).startswith(_LFS_POINTER) for key in row):
                 raise ValueError("a Git LFS pointer read as a table")    # a CSV pointer parses as 2 rows
-            rows.append(row)
+            batch.append(row)
+            if len(batch) >= PACK_BATCH:
+                packer.add(batch)
+                batch = []
+        packer.add(batch)
+        rows = packer.rows()
     except (AuditorError, _Abandoned):
         raise
     except Exception as exc:

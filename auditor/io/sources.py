@@ -23,7 +23,7 @@ from .budget import Budget
 from .formats import file_rows, read_file
 from .hub import load_hub  # imports `datasets` itself, only when a hub id is read
 from .listing import DATA_SUFFIXES, display_name, expand_local, format_of, local_files  # noqa: F401
-from .table import Table, choose_split
+from .table import Table, choose_split, packed
 
 EXAMPLES_DIR = Path(__file__).parent.parent / "examples"
 
@@ -159,17 +159,18 @@ def _refuse_local_config(source: str, config) -> None:
 
 def _load_local(source: str, split, max_rows, default_split: str = "train") -> Table:
     paths, split, notices, splits = local_files(source, split, default=default_split)
-    rows: list = []
+    parts: list = []
     truncated = False
     budget = Budget(max_rows)                # one reading budget for all the files of the source
     for path in paths:
-        remaining = None if max_rows is None else max_rows - len(rows)
+        remaining = None if max_rows is None else max_rows - sum(map(len, parts))
         if remaining is not None and remaining <= 0:
             truncated = True
             break
         part, part_truncated = read_file(path, remaining, budget, notices)
-        rows.extend(part)
+        parts.append(part)
         truncated = truncated or part_truncated
+    rows = parts[0] if len(parts) == 1 else packed(parts)     # several files: one buffer
     if not rows:
         names = ", ".join(p.name for p in paths)
         raise AuditorError("empty_input", f"{names}: no records found.",

@@ -136,7 +136,7 @@ out = {}
 for name, (repo, config, split, revision) in json.loads(sys.argv[1]).items():
     try:
         t = auditor.load(repo, config, split, kind="hub", revision=revision)
-        out[name] = {"rows": t.rows, "config": t.config, "split": t.split, "notices": list(t.notices),
+        out[name] = {"rows": list(t.rows), "config": t.config, "split": t.split, "notices": list(t.notices),
                      "revision": t.revision}
     except AuditorError as exc:
         out[name] = {"error": exc.code, "message": str(exc), "hint": exc.hint}
