@@ -201,7 +201,7 @@ def semantic_search(benchmark_texts, corpus, *, model: str | None = None, thresh
     known = {tuple(e.ids): v for e, v in zip(wb.encodings, vecs)} if keep.size else {}
     batches = [(0, list(corpus))] if isinstance(corpus, (list, tuple)) else corpus
     count = {"records": 0, "empty": 0, "windowed": 0, "cut": 0}
-    df = np.zeros(encoder.tokenizer.get_vocab_size(with_added_tokens=True), np.int64)   # corpus side, for idf
+    df = np.zeros(encoder.tokenizer.get_vocab_size(with_added_tokens=True), np.int64) if align else None   # idf
     if shortlist:
         static = _static(encoder)
 

@@ -15,6 +15,10 @@ Long texts: the pair is aligned on its best pair of windows (the one whose cosin
 reported), and the score is the coverage of the smaller side (the larger of recall and precision),
 so a question inside a long record, or a rephrase of a question that ends a long passage, is
 aligned with its own part of the other text, not penalised for the rest.
+
+Measured for issue 31 and not adopted (BENCHMARKS.md, semantic pass): distinct tasks on one topic
+align about as well as rephrases do, so it is reported on request (``semantic_search(align=True)``)
+and the decision stays the margin's.
 """
 from __future__ import annotations
 

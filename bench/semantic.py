@@ -26,7 +26,13 @@ Calibration, on principle and from bundled data only (never the rephrase files):
   of one task), both ways. 2.5% is half the 5% goal, since real same-domain sets hold some true
   near-copies (template variants in GSM8K, duplicated tasks in MBPP: measured below);
 - the background of an empty neighbour slot: the median best-match cosine of the unrelated sets.
-Held-out checks: GSM8K test vs train, Spider dev vs train, MBPP vs HumanEval, Alpaca halves.
+Held-out checks: GSM8K test vs train, Spider dev vs train, MBPP vs HumanEval, Alpaca halves, MBPP
+halves, Spider train halves.
+
+Every search also measures each best match's token alignment (``align=True``, off in the product),
+so ``scores_on_principle`` can compare candidate scores built on it: a second gate calibrated on the
+GSM8K train halves as the margin is (the margin keeping its threshold), and margin x alignment and
+their mean, each thresholded on the halves.
 
 Long texts (the issue's US-history shape, built from real text because the MMLU originals are not
 in the data folder): "passage + question": each GSM8K test question after ~250 words of real prose
