@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import parallel
+from . import parallel, semantic_align
 from .contamination import benchmark_texts, corpus_stream
 from .errors import AuditorError
 from .progress import Progress
@@ -55,6 +55,7 @@ BENCH_BLOCK = 4096          # benchmark windows per matrix product: at most 4096
 WIDTH = max(DEFAULT_K, K_BACKGROUND + 1)    # neighbours kept per item and per record
 GAP_FROM = 0.2              # margin scores below this are ordinary: the gap is looked for above
 COPY_COSINE = 0.99          # a verbatim copy: left out of the gap (the exact and n-gram checks find copies)
+ALIGN_FROM = 0.2            # align=True: token alignment of best matches at or above this margin (and the floor)
 # Progress stages (name, label, share of the run): the two-stage search, and the exhaustive one (candidates=0)
 STAGES = (("embed", "embedding benchmark", 0.2), ("shortlist", "shortlisting corpus records (static vectors)", 0.2),
           ("rescore", "re-scoring shortlisted records with the transformer", 0.55), ("rank", "scoring", 0.05))
@@ -76,6 +77,7 @@ class SemanticResult:
     margin: tuple = field(default=(), repr=False)        # per benchmark row: the best match's margin (None: no match)
     background: tuple = field(default=(), repr=False)    # per benchmark row: the margin's background cosine
     anchors: tuple = field(default=(), repr=False)       # per benchmark row: anchor agreement with the best match
+    alignment: tuple = field(default=(), repr=False)     # per benchmark row: token alignment (align=True only)
     cosine_floor: float = COSINE_FLOOR
     empty_benchmark: tuple = ()                  # benchmark rows with no text: skipped
     empty_corpus: int = 0                        # corpus records with no text: skipped
@@ -107,7 +109,7 @@ class SemanticResult:
                 "margin": round(float(self.margin[row]), 6), "background": round(float(self.background[row]), 6),
                 "second": None if second is None else round(float(second), 6),
                 "gap": None if second is None else round(float(n[0][1] - second), 6),
-                "anchors": self.anchors[row]}
+                "anchors": self.anchors[row], **({"alignment": self.alignment[row]} if self.alignment else {})}
 
     def flagged(self, threshold: float | None = None) -> list[dict]:
         """Items whose best match has margin >= threshold and cosine >= the floor, highest margin
@@ -160,7 +162,8 @@ def check_threshold(threshold) -> float:
 
 
 def semantic_search(benchmark_texts, corpus, *, model: str | None = None, threshold: float | None = None,
-                    k: int = DEFAULT_K, candidates: int | None = None, progress=None) -> SemanticResult:
+                    k: int = DEFAULT_K, candidates: int | None = None, progress=None,
+                    align: bool = False) -> SemanticResult:
     """Each benchmark text's ``k`` nearest corpus texts by transformer cosine, and its best match's
     margin score.
 
@@ -172,6 +175,11 @@ def semantic_search(benchmark_texts, corpus, *, model: str | None = None, thresh
     each item's ``candidates`` nearest records over the whole corpus; the transformer embeds the
     union of all shortlists, and each item's neighbours are ranked over that union by transformer
     cosine. ``candidates=0`` embeds every corpus record with the transformer.
+
+    ``align``: also measure each best match's token alignment (``semantic_align``; at or above
+    ALIGN_FROM and the floor, else None), idf-weighted over the corpus side. Measured, not part of
+    the decision (BENCHMARKS.md: it does not tell distinct tasks on one topic from rephrases
+    well enough), so off by default: it costs a second model pass over the aligned pairs.
     """
     threshold = check_threshold(DEFAULT_THRESHOLD if threshold is None else threshold)
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
@@ -193,11 +201,14 @@ def semantic_search(benchmark_texts, corpus, *, model: str | None = None, thresh
     known = {tuple(e.ids): v for e, v in zip(wb.encodings, vecs)} if keep.size else {}
     batches = [(0, list(corpus))] if isinstance(corpus, (list, tuple)) else corpus
     count = {"records": 0, "empty": 0, "windowed": 0, "cut": 0}
+    df = np.zeros(encoder.tokenizer.get_vocab_size(with_added_tokens=True), np.int64) if align else None   # idf
     if shortlist:
         static = _static(encoder)
 
         def shortlist_chunk(texts, _at):
             w = encoder.windows(texts)
+            if align:
+                semantic_align.add_df(df, w)
             count["windowed"] += w.windowed
             count["cut"] += w.cut
             return static.embed(w.encodings), w.starts
@@ -215,6 +226,8 @@ def semantic_search(benchmark_texts, corpus, *, model: str | None = None, thresh
     else:
         def transformer_chunk(texts, at):
             w = encoder.windows(texts)
+            if align:
+                semantic_align.add_df(df, w)
             count["windowed"] += w.windowed
             count["cut"] += w.cut
             return _embed_windows(encoder, texts, at, w, known)
@@ -224,6 +237,9 @@ def semantic_search(benchmark_texts, corpus, *, model: str | None = None, thresh
         rescored = count["records"] - count["empty"]
     with run.stage("rank"):
         result = _result(bench, keep, top, k)
+        if align:
+            weights = semantic_align.idf(df, count["records"] - count["empty"])
+            result["alignment"] = _alignment(encoder, bench, result, weights)
     run.done()
     return SemanticResult(model=encoder.name, threshold=threshold, k=k, max_tokens=encoder.max_tokens,
                           benchmark_records=len(bench), corpus_records=count["records"],
@@ -259,6 +275,24 @@ def _result(bench: list, keep: np.ndarray, top, k: int) -> dict:
     wanted = {r for nb in neighbours for r, _ in nb}
     return {"neighbours": tuple(neighbours), "margin": tuple(margin), "background": tuple(background),
             "anchors": tuple(agreement), "corpus_texts": {r: t for r, t in top.texts.items() if r in wanted}}
+
+
+def _alignment(encoder, bench: list, result: dict, weights: np.ndarray) -> tuple:
+    """Token alignment of each best match at or above ALIGN_FROM and the cosine floor (None
+    elsewhere); an identical text aligns fully without a model call."""
+    out: list = [None] * len(bench)
+    todo = []
+    for row, nb in enumerate(result["neighbours"]):
+        if nb and nb[0][1] >= COSINE_FLOOR and result["margin"][row] >= ALIGN_FROM:
+            record = result["corpus_texts"][nb[0][0]]
+            if record == bench[row]:
+                out[row] = 1.0
+            else:
+                todo.append(row)
+    pairs = [(bench[row], result["corpus_texts"][result["neighbours"][row][0][0]]) for row in todo]
+    for row, a in zip(todo, semantic_align.align(encoder, pairs, weights)):
+        out[row] = a
+    return tuple(out)
 
 
 def _others(back: dict, row: int, item: int) -> np.ndarray:

@@ -101,6 +101,14 @@ class Encoder:
             hidden = (hidden * m).sum(1) / np.maximum(m.sum(1), 1.0)
         return hidden
 
+    def token_outputs(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray | None:
+        """One model call's token vectors (batch x width x dim) before pooling; None when the
+        model's output is already pooled."""
+        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        session = self.session if self.pid == os.getpid() or not self.onnx else _forked_session(self)
+        hidden = session.run(None, {k: v for k, v in feed.items() if k in self.inputs})[0]
+        return hidden if hidden.ndim == 3 else None
+
     def windows(self, texts: list[str]) -> Windows:
         """Every text as one or more overlapping windows of at most ``max_tokens`` tokens."""
         step = self.max_tokens - 2 - self.overlap
