@@ -21,14 +21,14 @@ ROOT = Path(__file__).resolve().parents[2]
 # Lowest first. A module's layer is the first pattern that matches its dotted name.
 LAYERS = [
     ("core", ["auditor.version", "auditor.errors", "auditor.env", "auditor.settings", "auditor.progress",
-              "auditor.kernels", "auditor.parallel", "auditor.hidden"]),
+              "auditor.kernels", "auditor.parallel", "auditor.hidden", "auditor.memory"]),
     ("io", ["auditor.io"]),
     ("report", ["auditor.report"]),
     ("preparation", ["auditor.roles", "auditor.confusables", "auditor.normalize", "auditor.digests", "auditor.schema",
                      "auditor.prepare", "auditor.textstream"]),
     ("algorithms", ["auditor.exact", "auditor.shingles", "auditor.near", "auditor.clusters", "auditor.concentration",
                     "auditor.wordtokens", "auditor.contamination", "auditor.semantic", "auditor.semantic_static",
-                    "auditor.semantic_model", "auditor.semantic_score"]),
+                    "auditor.semantic_model", "auditor.semantic_score", "auditor.semantic_align"]),
     ("commands", ["auditor.audit", "auditor.leakage", "auditor.decontaminate", "auditor.clean", "auditor.dedup",
                   "auditor.matrix", "auditor.evidence"]),
     ("engines", ["auditor.distributed", "auditor.engines"]),
