@@ -14,7 +14,7 @@ def pin_mmap_threshold() -> bool:
     dynamic, freeing one large block raised the threshold to that block's size (up to 32 MiB)
     and later arrays came from the heap, whose freed pages are kept: a scan of 20 MB of long
     records held 21-30 MB freed that way, which undid dropping the records' texts (peak 353 MB;
-    331 MB pinned). True when set; elsewhere (not glibc) a no-op."""
+    331 MB pinned, in the run instrumented at its stages; BENCHMARKS.md's table is the bench's). True when set; elsewhere (not glibc) a no-op."""
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
         return bool(libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD))

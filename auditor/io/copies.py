@@ -81,8 +81,7 @@ def _write_rows(rows: list, path: Path, fmt: str | None = None, before_replace=N
         import pyarrow.parquet as pq
         columns = list(dict.fromkeys(k for r in rows for k in r))
         arrays, notices = {}, []
-        for name in columns:
-            values = [r.get(name) for r in rows]
+        for name, values in _columns(rows, columns):
             if _escape_surrogates(name) != name:
                 notices.append(f"column name {name!r} holds a lone surrogate: written with \\uXXXX escapes")
                 name = _escape_surrogates(name)
@@ -109,6 +108,23 @@ def _write_rows(rows: list, path: Path, fmt: str | None = None, before_replace=N
         raise AuditorError("usage", f"Cannot write {path.name}: unknown extension.",
                           "Use .jsonl, .json, .csv, .tsv or .parquet.")
     return []
+
+
+PARQUET_COLUMN_GROUP = 64     # columns gathered per pass over the records
+
+
+def _columns(rows, columns: list):
+    """(name, values) of each column, gathered ``PARQUET_COLUMN_GROUP`` columns per pass over
+    ``rows``: packed records (``io.table.PackedRows``) are decoded once a pass, not once a column
+    (2,000 records of 200 fields took 7.5 s to write, 0.5 s as a list), while a pass holds only its
+    group's values."""
+    for lo in range(0, len(columns), PARQUET_COLUMN_GROUP):
+        group = columns[lo:lo + PARQUET_COLUMN_GROUP]
+        gathered = [[] for _ in group]
+        for r in rows:
+            for name, values in zip(group, gathered):
+                values.append(r.get(name))
+        yield from zip(group, gathered)
 
 
 def copy_record_lines(files, dropped_rows: np.ndarray, records: int, out, *, as_array: bool = False,

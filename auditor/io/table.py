@@ -66,10 +66,6 @@ class PackedRows(Sequence):
     def _decode(self, numbers, blobs) -> list:
         return list(self._decoded(numbers, blobs))
 
-    def head(self, n: int) -> "PackedRows":
-        """The first ``n`` records, sharing this buffer."""
-        return PackedRows(self._data, self._ends[:n], self._fills)
-
     def take(self, index) -> "PackedRows":
         """The records at ``index`` (row numbers, in that order), packed anew."""
         index = list(map(int, index))
@@ -130,11 +126,13 @@ def select(rows, index) -> list | PackedRows:
     return [rows[i] for i in index]
 
 
-def packed(parts) -> PackedRows:
-    """One ``PackedRows`` of several (or of lists of records), in order."""
+def packed(parts: list) -> PackedRows:
+    """One ``PackedRows`` of several (or of lists of records), in order. ``parts`` is emptied as
+    they are copied, so no record is held twice for longer than its part."""
     packer = Packer()
-    for part in parts:
-        packer.add(part)
+    parts.reverse()
+    while parts:
+        packer.add(parts.pop())
     return packer.rows()
 
 
@@ -167,8 +165,7 @@ class Packer:
                     flags[k] = 1
             self.flags += flags
         if isinstance(rows, PackedRows):
-            used = rows._ends[-1] if len(rows) else 0      # a head's buffer runs on
-            self.data += memoryview(rows._data)[:used]
+            self.data += rows._data
             self.ends.extend(map(base.__add__, rows._ends))
             return
         blobs = list(map(pickle.dumps, rows))
@@ -179,7 +176,10 @@ class Packer:
         """The records packed; with ``leave_out``, ``values`` is every record's value of that field
         (the whole column, held by the caller: shared, not copied)."""
         fills = () if self.leave_out is None else ((self.leave_out, values, bytes(self.flags)),)
-        return PackedRows(self.data, self.ends, fills)
+        # bytes, not the growing bytearray: no spare capacity held, and pickled (a job's result sent
+        # to the Space's server) without a copy of the whole buffer at protocol 4.
+        data, self.data = bytes(self.data), bytearray()
+        return PackedRows(data, self.ends, fills)
 
 
 @dataclass(frozen=True)

@@ -108,10 +108,30 @@ def test_a_prepared_side_holds_each_text_once_and_gives_every_record_back(tmp_pa
     assert [list(r) for r in got] == [list(r) for r in expected]                       # key order
     assert got[11] == expected[11] and got[-1] == expected[-1] and got[5:9] == expected[5:9]
     assert select(got, [9, 0, 299]) == [expected[9], expected[0], expected[299]]
-    assert list(got.head(12)) == expected[:12] and pickle.loads(pickle.dumps(got)) == expected
+    assert got[:12] == expected[:12] and pickle.loads(pickle.dumps(got)) == expected
     assert side.fields.text[7] == "12" and side.fields.text[9] == "a b" and side.fields.text[10] is None
     # Each text held once: the packed records are a small part of the texts' bytes.
     assert len(got._data) < 0.05 * sum(len(t) for t in side.fields.text if t)
     # Prepared again (a prepared side's table is reused), the records still come back whole.
     again = prepare(side.table, text="text")
     assert again.table.rows == expected and again.fingerprint != "" and again.fields.text == side.fields.text
+
+
+def test_a_wide_parquet_copy_decodes_each_record_a_few_times(tmp_path, monkeypatch):
+    """From the session-41 review: writing packed records to Parquet decoded every record once per
+    column (2,000 records of 200 fields: 7.5 s, against 0.5 s from a list). Now once per group of
+    columns, and the file equals the one written from the records as a list."""
+    from auditor.io import table as table_module
+    from auditor.io.copies import PARQUET_COLUMN_GROUP, write_rows
+    from auditor.io.table import packed
+    rows = [{f"f{k}": (i * k if k % 3 else f"v{i}-{k}") for k in range(300)} for i in range(500)]
+    write_rows(rows, tmp_path / "from_list.parquet")
+    rows_packed = packed([[dict(r) for r in rows]])
+    decodes = []
+    real_loads = table_module.pickle.loads
+    monkeypatch.setattr(table_module.pickle, "loads", lambda blob: decodes.append(1) or real_loads(blob))
+    write_rows(rows_packed, tmp_path / "from_packed.parquet")
+    passes = 1 + -(-300 // PARQUET_COLUMN_GROUP)            # the column names, then each group
+    assert len(decodes) == passes * len(rows)
+    assert pq.read_table(tmp_path / "from_packed.parquet").equals(pq.read_table(tmp_path / "from_list.parquet"))
+    assert pq.read_table(tmp_path / "from_list.parquet").to_pylist() == rows
