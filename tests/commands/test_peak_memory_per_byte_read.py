@@ -17,8 +17,9 @@ names (issue 34, item 2), scan took 21x (short records), 17x (long) and 24x (voc
 holding the loaded records packed (``io.table.PackedRows``) took 8-word records from 9.2x to 7.6x
 and 500-field records from 4.4x to 3.3x at 20 MB; holding each text once (the records packed
 again without it) with glibc's mmap threshold pinned (``auditor.memory``) took 20 MB scans from
-6.5-7.4x to 5.8-6.2x, leak and clean of long records (the most) from 7.8x to 7.7x: the bound went
-from 10x to 9x.
+6.5-7.4x to 5.8-6.2x, leak and clean of long records (the most) from 7.8x to 7.7x: the bound here
+went from 10x to 9x. (The stated bound stays 10x, for any size: long records' multiple grows with
+it, 8.75x for a scan of 250 MB; BENCHMARKS.md.)
 The default run measures scan on short records and on a huge vocabulary; the sweep every command on
 every shape."""
 from __future__ import annotations
