@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .semantic_model import padded_batches
+
 BATCH = 32                  # windows per model call
 
 
@@ -49,16 +51,7 @@ def token_vectors(encoder, encodings) -> list[np.ndarray]:
     vector, as the search computes it: [(tokens x dim, dim), ...]. Empty when the model's output is
     already pooled (no token vectors to align)."""
     out: list = [None] * len(encodings)
-    order = np.argsort([len(e.ids) for e in encodings], kind="stable")
-    for s in range(0, len(order), BATCH):
-        idx = order[s:s + BATCH]
-        width = max(len(encodings[i].ids) for i in idx)
-        ids = np.zeros((len(idx), width), np.int64)
-        mask = np.zeros((len(idx), width), np.int64)
-        for r, i in enumerate(idx):
-            n = len(encodings[i].ids)
-            ids[r, :n] = encodings[i].ids
-            mask[r, :n] = 1
+    for idx, ids, mask in padded_batches(encodings, BATCH):
         hidden = encoder.token_outputs(ids, mask)
         if hidden is None:
             return []

@@ -73,6 +73,22 @@ class Windows:
         return np.searchsorted(self.owner, np.arange(self.texts))
 
 
+def padded_batches(encodings, size: int):
+    """(positions, token ids, attention mask) of ``encodings`` in batches of ``size``, similar
+    lengths together so padding costs little."""
+    order = np.argsort([len(e.ids) for e in encodings], kind="stable")
+    for s in range(0, len(order), size):
+        idx = order[s:s + size]
+        width = max(len(encodings[i].ids) for i in idx)
+        ids = np.zeros((len(idx), width), np.int64)
+        mask = np.zeros((len(idx), width), np.int64)
+        for r, i in enumerate(idx):
+            n = len(encodings[i].ids)
+            ids[r, :n] = encodings[i].ids
+            mask[r, :n] = 1
+        yield idx, ids, mask
+
+
 @dataclass(frozen=True)
 class Encoder:
     """A loaded model: ``windows`` tokenises, ``encode_tokens`` turns windows into unit vectors."""
@@ -93,9 +109,7 @@ class Encoder:
 
     def run(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """One model call: token ids and attention mask (batch x width) -> mean-pooled vectors."""
-        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        session = self.session if self.pid == os.getpid() or not self.onnx else _forked_session(self)
-        hidden = session.run(None, {k: v for k, v in feed.items() if k in self.inputs})[0]
+        hidden = self._outputs(ids, mask)
         if hidden.ndim == 3:                                      # token vectors: mean over real tokens
             m = mask[..., None].astype(np.float32)
             hidden = (hidden * m).sum(1) / np.maximum(m.sum(1), 1.0)
@@ -104,10 +118,13 @@ class Encoder:
     def token_outputs(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray | None:
         """One model call's token vectors (batch x width x dim) before pooling; None when the
         model's output is already pooled."""
+        hidden = self._outputs(ids, mask)
+        return hidden if hidden.ndim == 3 else None
+
+    def _outputs(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         session = self.session if self.pid == os.getpid() or not self.onnx else _forked_session(self)
-        hidden = session.run(None, {k: v for k, v in feed.items() if k in self.inputs})[0]
-        return hidden if hidden.ndim == 3 else None
+        return session.run(None, {k: v for k, v in feed.items() if k in self.inputs})[0]
 
     def windows(self, texts: list[str]) -> Windows:
         """Every text as one or more overlapping windows of at most ``max_tokens`` tokens."""
@@ -135,17 +152,7 @@ class Encoder:
     def encode_tokens(self, encodings) -> np.ndarray:
         """Unit vectors (float32) of tokenised windows."""
         out = None
-        # similar lengths share a batch, so padding costs little
-        order = np.argsort([len(e.ids) for e in encodings], kind="stable")
-        for s in range(0, len(order), EMBED_BATCH):
-            idx = order[s:s + EMBED_BATCH]
-            width = max(len(encodings[i].ids) for i in idx)
-            ids = np.zeros((len(idx), width), np.int64)
-            mask = np.zeros((len(idx), width), np.int64)
-            for r, i in enumerate(idx):
-                n = len(encodings[i].ids)
-                ids[r, :n] = encodings[i].ids
-                mask[r, :n] = 1
+        for idx, ids, mask in padded_batches(encodings, EMBED_BATCH):
             hidden = self.run(ids, mask)
             if out is None:
                 out = np.zeros((len(encodings), hidden.shape[1]), np.float32)
