@@ -3,11 +3,13 @@ partitions by prefix shingle, LSH band partitions) mapped over Ray workers, and 
 driver from their bounded results, never from all pairs.
 
 The driver plans (``pieces.plan``: collapsing, classes, prefixes, template groups; linear in
-the collection) and each piece runs as a task: a template group or a join partition with its
-rows shipped to the object store one at a time, or, for ``lsh``, signatures in tasks and every
-(node, band) row routed to its partition through Ray Data's ``groupby``. The driver merges the
-pieces in the plan's order (``pieces.merge``), so the ``Pairs`` has the local meaning: the same
-counts at every threshold, the same components (clusters, curve), the same pair sample.
+the collection) and each piece runs as a task: a template group or a join partition, which
+slices its rows from the plan's arrays put in the object store once (``pieces.shared_arrays``),
+or, for ``lsh``, signatures in tasks and every (node, band) row routed to its partition through
+Ray Data's ``groupby``. Each piece's pair sample is folded as it arrives (``pieces.Pieces``); the
+driver merges the forests and counts in the plan's order (``pieces.merge``), so the ``Pairs`` has
+the local meaning: the same counts at every threshold, the same components (clusters, curve),
+the same pair sample.
 
 Resume (``shard_dir``): each finished piece is saved by the driver as it arrives
 (``pieces.PieceStore``: ``near-KEY-NNNNN.json``, written atomically, signed and bound to the plan:
@@ -19,6 +21,7 @@ others; a file that fails a check is computed again. The local engine's resumabl
 from __future__ import annotations
 
 import pickle
+from dataclasses import replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -64,9 +67,15 @@ def ray_find_pairs(matrix_or_dataset, threshold: float, method: str = "auto", *,
     p = pieces.plan(matrix, threshold, method)
     store = PieceStore(shard_dir, pieces.run_key(matrix, p, partitions, num_perm, seed)) if shard_dir else None
     ray_pieces = _RayPieces(store)
-    pieces.submit_groups(p, ray_pieces)
+    arrays = pieces.shared_arrays(p)
+    shared = ray_pieces.share(arrays)
+    # From here the plan reads its arrays from the store (zero-copy), so the driver holds one copy.
+    nodes, prefixes, joined = ray.get(shared)[:3]
+    p = replace(p, nodes=nodes, prefixes=prefixes, joined=joined)
+    del arrays, nodes, prefixes, joined
+    pieces.submit_groups(p, ray_pieces, shared)
     if p.method == "exact":
-        pieces.submit_joins(p, ray_pieces, partitions)
+        pieces.submit_joins(p, ray_pieces, partitions, shared)
         fields = dict(method="exact-all-pairs")
     else:
         bands, rows = choose_bands(p.min_threshold, num_perm)
@@ -75,7 +84,7 @@ def ray_find_pairs(matrix_or_dataset, threshold: float, method: str = "auto", *,
     merged = ray_pieces.collect()
     if stats is not None:
         stats.update(partitions=len(merged), partitions_resumed=ray_pieces.resumed)
-    return pieces.merge(p, merged, **fields, **pieces.dense_groups_field(p))
+    return pieces.merge(p, merged, ray_pieces.samples, **fields, **pieces.dense_groups_field(p))
 
 
 def _as_matrix(data, text: str, shingle) -> sp.csr_matrix:
@@ -124,12 +133,12 @@ def _one_thread() -> None:
 
 def _join_task_fn(*args):
     _one_thread()
-    return pieces.join_partition(*args)
+    return pieces.join_piece(*args)
 
 
 def _dense_task_fn(*args):
     _one_thread()
-    return pieces.dense_group(*args)
+    return pieces.dense_piece(*args)
 
 
 def _signature_task_fn(nodes, num_perm: int, seed: int) -> np.ndarray:
@@ -140,7 +149,7 @@ def _signature_task_fn(nodes, num_perm: int, seed: int) -> np.ndarray:
 _join_task = _Lazy(_join_task_fn)
 _dense_task = _Lazy(_dense_task_fn)
 _signature_task = _Lazy(_signature_task_fn)
-_TASKS = {pieces.join_partition: _join_task, pieces.dense_group: _dense_task}
+_TASKS = {pieces.join_piece: _join_task, pieces.dense_piece: _dense_task}
 
 
 class _RayPieces(Pieces):
@@ -151,10 +160,15 @@ class _RayPieces(Pieces):
         super().__init__(store)
         self.pending = {}
 
+    def share(self, value):
+        """``value`` put in Ray's object store once; each task slices its rows from it."""
+        import ray
+        return ray.put(value)
+
     def submit(self, index: int, identity: dict, ids: np.ndarray, fn, *args) -> None:
         piece = self.load(index, identity)
         if piece is not None:
-            self.done[index] = piece
+            self.keep(index, piece)
         else:
             self.pending[_TASKS[fn].remote(*args)] = (index, identity, ids)
 
@@ -164,8 +178,9 @@ class _RayPieces(Pieces):
             ready, _ = ray.wait(list(self.pending), num_returns=1)
             for ref in ready:
                 index, identity, ids = self.pending.pop(ref)
-                self.done[index] = pieces.map_ids(ids, ray.get(ref))
-                self.finished(index, identity, self.done[index])
+                piece = pieces.map_ids(ids, ray.get(ref))
+                self.finished(index, identity, piece)
+                self.keep(index, piece)
         return super().collect()
 
 
@@ -184,8 +199,12 @@ def lsh_pieces(p: pieces.PiecePlan, bands: int, rows: int, seed: int, partitions
     nodes, n = p.nodes, p.nodes.shape[0]
     if n < 2:
         return
-    done = {q: ray_pieces.load(first + q, lsh_identity(q)) for q in range(partitions)}
-    done = {q: piece for q, piece in done.items() if piece is not None}
+    done = set()
+    for q in range(partitions):
+        saved = ray_pieces.load(first + q, lsh_identity(q))
+        if saved is not None:
+            ray_pieces.keep(first + q, saved)
+            done.add(q)
     if len(done) < partitions:
         spans = [(lo, min(lo + LSH_BLOCK_NODES, n)) for lo in range(0, n, LSH_BLOCK_NODES)]
         sig = np.concatenate(ray.get([_signature_task.remote(nodes[lo:hi], bands * rows, seed)
@@ -206,15 +225,15 @@ def lsh_pieces(p: pieces.PiecePlan, bands: int, rows: int, seed: int, partitions
                 _lsh_group, fn_kwargs={"shared": shared, "min_threshold": p.min_threshold}, batch_format="numpy")
             for r in grouped.iter_rows():     # each saved as it arrives
                 q = int(r["part"])
-                done[q] = pickle.loads(r["piece"])
-                ray_pieces.finished(first + q, lsh_identity(q), done[q])
+                piece = pickle.loads(r["piece"])
+                ray_pieces.finished(first + q, lsh_identity(q), piece)
+                ray_pieces.keep(first + q, piece)
+                done.add(q)
         finally:
             context.shuffle_strategy = strategy
-        for q in range(partitions):           # a partition no row was routed to: saved as empty
-            if q not in done:
-                done[q] = EMPTY
-                ray_pieces.finished(first + q, lsh_identity(q), EMPTY)
-    ray_pieces.done.update({first + q: piece for q, piece in done.items()})
+        for q in sorted(set(range(partitions)) - done):     # a partition no row was routed to: saved as empty
+            ray_pieces.finished(first + q, lsh_identity(q), EMPTY)
+            ray_pieces.keep(first + q, EMPTY)
 
 
 def pa_array(values: np.ndarray):

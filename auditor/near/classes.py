@@ -29,7 +29,7 @@ import scipy.sparse as sp
 
 from ..shingles import row_hash_sums, set_sizes
 from .result import EPS, STRATA, STRATUM_CAP, Pairs, ScoreCounts, score_bins
-from .sink import best_first, maximum_spanning_forest, rank_in_runs
+from .sink import best_per_stratum, maximum_spanning_forest, stratum_of
 
 MIN_SAVING = 1 / 8           # classes are used when they remove at least this share of the nodes
 
@@ -143,7 +143,6 @@ def _expand_sample(class_pairs: Pairs, classes: NodeClasses, inside: np.ndarray)
     parts_a = [classes.rep[sa[plain]]]
     parts_b = [classes.rep[sb[plain]]]
     parts_j = [sj[plain]]
-    stratum_of = (lambda j: np.minimum(np.floor(np.asarray(j) * STRATA + EPS).astype(np.int64), STRATA))
     taken = np.bincount(stratum_of(sj[plain]), minlength=STRATA + 1)
     complete = True
     # Pairs inside a class first (their self Jaccard), then class pairs with a class of several
@@ -153,7 +152,7 @@ def _expand_sample(class_pairs: Pairs, classes: NodeClasses, inside: np.ndarray)
     jobs += [(float(sj[i]), int(sa[i]), int(sb[i])) for i in wide]
     jobs.sort(key=lambda x: (-x[0], x[1], x[2]))
     for jv, ca, cb in jobs:
-        s = int(stratum_of(jv))
+        s = int(stratum_of(np.float64(jv)))
         if taken[s] >= STRATUM_CAP:
             complete = False
             continue
@@ -165,12 +164,8 @@ def _expand_sample(class_pairs: Pairs, classes: NodeClasses, inside: np.ndarray)
         parts_b.append(b)
         parts_j.append(np.full(a.size, jv))
         taken[s] += a.size
-    a, b, j = np.concatenate(parts_a), np.concatenate(parts_b), np.concatenate(parts_j)
-    keep_order = best_first(a, b, j)
-    a, b, j = a[keep_order], b[keep_order], j[keep_order]
-    keep = rank_in_runs(stratum_of(j)) < STRATUM_CAP
-    complete &= bool(keep.all())
-    return a[keep], b[keep], j[keep], complete
+    a, b, j, over = best_per_stratum(np.concatenate(parts_a), np.concatenate(parts_b), np.concatenate(parts_j))
+    return a, b, j, complete and not over.any()
 
 
 def first_pairs(xa: np.ndarray, xb: np.ndarray | None, limit: int) -> tuple[np.ndarray, np.ndarray, bool]:

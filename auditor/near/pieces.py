@@ -17,9 +17,10 @@ order and template groups (``dense.plan``). The pieces are then:
 Each piece verifies its pairs (true Jaccard) into its own ``PairSink`` and keeps only that sink's
 bounded result (``bounded``): score-bin counts, a maximum spanning forest (the union of
 per-piece forests contains a maximum spanning forest of the whole graph) and the best pairs of
-each 0.01 stratum. ``merge`` adds the counts and offers the forests and samples to one sink,
-in the plan's order: the same counts at every threshold, the same components, the same pair
-sample. A piece verifies every candidate it owns, so its counts are exact where the one-pass
+each 0.01 stratum. The samples are folded as pieces arrive (``Pieces.keep``); ``merge`` adds the
+counts and offers the forests to one sink in the plan's order: the same counts at every
+threshold, the same components, the same pair sample. Pieces slice their rows from the plan's
+arrays (``shared_arrays``), which an executor ships once. A piece verifies every candidate it owns, so its counts are exact where the one-pass
 search (``find_pairs``) may estimate them past its work budget.
 
 ``PieceStore`` keeps finished pieces in a folder (``--shard-dir``), signed and keyed by the plan
@@ -51,7 +52,7 @@ from .lsh import BATCH, band_keys, choose_bands, group_runs, minhash_signatures,
 from .prefix import (PRODUCT_BUDGET, CandidateFilter, collapse_identical, estimated_candidates, prefix_matrix,
                      size_fits)
 from .result import SCORE_SCALE, Pairs, checked_search
-from .sink import PairSink
+from .sink import PairSink, SampleFold
 from .verifier import Verifier
 
 ENTRY_COST = 32               # join work of one (node, shared prefix shingle) entry, in product pairs
@@ -121,13 +122,11 @@ def column_ranges(df: np.ndarray, partitions: int) -> list[tuple[int, int]]:
 
 
 def exact_partitions(plan: PiecePlan, partitions: int):
-    """Yields, per join partition: (node ids, their shingle sets, prefixes, joined prefixes, dense
-    group, weights, column range). A node goes to a partition when one of its joined prefix
-    shingles in the range is held by another node too (a shingle held once makes no pair)."""
-    nodes, prefixes, joined = plan.nodes, plan.prefixes, plan.joined
-    n, m = prefixes.shape
-    group = dense.group_of(n, plan.groups) if plan.groups else np.full(n, -1, np.int64)
-    joined = joined if joined.has_sorted_indices else joined.sorted_indices()
+    """Yields, per join partition: (node ids, column range lo, hi). A node goes to a partition when
+    one of its joined prefix shingles in the range is held by another node too (a shingle held
+    once makes no pair)."""
+    joined = plan.joined
+    n, m = joined.shape
     df = np.bincount(joined.indices, minlength=m)
     entry_row = np.repeat(np.arange(n), np.diff(joined.indptr))
     useful = df[joined.indices] >= 2
@@ -135,8 +134,19 @@ def exact_partitions(plan: PiecePlan, partitions: int):
         inside = useful & (joined.indices >= lo) & (joined.indices < hi)
         ids = np.unique(entry_row[inside])
         if ids.size >= 2:
-            # One at a time: an executor ships each away before the next is cut.
-            yield ids, nodes[ids], prefixes[ids], joined[ids], group[ids], plan.weight[ids], lo, hi
+            yield ids, lo, hi
+
+
+def shared_arrays(plan: PiecePlan) -> tuple:
+    """What the pieces slice their rows from: (nodes, prefixes, joined prefixes with sorted
+    indices, dense group of each node or -1, weights, multiplicities or None). An executor ships
+    it once (``Pieces.share``), not a slice per piece: a node is in several join partitions."""
+    n = plan.nodes.shape[0]
+    joined = plan.joined
+    if joined is not None and not joined.has_sorted_indices:
+        joined = joined.sorted_indices()
+    group = dense.group_of(n, plan.groups) if plan.groups else np.full(n, -1, np.int64)
+    return plan.nodes, plan.prefixes, joined, group, plan.weight, plan.multiplicity
 
 
 # --------------------------------------------------------------------------- the pieces
@@ -218,6 +228,20 @@ def dense_group(nodes, weight, min_threshold: float, multiplicity=None) -> dict:
     return bounded(sink, scored)
 
 
+def join_piece(shared: tuple, ids: np.ndarray, lo: int, hi: int, min_threshold: float) -> dict:
+    """The join partition of nodes ``ids`` and columns [lo, hi), its rows sliced from ``shared``
+    (``shared_arrays``)."""
+    nodes, prefixes, joined, group, weight, multiplicity = shared
+    return join_partition(ids, nodes[ids], prefixes[ids], joined[ids], group[ids], weight[ids], lo, hi,
+                          min_threshold, None if multiplicity is None else multiplicity[ids])
+
+
+def dense_piece(shared: tuple, ids: np.ndarray, min_threshold: float) -> dict:
+    """The template group of nodes ``ids``, its rows sliced from ``shared`` (``shared_arrays``)."""
+    nodes, _, _, _, weight, multiplicity = shared
+    return dense_group(nodes[ids], weight[ids], min_threshold, None if multiplicity is None else multiplicity[ids])
+
+
 def band_partitions(keys: np.ndarray, lo: int, hi: int, partitions: int) -> np.ndarray:
     """The partition of each (node, band) row of nodes lo..hi-1 (node-major): a hash of the band
     and its key, so nodes with equal band values meet in one partition."""
@@ -283,9 +307,11 @@ def map_ids(ids, piece: dict) -> dict:
     return piece
 
 
-def merge(plan: PiecePlan, pieces: list[dict], **fields) -> Pairs:
-    """One Pairs from the pieces (in the plan's order): counts added, forests and samples offered
-    to one PairSink, class pairs expanded back to node pairs."""
+def merge(plan: PiecePlan, pieces: list[dict], samples: SampleFold, **fields) -> Pairs:
+    """One Pairs from the pieces (in the plan's order) and their folded samples (``Pieces``):
+    counts added, forests offered to one PairSink, class pairs expanded back to node pairs. The
+    sample's pairs are all implied by the forests' union (it holds a maximum spanning forest of
+    every verified pair), so offering them too, as before, changed no forest edge."""
     sink = PairSink(plan.weight, plan.min_threshold, plan.multiplicity)
     size = sink.node_hist.size
     for piece in pieces:
@@ -295,11 +321,10 @@ def merge(plan: PiecePlan, pieces: list[dict], **fields) -> Pairs:
         sink.add_counts(node_hist, record_hist)
     for piece in pieces:
         sink.add(*piece["forest"], counted=True, sample=False)
-    for piece in pieces:
-        sink.add(*piece["sample"], counted=True)
+    *sample, complete = samples.result()
+    sink.set_sample(*sample, complete)
     candidates = sum(p["candidates"] for p in pieces)
     pairs = sink.result(**plan.common, candidates=candidates, **fields)
-    pairs = replace(pairs, complete=pairs.complete and all(p["complete"] for p in pieces))
     if plan.classes is None:
         return pairs
     return expand(pairs, plan.classes, weight=plan.node_weight, **plan.common, **fields, candidates=candidates)
@@ -401,12 +426,22 @@ class PieceStore:
 class Pieces:
     """The plan's pieces: each read back from the store or computed (and saved as soon as it is
     finished); returned in the plan's order. Here computed in this process as they are
-    submitted; ``distributed.near`` submits them as Ray tasks instead."""
+    submitted; ``distributed.near`` submits them as Ray tasks instead.
+
+    Each piece's pair sample is folded into one ``SampleFold`` as the piece arrives (in any order:
+    the sample's order is total) and dropped from the piece, so what waits for the merge is the
+    forests and counts, not a sample of up to 1.4M pairs per piece (21 pieces of 230,000 nodes
+    held 6.1M sample pairs, and merging them cost 455 MB)."""
 
     def __init__(self, store: PieceStore | None):
         self.store, self.done = store, {}
+        self.samples = SampleFold()
         self.resumed = self.saved = 0
         self.hold = env_int(HOLD_AFTER_ENV, 0, 0, 1 << 30)
+
+    def share(self, value):
+        """``value`` as the pieces read it: here itself (``distributed.near`` puts it in Ray's store once)."""
+        return value
 
     def load(self, index: int, identity: dict):
         piece = self.store.load(index, identity) if self.store else None
@@ -419,6 +454,13 @@ class Pieces:
         if piece is None:
             piece = map_ids(ids, fn(*args))
             self.finished(index, identity, piece)
+        self.keep(index, piece)
+
+    def keep(self, index: int, piece: dict) -> None:
+        """Piece ``index`` done (saved first, when it is saved, with its sample): its sample folded."""
+        if piece is not EMPTY:
+            self.samples.add(*piece["sample"], complete=piece["complete"])
+            piece = {**piece, "sample": None}
         self.done[index] = piece
 
     def finished(self, index: int, identity: dict, piece: dict) -> None:
@@ -453,9 +495,10 @@ def find_pairs_in_pieces(matrix: sp.csr_matrix, min_threshold: float, method: st
     total = len(p.groups) + (len(column_ranges(np.bincount(p.joined.indices, minlength=p.joined.shape[1]),
                                                partitions)) if p.method == "exact" else partitions)
     tick = (lambda done, stage: progress(0.1 + 0.9 * min(done / max(total, 1), 1.0), stage)) if progress else None
-    submit_groups(p, pieces, tick)
+    shared = shared_arrays(p)
+    submit_groups(p, pieces, shared, tick)
     if p.method == "exact":
-        submit_joins(p, pieces, partitions, tick)
+        submit_joins(p, pieces, partitions, shared, tick)
         fields = dict(method="exact-all-pairs")
     else:
         bands, rows = choose_bands(p.min_threshold, num_perm)
@@ -466,23 +509,23 @@ def find_pairs_in_pieces(matrix: sp.csr_matrix, min_threshold: float, method: st
         progress(1.0, "pairs verified")
     if stats is not None:
         stats.update(partitions=len(merged), partitions_resumed=pieces.resumed)
-    return merge(p, merged, **fields, **dense_groups_field(p))
+    return merge(p, merged, pieces.samples, **fields, **dense_groups_field(p))
 
 
-def submit_groups(p: PiecePlan, pieces: Pieces, tick=None) -> None:
-    """Each template group as a piece (pieces 0..groups-1)."""
+def submit_groups(p: PiecePlan, pieces: Pieces, shared, tick=None) -> None:
+    """Each template group as a piece (pieces 0..groups-1); ``shared``: ``pieces.share(shared_arrays(p))``."""
     for g, group in enumerate(p.groups):
-        pieces.submit(g, {"kind": "dense", "nodes": int(group.ids.size)}, group.ids, dense_group,
-                      p.nodes[group.ids], p.weight[group.ids], p.min_threshold, p.part(group.ids))
+        pieces.submit(g, {"kind": "dense", "nodes": int(group.ids.size)}, group.ids, dense_piece, shared,
+                      group.ids, p.min_threshold)
         if tick:
             tick(g + 1, "template groups scored")
 
 
-def submit_joins(p: PiecePlan, pieces: Pieces, partitions: int, tick=None) -> None:
+def submit_joins(p: PiecePlan, pieces: Pieces, partitions: int, shared, tick=None) -> None:
     """Each join partition as a piece (pieces groups.. after the template groups)."""
-    for j, part in enumerate(exact_partitions(p, partitions)):
-        identity = {"kind": "join", "lo": part[6], "hi": part[7], "nodes": int(part[0].size)}
-        pieces.submit(len(p.groups) + j, identity, part[0], join_partition, *part, p.min_threshold, p.part(part[0]))
+    for j, (ids, lo, hi) in enumerate(exact_partitions(p, partitions)):
+        identity = {"kind": "join", "lo": lo, "hi": hi, "nodes": int(ids.size)}
+        pieces.submit(len(p.groups) + j, identity, ids, join_piece, shared, ids, lo, hi, p.min_threshold)
         if tick:
             tick(len(p.groups) + j + 1, "pairs verified by partition")
 
@@ -502,7 +545,7 @@ def lsh_partitions(p: PiecePlan, pieces: Pieces, bands: int, rows: int, seed: in
         if saved is None:
             todo.append(q)
         else:
-            pieces.done[first + q] = saved
+            pieces.keep(first + q, saved)
     if not todo or n < 2:
         return
     if progress:
@@ -517,6 +560,6 @@ def lsh_partitions(p: PiecePlan, pieces: Pieces, bands: int, rows: int, seed: in
         piece = EMPTY if at.size == 0 else lsh_group(at // bands, (at % bands).astype(np.int32), keys, p.nodes,
                                                      p.weight, p.min_threshold, p.multiplicity, group)
         pieces.finished(first + q, lsh_identity(q), piece)
-        pieces.done[first + q] = piece
+        pieces.keep(first + q, piece)
         if progress:
             progress(first + partitions - len(todo) + k + 1, "pairs verified by partition")

@@ -161,12 +161,9 @@ class PairSink:
 
     def _may_sample(self, a, b, j) -> np.ndarray:
         """Pairs that would rank before their stratum's worst kept pair (score desc, then a, b)."""
-        s = self._stratum(j)
+        s = stratum_of(j)
         fj, fa, fb = self.floor_j[s], self.floor_a[s], self.floor_b[s]
         return (fj < 0) | (j > fj) | ((j == fj) & ((a < fa) | ((a == fa) & (b < fb))))
-
-    def _stratum(self, j: np.ndarray) -> np.ndarray:
-        return np.minimum(np.floor(j * STRATA + EPS).astype(np.int64), STRATA)
 
     def _implied(self, a: np.ndarray, b: np.ndarray, bins: np.ndarray) -> np.ndarray:
         """Edges whose ends the forest already joins by edges that all score at least as high."""
@@ -209,26 +206,27 @@ class PairSink:
         self.tree = (*kruskal_tree(self.n, fa, fb, fbins), self.level_bins, comp)
 
     def _resample(self, a, b, j) -> None:
-        """Keep the best STRATUM_CAP pairs of each stratum (order: jaccard desc, then a, b).
-        Only a stratum that had to drop pairs gets a floor (its worst kept pair), so a pair is
-        refused on arrival only where the sample is already known to be incomplete."""
-        order = best_first(a, b, j)
-        a, b, j = a[order], b[order], j[order]
-        stratum = self._stratum(j)
-        keep = rank_in_runs(stratum) < STRATUM_CAP
-        over = np.zeros(STRATA + 1, bool)
-        over[stratum[~keep]] = True
+        """Keep the best STRATUM_CAP pairs of each stratum (``best_per_stratum``). Only a stratum
+        that had to drop pairs gets a floor (its worst kept pair), so a pair is refused on arrival
+        only where the sample is already known to be incomplete."""
+        a, b, j, over = best_per_stratum(a, b, j)
+        self.sample = (a, b, j)
         if over.any():
             self.complete = False
-        a, b, j, stratum = a[keep], b[keep], j[keep], stratum[keep]
-        self.sample = (a, b, j)
         # Worst kept pair per overflowed stratum: the last of that stratum in sample order.
         if j.size:
+            stratum = stratum_of(j)
             ends = np.r_[np.flatnonzero(stratum[1:] != stratum[:-1]), j.size - 1]
             ends = ends[over[stratum[ends]]]
             self.floor_j[stratum[ends]] = j[ends]
             self.floor_a[stratum[ends]] = a[ends]
             self.floor_b[stratum[ends]] = b[ends]
+
+    def set_sample(self, a: np.ndarray, b: np.ndarray, j: np.ndarray, complete: bool) -> None:
+        """A pair sample chosen elsewhere (``SampleFold``: the pieces' samples folded as they came),
+        in place of offering its pairs here: they are all implied by the forest already."""
+        self.sample = (a, b, j)
+        self.complete = self.complete and complete
 
     # ------------------------------------------------------------------ result
 
@@ -279,6 +277,57 @@ def best_first(a: np.ndarray, b: np.ndarray, j: np.ndarray) -> np.ndarray:
     packed = a.astype(np.int64) * (int(b.max()) + 1) + b
     order = np.argsort(packed, kind="stable")
     return order[np.argsort(-j[order], kind="stable")]
+
+
+def stratum_of(j: np.ndarray) -> np.ndarray:
+    """The 0.01-wide score stratum of each Jaccard (1.0 its own)."""
+    return np.minimum(np.floor(j * STRATA + EPS).astype(np.int64), STRATA)
+
+
+def best_per_stratum(a: np.ndarray, b: np.ndarray, j: np.ndarray):
+    """The best STRATUM_CAP pairs of each stratum, in sample order (``best_first``), and which
+    strata had to drop pairs (a bool per stratum)."""
+    order = best_first(a, b, j)
+    a, b, j = a[order], b[order], j[order]
+    stratum = stratum_of(j)
+    keep = rank_in_runs(stratum) < STRATUM_CAP
+    over = np.zeros(STRATA + 1, bool)
+    over[stratum[~keep]] = True
+    return a[keep], b[keep], j[keep], over
+
+
+class SampleFold:
+    """The pair sample of pairs offered in any order, each once: the order it keeps (jaccard
+    desc, then a, b) is total, so the result does not depend on the order offered. Holds the
+    sample and at most BUFFER_MIN pairs waiting, however many pieces are folded in."""
+
+    def __init__(self):
+        self.parts: list = []
+        self.held = 0
+        self.complete = True
+
+    def add(self, a: np.ndarray, b: np.ndarray, j: np.ndarray, complete: bool = True) -> None:
+        self.complete = self.complete and complete
+        if a.size:
+            self.parts.append((a.astype(np.int64), b.astype(np.int64), j.astype(np.float64)))
+            self.held += a.size
+            if self.held >= BUFFER_MIN:
+                self._fold()
+
+    def _fold(self) -> None:
+        if len(self.parts) > 1:
+            a, b, j, over = best_per_stratum(*(np.concatenate([p[i] for p in self.parts]) for i in range(3)))
+            self.parts, self.held = [(a, b, j)], a.size
+            self.complete = self.complete and not over.any()
+
+    def result(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+        """(a, b, jaccard) in sample order, and whether no stratum had to drop pairs."""
+        if not self.parts:
+            empty = np.zeros(0, np.int64)
+            return empty, empty, np.zeros(0, np.float64), self.complete
+        a, b, j, over = best_per_stratum(*(np.concatenate([p[i] for p in self.parts]) for i in range(3)))
+        self.parts, self.held = [(a, b, j)], a.size
+        return a, b, j, self.complete and not over.any()
 
 
 def rank_in_runs(keys: np.ndarray) -> np.ndarray:
