@@ -6,11 +6,12 @@ For each case a cluster is started (tests/ray_cluster_nodes.py: a head that runs
 ``--nodes`` worker nodes of ``--cpus`` CPUs, each its own raylet and object store), and the scan
 runs in a driver process of its own (this script with ``--driver``): the library's
 ``engines.scan`` with the Ray engine, timing each stage of the scan and, inside the near-duplicate
-stage, the driver's planning (``pieces.plan``) and merging (``pieces.merge``); the rest of that
-stage is waiting for the tasks, and joining and leaving the cluster. Read from /proc every 0.2 s:
-each worker process's peak resident memory (VmHWM) and CPU seconds, by node; the driver's peak is its own ``ru_maxrss``. The same scan
-in one local process gives the one-process peak, and its summary must equal the Ray one's (but for
-the engine block).
+stage, the driver's planning (``pieces.plan``), folding each piece's sample as it arrives
+(``pieces.Pieces.keep``) and merging (``pieces.merge``); the rest of that stage is waiting for
+the tasks, and joining and leaving the cluster. Read from /proc every 0.2 s: each worker process's
+peak resident memory (VmHWM) and CPU seconds, by node; the driver's peak is its own ``ru_maxrss``.
+The same scan in one local process gives the one-process peak, and its summary must equal the Ray
+one's (but for the engine block).
 
     python bench/ray_cluster.py                                   # realistic-250000, -500000
     python bench/ray_cluster.py --cases edited-100000 --nodes 2 --cpus 1
@@ -77,6 +78,7 @@ def drive(source: str, address: str | None, result_path: str) -> None:
 
     timed(pieces, "plan")
     timed(pieces, "merge")
+    timed(pieces.Pieces, "keep")            # each piece's sample folded as it arrives
     timed(ray_near, "ray_find_pairs")       # the search once Ray is joined
     engine = EngineSettings("ray", ray_address=address, quiet=True) if address else None
     start = time.perf_counter()
@@ -86,6 +88,7 @@ def drive(source: str, address: str | None, result_path: str) -> None:
     summary.pop("engine", None)
     Path(result_path).write_text(json.dumps({
         "wall": wall, "stages": result.timings, "plan": spent.get("plan", 0.0), "merge": spent.get("merge", 0.0),
+        "fold": spent.get("keep", 0.0),
         "search": spent.get("ray_find_pairs", 0.0),
         "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "summary": summary,
         "engine": getattr(result, "engine", None)}))
@@ -122,7 +125,7 @@ def measure(case: str, args) -> dict:
         raise SystemExit(f"{case}: the Ray summary differs from the local one")
     stages = ray["stages"]
     near = stages.get("near_duplicates", 0.0)
-    tasks = ray["search"] - ray["plan"] - ray["merge"]
+    tasks = ray["search"] - ray["plan"] - ray["merge"] - ray["fold"]
     joining = near - ray["search"]          # joining and leaving the cluster
     serial = sum(stages.values()) - tasks - joining
     node_cpu = sampler.node_cpu()
@@ -132,7 +135,8 @@ def measure(case: str, args) -> dict:
     return {"case": case, "records": len(texts), "mb_read": source.stat().st_size / MB,
             "local_wall": local["wall"], "local_peak_mb": local["peak_mb"],
             "ray_wall": ray["wall"], "driver_peak_mb": ray["peak_mb"], "stages": stages,
-            "plan": ray["plan"], "merge": ray["merge"], "tasks_wall": tasks, "serial": serial, "joining": joining,
+            "plan": ray["plan"], "merge": ray["merge"], "fold": ray["fold"], "tasks_wall": tasks, "serial": serial,
+            "joining": joining,
             "worker_cpu": sum(node_cpu.values()), "node_cpu": sorted(node_cpu.values(), reverse=True),
             "largest_worker_mb": sampler.largest_worker() / MB,
             "node_peaks_mb": sorted((v / MB for v in per_node_peak.values()), reverse=True),
@@ -142,7 +146,7 @@ def measure(case: str, args) -> dict:
 def table(rows: list[dict], nodes: int, cpus: int) -> str:
     lines = [f"{nodes} worker nodes x {cpus} CPU, a head with none; driver and workers are separate processes.", "",
              "| case | records | MB read | one process: wall / peak | Ray: wall | driver peak | largest worker "
-             "peak | driver serial s (per 1M records) | of which plan + merge | tasks: wall / worker CPU s | "
+             "peak | driver serial s (per 1M records) | of which plan + fold + merge | tasks: wall / worker CPU s | "
              "worker CPU per node | joining Ray | load |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|"]
     for r in rows:
@@ -151,7 +155,8 @@ def table(rows: list[dict], nodes: int, cpus: int) -> str:
             f"| {r['case']} | {r['records']:,} | {r['mb_read']:.0f} | {r['local_wall']:.1f} s / "
             f"{r['local_peak_mb']:,.0f} MB | {r['ray_wall']:.1f} s | **{r['driver_peak_mb']:,.0f} MB** | "
             f"{r['largest_worker_mb']:,.0f} MB | {r['serial']:.1f} ({per_million:.0f}) | "
-            f"{r['plan']:.1f} + {r['merge']:.1f} | {r['tasks_wall']:.1f} / {r['worker_cpu']:.1f} | "
+            f"{r['plan']:.1f} + {r['fold']:.1f} + {r['merge']:.1f} | "
+            f"{r['tasks_wall']:.1f} / {r['worker_cpu']:.1f} | "
             f"{', '.join(f'{c:.1f}' for c in r['node_cpu'])} | {r['joining']:.1f} s | {r['load']:.1f} |")
     return "\n".join(lines)
 

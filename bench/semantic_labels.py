@@ -3,8 +3,8 @@
 
 bench/semantic.py counts every flag on a set split in halves (Alpaca, MBPP) as false, which assumes
 the halves hold no rewording of each other. This script checks that assumption by hand labels: for
-each set, a seeded sample of 50 flagged items (the default decision, margin >= 0.45), each with its
-best match labelled by one reader (bench/semantic_labels.json) as
+each set, a seeded sample of 50 flagged items (the default decision: margin >= 0.45 and cosine >=
+the floor), each with its best match labelled by one reader (bench/semantic_labels.json) as
 
 - ``same``: the same request reworded, or with a detail added ("five tips to save money on
   groceries" / "at least five tips on how to save money when buying groceries");
@@ -13,8 +13,9 @@ best match labelled by one reader (bench/semantic_labels.json) as
 - ``distinct``: a different task ("the sum of repeated elements" / "of non-repeated elements").
 
 It prints each set's flag rate, the labelled shares, and the rate of items flagged falsely that
-they imply (flag rate x distinct share; with borderline counted as false too). A label whose
-item is no longer flagged, or whose best match moved, is reported as stale.
+they imply (flag rate x distinct share; with borderline counted as false too). A sampled item
+without a label, or whose best match is no longer the labelled one, is counted as stale (and
+left out of the shares).
 
     python bench/semantic_labels.py            # needs ../shared/data (Alpaca, MBPP); about a minute
     python bench/semantic_labels.py --show     # also print each labelled pair
@@ -27,8 +28,6 @@ import random
 import sys
 from pathlib import Path
 
-import numpy as np
-
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
@@ -38,25 +37,24 @@ SETS = {"alpaca halves": ("alpaca/alpaca_5000.jsonl", ("instruction", "input")),
 
 
 def flagged_sample(texts: list[str], size: int, seed: int):
+    """The halves' search, its flag rate and a seeded sample of its flagged items: {row: best match}."""
     from auditor.semantic import semantic_search
     h = len(texts) // 2
     bench, corpus = texts[:h], texts[h:]
-    result = semantic_search(bench, corpus)
-    margin = np.nan_to_num(np.array(result.margins(), dtype=float), nan=-1.0)
-    flags = np.flatnonzero(margin >= result.threshold)
-    pick = sorted(random.Random(seed).sample(flags.tolist(), min(size, flags.size)))
-    best = {r: int(result.neighbours[r][0][0]) for r in pick}
-    return bench, corpus, flags.size / len(bench), best
+    flags = {it["benchmark_row"]: it["corpus_row"] for it in semantic_search(bench, corpus).flagged()}
+    pick = sorted(random.Random(seed).sample(sorted(flags), min(size, len(flags))))
+    return bench, corpus, len(flags) / len(bench), {r: flags[r] for r in pick}
 
 
 def main() -> None:
-    from semantic import jsonl
+    from semantic import DEFAULT_DATA, jsonl
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", default=str(HERE.parents[1] / "shared" / "data"))
+    parser.add_argument("--data", default=str(DEFAULT_DATA))
     parser.add_argument("--show", action="store_true")
     args = parser.parse_args()
     labels = json.loads(LABELS.read_text())
-    print("| set | items | flagged | labelled | same | borderline | distinct | falsely flagged (with borderline) | stale |")
+    print("| set | items | flagged | labelled | same | borderline | distinct | "
+          "falsely flagged (with borderline) | stale |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, (path, field) in SETS.items():
         entry = labels[name]

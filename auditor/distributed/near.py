@@ -28,7 +28,7 @@ import scipy.sparse as sp
 
 from .. import parallel
 from ..errors import AuditorError
-from ..near import Pairs, choose_bands, dense, minhash_signatures, pieces
+from ..near import Pairs, choose_bands, minhash_signatures, pieces
 from ..near.lsh import band_keys
 from ..near.result import checked_search
 from ..near.pieces import EMPTY, Pieces, PieceStore, lsh_identity
@@ -79,7 +79,7 @@ def ray_find_pairs(matrix_or_dataset, threshold: float, method: str = "auto", *,
         fields = dict(method="exact-all-pairs")
     else:
         bands, rows = choose_bands(p.min_threshold, num_perm)
-        lsh_pieces(p, bands, rows, seed, partitions, ray_pieces, first=len(p.groups))
+        lsh_pieces(p, bands, rows, seed, partitions, ray_pieces, shared, first=len(p.groups))
         fields = dict(method="minhash-lsh", num_perm=num_perm, bands=bands, rows=rows, seed=seed)
     merged = ray_pieces.collect()
     if stats is not None:
@@ -186,8 +186,8 @@ class _RayPieces(Pieces):
 
 # --------------------------------------------------------------------------- LSH: band keys through groupby
 
-def lsh_pieces(p: pieces.PiecePlan, bands: int, rows: int, seed: int, partitions: int, ray_pieces: _RayPieces, *,
-               first: int) -> None:
+def lsh_pieces(p: pieces.PiecePlan, bands: int, rows: int, seed: int, partitions: int, ray_pieces: _RayPieces,
+               shared, *, first: int) -> None:
     """Signatures in tasks; (node, band) rows grouped by their partition (``pieces.band_partitions``)
     with Ray Data's groupby; each group's first-band candidates verified in its worker
     (``pieces.lsh_group``), which reads the band keys and shingle sets from the object store.
@@ -211,8 +211,7 @@ def lsh_pieces(p: pieces.PiecePlan, bands: int, rows: int, seed: int, partitions
                                       for lo, hi in spans]))
         keys = np.ascontiguousarray(band_keys(sig, bands, rows))      # (nodes, bands): equal = same band values
         del sig
-        group = dense.group_of(n, p.groups) if p.groups else None
-        shared = ray.put((keys, nodes, p.weight, p.multiplicity, group))
+        keys_ref = ray.put(keys)        # the shingle sets are in ``shared`` (``pieces.shared_arrays``) already
         skip = np.array(sorted(done), np.int32)
         tables = [band_rows(keys, lo, hi, partitions) for lo, hi in spans]
         if skip.size:                   # finished partitions' rows are not shuffled again
@@ -222,7 +221,8 @@ def lsh_pieces(p: pieces.PiecePlan, bands: int, rows: int, seed: int, partitions
         strategy, context.shuffle_strategy = context.shuffle_strategy, SHUFFLE     # read when the plan is made
         try:
             grouped = ray.data.from_arrow(tables).groupby("part", num_partitions=partitions).map_groups(
-                _lsh_group, fn_kwargs={"shared": shared, "min_threshold": p.min_threshold}, batch_format="numpy")
+                _lsh_group, fn_kwargs={"shared": shared, "band_table": keys_ref, "grouped": bool(p.groups),
+                                       "min_threshold": p.min_threshold}, batch_format="numpy")
             for r in grouped.iter_rows():     # each saved as it arrives
                 q = int(r["part"])
                 piece = pickle.loads(r["piece"])
@@ -250,11 +250,13 @@ def band_rows(keys: np.ndarray, lo: int, hi: int, partitions: int):
                      "part": pieces.band_partitions(keys, lo, hi, partitions)})
 
 
-def _lsh_group(batch: dict, shared, min_threshold: float) -> dict:
+def _lsh_group(batch: dict, shared, band_table, grouped: bool, min_threshold: float) -> dict:
+    # ``band_table``, not ``keys``: Ray Data's groupby passes its own ``keys`` argument.
     import ray
     _one_thread()
-    keys, nodes, weight, multiplicity, group = ray.get(shared)
-    piece = pieces.lsh_group(batch["node"], batch["band"], keys, nodes, weight, min_threshold, multiplicity, group)
+    nodes, _, _, group, weight, multiplicity = ray.get(shared)
+    piece = pieces.lsh_group(batch["node"], batch["band"], ray.get(band_table), nodes, weight, min_threshold,
+                             multiplicity, group if grouped else None)
     return {"part": np.array([int(batch["part"][0])], np.int64),
             "piece": np.array([pickle.dumps(piece, protocol=5)], dtype=object)}
 

@@ -152,7 +152,7 @@ def _expand_sample(class_pairs: Pairs, classes: NodeClasses, inside: np.ndarray)
     jobs += [(float(sj[i]), int(sa[i]), int(sb[i])) for i in wide]
     jobs.sort(key=lambda x: (-x[0], x[1], x[2]))
     for jv, ca, cb in jobs:
-        s = int(stratum_of(np.float64(jv)))
+        s = int(stratum_of(jv))
         if taken[s] >= STRATUM_CAP:
             complete = False
             continue

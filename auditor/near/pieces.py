@@ -20,8 +20,9 @@ per-piece forests contains a maximum spanning forest of the whole graph) and the
 each 0.01 stratum. The samples are folded as pieces arrive (``Pieces.keep``); ``merge`` adds the
 counts and offers the forests to one sink in the plan's order: the same counts at every
 threshold, the same components, the same pair sample. Pieces slice their rows from the plan's
-arrays (``shared_arrays``), which an executor ships once. A piece verifies every candidate it owns, so its counts are exact where the one-pass
-search (``find_pairs``) may estimate them past its work budget.
+arrays (``shared_arrays``), which an executor ships once. A piece verifies every candidate it
+owns, so its counts are exact where the one-pass search (``find_pairs``) may estimate them past
+its work budget.
 
 ``PieceStore`` keeps finished pieces in a folder (``--shard-dir``), signed and keyed by the plan
 (``io.resume``); ``Pieces`` reads them back or computes and saves them. ``find_pairs_in_pieces``
@@ -33,7 +34,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -81,10 +82,6 @@ class PiecePlan:
     groups: list
     prefixes: sp.csr_matrix | None = None
     joined: sp.csr_matrix | None = None
-
-    def part(self, ids: np.ndarray):
-        """The multiplicities of rows ``ids`` (None when rows are nodes)."""
-        return None if self.multiplicity is None else self.multiplicity[ids]
 
     @property
     def common(self) -> dict:
@@ -310,8 +307,9 @@ def map_ids(ids, piece: dict) -> dict:
 def merge(plan: PiecePlan, pieces: list[dict], samples: SampleFold, **fields) -> Pairs:
     """One Pairs from the pieces (in the plan's order) and their folded samples (``Pieces``):
     counts added, forests offered to one PairSink, class pairs expanded back to node pairs. The
-    sample's pairs are all implied by the forests' union (it holds a maximum spanning forest of
-    every verified pair), so offering them too, as before, changed no forest edge."""
+    sample's pairs are not offered to the forest: the forests' union already joins every verified
+    pair's ends at its score, so they would change no component at any threshold (only, rarely,
+    which of two edges in one score bin the forest holds)."""
     sink = PairSink(plan.weight, plan.min_threshold, plan.multiplicity)
     size = sink.node_hist.size
     for piece in pieces:
@@ -457,10 +455,14 @@ class Pieces:
         self.keep(index, piece)
 
     def keep(self, index: int, piece: dict) -> None:
-        """Piece ``index`` done (saved first, when it is saved, with its sample): its sample folded."""
+        """Piece ``index`` done (saved first, when it is saved, with its sample): its sample folded,
+        what the merge reads copied (a piece from Ray's store is views of one buffer, which a view
+        kept would keep whole, sample and all)."""
         if piece is not EMPTY:
             self.samples.add(*piece["sample"], complete=piece["complete"])
-            piece = {**piece, "sample": None}
+            piece = {**{name: np.array(piece[name]) for name in _ARRAYS}, "sample": None,
+                     "forest": tuple(map(np.array, piece["forest"])), "complete": piece["complete"],
+                     "candidates": piece["candidates"]}
         self.done[index] = piece
 
     def finished(self, index: int, identity: dict, piece: dict) -> None:
@@ -495,7 +497,7 @@ def find_pairs_in_pieces(matrix: sp.csr_matrix, min_threshold: float, method: st
     total = len(p.groups) + (len(column_ranges(np.bincount(p.joined.indices, minlength=p.joined.shape[1]),
                                                partitions)) if p.method == "exact" else partitions)
     tick = (lambda done, stage: progress(0.1 + 0.9 * min(done / max(total, 1), 1.0), stage)) if progress else None
-    shared = shared_arrays(p)
+    shared = pieces.share(shared_arrays(p))
     submit_groups(p, pieces, shared, tick)
     if p.method == "exact":
         submit_joins(p, pieces, partitions, shared, tick)

@@ -99,7 +99,8 @@ class PairSink:
             return
         bins = score_bins(j) - self.base
         y = (self.weight[a] * self.weight[b]).astype(np.float64)
-        m = np.ones(a.size) if self.multiplicity is None else (self.multiplicity[a] * self.multiplicity[b]).astype(np.float64)
+        m = (np.ones(a.size) if self.multiplicity is None
+             else (self.multiplicity[a] * self.multiplicity[b]).astype(np.float64))
         state[2] += np.bincount(bins, weights=m, minlength=state[2].size)
         state[3] += np.bincount(bins, weights=y, minlength=state[3].size)
         state[4] += np.bincount(bins, weights=y * y, minlength=state[4].size)
@@ -298,12 +299,14 @@ def best_per_stratum(a: np.ndarray, b: np.ndarray, j: np.ndarray):
 
 class SampleFold:
     """The pair sample of pairs offered in any order, each once: the order it keeps (jaccard
-    desc, then a, b) is total, so the result does not depend on the order offered. Holds the
-    sample and at most BUFFER_MIN pairs waiting, however many pieces are folded in."""
+    desc, then a, b) is total, so the result does not depend on the order offered. Pairs wait
+    until they number BUFFER_MIN, or twice the sample, then are folded into it; so it holds the
+    sample, at most that many waiting and the piece being offered."""
 
     def __init__(self):
         self.parts: list = []
         self.held = 0
+        self.kept = 0                  # pairs in the sample after the last fold
         self.complete = True
 
     def add(self, a: np.ndarray, b: np.ndarray, j: np.ndarray, complete: bool = True) -> None:
@@ -311,23 +314,21 @@ class SampleFold:
         if a.size:
             self.parts.append((a.astype(np.int64), b.astype(np.int64), j.astype(np.float64)))
             self.held += a.size
-            if self.held >= BUFFER_MIN:
+            if self.held - self.kept >= max(BUFFER_MIN, self.kept):
                 self._fold()
 
     def _fold(self) -> None:
-        if len(self.parts) > 1:
-            a, b, j, over = best_per_stratum(*(np.concatenate([p[i] for p in self.parts]) for i in range(3)))
-            self.parts, self.held = [(a, b, j)], a.size
-            self.complete = self.complete and not over.any()
+        a, b, j, over = best_per_stratum(*(np.concatenate([p[i] for p in self.parts]) for i in range(3)))
+        self.parts, self.held, self.kept = [(a, b, j)], a.size, a.size
+        self.complete = self.complete and not over.any()
 
     def result(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
         """(a, b, jaccard) in sample order, and whether no stratum had to drop pairs."""
         if not self.parts:
             empty = np.zeros(0, np.int64)
             return empty, empty, np.zeros(0, np.float64), self.complete
-        a, b, j, over = best_per_stratum(*(np.concatenate([p[i] for p in self.parts]) for i in range(3)))
-        self.parts, self.held = [(a, b, j)], a.size
-        return a, b, j, self.complete and not over.any()
+        self._fold()
+        return (*self.parts[0], self.complete)
 
 
 def rank_in_runs(keys: np.ndarray) -> np.ndarray:

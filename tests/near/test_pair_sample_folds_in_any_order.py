@@ -2,6 +2,7 @@
 exactly the best pairs of each 0.01 stratum of all the pairs: checked against a plain sort of
 every pair, with ties in score, strata that overflow and folds forced mid-way."""
 import numpy as np
+import pytest
 
 from auditor.near import sink
 from auditor.near.result import STRATA
@@ -27,12 +28,13 @@ def _truth(a, b, j, cap):
     return a[keep], b[keep], j[keep], bool(keep.all())
 
 
-def test_the_folded_sample_is_the_best_of_each_stratum_whatever_the_order(monkeypatch):
+@pytest.mark.parametrize("buffer", [150, 10 ** 9])         # folds between pieces; one fold at the end
+def test_the_folded_sample_is_the_best_of_each_stratum_whatever_the_order(monkeypatch, buffer):
     rng = np.random.default_rng(5)
     a, b, j = _pairs(rng, 3000)
     for cap in (2, 30, 10_000):                            # every stratum overflows, some, none
         monkeypatch.setattr(sink, "STRATUM_CAP", cap)
-        monkeypatch.setattr(sink, "BUFFER_MIN", 150)       # folds happen between pieces
+        monkeypatch.setattr(sink, "BUFFER_MIN", buffer)
         want = _truth(a, b, j, cap)
         for seed in range(3):
             order = np.random.default_rng(seed).permutation(a.size)

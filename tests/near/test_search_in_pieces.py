@@ -51,10 +51,20 @@ def _clusters(pairs, threshold: float) -> list:
     return sorted(tuple(g) for g in groups.values() if len(g) >= 2)
 
 
+def _same_sample(pieces, one_pass) -> None:
+    """The pair sample (each piece's folded as it came) is the one-pass search's, pair for pair."""
+    assert pieces.a.size > 1000
+    for name in ("a", "b", "jaccard"):
+        np.testing.assert_array_equal(getattr(pieces, name), getattr(one_pass, name))
+    assert pieces.complete == one_pass.complete
+
+
 @pytest.mark.parametrize("partitions", [1, 5, 64])
 def test_exact_pieces_give_the_all_pairs_counts_and_clusters(texts, reference, partitions):
-    pairs = find_pairs_in_pieces(shingle_matrix(texts), 0.3, "exact", partitions=partitions)
+    matrix = shingle_matrix(texts)
+    pairs = find_pairs_in_pieces(matrix, 0.3, "exact", partitions=partitions)
     assert pairs.method == "exact-all-pairs" and not pairs.pairs_estimated
+    _same_sample(pairs, find_pairs(matrix, 0.3, "exact"))
     assert pairs.dense_groups, "the edited long question should form a template group"
     for t in THRESHOLDS:
         assert pairs.record_pairs(t) == reference.pair_count(t), t
@@ -70,6 +80,7 @@ def test_lsh_pieces_equal_the_one_pass_lsh(texts, reference):
     assert stats == {"partitions": stats["partitions"], "partitions_resumed": 0} and stats["partitions"] >= 2
     assert (pieces.method, pieces.bands, pieces.rows, pieces.candidates) == \
            (one_pass.method, one_pass.bands, one_pass.rows, one_pass.candidates)
+    _same_sample(pieces, one_pass)
     for t in THRESHOLDS:
         assert pieces.record_pairs(t) == one_pass.record_pairs(t) <= reference.pair_count(t), t
         assert _clusters(pieces, t) == _clusters(one_pass, t), t
