@@ -347,6 +347,16 @@ def cmd_scan(args) -> int:
     return 0
 
 
+def _gate_compared_something(sides: list, hint: str) -> None:
+    """--fail-on-overlap exits 0 for "nothing found": when a side has nothing to compare (every
+    record's text blank, every benchmark item shorter than the n-gram), a gate that compared
+    nothing would pass. That is bad input (exit 2), never a clean result."""
+    for lacking, empty in sides:
+        if empty:
+            raise AuditorError("bad_value", f"None of {lacking}, so --fail-on-overlap would pass data it never "
+                               "compared.", hint)
+
+
 def _engine(args, shard_dir=None) -> EngineSettings:
     """The engine the command runs on (--engine, --ray-address, --shard-dir: on Ray by default a
     shards folder in --out-dir, for resuming; locally only a --shard-dir given, since the local
@@ -386,6 +396,11 @@ def cmd_leak(args) -> int:
                                    progress=_progress(args.quiet))
         summary["semantic"] = semantic.summary()
         markdown = markdown.rstrip("\n") + "\n\n" + semantic.markdown()
+    if args.fail_on_overlap and not semantic:
+        _gate_compared_something(
+            [(f"{side}'s {d['records']:,} records has text (each is missing, null or blank)",
+              d["no_text"] == d["records"]) for side, d in (("A", summary["a"]), ("B", summary["b"]))],
+            "Name the field holding the text with --text (--text-b for B).")
     _emit(args, summary, markdown, {"evidence.csv": evidence})
     # The gate is clean's rule: a B text found in A (identical or near). A shared answer alone is
     # reported but does not fail: multiple-choice letters would fail every run.
@@ -438,6 +453,14 @@ def cmd_contamination(args) -> int:
     if copy is not None:
         summary["decontaminated"] = copy.summary()
         markdown = markdown.rstrip("\n") + "\n\n" + copy.markdown()
+    if args.fail_on_overlap and not args.semantic:
+        items, corpus = summary["benchmark"]["records"], summary["corpus"]
+        _gate_compared_something(
+            [(f"the benchmark's {items:,} items has {result.n} words to compare (the n-gram size)",
+              len(result.too_short) == items),
+             (f"the corpus's {corpus['records']:,} records has a word to compare (each is missing, null, blank or "
+              "only punctuation)", corpus["no_words"] == corpus["records"])],
+            "Name the fields holding the text (--text, --benchmark-text), or give a smaller --ngram.")
     _emit(args, summary, markdown)
     if copy is not None and not args.quiet:
         print(f"kept {copy.kept:,} of {copy.records:,} records; dropped {copy.dropped_rows.size:,} sharing an "

@@ -139,7 +139,8 @@ def headline(result, st: dict, counts: dict) -> str:
     shown = replace(point, rows_dropped=counts["dropped"], rows_kept=counts["kept"])
     near = replace(near, clusters=counts["clusters"], largest_cluster=counts["largest"])
     name = views.source_label(st["source"], result.table)
-    return views.headline_html(name, result.records, near, shown, st.get("leak_tally"), st.get("contam_tally"))
+    return views.headline_html(name, result.records, near, shown, st.get("leak_tally"), st.get("contam_tally"),
+                               no_text=result.degenerate.by_role.get("text", 0))
 
 
 def threshold_views(result, st: dict) -> dict:

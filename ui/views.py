@@ -143,15 +143,23 @@ def verdict_words(dropped: int, records: int) -> str:
 
 
 def headline_html(source_name: str, records: int, near, point, leak: dict | None = None,
-                  contam: dict | None = None) -> str:
+                  contam: dict | None = None, no_text: int = 0) -> str:
     """The verdict at the top of the results, in words and numbers: records, the share a dedup
-    drops at the threshold, the clusters, and the leaks and copied benchmark items once checked."""
+    drops at the threshold, the clusters, and the leaks and copied benchmark items once checked.
+    ``no_text``: records whose text is missing, null or blank (compared with nothing)."""
     t = near.threshold
     words = verdict_words(point.rows_dropped, records)
     parts = [f"Keeping one record per cluster at Jaccard ≥ {t:g} drops <b>{point.rows_dropped:,}</b> of "
              f"{records:,} records ({h(pct(point.rows_dropped, records))})"
              + (f": {near.clusters:,} cluster{'s' if near.clusters != 1 else ''}, the largest "
                 f"{near.largest_cluster:,} records." if near.clusters else ".")]
+    if no_text:
+        # "No near duplicates" over records with no text would read as a clean dataset
+        if no_text >= records:
+            words = "No text to compare"
+        parts.insert(0, f"<b>{no_text:,}</b> of {records:,} records have no text (missing, null or blank), so "
+                        f"{'nothing was' if no_text >= records else 'they were not'} compared: name the text "
+                        "field in Fields and options.")
     flags = []
     if leak:
         leaked, b_records = leak["text_leak"], leak["b_records"]

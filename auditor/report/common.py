@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -83,6 +84,19 @@ def md_cell(value) -> str:
     for ch in "`*_[]<>#!":
         text = text.replace(ch, "\\" + ch)
     return text[:200] + ("…" if len(text) > 200 else "")
+
+
+def md_code(value) -> str:
+    """A field or file name from the data as a Markdown code span, shown as written. A code span
+    takes no backslash escapes (``md_cell``'s showed as backslashes: `task\\_id`), and a backtick
+    in the name ended the span early, spilling the rest of the sentence into other spans; so the
+    fence is one backtick longer than the longest run inside, padded when the name starts or ends
+    with a backtick or a space (CommonMark strips one space each side)."""
+    text = visible("" if value is None else str(value)).replace("\n", " ").replace("\r", " ")
+    text = text[:200] + ("…" if len(text) > 200 else "")
+    fence = "`" * (max(map(len, re.findall("`+", text)), default=0) + 1)
+    pad = " " if text[:1] in ("`", " ") or text[-1:] in ("`", " ") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def md_note(value, limit: int = 2000) -> str:

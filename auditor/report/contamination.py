@@ -8,6 +8,7 @@ from .common import (
     PARAPHRASE_CAVEAT,
     SCHEMA_VERSION,
     md_cell,
+    md_code,
     md_note,
     side_name,
     unusable_note,
@@ -60,9 +61,9 @@ def markdown(result) -> str:
                   "words.", ""]
     if c.get("text") and b.get("text"):
         # Only these fields are checked: a corpus whose text sits in another field looks clean.
-        fields = ", ".join(f"`{md_cell(name)}`" for name in c["text"].split(","))
+        fields = ", ".join(md_code(name) for name in c["text"].split(","))
         joined = " (each record's fields joined as one text)" if "," in c["text"] else ""
-        lines += [f"Text fields checked: corpus {fields}{joined}, benchmark `{md_cell(b['text'])}` "
+        lines += [f"Text fields checked: corpus {fields}{joined}, benchmark {md_code(b['text'])} "
                   "(--text and --benchmark-text name others; --text takes several, separated by commas).", ""]
     notes = [f"> Note ({side}): {md_note(notice)}" for side, info in (("benchmark", b), ("corpus", c))
              for notice in info.get("notices", ())]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 
-from .common import md_cell
+from .common import md_code
 
 MANIFEST_KIND = "auditor-decontamination-manifest"
 
@@ -19,10 +19,10 @@ def summary(copy) -> dict:
 
 def markdown(copy) -> str:
     scan = copy.contamination
-    text = (f"## Decontaminated copy\n\n`{md_cell(os.path.basename(copy.out.rstrip(os.sep)))}` holds {copy.kept:,} of "
+    text = (f"## Decontaminated copy\n\n{md_code(os.path.basename(copy.out.rstrip(os.sep)))} holds {copy.kept:,} of "
             f"the corpus's {copy.records:,} records, unchanged and in order: the {copy.dropped_rows.size:,} records "
             f"sharing a {scan.n}-gram with any benchmark item were left out (their rows: "
-            f"`{md_cell(os.path.basename(copy.manifest))}`). Paraphrases stay in: see the caveat above.\n")
+            f"{md_code(os.path.basename(copy.manifest))}). Paraphrases stay in: see the caveat above.\n")
     # Items shorter than n are never looked for: records holding them whole stay in the copy.
     if scan.too_short:
         text += (f"\n{len(scan.too_short):,} benchmark item(s) shorter than {scan.n} tokens were not looked for: "

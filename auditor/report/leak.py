@@ -13,6 +13,7 @@ from .common import (
     PARAPHRASE_CAVEAT,
     SCHEMA_VERSION,
     md_cell,
+    md_code,
     md_note,
     side_name,
     unusable_note,
@@ -105,8 +106,8 @@ def fields_line(roles_a: dict, roles_b: dict) -> str:
     multiple-choice letter as the answer) changes every figure."""
     def field(roles: dict, role: str) -> str:
         if role == "text" and len(roles.get("text_fields") or ()) > 1:     # each record's joined as one text
-            return " + ".join(f"`{md_cell(name)}`" for name in roles["text_fields"]) + " (joined)"
-        return f"`{md_cell(roles[role])}`"
+            return " + ".join(md_code(name) for name in roles["text_fields"]) + " (joined)"
+        return md_code(roles[role])
 
     def side(roles: dict) -> str:
         named = [f"{role} {field(roles, role)}" + (" (guessed)" if role in roles.get("guessed", ()) else "")

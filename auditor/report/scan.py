@@ -7,6 +7,7 @@ from .common import (
     PARAPHRASE_CAVEAT,
     SCHEMA_VERSION,
     md_cell,
+    md_code,
     md_note,
     pct,
     plain,
@@ -162,7 +163,7 @@ def markdown(result, threshold: float | None = None) -> str:
     cfg = ", ".join(f"{k} {md_cell(d['input'][k])}" for k in ("config", "split") if d["input"][k])
     lines += [f"{n:,} records{' (' + cfg + ')' if cfg else ''}; fingerprint `{d['input']['fingerprint']}`.", ""]
     if d["input"].get("revision"):
-        lines += [f"Hub revision `{md_cell(d['input']['revision'])}` (the dataset's commit read: "
+        lines += [f"Hub revision {md_code(d['input']['revision'])} (the dataset's commit read: "
                   "`--revision` reads it again).", ""]
     if d["input"]["truncated"]:
         lines += [f"> **Row cap:** only the first {d['input']['row_cap']:,} records were read; the source has "
