@@ -9,8 +9,9 @@
   texts and answers, the kinds of match that pair really has, and the verified Jaccard of the two
   texts' shingle sets (1.0 only when the sets are equal: an answer-only match shows the texts'
   true similarity).
-- ``evidence_csv``: any of these row lists as CSV (lists and spans as JSON); ``leak_evidence_csv``
-  is a leak's evidence.csv.
+- ``evidence_csv``: any of these row lists as CSV (lists and spans as JSON; a text a spreadsheet
+  would run as a formula made inert, ``spreadsheet_text``); ``leak_evidence_csv`` is a leak's
+  evidence.csv.
 
 Spans are [start, end) character offsets into the texts as given (Python string indices), so a
 viewer highlights ``text[start:end]``; each span starts on a kept character and ends on one or on
@@ -320,16 +321,30 @@ def leak_evidence_csv(result, rows: list | None = None) -> str:
     return evidence_csv(leak_evidence(result) if rows is None else rows, columns=[*LEAK_COLUMNS, *ids])
 
 
+# What a spreadsheet reads as the start of a formula. A dataset's text "=HYPERLINK(...)" in an
+# evidence file became a live link when the file was opened in Excel or LibreOffice.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_text(value):
+    """``value``, or a text that a spreadsheet would run as a formula with an apostrophe before it
+    (OWASP's advice on CSV injection: the cell then shows as text). Only in CSV files made for
+    reading (evidence, pairs, manifests); summary.json and the deduplicated data keep texts as
+    they are."""
+    return "'" + value if isinstance(value, str) and value.startswith(FORMULA_START) else value
+
+
 def evidence_csv(rows: list, columns: list | None = None) -> str:
     """Rows as CSV (evidence, the dedup manifest): ``columns``, else the rows' keys in first-seen
-    order; lists and dicts (spans) as JSON; CRLF rows (``outputs.CSV_LINE_END``)."""
+    order; lists and dicts (spans) as JSON; texts through ``spreadsheet_text``; CRLF rows
+    (``outputs.CSV_LINE_END``)."""
     columns = columns or list(dict.fromkeys(k for r in rows for k in r))
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=columns, lineterminator=CSV_LINE_END)
     writer.writeheader()
     for r in rows:
-        writer.writerow({k: json.dumps(v, ensure_ascii=False) if isinstance(v, (list, dict)) else v
-                         for k, v in r.items()})
+        writer.writerow({k: json.dumps(v, ensure_ascii=False) if isinstance(v, (list, dict))
+                         else spreadsheet_text(v) for k, v in r.items()})
     # a lone surrogate in a text, as its escape (as summary.json writes it); a NUL too (raw, it made
     # the CSV a binary file that CSV readers, this tool's included, refuse)
     return printable(buf.getvalue()).replace("\x00", "\\u0000")

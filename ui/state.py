@@ -30,6 +30,7 @@ import numpy as np
 import auditor
 from auditor import AuditorError
 from auditor.env import env_bytes, env_int
+from auditor.evidence import spreadsheet_text
 from auditor.io.hub import resolve_revision
 from auditor.io.listing import COMPRESSED, DATA_SUFFIXES
 from auditor.io.outputs import atomic_write, write_text
@@ -702,7 +703,7 @@ def write_pairs_csv(path: Path, result, pairs: PairList, cluster_of: dict, marks
                         + [f"{name}_{side}" for name, _ in cols for side in ("a", "b")])
         for a, b, j in zip(pairs.a.tolist(), pairs.b.tolist(), pairs.jaccard.tolist()):
             cluster = cluster_of.get(a, cluster_of.get(b, ""))
-            values = ["" if v is None else v for _, col in cols for v in (col[a], col[b])]
+            values = ["" if v is None else spreadsheet_text(v) for _, col in cols for v in (col[a], col[b])]
             # UTF-8 bytes of the values (quoting aside): enough to keep the file near the budget
             size = 40 + sum(len(v.encode("utf-8", "replace")) + v.count('"') + 2 if isinstance(v, str)
                             else len(str(v)) for v in values)       # a quoted value doubles its quotes
