@@ -59,17 +59,21 @@ def prefix_matrix(nodes: sp.csr_matrix, min_threshold: float) -> sp.csr_matrix:
     ranked = sp.csr_matrix((nodes.data, rank[nodes.indices], nodes.indptr), shape=(n, m))
     ranked.sort_indices()                          # per row, rarest shingle first
     prefix_len = np.minimum(sizes - np.ceil(min_threshold * sizes - EPS).astype(np.int64) + 1, sizes)
-    # Keep each row's first prefix_len entries: +1 where a prefix starts, -1 where it ends, summed
-    # along (a byte an entry: a non-empty row's start and end are its own).
-    held = prefix_len > 0
-    starts = ranked.indptr[:-1][held]
-    step = np.zeros(ranked.nnz + 1, dtype=np.int8)
-    step[starts] += 1
-    step[starts + prefix_len[held]] -= 1
-    keep = np.cumsum(step[:-1], dtype=np.int8).view(bool)
-    del step, starts
+    keep = leading_entries(ranked.indptr, prefix_len)
     indptr = np.concatenate(([0], np.cumsum(prefix_len)))
     return sp.csr_matrix((ranked.data[keep], ranked.indices[keep], indptr), shape=(n, m))
+
+
+def leading_entries(indptr: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """A mask over a CSR matrix's entries: the first counts[r] (<= the row's length) of each row r.
+    +1 where a run starts, -1 where it ends, summed along (a byte an entry: a non-empty row's start
+    and end are its own)."""
+    held = counts > 0
+    starts = indptr[:-1][held]
+    step = np.zeros(int(indptr[-1]) + 1, dtype=np.int8)
+    step[starts] += 1
+    step[starts + counts[held]] -= 1
+    return np.cumsum(step[:-1], dtype=np.int8).view(bool)
 
 
 def rare_first_rank(df: np.ndarray) -> np.ndarray:

@@ -14,6 +14,7 @@ import scipy.sparse as sp
 import ground_truth as gt
 from ground_truth import read_field
 from auditor import near, shingles
+from auditor.near import contained
 from auditor.shingles import column_counts, shingle_matrix, window_columns
 
 
@@ -101,3 +102,43 @@ def test_cross_search_in_small_slices_equals_default(questions, monkeypatch):
     assert sliced.candidates == default.candidates
     for field in ("a", "b", "jaccard"):
         assert np.array_equal(getattr(sliced, field), getattr(default, field))
+
+
+def contained_reference(a_texts, b_texts, threshold: float) -> dict:
+    """{(a, b): containment} from Python sets: |S_a & S_b| / |S_b| >= t, |S_a| >= |S_b| / t, and
+    ceil(t |S_b|) >= MIN_SHARED (near.contained's definition)."""
+    sets_a, sets_b = gt.shingle_sets(a_texts), gt.shingle_sets(b_texts)
+    out = {}
+    for j, sb in enumerate(sets_b):
+        need = int(np.ceil(threshold * len(sb) - 1e-9))
+        if need < contained.MIN_SHARED:
+            continue
+        for i, sa in enumerate(sets_a):
+            inter = len(sa & sb)
+            if inter >= need and threshold * len(sa) + 1e-9 >= len(sb):
+                out[(i, j)] = inter / len(sb)
+    return out
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_contained_matches_in_small_batches_equal_python_sets(questions, monkeypatch, compiled):
+    """B's prefixes ranked within rows (no lexsort), A in batches of about 3,000 shingles, overlaps
+    read from the two matrices in place (the compiled merge, or scipy's row products): every
+    contained pair of the Python-set definition, and the best 5 A records of each B record."""
+    rng = np.random.default_rng(11)
+    a_texts = [" ".join(questions[i:i + 6]) for i in range(0, 1200, 6)]       # 200 longer texts
+    b_texts = []
+    for k in range(150):                        # passages cut out of them, and unrelated questions
+        words = a_texts[int(rng.integers(0, len(a_texts)))].split()
+        start = int(rng.integers(0, max(1, len(words) - 40)))
+        b_texts.append(" ".join(words[start:start + int(rng.integers(12, 40))]) if k % 3 else questions[1500 + k])
+    monkeypatch.setattr(contained, "BATCH_ENTRIES", 3_000)
+    monkeypatch.setattr(contained, "COMPILED_MIN", 0 if compiled else 10 ** 15)
+    found = contained.find_contained(shingle_matrix(a_texts + b_texts), len(a_texts), 0.7, 5)
+    want = contained_reference(a_texts, b_texts, 0.7)
+    assert found.pairs == len(want) >= 60
+    got = {(int(a), int(b)): float(c) for a, b, c in zip(found.a, found.b, found.jaccard)}
+    for b in range(len(b_texts)):
+        best = sorted(((-c, a) for (a, bb), c in want.items() if bb == b))[:5]
+        assert [(a, b) for _, a in best] == [k for k in got if k[1] == b]
+        assert all(abs(got[(a, b)] + c) < 1e-12 for c, a in best)
