@@ -884,3 +884,24 @@ def bounded_intersections(indptr: np.ndarray, indices: np.ndarray, a: np.ndarray
             if count + min(p_end - p, q_end - q) < target:
                 break
         out[i] = count
+
+
+@numba.njit(nogil=True, cache=True)
+def bounded_cross_intersections(indptr_a: np.ndarray, indices_a: np.ndarray, indptr_b: np.ndarray,
+                                indices_b: np.ndarray, a: np.ndarray, b: np.ndarray, need: np.ndarray,
+                                out: np.ndarray) -> None:  # pragma: no cover  (compiled)
+    """``bounded_intersections`` of row a[i] of one CSR matrix and row b[i] of another (both with
+    sorted indices over the same columns): no stacked copy of the two."""
+    for i in range(a.size):
+        p, p_end = indptr_a[a[i]], indptr_a[a[i] + 1]
+        q, q_end = indptr_b[b[i]], indptr_b[b[i] + 1]
+        count = 0
+        target = need[i]
+        while p < p_end and q < q_end:
+            x, y = indices_a[p], indices_b[q]
+            count += x == y
+            p += x <= y
+            q += y <= x
+            if count + min(p_end - p, q_end - q) < target:
+                break
+        out[i] = count

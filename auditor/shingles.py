@@ -283,23 +283,29 @@ def window_columns(token_ids: np.ndarray, lengths: np.ndarray, k: int) -> tuple[
                 key *= base
                 key += token
             return key
-        return _ranked(windows, keys, range(k))
+        return _ranked(windows, keys, range(k), base ** k)
     # Too many distinct tokens to pack k of them: rank the first two, then each next one on the
     # rank so far (ranks < 2**31 and tokens < 2**31, so a rank times base plus a token fits).
-    count, codes = _ranked(windows, lambda lo, hi, tokens: tokens[0].astype(np.int64) * base + tokens[1], (0, 1))
+    count, codes = _ranked(windows, lambda lo, hi, tokens: tokens[0].astype(np.int64) * base + tokens[1], (0, 1),
+                           base * base)
     for j in range(2, k):
         previous = codes
         count, codes = _ranked(windows, lambda lo, hi, tokens: previous[lo:hi].astype(np.int64) * base + tokens[0],
-                               (j,))
+                               (j,), count * base)
         del previous
     return count, codes
 
 
-def _ranked(windows: "_Windows", make_keys, positions) -> tuple[int, np.ndarray]:
+def _ranked(windows: "_Windows", make_keys, positions, bound: int) -> tuple[int, np.ndarray]:
     """(distinct keys, each window's key rank as int32) of the keys ``make_keys(lo, hi, tokens)``
-    gives for windows lo..hi from their tokens at ``positions``. By the sorting permutation (a
-    binary search per window, the other way, took 3 us a window on 6M keys): the keys are dropped
-    once their distinct runs are marked, so the peak stays near 17 bytes a window."""
+    gives for windows lo..hi from their tokens at ``positions``, every key below ``bound``.
+    When a key times the number of windows fits in 63 bits, each window's key and its index are
+    packed into one integer and sorted in place (``_ranked_packed``: 12 bytes a window at the
+    peak). Else by the sorting permutation (a binary search per window, the other way, took 3 us
+    a window on 6M keys): the keys are dropped once their distinct runs are marked, so the peak
+    stays near 17 bytes a window."""
+    if bound * windows.total < 2 ** 63:
+        return _ranked_packed(windows, make_keys, positions)
     keys = np.empty(windows.total, dtype=np.int64)
     for lo, hi, tokens in windows.chunks(positions):
         keys[lo:hi] = make_keys(lo, hi, tokens)
@@ -316,6 +322,34 @@ def _ranked(windows: "_Windows", make_keys, positions) -> tuple[int, np.ndarray]
     rank -= 1
     codes = np.empty(windows.total, dtype=np.int32)
     codes[order] = rank
+    return count, codes
+
+
+def _ranked_packed(windows: "_Windows", make_keys, positions) -> tuple[int, np.ndarray]:
+    """``_ranked`` of keys for which key * total + window fits in 63 bits: those packed integers
+    sorted in place (no permutation array beside them: 8 bytes a window, with the int32 ranks 12),
+    then read a chunk at a time, each window's rank written at its index."""
+    total = windows.total
+    packed = np.empty(total, dtype=np.int64)
+    for lo, hi, tokens in windows.chunks(positions):
+        key = make_keys(lo, hi, tokens)
+        key *= total
+        key += np.arange(lo, hi, dtype=np.int64)
+        packed[lo:hi] = key
+        del key
+    packed.sort()
+    codes = np.empty(total, dtype=np.int32)
+    count, previous = 0, -1
+    for lo in range(0, total, WINDOW_CHUNK):
+        chunk = packed[lo:lo + WINDOW_CHUNK]
+        key, window = np.divmod(chunk, total)
+        new_run = np.empty(key.size, dtype=bool)           # where the sorted keys change
+        new_run[0] = key[0] != previous
+        np.not_equal(key[1:], key[:-1], out=new_run[1:])
+        rank = np.cumsum(new_run, dtype=np.int64)
+        rank += count - 1
+        codes[window] = rank
+        count, previous = int(rank[-1]) + 1, int(key[-1])
     return count, codes
 
 
@@ -398,6 +432,26 @@ def sorted_codes(keys: np.ndarray) -> tuple[int, np.ndarray]:
 
 def set_sizes(matrix: sp.csr_matrix) -> np.ndarray:
     return np.diff(matrix.indptr).astype(np.int64)
+
+
+COUNT_CHUNK = 1 << 22     # columns counted at a time by ``column_counts``
+
+
+def column_counts(matrix: sp.csr_matrix) -> np.ndarray:
+    """How many rows hold each column (int32). np.bincount's int64 over every column took 8 bytes a
+    column, for long texts (nearly every shingle distinct) 8 bytes a shingle, with float copies on
+    top; here it counts a range of COUNT_CHUNK columns at a time into the int32 array."""
+    m, indices = matrix.shape[1], matrix.indices
+    if m <= COUNT_CHUNK:
+        return np.bincount(indices, minlength=m).astype(np.int32)
+    out = np.empty(m, dtype=np.int32)
+    for lo in range(0, m, COUNT_CHUNK):
+        hi = min(m, lo + COUNT_CHUNK)
+        inside = indices >= lo
+        inside &= indices < hi
+        out[lo:hi] = np.bincount(indices[inside] - lo, minlength=hi - lo)
+        del inside
+    return out
 
 
 ROW_SUM_CHUNK = 1 << 20     # matrix entries hashed at a time by ``row_hash_sums``

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..shingles import row_hash_sums, set_sizes
+from ..shingles import column_counts, row_hash_sums, set_sizes
 from .result import EPS, STRATA, STRATUM_CAP, Pairs, ScoreCounts, score_bins
 from .sink import best_per_stratum, maximum_spanning_forest, stratum_of
 
@@ -54,7 +54,7 @@ def node_classes(nodes: sp.csr_matrix, weight: np.ndarray, min_saving: float = M
     if n < 2 or not nodes.nnz:
         return None
     # An entry is shared when its column is held by two nodes or more (a byte an entry).
-    shared = (np.bincount(nodes.indices, minlength=nodes.shape[1]) >= 2)[nodes.indices]
+    shared = (column_counts(nodes) >= 2)[nodes.indices]
     nonempty = np.diff(nodes.indptr) > 0
     private = np.zeros(n, np.int64)
     private[nonempty] = np.add.reduceat(~shared, nodes.indptr[:-1][nonempty], dtype=np.int64)

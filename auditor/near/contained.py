@@ -27,12 +27,14 @@ import scipy.sparse as sp
 
 from ..settings import CONTAINED_METHOD as METHOD
 from ..settings import CONTAINED_MIN_SHARED as MIN_SHARED
-from ..shingles import set_sizes
+from ..shingles import column_counts, set_sizes
+from .prefix import leading_entries, rare_first_rank
 from .result import EPS, CrossPairs
 from .sink import CrossSink
 from .verifier import COMPILED_MIN
 
-BATCH_ROWS = 50_000           # A rows per batch (memory: one batch's candidates and its stacked copy)
+BATCH_ROWS = 50_000           # A rows per batch (memory: one batch's candidates and its copy) ...
+BATCH_ENTRIES = 1 << 22       # ... and about this many shingles (few long records: a few rows a batch)
 
 
 def required_overlap(sizes: np.ndarray, threshold: float) -> np.ndarray:
@@ -58,15 +60,20 @@ class ContainedIndex:
         n, columns = matrix.shape
         sizes = set_sizes(matrix).astype(np.int64)
         need = required_overlap(sizes, threshold)
-        prefix_len = np.where(need >= MIN_SHARED, sizes - need + 1, 0)
-        # Each row's entries in rare-first order (ties by column), the first prefix_len[row] kept.
-        df = np.bincount(matrix.indices, minlength=columns)
-        row = np.repeat(np.arange(n), np.diff(matrix.indptr))
-        order = np.lexsort((matrix.indices, df[matrix.indices], row))
-        position = np.arange(row.size) - matrix.indptr[row]
-        keep = order[position < prefix_len[row]]           # row-major order: positions line up with it
-        prefix_t = sp.csr_matrix((np.ones(keep.size, np.float32), (matrix.indices[keep], row[keep])),
-                                 shape=(columns, n))
+        prefix_len = np.minimum(np.where(need >= MIN_SHARED, sizes - need + 1, 0), sizes)
+        # Each row's entries in rare-first order (ties by column: ``rare_first_rank``), the first
+        # prefix_len[row] kept. Sorted as ranks within rows, not by a lexsort of (row, df, column),
+        # whose int64 keys and order took about 40 bytes an entry of B.
+        rank = rare_first_rank(column_counts(matrix))
+        ranked = sp.csr_matrix((np.ones(matrix.nnz, np.int8), rank[matrix.indices], matrix.indptr), shape=(n, columns))
+        ranked.sort_indices()
+        kept = ranked.indices[leading_entries(ranked.indptr, prefix_len)]
+        del ranked
+        column_of = np.empty(columns, dtype=np.int32)
+        column_of[rank] = np.arange(columns, dtype=np.int32)
+        del rank
+        rows = np.repeat(np.arange(n, dtype=np.int32), prefix_len)       # row-major, as the kept entries
+        prefix_t = sp.csr_matrix((np.ones(kept.size, np.float32), (column_of[kept], rows)), shape=(columns, n))
         return cls(threshold, matrix, sizes, need, prefix_t)
 
     def batch(self, a_matrix: sp.csr_matrix) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], int]:
@@ -91,23 +98,27 @@ class ContainedIndex:
         a, b = a[fits], b[fits]
         if not a.size:
             return (a, b, np.zeros(0, np.float64)), 0
-        stacked = sp.vstack([a_matrix, self.matrix], format="csr")
-        stacked.sort_indices()
-        inter = _overlaps(stacked, a, b + a_matrix.shape[0], self.need[b])
+        inter = _overlaps(a_matrix, self.matrix, a, b, self.need[b])
         keep = inter >= self.need[b]
         return (a[keep], b[keep], inter[keep] / self.sizes[b[keep]]), int(a.size)
 
 
-def _overlaps(nodes: sp.csr_matrix, a: np.ndarray, b: np.ndarray, need: np.ndarray) -> np.ndarray:
-    """|row a[i] & row b[i]|, exactly where it reaches need[i] (below it, some count below it)."""
-    sizes = np.diff(nodes.indptr)
-    if int(sizes[a].sum() + sizes[b].sum()) >= COMPILED_MIN:
-        from ..kernels import bounded_intersections
+def _overlaps(matrix_a: sp.csr_matrix, matrix_b: sp.csr_matrix, a: np.ndarray, b: np.ndarray,
+              need: np.ndarray) -> np.ndarray:
+    """|row a[i] of matrix_a & row b[i] of matrix_b|, exactly where it reaches need[i] (below it,
+    some count below it). Read from the two matrices in place: a stacked copy of A's batch and B
+    cost 8 bytes an entry of both."""
+    sizes_a, sizes_b = np.diff(matrix_a.indptr), np.diff(matrix_b.indptr)
+    if int(sizes_a[a].sum() + sizes_b[b].sum()) >= COMPILED_MIN:
+        from ..kernels import bounded_cross_intersections
+        matrix_a = matrix_a if matrix_a.has_sorted_indices else matrix_a.sorted_indices()
         out = np.empty(a.size, dtype=np.int64)
-        bounded_intersections(nodes.indptr.astype(np.int64), nodes.indices, a, b, need.astype(np.int64), out)
+        bounded_cross_intersections(matrix_a.indptr.astype(np.int64), matrix_a.indices,
+                                    matrix_b.indptr.astype(np.int64), matrix_b.indices, a, b,
+                                    need.astype(np.int64), out)
         return out
     # Under COMPILED_MIN set entries in all: one row product, sparing a small input numba's import.
-    return np.asarray(nodes[a].multiply(nodes[b]).sum(axis=1)).reshape(-1).round().astype(np.int64)
+    return np.asarray(matrix_a[a].multiply(matrix_b[b]).sum(axis=1)).reshape(-1).round().astype(np.int64)
 
 
 def find_contained(stacked: sp.csr_matrix, n_a: int, threshold: float, per_b: int,
@@ -118,8 +129,14 @@ def find_contained(stacked: sp.csr_matrix, n_a: int, threshold: float, per_b: in
     index = ContainedIndex.build(stacked[n_a:], threshold)
     sink = CrossSink(per_b)
     candidates = 0
-    for lo in range(0, n_a, batch_rows):
-        (a, b, score), scored = index.batch(stacked[lo:min(lo + batch_rows, n_a)])
+    indptr = stacked.indptr
+    lo = 0
+    while lo < n_a:
+        # At most batch_rows rows and about BATCH_ENTRIES entries (a batch is copied out of the matrix).
+        hi = int(np.searchsorted(indptr, indptr[lo] + BATCH_ENTRIES, side="right")) - 1
+        hi = min(max(hi, lo + 1), lo + batch_rows, n_a)
+        (a, b, score), scored = index.batch(stacked[lo:hi])
         candidates += scored
         sink.add(a + lo, b, score)
+        lo = hi
     return sink.result(min_threshold=threshold, method=METHOD, candidates=candidates)

@@ -40,7 +40,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from ..parallel import thread_map
-from ..shingles import set_sizes
+from ..shingles import column_counts, set_sizes
 from .result import SCORE_SCALE, STRATA
 from .sampling import one_per_stretch
 
@@ -68,7 +68,7 @@ class DenseGroup:
 def plan(nodes: sp.csr_matrix, prefixes: sp.csr_matrix) -> tuple[list[DenseGroup], np.ndarray]:
     """The dense groups, and the prefix matrix left for the sparse join (their heavy shingles removed)."""
     n, m = prefixes.shape
-    df = np.bincount(prefixes.indices, minlength=m)
+    df = column_counts(prefixes)
     heavy_cols = np.flatnonzero(df >= HEAVY_DF)
     if not heavy_cols.size or n < MIN_NODES:
         return [], prefixes

@@ -13,11 +13,12 @@ import threading
 import numpy as np
 import scipy.sparse as sp
 
-from ..shingles import row_hash_sums, set_sizes
+from ..shingles import column_counts, row_hash_sums, set_sizes
 from .result import EPS
 
 PRODUCT_BUDGET = 8_000_000   # product entries per block, bounds memory
 COMPILED_WORK = 20_000_000   # product entries of a join from which the compiled accumulation pays
+SLICE_ENTRIES = 1 << 20      # prefix entries of query rows multiplied at a time by scipy's product
 
 
 def collapse_identical(matrix: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, sp.csr_matrix]:
@@ -54,21 +55,25 @@ def prefix_matrix(nodes: sp.csr_matrix, min_threshold: float) -> sp.csr_matrix:
     candidate count close to the number of true pairs."""
     n, m = nodes.shape
     sizes = set_sizes(nodes)
-    rank = rare_first_rank(np.bincount(nodes.indices, minlength=m))
+    rank = rare_first_rank(column_counts(nodes))
     ranked = sp.csr_matrix((nodes.data, rank[nodes.indices], nodes.indptr), shape=(n, m))
     ranked.sort_indices()                          # per row, rarest shingle first
     prefix_len = np.minimum(sizes - np.ceil(min_threshold * sizes - EPS).astype(np.int64) + 1, sizes)
-    # Keep each row's first prefix_len entries: +1 where a prefix starts, -1 where it ends, summed
-    # along (a byte an entry: a non-empty row's start and end are its own).
-    held = prefix_len > 0
-    starts = ranked.indptr[:-1][held]
-    step = np.zeros(ranked.nnz + 1, dtype=np.int8)
-    step[starts] += 1
-    step[starts + prefix_len[held]] -= 1
-    keep = np.cumsum(step[:-1], dtype=np.int8).view(bool)
-    del step, starts
+    keep = leading_entries(ranked.indptr, prefix_len)
     indptr = np.concatenate(([0], np.cumsum(prefix_len)))
     return sp.csr_matrix((ranked.data[keep], ranked.indices[keep], indptr), shape=(n, m))
+
+
+def leading_entries(indptr: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """A mask over a CSR matrix's entries: the first counts[r] (<= the row's length) of each row r.
+    +1 where a run starts, -1 where it ends, summed along (a byte an entry: a non-empty row's start
+    and end are its own)."""
+    held = counts > 0
+    starts = indptr[:-1][held]
+    step = np.zeros(int(indptr[-1]) + 1, dtype=np.int8)
+    step[starts] += 1
+    step[starts + counts[held]] -= 1
+    return np.cumsum(step[:-1], dtype=np.int8).view(bool)
 
 
 def rare_first_rank(df: np.ndarray) -> np.ndarray:
@@ -95,7 +100,8 @@ def rare_first_rank(df: np.ndarray) -> np.ndarray:
 
 def estimated_candidates(prefixes: sp.csr_matrix) -> int:
     """Upper bound on the node pairs the exact search would score (before the size filter)."""
-    df = np.bincount(prefixes.indices, minlength=prefixes.shape[1]).astype(np.float64)
+    df = column_counts(prefixes)
+    df = df[df > 1].astype(np.float64)           # a column held once or never adds no pair
     return int((df * (df - 1) / 2).sum())
 
 
@@ -116,7 +122,9 @@ class PrefixIndex:
         self.prefixes = prefixes if joined is None else joined
         self.indexed, self.group = indexed, group
         self.filter = CandidateFilter(prefixes, set_sizes(nodes), min_threshold)
-        self.transposed = self.prefixes[:indexed].T.tocsr()
+        indexed_rows = self.prefixes if indexed == self.prefixes.shape[0] else self.prefixes[:indexed]
+        self.transposed = indexed_rows.T.tocsr()
+        del indexed_rows
         self.transposed.sort_indices()             # inverted lists in row order (the kernel searches them)
         self.compiled = None
         self._local = threading.local()
@@ -124,17 +132,19 @@ class PrefixIndex:
     def use_compiled(self, work: float) -> bool:
         """The compiled accumulation for a join whose product has ``work`` entries: it does half
         the self-join's work (rows above the query only) and no float products, but costs numba's
-        import, so small joins keep scipy's product."""
+        import, so small joins keep scipy's product. The kernel reads the matrices' own index
+        arrays (int64 copies of them cost 16 bytes a prefix shingle) and not the transposed
+        matrix's values, which are dropped."""
         if work < COMPILED_WORK:
             return False
         p, tr = self.prefixes, self.transposed
-        self.compiled = (p.indptr.astype(np.int64), p.indices.astype(np.int64), tr.indptr.astype(np.int64),
-                         tr.indices.astype(np.int64), np.diff(tr.indptr).astype(np.int64))
+        self.compiled = (p.indptr, p.indices, tr.indptr, tr.indices)
+        self.transposed = None
         return True
 
     def blocks(self, queries: tuple[int, int]) -> list[tuple[int, int]]:
         first, last = queries
-        bounds = np.cumsum(self.prefixes[first:last] @ np.diff(self.transposed.indptr).astype(np.float64))
+        bounds = np.cumsum(row_list_lengths(self.prefixes, self.transposed.indptr, first, last))
         if bounds.size:
             self.use_compiled(float(bounds[-1]))
         blocks, start = [], 0
@@ -157,10 +167,7 @@ class PrefixIndex:
         start, stop = block
         if self.compiled is not None:
             return self._compiled_candidates(start, stop)
-        product = (self.prefixes[start:stop] @ self.transposed).tocoo()
-        rows = product.row.astype(np.int64) + start
-        cols = product.col.astype(np.int64)
-        shared = product.data
+        rows, cols, shared = self._product(start, stop)
         if start < self.indexed:                   # queries among the indexed rows: a self-join
             upper = cols > rows
             rows, cols, shared = rows[upper], cols[upper], shared[upper]
@@ -170,11 +177,31 @@ class PrefixIndex:
         rows, cols = rows[keep], cols[keep]
         return rows, cols, self.filter.jaccard_bound(rows, cols, self.filter.overlap_bound(rows, cols, shared[keep]))
 
+    def _product(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(query rows, indexed rows, shared prefix shingles) of the product of query rows
+        start..stop-1 with the inverted lists, row-major as scipy gives them. The rows are sliced
+        a few prefix entries at a time (``SLICE_ENTRIES``): a slice of the block's whole rows
+        copied about 8 bytes a prefix shingle of long texts, per thread; the pieces are the
+        block's product cut between rows, so the result is the same."""
+        indptr = self.prefixes.indptr
+        parts = []
+        lo = start
+        while lo < stop:
+            hi = min(stop, max(lo + 1, int(np.searchsorted(indptr, indptr[lo] + SLICE_ENTRIES, side="right")) - 1))
+            product = (self.prefixes[lo:hi] @ self.transposed).tocoo()
+            parts.append((product.row.astype(np.int64) + lo, product.col.astype(np.int64), product.data))
+            del product
+            lo = hi
+        if len(parts) == 1:
+            return parts[0]
+        return tuple(np.concatenate([part[i] for part in parts]) for i in range(3))
+
     def _compiled_candidates(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
         from ..kernels import prefix_candidates
-        q_indptr, q_indices, t_indptr, t_indices, list_len = self.compiled
-        # The block's product size bounds its candidates (blocks() cut it at PRODUCT_BUDGET).
-        bound = int(list_len[q_indices[q_indptr[start]:q_indptr[stop]]].sum())
+        q_indptr, q_indices, t_indptr, t_indices = self.compiled
+        # The block's product size bounds its candidates (blocks() cut it at PRODUCT_BUDGET), and
+        # so does its number of (query, indexed) row pairs.
+        bound = min(int(row_list_lengths(self.prefixes, t_indptr, start, stop).sum()), (stop - start) * self.indexed)
         out_a = np.empty(bound, np.int64)
         out_b = np.empty(bound, np.int64)
         out_bound = np.empty(bound, np.int64)
@@ -195,6 +222,27 @@ class PrefixIndex:
             local["touched"] = np.empty(self.indexed, np.int64)
         return local["count"], local["touched"]
 
+
+
+LENGTHS_CHUNK = 1 << 20      # prefix entries read at a time by ``row_list_lengths``
+
+
+def row_list_lengths(prefixes: sp.csr_matrix, t_indptr: np.ndarray, first: int, last: int) -> np.ndarray:
+    """Per query row first..last-1, the summed lengths of its prefix shingles' inverted lists (its
+    product's entries, float64), a few rows at a time: neither a float nor a length per column."""
+    indptr, indices = prefixes.indptr, prefixes.indices
+    out = np.zeros(last - first, dtype=np.float64)
+    lo = first
+    while lo < last:
+        hi = min(last, max(lo + 1, int(np.searchsorted(indptr, indptr[lo] + LENGTHS_CHUNK, side="right")) - 1))
+        start, stop = int(indptr[lo]), int(indptr[hi])
+        if stop > start:
+            columns = indices[start:stop]
+            lengths = (t_indptr[columns + 1] - t_indptr[columns]).astype(np.float64)
+            held = np.diff(indptr[lo:hi + 1]) > 0
+            out[lo - first:hi - first][held] = np.add.reduceat(lengths, (indptr[lo:hi] - start)[held])
+        lo = hi
+    return out
 
 
 def size_fits(sizes: np.ndarray, a: np.ndarray, b: np.ndarray, min_threshold: float) -> np.ndarray:
