@@ -14,9 +14,9 @@ os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"   # before gradio is imported
 # Every hub call passes the visitor's token or token=False (``user_token``); this second guard makes
 # huggingface_hub itself refuse to fall back on the server's HF_TOKEN or saved login (read at import).
 os.environ["HF_HUB_DISABLE_IMPLICIT_TOKEN"] = "1"
-# The Space reads at most 384 MiB per dataset unless told otherwise: a job's child peaks at up to 8x
+# The Space reads at most 384 MiB per dataset unless told otherwise: a job's child peaks at up to 9x
 # the bytes it reads plus a fixed base (docs/reliability.md), and the server holds the result it sends
-# back, pickled and then rebuilt (up to 4.1x the bytes: 8-word records), so two job slots (4.9 GB
+# back, pickled and then rebuilt (up to 4.1x the bytes: 8-word records), so two job slots (5.3 GB
 # each), the 2 GiB result cache and the server (~0.5 GB) stay within the free tier's 16 GB; the CLI
 # keeps its 1 GiB.
 os.environ.setdefault("AUDITOR_MAX_BYTES", str(384 * 1024 ** 2))
