@@ -869,21 +869,7 @@ def bounded_intersections(indptr: np.ndarray, indices: np.ndarray, a: np.ndarray
                           need: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover  (compiled)
     """``intersections``, but a merge stops as soon as its count can no longer reach need[i]
     (out[i] is then some count below need[i]): a failing candidate costs part of a merge."""
-    for i in range(a.size):
-        p, p_end = indptr[a[i]], indptr[a[i] + 1]
-        q, q_end = indptr[b[i]], indptr[b[i] + 1]
-        count = 0
-        target = need[i]
-        # Branch-free steps (the comparisons' outcomes are unpredictable), with the bound
-        # checked as the merge goes: count + what is left of the shorter list < need: stop.
-        while p < p_end and q < q_end:
-            x, y = indices[p], indices[q]
-            count += x == y
-            p += x <= y
-            q += y <= x
-            if count + min(p_end - p, q_end - q) < target:
-                break
-        out[i] = count
+    bounded_cross_intersections(indptr, indices, indptr, indices, a, b, need, out)
 
 
 @numba.njit(nogil=True, cache=True)
@@ -897,6 +883,8 @@ def bounded_cross_intersections(indptr_a: np.ndarray, indices_a: np.ndarray, ind
         q, q_end = indptr_b[b[i]], indptr_b[b[i] + 1]
         count = 0
         target = need[i]
+        # Branch-free steps (the comparisons' outcomes are unpredictable), with the bound
+        # checked as the merge goes: count + what is left of the shorter list < need: stop.
         while p < p_end and q < q_end:
             x, y = indices_a[p], indices_b[q]
             count += x == y
