@@ -28,7 +28,7 @@ import scipy.sparse as sp
 from ..settings import CONTAINED_METHOD as METHOD
 from ..settings import CONTAINED_MIN_SHARED as MIN_SHARED
 from ..shingles import column_counts, set_sizes
-from .prefix import leading_entries, rare_first_rank
+from .prefix import entry_slices, leading_entries, rare_first_rank
 from .result import EPS, CrossPairs
 from .sink import CrossSink
 from .verifier import COMPILED_MIN
@@ -129,14 +129,9 @@ def find_contained(stacked: sp.csr_matrix, n_a: int, threshold: float, per_b: in
     index = ContainedIndex.build(stacked[n_a:], threshold)
     sink = CrossSink(per_b)
     candidates = 0
-    indptr = stacked.indptr
-    lo = 0
-    while lo < n_a:
-        # At most batch_rows rows and about BATCH_ENTRIES entries (a batch is copied out of the matrix).
-        hi = int(np.searchsorted(indptr, indptr[lo] + BATCH_ENTRIES, side="right")) - 1
-        hi = min(max(hi, lo + 1), lo + batch_rows, n_a)
+    # At most batch_rows rows and about BATCH_ENTRIES entries (a batch is copied out of the matrix).
+    for lo, hi in entry_slices(stacked.indptr, 0, n_a, BATCH_ENTRIES, batch_rows):
         (a, b, score), scored = index.batch(stacked[lo:hi])
         candidates += scored
         sink.add(a + lo, b, score)
-        lo = hi
     return sink.result(min_threshold=threshold, method=METHOD, candidates=candidates)

@@ -183,15 +183,11 @@ class PrefixIndex:
         a few prefix entries at a time (``SLICE_ENTRIES``): a slice of the block's whole rows
         copied about 8 bytes a prefix shingle of long texts, per thread; the pieces are the
         block's product cut between rows, so the result is the same."""
-        indptr = self.prefixes.indptr
         parts = []
-        lo = start
-        while lo < stop:
-            hi = min(stop, max(lo + 1, int(np.searchsorted(indptr, indptr[lo] + SLICE_ENTRIES, side="right")) - 1))
+        for lo, hi in entry_slices(self.prefixes.indptr, start, stop, SLICE_ENTRIES):
             product = (self.prefixes[lo:hi] @ self.transposed).tocoo()
             parts.append((product.row.astype(np.int64) + lo, product.col.astype(np.int64), product.data))
             del product
-            lo = hi
         if len(parts) == 1:
             return parts[0]
         return tuple(np.concatenate([part[i] for part in parts]) for i in range(3))
@@ -232,17 +228,27 @@ def row_list_lengths(prefixes: sp.csr_matrix, t_indptr: np.ndarray, first: int, 
     product's entries, float64), a few rows at a time: neither a float nor a length per column."""
     indptr, indices = prefixes.indptr, prefixes.indices
     out = np.zeros(last - first, dtype=np.float64)
-    lo = first
-    while lo < last:
-        hi = min(last, max(lo + 1, int(np.searchsorted(indptr, indptr[lo] + LENGTHS_CHUNK, side="right")) - 1))
+    for lo, hi in entry_slices(indptr, first, last, LENGTHS_CHUNK):
         start, stop = int(indptr[lo]), int(indptr[hi])
         if stop > start:
             columns = indices[start:stop]
             lengths = (t_indptr[columns + 1] - t_indptr[columns]).astype(np.float64)
             held = np.diff(indptr[lo:hi + 1]) > 0
             out[lo - first:hi - first][held] = np.add.reduceat(lengths, (indptr[lo:hi] - start)[held])
-        lo = hi
     return out
+
+
+def entry_slices(indptr: np.ndarray, first: int, last: int, entries: int, most_rows: int | None = None):
+    """Consecutive (lo, hi) slices of rows first..last-1 of a CSR matrix, each about ``entries``
+    entries (at least one row; at most ``most_rows`` rows): what is copied or multiplied at a
+    time, so a few long rows are not one huge slice."""
+    lo = first
+    while lo < last:
+        hi = min(last, max(lo + 1, int(np.searchsorted(indptr, indptr[lo] + entries, side="right")) - 1))
+        if most_rows is not None:
+            hi = min(hi, lo + most_rows)
+        yield lo, hi
+        lo = hi
 
 
 def size_fits(sizes: np.ndarray, a: np.ndarray, b: np.ndarray, min_threshold: float) -> np.ndarray:
