@@ -5,9 +5,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
 
 from .errors import AuditorError
 from .exact import digest_ids
+from .io.copies import copy_csv_records, csv_files_copied, local_source_files, write_rows
+from .io.sources import source_text
 from .io.table import select
 from .leakage import drop_reason, inherited_field_hint, leak
 from .prepare import prepare
@@ -22,6 +27,7 @@ class CleanResult:
     source: str
     records: int
     notices: tuple = ()
+    truncated: bool = False      # TEST was read only up to a row cap
 
     def summary(self) -> dict:
         return report.summary(self)
@@ -80,7 +86,24 @@ def clean(test, against: list, *, near: bool = False, dedup: bool = False, thres
                        "(their 'differs' names it): review them, the kept answer is the first row's.",)
     kept = select(side.table.rows, [i for i in range(len(side.table.rows)) if i not in reasons])
     return CleanResult(kept=kept, dropped=[reasons[i] for i in sorted(reasons)], source=side.table.source,
-                       records=len(side.table.rows), notices=notices)
+                       records=len(side.table.rows), notices=notices, truncated=side.table.truncated)
+
+
+def write_clean(result: CleanResult, out, *, source=None, split=None, stamps=None, before_replace=None) -> list:
+    """The kept rows to ``out`` (format by its extension); returns notices. A .csv/.tsv copy of a
+    local CSV/TSV ``source`` read whole (its files as ``stamps``, ``io.copies.local_stamps`` taken
+    before the run, say) is its records as written less the dropped rows: the input's delimiter,
+    quoting, byte-order mark and header kept (``copies.copy_csv_records``)."""
+    fmt = {".csv": "csv", ".tsv": "tsv"}.get(Path(os.fspath(out)).suffix.lower())
+    files = None
+    if fmt and stamps and not result.truncated and isinstance(source, (str, os.PathLike)):
+        files = csv_files_copied(local_source_files(source_text(source), split) or [], fmt)
+    if not files:
+        return write_rows(result.kept, out, before_replace=before_replace)
+    dropped = np.asarray(sorted(d["row"] for d in result.dropped), dtype=np.int64)
+    copy_csv_records(files, dropped, result.records, out, source=result.source, stamps=stamps,
+                     before_replace=before_replace)
+    return []
 
 
 def _drop_leaks(result, reasons: dict, near: bool) -> None:

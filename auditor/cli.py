@@ -25,7 +25,8 @@ from . import engines
 from .contamination import BENCHMARKS
 from .dedup import dedup, load_review_file, write_dedup
 from .errors import AuditorError
-from .io.copies import local_stamps, write_rows
+from .clean import write_clean
+from .io.copies import local_stamps
 from .io.outputs import check_out_dir, check_outputs, retire, write_error, write_text
 from .io.sources import URL_SCHEME
 from .memory import pin_mmap_threshold
@@ -485,12 +486,15 @@ def cmd_clean(args) -> int:
         raise AuditorError("usage", f"Cannot write {args.out!r}: unknown extension.", "Use .jsonl, .csv or .parquet.")
     report_path = args.report or f"{args.out}.dropped.json"
     _check_outputs(args, [args.test, *args.against], [("--out", args.out), ("--report", report_path)])
+    stamps = local_stamps(args.test, args.split)        # before the run: a file changed since is an error
     result = engines.clean(args.test, args.against, near=args.near, dedup=args.dedup, threshold=args.threshold,
                            config=args.config, split=args.split, text=args.text, answer=args.answer,
                            text_against=args.text_against, answer_against=args.answer_against,
                            engine=_engine(args))
     # (the previous report goes as the new copy takes its place: never beside another run's copy)
-    for notice in [*result.notices, *write_rows(result.kept, args.out, before_replace=lambda: retire(report_path))]:
+    written = write_clean(result, args.out, source=args.test, split=args.split, stamps=stamps,
+                          before_replace=lambda: retire(report_path))
+    for notice in [*result.notices, *written]:
         print(f"note: {notice}", file=sys.stderr)
     write_text(report_path, to_json(result.summary()))
     if not args.quiet:

@@ -49,7 +49,7 @@ from .clusters import cluster_labels
 from .errors import AuditorError
 from .evidence import evidence_csv
 from .exact import key_ids
-from .io.copies import copy_record_lines, local_source_files, write_rows
+from .io.copies import copy_csv_records, copy_record_lines, csv_files_copied, local_source_files, write_rows
 from .io.listing import codec_of, format_of
 from .io.outputs import check_outputs, retire, write_text
 from .io.sources import source_text
@@ -596,15 +596,17 @@ def write_dedup(result, dedup_result: DedupResult, path, manifest_path=None, sou
     check_outputs([], [("output", path), ("manifest", manifest_path)])
     fmt = output_format(path, result.table)
     rows = result.table.rows
-    files = _jsonl_files_read(result.table, source) if fmt == "jsonl" and source is not None and stamps else None
+    files = _files_read(result.table, source, fmt) if source is not None and stamps else None
     # The previous manifest goes as the new file takes its place (``outputs.retire``).
     retire_manifest = partial(retire, manifest_path)
     if files:
         # Local JSONL read whole: each kept record's line as written (number forms such as 1.50 or
         # 1e5, escapes, key order), as --decontaminate copies; the file must still hold the records.
+        # CSV/TSV alike: each kept record's text after the header as written (the file's dialect).
         dropped = np.setdiff1d(np.arange(len(rows), dtype=np.int64), np.asarray(dedup_result.kept_rows, np.int64))
-        copy_record_lines(files, dropped, len(rows), path, source=result.table.source, stamps=stamps,
-                          before_replace=retire_manifest)
+        copy = copy_record_lines if fmt == "jsonl" else copy_csv_records
+        copy(files, dropped, len(rows), path, source=result.table.source, stamps=stamps,
+             before_replace=retire_manifest)
         notices = []
     else:
         notices = list(write_rows(select(rows, dedup_result.kept_rows), path, fmt=fmt,
@@ -613,12 +615,15 @@ def write_dedup(result, dedup_result: DedupResult, path, manifest_path=None, sou
     return notices
 
 
-def _jsonl_files_read(table, source):
-    """The local JSONL files (plain or compressed) of ``source`` when the whole ``table`` was read
-    from them, else None (another format, a cut table, a dataset id)."""
-    if table.truncated or not isinstance(source, (str, os.PathLike)):
+def _files_read(table, source, fmt: str):
+    """The local files (plain or compressed) of ``source`` when the whole ``table`` was read from them
+    and they can be copied record by record as written in ``fmt``: JSONL files, or CSV/TSV files that
+    begin alike (``copies.csv_files_copied``); else None (another format, a cut table, a dataset id)."""
+    if table.truncated or not isinstance(source, (str, os.PathLike)) or fmt not in ("jsonl", "csv", "tsv"):
         return None
     files = local_source_files(source_text(source), table.split)
+    if fmt != "jsonl":
+        return csv_files_copied(files, fmt)
     return files if files and all(format_of(p) == "jsonl" for p in files) else None
 
 

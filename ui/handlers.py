@@ -35,7 +35,7 @@ from auditor.evidence import (
     leak_evidence,
     leak_evidence_csv,
 )
-from auditor.io.copies import copy_record_lines, local_stamps, write_rows
+from auditor.io.copies import copy_csv_records, copy_record_lines, csv_files_copied, local_stamps, write_rows
 from auditor.io.hub import describe
 from auditor.io.listing import format_of
 from auditor.io.outputs import write_text
@@ -1166,6 +1166,10 @@ def contamination_views(result, bench, token, progress=None, fields=(), source=N
     if fmt == "jsonl" and upload is not None and format_of(Path(upload)) == "jsonl" and not result.table.truncated:
         # each kept line's bytes, as the CLI's --decontaminate copies them (escapes, number forms)
         copy_record_lines([upload], np.asarray(sorted(dropped), dtype=np.int64), len(result.table.rows), copy,
+                         source=result.table.source)
+    elif upload is not None and not result.table.truncated and csv_files_copied([upload], fmt):
+        # a CSV/TSV upload: each kept record as written (its delimiter, quoting, header, byte-order mark)
+        copy_csv_records([upload], np.asarray(sorted(dropped), dtype=np.int64), len(result.table.rows), copy,
                          source=result.table.source)
     else:
         records = result.table.rows          # CSV: written in 2 passes

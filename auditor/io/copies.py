@@ -1,19 +1,21 @@
 """Copies of records: rows written in a format (``write_rows``), and a local corpus's records
 copied line for line less some rows (``copy_record_lines``: decontaminate's, dedup's and the Ray
-copy tasks' one way of writing a kept record), checked against the files as they were scanned.
-Every write is atomic (``outputs.atomic_write``)."""
+copy tasks' one way of writing a kept record; ``copy_csv_records``: a CSV/TSV file's records as
+written, in its own dialect), checked against the files as they were scanned. Every write is
+atomic (``outputs.atomic_write``)."""
 from __future__ import annotations
 
 import csv
 import json
 import os
+import re
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import AuditorError
 from .budget import READ_ERRORS, Budget, open_stream, read_error
-from .formats import file_batches, line_blocks
+from .formats import csv_batches, file_batches, line_blocks
 from .listing import format_of, local_files
 from .outputs import CSV_LINE_END, atomic_write, write_error
 from .sources import looks_local, source_text
@@ -225,3 +227,72 @@ def write_lines(lines, out: str, as_array: bool, before_replace=None) -> None:
         for i, line in enumerate(lines):
             fh.write(("\n" if not i else ",\n") + line.strip())
         fh.write("\n]\n")
+
+
+def csv_files_copied(files, fmt: str):
+    """``files`` (local paths) when a copy in ``fmt`` can be their records' text as written: all are
+    ``fmt`` (csv or tsv) and begin alike (byte-order mark, Excel's sep= line, header, line end), so
+    one head serves them all; else None (the records are then written anew, ``write_rows``)."""
+    if fmt not in ("csv", "tsv") or not files or any(format_of(Path(p)) != fmt for p in files):
+        return None
+    heads = set()
+    for path in files:
+        texts = csv_record_texts(Path(path))
+        try:
+            heads.add(next(texts, None))
+        finally:
+            texts.close()
+        if len(heads) > 1:
+            return None
+    return None if heads == {None} else [Path(p) for p in files]
+
+
+def csv_record_texts(path: Path):
+    """(the byte-order mark, if any, and the head: Excel's sep= line and the header, as written),
+    then each record's text as written (its line end included; quoted newlines kept): the records
+    ``formats.csv_batches`` reads, in order. An empty file yields nothing."""
+    fmt = format_of(path)
+    budget = Budget(limited=False)
+    stream = open_stream(path, budget, b"\n", b"\t" if fmt == "tsv" else b",")
+    raw: dict = {}
+    try:
+        for _ in csv_batches(stream, path.name, "\t" if fmt == "tsv" else ",", budget, None, raw=raw):
+            if "head" in raw:
+                yield ("\ufeff" if raw["bom"] else "") + raw.pop("head")
+            yield from raw["texts"]
+    except READ_ERRORS as exc:
+        raise read_error(exc, path) from None
+    finally:
+        stream.close()
+
+
+def copy_csv_records(files, dropped_rows: np.ndarray, records: int, out, *, source: str = "the data",
+                     stamps=(), before_replace=None) -> None:
+    """The records of the local CSV/TSV ``files`` (``csv_files_copied``'s) to ``out`` less the
+    ascending 0-based ``dropped_rows``, each as written in its file, after the first file's head:
+    the input's delimiter, quoting, line ends, byte-order mark and header names (repeated ones as
+    they were) are kept, as a user expects of a copy of their file less some rows. Checked as
+    ``copy_record_lines`` checks (``kept_items``)."""
+    def texts():
+        for k, path in enumerate(files):
+            part = csv_record_texts(Path(path))
+            head = next(part, None)
+            if head is None:
+                continue
+            if not k:
+                yield None, head
+            yield from ((True, text) for text in part)
+
+    items = texts()
+    first = next(items, (None, ""))[1]
+    end = re.search(r"\r\n|\r|\n", first)
+    end = end.group(0) if end else CSV_LINE_END
+    # A last record without a line end gets the head's when more records follow it.
+    with atomic_write(out, newline="", before_replace=before_replace) as fh:
+        fh.write(first)
+        ended = first.endswith(("\r", "\n")) or not first
+        for text in kept_items((t for _, t in items), np.asarray(dropped_rows), records, source, stamps):
+            if not ended:
+                fh.write(end)
+            fh.write(text)
+            ended = text.endswith(("\r", "\n"))

@@ -129,6 +129,7 @@ def line_blocks(stream: CountedStream, name: str, state: dict, csv_ends: bool = 
             first = False
             if data.startswith(b"\xef\xbb\xbf"):      # a UTF-8 byte-order mark is legitimate; drop it
                 data, start = data[3:], 3
+                state["bom"] = True
         if not data:
             break
         cut = max(data.rfind(b"\n"), data.rfind(b"\r")) if csv_ends else data.rfind(b"\n")
@@ -673,11 +674,17 @@ CONTINUED_CHARS = 1 << 20   # and characters
 
 
 def csv_batches(stream: CountedStream, name: str, delimiter: str, budget: Budget, notices: list | None,
-                 size: int = 4096):
+                 size: int = 4096, raw: dict | None = None):
+    """Lists of the records of a CSV/TSV stream. ``raw``, a dict, is given the text as written of what
+    precedes the records (``raw["head"]``: Excel's sep= line and the header, with their line ends;
+    ``raw["bom"]``: whether a byte-order mark began the file) and, before each list is yielded, each
+    of its records' text (``raw["texts"]``, replaced each time): a copy less some rows keeps the
+    file's dialect (delimiter, quoting, line ends, header as written)."""
     # Values stay strings: no type inference, so "007" stays "007". strict: a quote left open is
     # an error that names its line, not a record that silently swallows the rest of the file.
     csv.field_size_limit(min(budget.line_cap, sys.maxsize))  # a long value is data, not a quoting error
-    lines = itertools.chain.from_iterable(line_blocks(stream, name, {}, csv_ends=True))
+    state: dict = {}
+    lines = itertools.chain.from_iterable(line_blocks(stream, name, state, csv_ends=True))
     # Blank lines before the header are counted, not kept (memory), and line numbers in messages
     # are the file's (``skipped`` added). A header of one blank name ("") is a header, not a blank line.
     skipped, first, excel = 0, None, None
@@ -711,11 +718,17 @@ def csv_batches(stream: CountedStream, name: str, delimiter: str, budget: Budget
     else:
         delimiter = _delimiter(first, following, delimiter, name, notices,
                                following + "".join(continued) if continued else None)
-    reader = csv.reader(itertools.chain([first], [] if following is None else [following], continued, lines),
-                        delimiter=delimiter, strict=True)
+    source = itertools.chain([first], [] if following is None else [following], continued, lines)
+    taken: list = []                                       # with ``raw``: the lines read since the last record
+    if raw is not None:
+        source = _taken(source, taken)
+    reader = csv.reader(source, delimiter=delimiter, strict=True)
     last = 0                                               # the line the previous record ended on
     try:
         header = next(reader)
+        if raw is not None:
+            raw.update(head=(excel.group(0) if excel else "") + "".join(taken), bom=bool(state.get("bom")), texts=[])
+            taken.clear()
         if _json_line(header, delimiter):
             raise AuditorError("bad_format", f"{name}: the first line is a JSON object, not a header: the file "
                                "looks like JSON Lines named as CSV/TSV.",
@@ -729,11 +742,13 @@ def csv_batches(stream: CountedStream, name: str, delimiter: str, budget: Budget
         for row in reader:
             if not row or (len(row) == 1 and not row[0].strip()):
                 last = reader.line_num
+                taken.clear()
                 continue
             if width > 1 and (row == written or (row[0][:1] == "\ufeff" and [row[0][1:], *row[1:]] == written)):
                 # CSV files joined with cat: each one's header (and byte-order mark) is not a record
                 repeats.append(reader.line_num + skipped)
                 last = reader.line_num
+                taken.clear()
                 continue
             if len(row) != width:
                 at, end = last + 1 + skipped, reader.line_num + skipped
@@ -745,9 +760,14 @@ def csv_batches(stream: CountedStream, name: str, delimiter: str, budget: Budget
                                    f"header has {width} columns.", "Check quoting and delimiters on that line.")
             last = reader.line_num
             rows.append(dict(zip(header, row)))
+            if raw is not None:
+                raw["texts"].append("".join(taken))
+                taken.clear()
             if len(rows) >= size:
                 yield rows
                 rows = []
+                if raw is not None:
+                    raw["texts"] = []
         if repeats and notices is not None:
             notices.append(f"{name}: {len(repeats):,} line(s) repeat the header (files joined together?), not read "
                            f"as records: line {', '.join(map(str, repeats[:5]))}{' ...' if len(repeats) > 5 else ''}")
@@ -767,6 +787,13 @@ def csv_batches(stream: CountedStream, name: str, delimiter: str, budget: Budget
                      ".to_json('data.jsonl', orient='records', lines=True).")
         raise AuditorError("bad_format", f"{name}, line {reader.line_num + skipped}: unreadable CSV ({exc}).",
                            hint) from None
+
+
+def _taken(lines, taken: list):
+    """``lines``, each also appended to ``taken`` as the CSV reader takes it."""
+    for line in lines:
+        taken.append(line)
+        yield line
 
 
 def _strip_names(header: list, name: str, notices: list | None) -> list:
