@@ -12,6 +12,7 @@ SAMPLE_ROWS = 5      # rows listed per issue
 # Fields typed and listed, in order of first appearance; further fields are counted only. One record
 # of 1M keys listed every field: 229 s, 4.1 GB and a 285 MB summary.json.
 MAX_FIELDS = 1000
+MIXED = "mixed"      # a field's type when two or more types tie for the most values
 
 
 def type_name(value) -> str:
@@ -42,7 +43,7 @@ class FieldSchema:
 @dataclass(frozen=True)
 class SchemaIssue:
     field: str
-    kind: str            # "missing" (field absent) or "type" (present with another type)
+    kind: str            # "missing" (field absent), "type" (present with another type) or "mixed" (types tie)
     records: int
     expected: str
     found: dict          # type -> count (for "type" issues)
@@ -89,7 +90,19 @@ def check_schema(rows: list[dict], max_fields: int = MAX_FIELDS) -> Schema:
         present = sum(counts.values())
         # The majority among non-null values; null counts as a deviation only for typed fields.
         non_null = Counter({t: c for t, c in counts.items() if t != "null"}) or counts
-        majority = sorted(non_null.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
+        ranked = sorted(non_null.items(), key=lambda kv: (-kv[1], kv[0]))
+        if len(ranked) > 1 and ranked[0][1] == ranked[1][1]:
+            # No majority: naming one of the tied types (the first by name, "boolean" before
+            # "integer") would call the others deviations from a type the data does not have.
+            fields.append(FieldSchema(str(key), MIXED, present))
+            sample = sorted(i for t in counts for i in rows_by[(key, t)])[:SAMPLE_ROWS]
+            issues.append(SchemaIssue(str(key), "mixed", present, "one type (no type is the majority)",
+                                      dict(sorted(counts.items())), sample))
+            if present < n:
+                missing_rows = list(islice((i for i, row in enumerate(rows) if key not in row), SAMPLE_ROWS))
+                issues.append(SchemaIssue(str(key), "missing", n - present, MIXED, {}, missing_rows))
+            continue
+        majority = ranked[0][0]
         fields.append(FieldSchema(str(key), majority, present))
         if present < n:
             # Stop at the sample: a walk costs the key's present rows plus the sample, so all the

@@ -20,7 +20,7 @@ def test_schema_lists_the_first_fields_and_counts_them_all():
     assert [f.name for f in schema.fields] == [f"k{i}" for i in range(MAX_FIELDS)]
     # the listed fields are typed as before: k0 has a string in one record, k2.. are missing in one
     issues = {(i.field, i.kind) for i in schema.issues}
-    assert ("k0", "type") in issues and ("k2", "missing") in issues and ("k1", "missing") not in issues
+    assert ("k0", "mixed") in issues and ("k2", "missing") in issues and ("k1", "missing") not in issues
     assert not check_schema([{"a": 1}, {"b": 2}]).capped
 
 
