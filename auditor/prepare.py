@@ -105,6 +105,21 @@ def load_table(spec: SourceSpec) -> Table:
                 default_split=spec.default_split, revision=spec.revision)
 
 
+def empty_role_notices(roles, fields) -> list[str]:
+    """A notice for an answer or group field with no value in any record (each missing, null, NaN or
+    blank): every record is then degenerate, which must not pass without a word (a float column of
+    NaN, an empty CSV column)."""
+    notes = []
+    for role, values in (("answer", fields.answer), ("group", fields.group)):
+        name = getattr(roles, role)
+        if values and name is not None and all(map(normalize.is_blank, values)):
+            how = "guessed" if role in roles.guessed else "named"
+            notes.append(f"the {role} field {name!r} ({how}) is missing, null, NaN or blank in every record: every "
+                         f"record counts as degenerate (an empty {role}) and no {role} is compared; name another "
+                         f"with --{role}, or check the file")
+    return notes
+
+
 def prepare(source, *, config=None, split=None, max_rows=None, token=None, kind: str = "auto",
             text=None, answer=None, group=None, labels=None, id=None, require_rows: bool = False,
             text_only: bool = False, record_keys: tuple = (), default_split: str = "train"):
@@ -133,6 +148,9 @@ def prepare(source, *, config=None, split=None, max_rows=None, token=None, kind:
         raise in_source(exc, table.source) from None
     if packer is not None:
         table = replace(table, rows=packer.rows(fields.text))
+    empty = [note for note in empty_role_notices(roles, fields) if note not in table.notices]
+    if empty:
+        table = replace(table, notices=(*table.notices, *empty))
     fold, keys = _records(table.rows, record_keys)
     side = PreparedSide(table, roles, fields, fingerprint_of(fold, roles),
                         data_fingerprint=fingerprint_of(fold, replace(roles, guessed=())))

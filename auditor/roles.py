@@ -418,7 +418,9 @@ def _present(rows, path, sample: int = 100_000) -> bool:
 def _readable(rows, name: str, sample: int = 200) -> bool:
     """A guess must hold text-like values (not objects, nor lists of them) in most records."""
     values = [lookup(r, name) for r in rows[:sample]]
-    values = [v for v in values if v is not MISSING and v is not None]
+    # (NaN, pandas' missing value, and a blank CSV cell are no value: a column of them, guessed,
+    # made every record degenerate, where a column of nulls was never guessed)
+    values = [v for v in values if v is not MISSING and not _blank(v) and not (isinstance(v, float) and v != v)]
     return bool(values) and sum(not _object_like(v) for v in values) >= 0.9 * len(values)
 
 
