@@ -310,9 +310,15 @@ def page_load(params: dict, base, progress=None, slot=None) -> dict:
                                  values.get("answer"), values.get("group"), values["labels"], values["threshold"],
                                  values.get("max_rows"), values.get("rev"))
         a = state.run_audit(req, upload, None, progress, slot)
-        review = linked_review(a.result, params) if linked else {}
+        ignored: list = []
+        review = linked_review(a.result, params, ignored) if linked else {}
         tab = params.get("tab") if linked and params.get("tab") in state.TABS else None
+        if linked:
+            ignored += ignored_link_values(params)
         out = {**filled, **audited(a, req, base, review, tab)}
+        if ignored:     # a link value left out is said, never dropped without a word (plain text: md)
+            out["status"] = gr.update(value=f"{out['status']['value']}  \n" + ignored_notice(ignored),
+                                      elem_classes=["ok"])
         if linked and any(params.get(k) for k in state.LEAK_LINK_KEYS):
             leak_out = linked_leak(params, out["state"], a.result, progress, slot)
             note = leak_out.pop("status_note", None)
@@ -326,17 +332,62 @@ def page_load(params: dict, base, progress=None, slot=None) -> dict:
         return {**filled, **cleared_results(), **error(views.error_text(exc))}
 
 
-def linked_review(result, params: dict) -> dict:
+KEEP_RULES = ("first", "longest", "most_common_answer")
+IGNORED_SHOWN = 5             # a link's values left out, quoted each; more are counted
+
+
+def linked_review(result, params: dict, ignored: list | None = None) -> dict:
     """A link's review: its marks that are pairs of this audit, rows kept apart and splits within
-    range, and the keep rule."""
-    keep = params.get("keep") if params.get("keep") in ("first", "longest", "most_common_answer") else "first"
-    if keep == "most_common_answer" and result.fields.answer is None:
+    range, and the keep rule; each value left out is appended to ``ignored`` as (key, value, why)."""
+    ignored = [] if ignored is None else ignored
+    keep = params.get("keep") or "first"
+    if keep not in KEEP_RULES:
+        ignored.append(("keep", keep, "not a keep rule (first, longest or most_common_answer): first is used"))
         keep = "first"
-    return {"marks": linked_marks(result, params.get("nd")),
-            "apart": tuple(r for r in state.parse_rows(params.get("ka")) if r < result.records),
-            "splits": tuple((r, t) for r, t in state.parse_splits(params.get("sp"))
-                            if r < result.records and result.pairs.min_threshold <= t <= 1),
-            "keep": keep}
+    if keep == "most_common_answer" and result.fields.answer is None:
+        ignored.append(("keep", keep, "this audit has no answer field: first is used"))
+        keep = "first"
+    n = result.records
+    bad: list = []
+    marks = linked_marks(result, params.get("nd"), bad)
+    ignored += [("nd", part, "not a pair of rows, as 3-17") for part in bad]
+    ignored += [("nd", f"{a}-{b}", f"not a near-duplicate pair of this audit (Jaccard ≥ {MIN_THRESHOLD:g})")
+                for a, b in state.parse_marks(params.get("nd")) if (a, b) not in marks]
+    bad = []
+    apart = state.parse_rows(params.get("ka"), bad)
+    ignored += [("ka", part, "not a row number") for part in bad]
+    ignored += [("ka", r, f"beyond this audit's {n:,} records") for r in apart if r >= n]
+    bad = []
+    splits = state.parse_splits(params.get("sp"), bad)
+    ignored += [("sp", part, "not a row and a threshold, as 30@0.8") for part in bad]
+    low = result.pairs.min_threshold
+    ignored += [("sp", f"{r}@{t:g}", f"beyond this audit's {n:,} records" if r >= n else
+                 f"below the lowest threshold searched ({low:g})") for r, t in splits
+                if r >= n or not low <= t <= 1]
+    return {"marks": marks, "apart": tuple(r for r in apart if r < n),
+            "splits": tuple((r, t) for r, t in splits if r < n and low <= t <= 1), "keep": keep}
+
+
+def ignored_link_values(params: dict) -> list:
+    """(key, value, why) of the link's values outside the review that the page leaves out."""
+    # (keys beginning "_" are the host's: a Space adds __sign to the page's address)
+    out = [(key, params[key], "not a value this page's links carry") for key in params
+           if key not in LINK_KEYS and not str(key).startswith("_")]
+    tab = params.get("tab")
+    if tab and tab not in state.TABS:
+        out.append(("tab", tab, f"not a result tab ({', '.join(state.TABS)})"))
+    b_self = str(params.get("b_self") or "").strip()
+    if b_self not in ("", "0", "1"):
+        out.append(("b_self", b_self, "not 1 (compare a source with itself) or 0: read as 0"))
+    return out
+
+
+def ignored_notice(ignored: list) -> str:
+    """The page's words for a link's values left out: each key, value (as text, cut) and why."""
+    shown = "; ".join(f"{views.md(key, 20)}={views.md(value, 60)} ({views.md(why, None)})"
+                      for key, value, why in ignored[:IGNORED_SHOWN])
+    more = f"; and {len(ignored) - IGNORED_SHOWN:,} more" if len(ignored) > IGNORED_SHOWN else ""
+    return f"**This link's values left out:** {shown}{more}."
 
 
 def linked_leak(params: dict, st: dict, result, progress=None, slot=None) -> dict:
@@ -409,10 +460,11 @@ def linked_leak(params: dict, st: dict, result, progress=None, slot=None) -> dic
     return out
 
 
-def linked_marks(result, nd) -> tuple:
+def linked_marks(result, nd, rejected: list | None = None) -> tuple:
     """A link's "not a duplicate" marks that are pairs of this audit (Jaccard >= MIN_THRESHOLD): a
-    mark on two unrelated records was counted as a reviewed pair in the captions and the manifest."""
-    marks = [(a, b) for a, b in state.parse_marks(nd) if b < result.records]
+    mark on two unrelated records was counted as a reviewed pair in the captions and the manifest.
+    ``rejected``: as ``state.parse_marks``'s."""
+    marks = [(a, b) for a, b in state.parse_marks(nd, rejected) if b < result.records]
     scores = pair_jaccard(result, [a for a, _ in marks], [b for _, b in marks])
     return tuple(m for m, j in zip(marks, scores) if j is not None and j >= MIN_THRESHOLD - 1e-9)
 

@@ -441,14 +441,21 @@ def at_threshold(result, threshold: float):
 
 # --------------------------------------------------------------------------- marks and share links
 
-def parse_marks(text) -> tuple:
+def _parts(text):
+    """The comma-separated parts of a link value, blank ones left out (a trailing comma is no error)."""
+    return [part.strip() for part in str(text or "").split(",") if part.strip()]
+
+
+def parse_marks(text, rejected: list | None = None) -> tuple:
     """``"3-17,5-9"`` -> ((3, 17), (5, 9)): pairs marked "not a duplicate" (a < b, sorted, unique);
-    anything malformed is left out."""
+    anything malformed is left out (and appended to ``rejected``)."""
     out = set()
-    for part in str(text or "").split(","):
-        a, sep, b = part.strip().partition("-")
-        if sep and a.isdigit() and b.isdigit() and len(a) < 10 and len(b) < 10 and a != b:
+    for part in _parts(text):
+        a, sep, b = part.partition("-")
+        if sep and a.isdigit() and b.isdigit() and len(a) < 10 and len(b) < 10 and int(a) != int(b):
             out.add((min(int(a), int(b)), max(int(a), int(b))))
+        elif rejected is not None:
+            rejected.append(part)
     return tuple(sorted(out))
 
 
@@ -491,13 +498,14 @@ def format_rows(rows) -> str:
     return ",".join(str(int(r)) for r in sorted(set(rows)))
 
 
-def parse_rows(text) -> tuple:
-    """``"3,17"`` -> (3, 17): rows; anything malformed is left out."""
+def parse_rows(text, rejected: list | None = None) -> tuple:
+    """``"3,17"`` -> (3, 17): rows; anything malformed is left out (and appended to ``rejected``)."""
     out = set()
-    for part in str(text or "").split(","):
-        part = part.strip()
+    for part in _parts(text):
         if part.isdigit() and len(part) < 10:
             out.add(int(part))
+        elif rejected is not None:
+            rejected.append(part)
     return tuple(sorted(out))
 
 
@@ -505,17 +513,20 @@ def format_splits(splits) -> str:
     return ",".join(f"{int(r)}@{float(t):g}" for r, t in sorted(splits))
 
 
-def parse_splits(text) -> tuple:
-    """``"30@0.81"`` -> ((30, 0.81),): cluster splits; anything malformed is left out."""
+def parse_splits(text, rejected: list | None = None) -> tuple:
+    """``"30@0.81"`` -> ((30, 0.81),): cluster splits; anything malformed is left out (and appended
+    to ``rejected``)."""
     out = {}
-    for part in str(text or "").split(","):
-        row, sep, at = part.strip().partition("@")
+    for part in _parts(text):
+        row, sep, at = part.partition("@")
         try:
             value = float(at)
         except ValueError:
-            continue
+            value = math.nan
         if sep and row.isdigit() and len(row) < 10 and 0 < value <= 1:
             out[int(row)] = round(value, 6)
+        elif rejected is not None:
+            rejected.append(part)
     return tuple(sorted(out.items()))
 
 

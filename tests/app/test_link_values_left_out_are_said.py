@@ -1,0 +1,96 @@
+"""A share link's values the page cannot use (a keep rule, a tab, review marks, rows kept apart and
+cluster splits that are malformed or not of this audit, b_self, keys no link carries) are said in
+the status, each with its key, its value as plain text and why, never dropped without a word nor
+rendered as markup. From the round-4 hostile review."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from urllib.parse import urlencode
+
+import pytest
+from playwright.sync_api import expect
+
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+import ground_truth  # noqa: E402
+import real_data  # noqa: E402
+from browser_support import TIMEOUT, status, wait_audited  # noqa: E402
+from ui import handlers  # noqa: E402
+
+pytest_plugins = ["app_server", "browser_support"]
+BASE = "http://space.example/"
+LINK = {"dataset": "example:gsm8k", "config": "main", "split": "test", "text": "question", "answer": "answer",
+        "threshold": "0.7"}
+
+
+@pytest.fixture(scope="module")
+def pairs():
+    """(a pair of this audit at Jaccard >= 0.3, a pair of rows that is not one), from the data."""
+    texts = [r["question"] for r in real_data.rows("gsm8k/test.jsonl")]
+    found = ground_truth.reference(texts, min_threshold=0.3).record_pairs(0.3)
+    outside = next((a, a + 1) for a in range(len(texts)) if (a, a + 1) not in found)
+    return min(found), outside, len(texts)
+
+
+def status_text(out) -> str:
+    return out["status"]["value"]
+
+
+def test_a_clean_link_says_nothing_left_out(pairs):
+    (a, b), _, _ = pairs
+    out = handlers.page_load({**LINK, "nd": f"{a}-{b}", "keep": "longest", "tab": "pairs", "__sign": "x"}, BASE)
+    assert out["state"]["marks"] == [(a, b)] and out["state"]["keep"] == "longest"
+    assert "left out" not in status_text(out)
+
+
+def test_each_value_left_out_is_named_with_why(pairs):
+    (a, b), (c, d), n = pairs
+    out = handlers.page_load({**LINK, "nd": f"{a}-{b},{c}-{d},5-5", "ka": f"2,{n}", "sp": f"3@x,{n}@0.5",
+                              "keep": "random", "tab": "nosuch", "b_self": "yes", "threshhold": "0.5"}, BASE)
+    st = out["state"]
+    assert st["marks"] == [(a, b)] and st["apart"] == [2] and st["splits"] == [] and st["keep"] == "first"
+    assert st["tab"] is None
+    text = status_text(out)
+    assert text.startswith("Audited **example:gsm8k**")
+    assert "**This link's values left out:** keep=random (not a keep rule" in text
+    # five quoted, the others counted
+    assert text.count("=") >= 5 and "; and 4 more." in text     # keep, 2 nd, ka, sp x2, threshhold, tab, b_self: 9
+
+
+def test_the_reasons_name_every_value(pairs):
+    (a, b), (c, d), n = pairs
+    result = handlers.page_load(LINK, BASE)
+    ignored: list = []
+    params = {**LINK, "nd": f"{a}-{b},{c}-{d},5-5,x", "ka": f"2,{n},-1", "sp": f"3@x,{n}@0.5,4@0.1,7@0.8",
+              "keep": "most_common_answer"}
+    review = handlers.linked_review(_result(result), params, ignored)
+    assert review["marks"] == ((a, b),) and review["apart"] == (2,) and review["splits"] == ((7, 0.8),)
+    assert review["keep"] == "most_common_answer"      # gsm8k has an answer: kept
+    assert [(k, str(v)) for k, v, _ in ignored] == [
+        ("nd", "5-5"), ("nd", "x"), ("nd", f"{c}-{d}"), ("ka", "-1"), ("ka", str(n)), ("sp", "3@x"),
+        ("sp", "4@0.1"), ("sp", f"{n}@0.5")]
+    assert [why for k, _, why in ignored if k == "sp"][1:] == ["below the lowest threshold searched (0.3)",
+                                                             f"beyond this audit's {n:,} records"]
+    assert handlers.ignored_link_values({"tab": "pairs", "b_self": "1", "__theme": "dark", "dataset": "x"}) == []
+
+
+def _result(out):
+    """The audit result behind a page_load's state (the page keeps it in the cache by its key)."""
+    return handlers.CACHE.get(out["state"]["key"])
+
+
+@pytest.mark.browser
+def test_the_notice_renders_hostile_values_as_text(page, app_url):
+    hostile = '<img src=x onerror="window.__xss=1">'
+    page.goto(app_url + "/?" + urlencode({"dataset": "example:gsm8k", "keep": hostile, "tab": "**bold**",
+                                          "nd": "<b>1</b>-2"}))
+    wait_audited(page, "7,473", "example:gsm8k")
+    line = status(page)
+    expect(line).to_contain_text("This link's values left out", timeout=TIMEOUT)
+    shown = line.inner_text()
+    assert f"keep={hostile}" in shown and "tab=**bold**" in shown and "nd=<b>1</b>-2" in shown
+    assert page.locator("#status img, #status b").count() == 0
+    assert page.evaluate("window.__xss_hits.slice()") == []
