@@ -159,7 +159,10 @@ def resolve_roles(rows: list[dict], text=None, answer=None, group=None, labels=N
             else:
                 given[role] = None
     if given["text"] is None:
-        raise AuditorError("missing_field", "No text field given, and none could be guessed.",
+        binary = [name for name in fields if "." not in name and _binary(rows, name)]
+        why = (f" {', '.join(map(repr, binary[:5]))} hold{'s' if len(binary) == 1 else ''} binary data that is "
+               "not UTF-8 text (images, audio, pickles): no text to compare." if binary else "")
+        raise AuditorError("missing_field", f"No text field given, and none could be guessed.{why}",
                            f"Name one with --text. Available fields: {', '.join(fields) or '(none)'}.")
     return Roles(text=given["text"], answer=given["answer"], group=given["group"], labels=tuple(label_list),
                  id=given["id"], guessed=tuple(guessed), text_fields=tuple(text_list or (given["text"],)))
@@ -425,7 +428,23 @@ def _readable(rows, name: str, sample: int = 200) -> bool:
 
 
 def _object_like(value) -> bool:
-    return isinstance(value, (dict, bytes)) or (isinstance(value, list) and any(isinstance(v, dict) for v in value))
+    return (isinstance(value, dict) or (isinstance(value, bytes) and _utf8(value) is None)
+            or (isinstance(value, list) and any(isinstance(v, dict) for v in value)))
+
+
+def _binary(rows, name: str, sample: int = 200) -> bool:
+    """``name`` holds binary that is not UTF-8 text in most (sampled) records that hold it."""
+    values = [v for v in (row.get(name) for row in rows[:sample]) if v is not None]
+    return bool(values) and sum(isinstance(v, bytes) and _utf8(v) is None for v in values) >= 0.5 * len(values)
+
+
+def _utf8(value: bytes) -> str | None:
+    """Binary that is UTF-8 text, decoded (some writers, older Spark and Hive, store strings as
+    Parquet binary without the UTF-8 mark: ``as_text`` reads them so); else None."""
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 # A conversation: a list of turns, each an object holding its text under one of these keys
@@ -598,7 +617,8 @@ def _longest_string_field(rows, fields, taken) -> str | None:
             continue
         # a nested path (q.stem) reads None here: only top-level keys, a dotted one included, count
         values = [row.get(name) for row in rows[:200]]
-        strings = [v for v in values if isinstance(v, str)]
+        strings = [v if isinstance(v, str) else _utf8(v) for v in values if isinstance(v, (str, bytes))]
+        strings = [v for v in strings if v is not None]
         if len(strings) >= 0.5 * len(values):
             mean = sum(map(len, strings)) / max(1, len(strings))
             if mean > best_len:
@@ -676,8 +696,10 @@ def _select(value, selectors: tuple):
 
 
 def _as_key(value) -> str | None:
-    if value is None or isinstance(value, (dict, list, bytes)):
+    if value is None or isinstance(value, (dict, list)):
         return None
+    if isinstance(value, bytes):
+        return _utf8(value)
     return as_text(value, "", 0)
 
 
