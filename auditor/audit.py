@@ -30,7 +30,7 @@ from .progress import Progress
 from .report import scan as report
 from .roles import Fields, Roles
 from .schema import Degenerate, Schema, check_degenerate, check_schema
-from .settings import NearSettings, ScanSettings, SourceSpec
+from .settings import NearSettings, ScanSettings, SourceSpec, check_threshold
 from .shingles import shingle_matrix
 
 PAIRS_SAMPLE = 50
@@ -97,7 +97,7 @@ class ScanResult:
 
     def near_duplicates(self, threshold: float | None = None) -> NearDuplicates:
         """Near-duplicate figures at any threshold within the searched range, from the cache."""
-        t = self.settings.threshold if threshold is None else float(threshold)
+        t = self.settings.threshold if threshold is None else check_threshold(threshold)
         self.pairs.check_threshold(t)
         clusters = clusters_at(self.pairs, t, self.evaluated_key)
         largest = int(clusters.sizes.max(initial=0))
@@ -134,6 +134,9 @@ def scan(source: str | Table, *, config: str | None = None, split: str | None = 
     pairs (default: ``local_search``, in this process; ``engines.scan`` passes the Ray engine's).
     ``revision``: a Hub dataset's commit, branch or tag (default: the latest; the report records the
     commit read)."""
+    if settings is not None and not isinstance(settings, ScanSettings):
+        raise AuditorError("usage", f"settings must be an auditor.ScanSettings, got {type(settings).__name__}.",
+                           "e.g. settings=auditor.ScanSettings(threshold=0.8).")
     settings = (settings or ScanSettings()).validated()
     spec = source if isinstance(source, SourceSpec) else SourceSpec(source, config, split, max_rows, token, kind,
                                                                      revision=revision)

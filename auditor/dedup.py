@@ -363,6 +363,9 @@ def dedup(result, threshold=None, keep: str = "first", not_duplicates=(), keep_a
     record in no cluster is kept. ``not_duplicates``: reviewed (row_a, row_b) pairs that are not
     duplicates; ``keep_apart``: rows kept whatever they resemble; ``splits``: (row, threshold)
     cuts of clusters (see the module docstring); ``review``: all three, as ``load_review_file`` reads them."""
+    if not hasattr(result, "pairs") or not hasattr(result, "evaluated_key"):
+        raise AuditorError("usage", f"dedup takes a scan result (auditor.scan(...)), got {type(result).__name__}.",
+                           "e.g. dedup(auditor.scan('train.jsonl'), 0.7).")
     if review is not None:
         not_duplicates, keep_apart, splits = review.not_duplicates, review.keep_apart, review.splits
     g = _grouping(result, threshold, keep, not_duplicates, keep_apart, splits)
@@ -589,7 +592,7 @@ def write_dedup(result, dedup_result: DedupResult, path, manifest_path=None, sou
     stamps, the records held are written. Returns notices."""
     if dedup_result.fingerprint and dedup_result.fingerprint != result.fingerprint:
         raise AuditorError("usage", "This dedup result was computed on other data.", "Run dedup on this scan result.")
-    if os.fspath(path) in ("", "-"):
+    if not isinstance(path, (str, os.PathLike)) or os.fspath(path) in ("", "-"):
         raise AuditorError("usage", "The deduplicated data needs a file path (not stdout).",
                            "Give e.g. --out train.dedup.jsonl.")
     manifest_path = manifest_path or f"{os.fspath(path)}.manifest.json"

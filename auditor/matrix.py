@@ -9,6 +9,7 @@ dataset (leakage inside one dataset).
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -88,6 +89,10 @@ def overlap_matrix(specs: list, *, text=None, near: bool = False, threshold: flo
     """``specs``: Group objects or NAME[:[CONFIG:]SPLIT]=SOURCE strings."""
     threshold = NearSettings(threshold=threshold).validated().threshold
     check_max_rows(max_rows)
+    if isinstance(specs, (str, os.PathLike)) or not isinstance(specs, (list, tuple)) \
+            or not all(isinstance(s, (str, Group)) for s in specs):
+        raise AuditorError("usage", f"overlap_matrix takes a list of datasets, got {str(specs)[:80]!r}.",
+                           "e.g. overlap_matrix(['gsm8k:train=example:gsm8k', 'gsm8k:test=example:gsm8k']).")
     groups = [parse_spec(s) if isinstance(s, str) else s for s in specs]
     if len(groups) < 2:
         raise AuditorError("usage", "Give at least two datasets or splits (-d NAME[:[CONFIG:]SPLIT]=SOURCE, repeated).",

@@ -95,12 +95,31 @@ def in_source(exc: AuditorError, source: str) -> AuditorError:
     return AuditorError(exc.code, f"{source}: {exc.message}", exc.hint)
 
 
+def checked_table(table: Table) -> Table:
+    """A Table built by a caller (``auditor.Table(rows=ROWS, source=NAME)``): its rows must be a list
+    (or tuple) of records, each a dict; anything else is a clear error, not a crash deep inside (a
+    generator, a dict of columns, a list of strings or numbers)."""
+    rows = table.rows
+    if rows is None:
+        return replace(table, rows=[])
+    if not isinstance(rows, (list, tuple, PackedRows)):
+        raise AuditorError("usage", f"Table rows must be a list of records (dicts), got {type(rows).__name__}.",
+                           "Pass rows=list(...) of dicts; a dict of columns: pandas.DataFrame(...).to_dict('records').")
+    if not isinstance(rows, PackedRows):
+        bad = next((i for i, row in enumerate(rows) if not isinstance(row, dict)), None)
+        if bad is not None:
+            raise AuditorError("usage", f"Table record {bad} (0-based) is {type(rows[bad]).__name__} "
+                               f"{str(rows[bad])[:60]!r}, not a record (a dict of fields).",
+                               "Give each record as a dict, e.g. {'text': ...}.")
+    return table
+
+
 def load_table(spec: SourceSpec) -> Table:
     source = spec.source
     if isinstance(source, PreparedSide):
         return source.table
     if isinstance(source, Table):
-        return source
+        return checked_table(source)
     return load(source, spec.config, spec.split, max_rows=spec.max_rows, token=spec.token, kind=spec.kind,
                 default_split=spec.default_split, revision=spec.revision)
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 
+from .errors import AuditorError
+
 
 def _silent(fraction: float, stage: str) -> None:
     return None
@@ -24,6 +26,9 @@ def _silent(fraction: float, stage: str) -> None:
 
 class Progress:
     def __init__(self, callback, stages: tuple):
+        if callback is not None and not callable(callback):
+            raise AuditorError("usage", f"progress must be a function progress(fraction, stage), got "
+                               f"{type(callback).__name__}.", "Leave it out for no progress reports.")
         self.callback = callback or _silent
         self.timings: dict[str, float] = {}
         self._span: dict[str, tuple[float, float, str]] = {}
