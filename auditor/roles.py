@@ -72,6 +72,15 @@ class Fields:
     ids: list | None
 
 
+def _named(rows, name: str) -> str:
+    """A role's field name without the spaces around it (as typed: " answer"), unless the records
+    hold a field of that very name (a JSON key " pad ", which stripped could never be named)."""
+    stripped = name.strip()
+    if stripped != name and stripped and _present(rows, name, 1000) and not _present(rows, stripped, 1000):
+        return name
+    return stripped
+
+
 def _blank(value) -> bool:
     return value is None or (isinstance(value, str) and not value.strip())
 
@@ -88,14 +97,14 @@ def resolve_roles(rows: list[dict], text=None, answer=None, group=None, labels=N
     for role, value in given.items():
         if value is not None and not isinstance(value, str):
             raise _not_a_name(role, value)
-    given = {k: (v.strip() if isinstance(v, str) else v) for k, v in given.items()}
+    given = {k: (_named(rows, v) if isinstance(v, str) else v) for k, v in given.items()}
     if labels is not None and not isinstance(labels, (str, list, tuple, set, frozenset)):
         raise _not_a_name("labels", labels, "a list of field names")
     label_list = [labels] if isinstance(labels, str) else list(labels or [])
     for lab in label_list:
         if not isinstance(lab, str):
             raise _not_a_name("labels", lab)
-    label_list = [item.strip() for lab in label_list for item in str(lab).split(",") if item.strip()]
+    label_list = [_named(rows, item) for lab in label_list for item in str(lab).split(",") if item.strip()]
     checked = [*(("text", name) for name in text_list or [given["text"]]),
                *((role, v) for role, v in given.items() if role != "text"), *(("labels", lab) for lab in label_list)]
     for role, path in checked:
@@ -175,7 +184,7 @@ def _text_spec(rows: list[dict], text) -> tuple:
     if isinstance(text, (list, tuple)):
         if not text or not all(isinstance(name, str) for name in text):
             raise _not_a_name("text", text, "a field name, or a list of field names")
-        names = [name.strip() for name in text if name.strip()]
+        names = [_named(rows, name) for name in text if name.strip()]
         if len(names) == 1:
             return names[0], None
     elif isinstance(text, str) and "," in text and not _present(rows, text.strip()):
