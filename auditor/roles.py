@@ -12,6 +12,7 @@ import itertools
 import hashlib
 import json
 import re
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 
@@ -74,11 +75,23 @@ class Fields:
 
 def _named(rows, name: str) -> str:
     """A role's field name without the spaces around it (as typed: " answer"), unless the records
-    hold a field of that very name (a JSON key " pad ", which stripped could never be named)."""
+    hold a field of that very name (a JSON key " pad ", which stripped could never be named); a
+    name in another Unicode form than the data's key (typed "café" composed, the key decomposed,
+    as macOS file tools write it) is that key when one field alone matches."""
     stripped = name.strip()
     if stripped != name and stripped and _present(rows, name, 1000) and not _present(rows, stripped, 1000):
         return name
+    if stripped and not stripped.isascii() and not _present(rows, stripped, 1000):
+        form = unicodedata.normalize("NFC", stripped)
+        same = [f for f in available_fields(rows) if unicodedata.normalize("NFC", f) == form]
+        if len(same) == 1:
+            return same[0]
     return stripped
+
+
+def fields_shown(fields) -> str:
+    """Field names for a hint, each one blank or with spaces around it quoted (else it is unseen)."""
+    return ", ".join(repr(f) if f != f.strip() or not f else f for f in fields) or "(none)"
 
 
 def _blank(value) -> bool:
@@ -110,7 +123,7 @@ def resolve_roles(rows: list[dict], text=None, answer=None, group=None, labels=N
     for role, path in checked:
         if not _blank(path) and not _present(rows, path):
             raise AuditorError("missing_field", f"The {role} field {path!r} is in no record.",
-                               _selector_hint(rows, path) or f"Available fields: {', '.join(fields) or '(none)'}.")
+                               _selector_hint(rows, path) or f"Available fields: {fields_shown(fields)}.")
         if not _blank(path):
             _check_one_way(rows, role, path)
     named = [("text", v) for v in text_list or [given["text"]] if not _blank(v)]
@@ -172,7 +185,7 @@ def resolve_roles(rows: list[dict], text=None, answer=None, group=None, labels=N
         why = (f" {', '.join(map(repr, binary[:5]))} hold{'s' if len(binary) == 1 else ''} binary data that is "
                "not UTF-8 text (images, audio, pickles): no text to compare." if binary else "")
         raise AuditorError("missing_field", f"No text field given, and none could be guessed.{why}",
-                           f"Name one with --text. Available fields: {', '.join(fields) or '(none)'}.")
+                           f"Name one with --text. Available fields: {fields_shown(fields)}.")
     return Roles(text=given["text"], answer=given["answer"], group=given["group"], labels=tuple(label_list),
                  id=given["id"], guessed=tuple(guessed), text_fields=tuple(text_list or (given["text"],)))
 
