@@ -300,9 +300,13 @@ _ONE_DOCUMENT = ("The file looks like one JSON document (a list of records, or a
                  "not JSON Lines (one object per line): name it .json.")
 
 
+_JSON_KINDS = {bool: "boolean", int: "number", float: "number", str: "string", list: "list", dict: "object"}
+
+
 def _kind(value) -> str:
-    """A JSON value's type as a message names it: null for None (not Python's "NoneType")."""
-    return "null" if value is None else type(value).__name__
+    """A JSON value's type as a message names it: null, boolean, number, string, list, object (not
+    Python's "NoneType", "int", "str": "holds a int")."""
+    return "null" if value is None else _JSON_KINDS.get(type(value), type(value).__name__)
 
 
 def _huge_number(where: str) -> AuditorError:
