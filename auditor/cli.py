@@ -253,7 +253,8 @@ def build_parser() -> argparse.ArgumentParser:
     clean.add_argument("--out", required=True, help="output .jsonl, .csv or .parquet")
     clean.add_argument("--report", help="JSON report of every dropped row (default: OUT + .dropped.json)")
     clean.add_argument("--near", action="store_true"); clean.add_argument("--dedup", action="store_true")
-    clean.add_argument("--threshold", type=_threshold, default=0.7)
+    clean.add_argument("--threshold", type=_threshold, help="near-duplicate Jaccard threshold, with --near "
+                       "(default 0.7)")
     clean.add_argument("--config")
     clean.add_argument("--split", help="TEST's split (default: its test split, when it has several)")
     clean.add_argument("--text", metavar="FIELD[,FIELD...]", help=TEXT_HELP)
@@ -480,6 +481,10 @@ def cmd_matrix(args) -> int:
 
 
 def cmd_clean(args) -> int:
+    if args.threshold is not None and not args.near:
+        # (without --near only identical texts are dropped: the threshold would change nothing)
+        raise AuditorError("usage", "--threshold is the near-duplicate threshold: without --near it applies to "
+                           "nothing (only identical texts are dropped).", "Add --near, or leave --threshold out.")
     # (an existing folder is left to _check_outputs, which says it is one: its name has no extension)
     if not args.out.lower().endswith((".jsonl", ".ndjson", ".csv", ".parquet", ".pq")) \
             and not os.path.isdir(os.path.expanduser(args.out)):
@@ -487,7 +492,8 @@ def cmd_clean(args) -> int:
     report_path = args.report or f"{args.out}.dropped.json"
     _check_outputs(args, [args.test, *args.against], [("--out", args.out), ("--report", report_path)])
     stamps = local_stamps(args.test, args.split)        # before the run: a file changed since is an error
-    result = engines.clean(args.test, args.against, near=args.near, dedup=args.dedup, threshold=args.threshold,
+    result = engines.clean(args.test, args.against, near=args.near, dedup=args.dedup,
+                           threshold=0.7 if args.threshold is None else args.threshold,
                            config=args.config, split=args.split, text=args.text, answer=args.answer,
                            text_against=args.text_against, answer_against=args.answer_against,
                            engine=_engine(args))

@@ -248,6 +248,11 @@ class EngineSettings:
     def validated(self) -> "EngineSettings":
         if self.name not in ENGINES:
             raise AuditorError("usage", f"Unknown engine {self.name!r:.40}.", "Use local or ray.")
+        if self.name == "local" and self.ray_address:
+            # (the run would pass for one on the cluster while it ran here, on one machine)
+            raise AuditorError("usage", f"A Ray address ({self.ray_address!r:.60}) was given, but the engine is "
+                               "local: nothing would run on that cluster.",
+                               "Add --engine ray (engine=EngineSettings('ray', ...)), or leave the address out.")
         return self
 
     @property
