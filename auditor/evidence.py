@@ -324,6 +324,7 @@ def leak_evidence_csv(result, rows: list | None = None) -> str:
 # What a spreadsheet reads as the start of a formula. A dataset's text "=HYPERLINK(...)" in an
 # evidence file became a live link when the file was opened in Excel or LibreOffice.
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_NUMBER = re.compile(r"[+-](?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
 
 def spreadsheet_text(value):
@@ -331,7 +332,9 @@ def spreadsheet_text(value):
     (OWASP's advice on CSV injection: the cell then shows as text). Only in CSV files made for
     reading (evidence, pairs, manifests); summary.json and the deduplicated data keep texts as
     they are."""
-    return "'" + value if isinstance(value, str) and value.startswith(FORMULA_START) else value
+    if not isinstance(value, str) or not value.startswith(FORMULA_START) or _NUMBER.fullmatch(value):
+        return value       # (a signed number, "-5" or "+1.5e3", is a value, not a formula: kept a number)
+    return "'" + value
 
 
 def evidence_csv(rows: list, columns: list | None = None) -> str:
