@@ -75,6 +75,9 @@ def decontaminate(corpus, benchmark: str, out, *, manifest=None, corpus_config=N
     if isinstance(corpus, (list, tuple)):
         raise AuditorError("usage", "A decontaminated copy needs the corpus as a source (a file, folder or "
                            "dataset id), not a list of texts.", "Pass the corpus's path or id.")
+    if not isinstance(out, (str, os.PathLike)):
+        raise AuditorError("usage", f"The decontaminated corpus needs a file path, got {type(out).__name__}.",
+                           "Give e.g. 'corpus.clean.jsonl' (or call contamination() to only count).")
     corpus, out = source_text(corpus), os.fspath(out)
     if not out.lower().endswith(WRITE_SUFFIXES):
         raise AuditorError("usage", f"Cannot write the decontaminated corpus as {out!r:.80}: it is written as the "

@@ -119,6 +119,13 @@ def load_table(spec: SourceSpec) -> Table:
     if isinstance(source, PreparedSide):
         return source.table
     if isinstance(source, Table):
+        given = [name for name in ("config", "split", "max_rows", "revision") if getattr(spec, name) is not None]
+        if given:
+            # (they were ignored: max_rows=5 on a Table audited all its records)
+            raise AuditorError("usage", f"A loaded Table is audited as it is: {', '.join(given)} "
+                               f"{'does' if len(given) == 1 else 'do'} not apply to it.",
+                               "Give them to auditor.load(SOURCE, ...) and pass the Table it returns, or pass "
+                               "the source itself.")
         return checked_table(source)
     return load(source, spec.config, spec.split, max_rows=spec.max_rows, token=spec.token, kind=spec.kind,
                 default_split=spec.default_split, revision=spec.revision)

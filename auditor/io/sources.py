@@ -85,6 +85,12 @@ def source_text(source) -> str:
         source = os.fspath(source)
         if isinstance(source, bytes):
             source = os.fsdecode(source)
+    if isinstance(source, Table):
+        # (its hint told the caller to pass a Table: what it had done)
+        raise AuditorError("usage", f"A loaded Table ({source.source!r:.60}) is not taken here: this reads its "
+                           "source itself (a file, folder or glob, a Hub dataset id or example:NAME).",
+                           "Pass the source the Table was loaded from, or write its rows to a JSONL file "
+                           "(auditor.io.copies.write_rows(table.rows, 'rows.jsonl')) and pass that path.")
     if not isinstance(source, str) or not source.strip():
         what = "" if source is None or isinstance(source, str) else f" (got {type(source).__name__} {source!r:.40})"
         rows = " Rows in memory (a list of dicts, a DataFrame's to_dict(\"records\")): pass " \

@@ -91,3 +91,27 @@ def test_dedup_of_what_is_no_scan_and_a_copy_to_no_path(scanned, tmp_path):
             write_dedup(result, kept, path)
         assert "needs a file path" in caught.value.message
     assert not list(tmp_path.iterdir())
+
+
+def test_a_loaded_table_is_audited_as_it_is_or_refused_where_a_source_is_read(scanned):
+    """From the round-5 hostile review: max_rows=5 on a Table audited all 20 records, a split named
+    nothing, and contamination called a Table 'no dataset', its hint telling the caller to pass one."""
+    path, _ = scanned
+    from auditor.contamination import contamination
+    from auditor.decontaminate import decontaminate
+    table = Table(rows=ROWS, source="mine")
+    for options, named in (({"max_rows": 5}, "max_rows does"), ({"split": "test"}, "split does"),
+                           ({"config": "c", "revision": "main"}, "config, revision do")):
+        with pytest.raises(AuditorError) as caught:
+            auditor.scan(table, **options)
+        assert caught.value.message == f"A loaded Table is audited as it is: {named} not apply to it."
+    with pytest.raises(AuditorError, match="A loaded Table is audited as it is: max_rows"):
+        leak(table, table, max_rows=5)
+    assert auditor.scan(table).records == 20
+    for call in (lambda: contamination(table, "gsm8k"), lambda: decontaminate(table, "gsm8k", "out.jsonl")):
+        with pytest.raises(AuditorError) as caught:
+            call()
+        assert caught.value.message.startswith("A loaded Table ('mine') is not taken here")
+        assert "write_rows" in caught.value.hint
+    with pytest.raises(AuditorError, match="needs a file path, got NoneType"):
+        decontaminate(path, "gsm8k", None)
