@@ -188,6 +188,11 @@ def semantic_search(benchmark_texts, corpus, *, model: str | None = None, thresh
     if not isinstance(candidates, int) or isinstance(candidates, bool) or candidates < 0:
         raise AuditorError("usage", f"Bad candidates {candidates!r}: the shortlist per item is a count >= 0.",
                            f"Use e.g. {DEFAULT_CANDIDATES}, or 0 to embed every corpus record with the transformer.")
+    for name, texts in (("benchmark_texts", benchmark_texts), ("corpus", corpus)):
+        if texts is None or isinstance(texts, (str, bytes, dict)):
+            # (a string was read as its characters: "abc" made 3 benchmark items)
+            raise AuditorError("usage", f"{name} must be a list of texts, got {type(texts).__name__} "
+                               f"{str(texts)[:40]!r}.", "e.g. semantic_search(['item one', ...], ['record', ...]).")
     width = max(k, WIDTH)
     shortlist = max(candidates, k) if candidates else 0
     run = Progress(progress, STAGES if shortlist else STAGES_EXHAUSTIVE)

@@ -115,3 +115,17 @@ def test_a_loaded_table_is_audited_as_it_is_or_refused_where_a_source_is_read(sc
         assert "write_rows" in caught.value.hint
     with pytest.raises(AuditorError, match="needs a file path, got NoneType"):
         decontaminate(path, "gsm8k", None)
+
+
+@pytest.mark.parametrize("benchmark, corpus, named", [
+    ("what is two plus two", ["a record"], "benchmark_texts must be a list of texts, got str"),
+    (None, ["a record"], "benchmark_texts must be a list of texts, got NoneType"),
+    (["an item"], "one corpus text", "corpus must be a list of texts, got str"),
+    (["an item"], {"text": "x"}, "corpus must be a list of texts, got dict"),
+])
+def test_semantic_search_of_a_string_is_refused_not_read_as_its_characters(benchmark, corpus, named):
+    """From the round-5 hostile review: semantic_search("abc", ...) searched 3 one-letter items."""
+    from auditor.semantic import semantic_search
+    with pytest.raises(AuditorError) as caught:
+        semantic_search(benchmark, corpus)
+    assert caught.value.code == "usage" and named in caught.value.message
