@@ -52,11 +52,14 @@ SPLIT_KEYS = {"train", "test", "validation", "valid", "val", "dev", "eval", "eva
 def split_of(relative: PurePosixPath) -> str:
     """The split a data file holds, by its path below the folder its source's files share (both
     engines use this): a folder named as a split (train/0000.parquet, the Hub's converted Parquet
-    layout), else its name less any shard number (train.jsonl, test-00000-of-00002.parquet,
-    train_1.jsonl, Train.jsonl: train)."""
+    layout; or a Hive partition folder, split=train/, as Spark's partitionBy and pyarrow's
+    partition_cols write it), else its name less any shard number (train.jsonl,
+    test-00000-of-00002.parquet, train_1.jsonl, Train.jsonl: train)."""
     for folder in reversed(relative.parts[:-1]):
-        if folder.lower() in SPLIT_KEYS:
-            return folder.lower()
+        # (a Hive folder's train and test were read as one dataset: split=train/ named no split)
+        value = folder.partition("=")[2] if "=" in folder else folder
+        if value.lower() in SPLIT_KEYS:
+            return value.lower()
     stem = relative.name.split(".")[0]
     name = re.split(r"[-_](?:\d+|of)(?=[-_]|$)", stem)[0] or stem
     return name.lower() if name.lower() in SPLIT_KEYS else name
