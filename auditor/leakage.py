@@ -124,7 +124,8 @@ def leak(a, b, *, config_a=None, split_a=None, config_b=None, split_b=None, text
         settings = LeakSettings(near=NearSettings(threshold=threshold, shingle=shingle, method=method),
                                 roles_a=RoleNames(text, answer, group), roles_b=RoleNames(text_b, answer_b, group_b))
     if not isinstance(settings, LeakSettings):
-        raise AuditorError("usage", f"settings must be an auditor.settings.LeakSettings, got {type(settings).__name__}.",
+        raise AuditorError("usage", "settings must be an auditor.settings.LeakSettings, got "
+                           f"{type(settings).__name__}.",
                            "Leave it out to use the loose arguments (text=, threshold= ...).")
     settings = settings.validated()
     # B is the evaluation side: without a split, its test split when it has one (A: train).
