@@ -26,10 +26,11 @@ from .contamination import BENCHMARKS
 from .dedup import dedup, load_review_file, write_dedup
 from .errors import AuditorError
 from .clean import write_clean
+from .evidence import leak_evidence_csv
 from .io.copies import local_stamps
 from .io.outputs import check_out_dir, check_outputs, retire, write_error, write_text
 from .io.sources import URL_SCHEME
-from .memory import pin_mmap_threshold
+from .memory import arrow_pool_returns_memory, pin_mmap_threshold
 from .matrix import overlap_matrix
 from .report import printable, to_json, write_outputs
 from .report.leak import SAME_RECORDS, same_records
@@ -386,7 +387,7 @@ def cmd_leak(args) -> int:
     result = engines.leak(args.a, args.b, settings=settings, config_a=args.config_a, split_a=args.split_a,
                           config_b=args.config_b, split_b=args.split_b, max_rows=args.max_rows,
                           progress=_progress(args.quiet), engine=_engine(args, shard_dir))
-    evidence = result.evidence_csv()
+    evidence = leak_evidence_csv(result, encoded=True)
     if args.evidence:
         write_text(args.evidence, evidence)
     summary, markdown, semantic = result.summary(), result.markdown(), None
@@ -638,6 +639,7 @@ def _exit_with(exc: AuditorError, as_json: bool) -> None:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     pin_mmap_threshold()        # freed large blocks go back to the system (auditor.memory)
+    arrow_pool_returns_memory()
     wants_json_errors = "--json=-" in argv or ("--json" in argv and argv[argv.index("--json") + 1:][:1] == ["-"])
     installed, previous = False, None
     stdout_before = _guard_closed_stdout()

@@ -25,6 +25,7 @@ import numpy as np
 from . import wordtokens
 from .env import format_bytes
 from .errors import AuditorError
+from .io.columns import is_text_list
 from .io.budget import max_bytes
 from .io.listing import codec_of, display_name, format_of, local_files
 from .io.sources import looks_local, peek_records, source_text
@@ -180,7 +181,7 @@ def scan_corpus(corpus, benchmark: str, *, corpus_config=None, corpus_split=None
     if ngram != "auto":
         choose_n([], ngram)                 # a bad n-gram size fails before anything is read
     check_max_rows(max_rows)
-    if not isinstance(corpus, (list, tuple)):
+    if not is_text_list(corpus):
         corpus = source_text(corpus)       # a pathlib.Path works like its string
     benchmark = source_text(benchmark)
     run = Progress(progress, STAGES)
@@ -193,7 +194,7 @@ def scan_corpus(corpus, benchmark: str, *, corpus_config=None, corpus_split=None
     with run.stage("scan"):
         corpus_info, records, compiled = _corpus_batches(corpus, corpus_config, corpus_split, corpus_text, max_rows,
                                                          token)
-        total = len(corpus) if isinstance(corpus, (list, tuple)) else None
+        total = len(corpus) if is_text_list(corpus) else None
         for batch_start, batch in records:
             scanned = scan_batch(index, batch, compiled)
             n_records += scanned.records
@@ -475,7 +476,7 @@ def _corpus_batches(corpus, config, split, text, max_rows, token):
     for ``scan_batch`` (False for a local JSONL corpus under COMPILED_MIN_BYTES)."""
     info, batches, paths = corpus_stream(corpus, config, split, text, max_rows, token)
     field_name = info["text"]
-    if isinstance(corpus, (list, tuple)) or field_name is None or "." in field_name or "[" in field_name:
+    if is_text_list(corpus) or field_name is None or "." in field_name or "[" in field_name:
         return info, batches, None
     if paths is None or any(format_of(p) != "jsonl" for p in paths):      # not local files of JSONL
         return info, batches, None
@@ -522,7 +523,7 @@ def _slices(texts, most: int = SMALL_SLICE_BYTES):
 def corpus_stream(corpus, config, split, text, max_rows, token):
     """(info, iterator of (first row number, [texts]), the local files read or None) for a source
     string or a list of texts."""
-    if isinstance(corpus, (list, tuple)):
+    if is_text_list(corpus):
         info = {"source": "(texts)", "config": None, "split": None, "text": None}
         return info, iter([(0, list(corpus))]), None
     first, records = peek_records(corpus, config, split, token=token)

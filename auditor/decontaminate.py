@@ -30,6 +30,7 @@ import numpy as np
 
 from .contamination import BENCHMARKS, ContaminationResult, scan_corpus
 from .errors import AuditorError
+from .io.columns import is_text_list
 from .io.copies import (
     copy_record_lines,
     kept_items,
@@ -72,7 +73,7 @@ def decontaminate(corpus, benchmark: str, out, *, manifest=None, corpus_config=N
     """Write ``corpus`` to ``out`` without its records that share an n-gram with ``benchmark``
     (every record read; the settings are ``contamination``'s), and the dropped rows to
     ``manifest`` (default: OUT.dropped.json)."""
-    if isinstance(corpus, (list, tuple)):
+    if is_text_list(corpus):
         raise AuditorError("usage", "A decontaminated copy needs the corpus as a source (a file, folder or "
                            "dataset id), not a list of texts.", "Pass the corpus's path or id.")
     if not isinstance(out, (str, os.PathLike)):

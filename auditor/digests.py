@@ -14,6 +14,7 @@ time. Where a report shows a value, it reads it from the record, never from a ke
 from __future__ import annotations
 
 import hashlib
+import itertools
 
 import numpy as np
 
@@ -39,12 +40,14 @@ def digests(values: list | None, normalizer: str = "default", missing: str | Non
     fill = _MISSING if missing is None else digest(missing)
     blake2b = hashlib.blake2b
     out = np.zeros((len(values), 2), dtype=np.uint64)
+    # Each value read from an iterator and dropped once digested: a TextColumn decodes its texts a
+    # bounded batch at a time, so long texts are never all strings at once.
+    stream = iter(values)
     for lo in range(0, len(values), BATCH):
-        batch = values[lo:lo + BATCH]
         joined = b"".join([fill if blank(v) else
                            blake2b(fn(v).encode("utf-8", "surrogatepass"), digest_size=DIGEST_BYTES).digest()
-                           for v in batch])
-        out[lo:lo + len(batch)] = np.frombuffer(joined, dtype=np.uint64).reshape(-1, 2)
+                           for v in itertools.islice(stream, BATCH)])
+        out[lo:lo + len(joined) // DIGEST_BYTES] = np.frombuffer(joined, dtype=np.uint64).reshape(-1, 2)
     return out
 
 

@@ -32,10 +32,10 @@ import numpy as np
 
 from .contamination import ngram_keys
 from .errors import AuditorError
+from .io.columns import is_text_list
 from .io.outputs import CSV_LINE_END
 from .io.sources import peek_records
 from .normalize import fold, normalized, visible, visible_spans
-from .report.common import printable
 from .report.leak import EVIDENCE_MATCHES, MATCH_KINDS
 from .roles import joined_text, resolve_text_spec, text_fields
 from .shingles import jaccard_rows, set_sizes, shingle_matrix
@@ -222,7 +222,7 @@ def corpus_texts(corpus, rows, *, config=None, split=None, text=None, token=None
     is a source (as for ``contamination``) or the list of texts itself; ``text`` the text field
     (``result.corpus["text"]``, one field or several joined by commas)."""
     wanted = set(int(r) for r in rows)
-    if isinstance(corpus, (list, tuple)):
+    if is_text_list(corpus):
         return {r: corpus[r] for r in sorted(wanted) if 0 <= r < len(corpus)}
     out: dict = {}
     if not wanted:
@@ -269,15 +269,40 @@ def leak_evidence(result, limit: int | None = None) -> list:
     b_id / a_id when the side has an id field. The one format of evidence.csv, the CLI's and the
     app's, for both engines."""
     b_rows = result.leaked_b_rows[:limit] if limit is not None else result.leaked_b_rows
-    if not b_rows:
-        return []
+    return list(iter_leak_evidence(result, b_rows))
+
+
+EVIDENCE_BATCH_CHARS = 1 << 22     # characters of texts a batch of evidence rows holds
+
+
+def iter_leak_evidence(result, b_rows: list):
+    """``leak_evidence``'s rows for ``b_rows``, made a batch of about EVIDENCE_BATCH_CHARS of texts
+    at a time: evidence.csv is written as they come, so the leaked texts are never all strings at
+    once (every B record of a long file leaked held them all, twice with their A matches)."""
     fa, fb = result.a.fields, result.b.fields
-    a_rows = []
+    batch: list = []
+    held = 0
     for b in b_rows:
         m = result.matches[b]
-        a_rows.append(m[next(k for k in _PICK_ORDER if m.get(k))][0])
+        a = m[next(k for k in _PICK_ORDER if m.get(k))][0]
+        # Each text read once (a TextColumn makes a new string per read); the rows share them.
+        pair = (b, a, fb.text[b], fa.text[a])
+        batch.append(pair)
+        held += len(pair[2] or "") + len(pair[3] or "")
+        if held >= EVIDENCE_BATCH_CHARS:
+            yield from _evidence_rows(result, batch)
+            batch, held = [], 0
+    if batch:
+        yield from _evidence_rows(result, batch)
+
+
+def _evidence_rows(result, batch: list) -> list:
+    """The evidence rows of (b row, a row, b text, a text) pairs."""
+    fa, fb = result.a.fields, result.b.fields
+    b_rows, a_rows = [p[0] for p in batch], [p[1] for p in batch]
+    texts = [p[2] for p in batch] + [p[3] for p in batch]
+    del batch
     b_idx, a_idx = np.asarray(b_rows, np.int64), np.asarray(a_rows, np.int64)
-    texts = [fb.text[i] for i in b_rows] + [fa.text[i] for i in a_rows]
     matrix = shingle_matrix(texts, result.shingle)
     k = len(b_rows)
     sizes = set_sizes(matrix)
@@ -303,7 +328,7 @@ def leak_evidence(result, limit: int | None = None) -> list:
                "kind": "+".join(x for x in MATCH_KINDS if facts[x]),
                "b_kinds": "+".join(x for x in MATCH_KINDS if m.get(x)), "text_jaccard": jac[i],
                "text_containment": inside[i],
-               "b_text": visible(fb.text[b] or ""), "a_text": visible(fa.text[a] or ""),
+               "b_text": visible(texts[i] or ""), "a_text": visible(texts[k + i] or ""),
                "b_answer": visible(fb.answer[b] or "") if fb.answer is not None else "",
                "a_answer": visible(fa.answer[a] or "") if fa.answer is not None else ""}
         if result.b.roles.id is not None:
@@ -314,11 +339,12 @@ def leak_evidence(result, limit: int | None = None) -> list:
     return rows
 
 
-def leak_evidence_csv(result, rows: list | None = None) -> str:
+def leak_evidence_csv(result, rows: list | None = None, *, encoded: bool = False) -> str | bytes:
     """evidence.csv of a ``LeakResult``: ``leak_evidence``'s rows (``rows`` when already made),
-    under their header even when nothing leaked."""
+    under their header even when nothing leaked; as UTF-8 bytes with ``encoded`` (``evidence_csv``)."""
     ids = [f"{side}_id" for side in ("b", "a") if getattr(result, side).roles.id is not None]
-    return evidence_csv(leak_evidence(result) if rows is None else rows, columns=[*LEAK_COLUMNS, *ids])
+    return evidence_csv(iter_leak_evidence(result, result.leaked_b_rows) if rows is None else rows,
+                        columns=[*LEAK_COLUMNS, *ids], encoded=encoded)
 
 
 # What a spreadsheet reads as the start of a formula. A dataset's text "=HYPERLINK(...)" in an
@@ -337,17 +363,28 @@ def spreadsheet_text(value):
     return "'" + value
 
 
-def evidence_csv(rows: list, columns: list | None = None) -> str:
+def evidence_csv(rows: list, columns: list | None = None, *, encoded: bool = False) -> str | bytes:
     """Rows as CSV (evidence, the dedup manifest): ``columns``, else the rows' keys in first-seen
     order; lists and dicts (spans) as JSON; texts through ``spreadsheet_text``; CRLF rows
-    (``outputs.CSV_LINE_END``)."""
-    columns = columns or list(dict.fromkeys(k for r in rows for k in r))
-    buf = io.StringIO()
+    (``outputs.CSV_LINE_END``). ``encoded``: the UTF-8 bytes, which is what the files are: the
+    CSV is encoded as it is written, so it is never one Python string, which costs 4 bytes a
+    character when a single text holds a character past U+FFFF (an emoji)."""
+    if not columns:
+        rows = list(rows)           # read twice: for its keys, then written
+        columns = list(dict.fromkeys(k for r in rows for k in r))
+    raw = io.BytesIO()
+    # A lone surrogate in a text is written as its escape (as summary.json writes it).
+    buf = io.TextIOWrapper(raw, encoding="utf-8", errors="backslashreplace", newline="", write_through=True)
     writer = csv.DictWriter(buf, fieldnames=columns, lineterminator=CSV_LINE_END)
-    writer.writeheader()
+    writer.writer.writerow([_no_nul(c) for c in columns])     # the header
     for r in rows:
         writer.writerow({k: json.dumps(v, ensure_ascii=False) if isinstance(v, (list, dict))
-                         else spreadsheet_text(v) for k, v in r.items()})
-    # a lone surrogate in a text, as its escape (as summary.json writes it); a NUL too (raw, it made
-    # the CSV a binary file that CSV readers, this tool's included, refuse)
-    return printable(buf.getvalue()).replace("\x00", "\\u0000")
+                         else _no_nul(spreadsheet_text(v)) for k, v in r.items()})
+    buf.detach()
+    return raw.getvalue() if encoded else raw.getvalue().decode("utf-8")
+
+
+def _no_nul(value):
+    """A NUL as its escape: raw, it made the CSV a binary file that CSV readers, this tool's
+    included, refuse."""
+    return value.replace("\x00", "\\u0000") if isinstance(value, str) and "\x00" in value else value

@@ -21,6 +21,7 @@ import numpy as np
 
 from .errors import AuditorError
 from .exact import combine, digest_ids
+from .io.columns import chained
 from .io.table import select
 from .evidence import leak_evidence, leak_evidence_csv
 from .near import CROSS_MATCHES, CrossPairs, find_stacked_cross_pairs
@@ -217,7 +218,7 @@ def _leak(spec_a, spec_b, settings: LeakSettings, run: Progress) -> LeakResult:
             counts["identical_text"] += 1
         answer_norm = None
         if fa.answer is not None and fb.answer is not None:
-            answer_norm = answer_normalizer(fa.answer + fb.answer)
+            answer_norm = answer_normalizer(chained(fa.answer, fb.answer))
             ans_a, ans_b = side_a.digests("answer", answer_norm), side_b.digests("answer", answer_norm)
             answer_ids = digest_ids(np.concatenate([ans_a, ans_b]))
             both_ids = combine(text_ids, answer_ids)        # -1 where either is missing
@@ -229,7 +230,7 @@ def _leak(spec_a, spec_b, settings: LeakSettings, run: Progress) -> LeakResult:
                 add(b_row, "identical_both", a_rows)
                 counts["identical_both"] += 1
     with run.stage("near_duplicates"):
-        matrix = shingle_matrix(fa.text + fb.text, near_settings.shingle)
+        matrix = shingle_matrix(chained(fa.text, fb.text), near_settings.shingle)
         n_a = len(fa.text)
         method = near_settings.cross_method(n_a, len(fb.text))
         near = find_stacked_cross_pairs(matrix, n_a, near_settings.threshold, method,

@@ -18,6 +18,7 @@ import scipy.sparse as sp
 from .audit import scan
 from .errors import AuditorError
 from .exact import key_ids
+from .io.columns import chained
 from .io.sources import looks_local
 from .near import collapse_identical, find_pairs
 from .normalize import normalized
@@ -101,16 +102,16 @@ def overlap_matrix(specs: list, *, text=None, near: bool = False, threshold: flo
         raise AuditorError("usage", "Two datasets share a NAME[:CONFIG]:SPLIT.",
                            "Give each -d a distinct NAME[:CONFIG]:SPLIT.")
     run = Progress(progress, STAGES)
-    texts, group_of, sides = [], [], []
+    group_of, sides = [], []
     for gi, g in enumerate(groups):
         with run.stage("load", f"loading {g.name}", at=gi / len(groups)):
             split = None if looks_local(g.source) or g.split == "all" else g.split
             side = prepare(g.source, config=g.config, split=split, max_rows=max_rows, token=token, text=text,
                            text_only=True)
         sides.append(side)
-        texts.extend(side.fields.text)
         group_of.extend([gi] * side.records)
     group_of = np.asarray(group_of, dtype=np.int64)
+    texts = chained(*(side.fields.text for side in sides))     # each side's column, none decoded whole
     datasets = sorted({g.dataset for g in groups}, key=[g.dataset for g in groups].index)
     dataset_of_group = np.asarray([datasets.index(g.dataset) for g in groups])
     exact_node = key_ids(normalized(texts, "default"))

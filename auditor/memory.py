@@ -1,8 +1,11 @@
-"""The C allocator's setting a memory-bound process runs with (``pin_mmap_threshold``)."""
+"""The allocators' settings a memory-bound process runs with: glibc's mmap threshold
+(``pin_mmap_threshold``) and Arrow's memory pool (``arrow_pool_returns_memory``)."""
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import os
+import sys
 
 M_MMAP_THRESHOLD = -3            # glibc's mallopt parameter (malloc.h)
 MMAP_THRESHOLD = 128 * 1024      # glibc's default threshold, kept fixed
@@ -14,9 +17,27 @@ def pin_mmap_threshold() -> bool:
     dynamic, freeing one large block raised the threshold to that block's size (up to 32 MiB)
     and later arrays came from the heap, whose freed pages are kept: a scan of 20 MB of long
     records held 21-30 MB freed that way, which undid dropping the records' texts (peak 353 MB;
-    331 MB pinned, in the run instrumented at its stages; BENCHMARKS.md's table is the bench's). True when set; elsewhere (not glibc) a no-op."""
+    331 MB pinned, in the run instrumented at its stages; BENCHMARKS.md's table is the bench's).
+    True when set; elsewhere (not glibc) a no-op."""
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
         return bool(libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD))
     except (OSError, AttributeError):
         return False
+
+
+def arrow_pool_returns_memory() -> None:
+    """Arrow allocates from jemalloc, not pyarrow's default mimalloc, which kept what a batch freed:
+    contamination of 8 MB of long texts (non-ASCII, folded by Arrow a block at a time) peaked at
+    118 MB above the process's base with mimalloc, 95 MB with jemalloc. Before pyarrow is imported,
+    through Arrow's own setting (so a Ray worker the process starts inherits it); after, by setting
+    the pool. Where pyarrow lacks jemalloc, its default stays."""
+    if "pyarrow" not in sys.modules:
+        os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "jemalloc")
+        return
+    import pyarrow as pa
+
+    try:
+        pa.set_memory_pool(pa.jemalloc_memory_pool())
+    except NotImplementedError:
+        pass

@@ -27,6 +27,7 @@ Named normalisers: two values are "the same" when their normal forms are equal.
 """
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 
@@ -153,7 +154,7 @@ def looks_like_code(values, sample: int = 200) -> bool:
     """True when most non-empty values read as code or SQL (used to pick the answer normaliser)."""
     pattern = re.compile(r"^\s*(def |class |import |from \w+ import|select\b|#include|function\b|return\b)"
                          r"|[;{}]\s*$|\bdef \w+\(|\bSELECT\b.*\bFROM\b", re.I | re.M)
-    seen = [v for v in values[:sample * 5] if v][:sample]
+    seen = [v for v in itertools.islice(values, sample * 5) if v][:sample]
     return bool(seen) and sum(1 for v in seen if pattern.search(v)) >= 0.5 * len(seen)
 
 

@@ -17,6 +17,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from .errors import AuditorError
+from .io.columns import TextColumn, TextColumnBuilder
 
 ROLE_NAMES = ("text", "answer", "group", "labels", "id")
 
@@ -66,8 +67,8 @@ class Roles:
 class Fields:
     """The role values of every record as text (None where missing or null)."""
 
-    text: list
-    answer: list | None
+    text: TextColumn | list       # a TextColumn when read from records: a list's equal, held as UTF-8
+    answer: TextColumn | list | None
     group: list | None
     labels: dict          # label field -> list of values
     ids: list | None
@@ -824,18 +825,18 @@ def column(rows: list[dict], path: str | None) -> list | None:
     return out
 
 
-def text_column(rows: list[dict], roles: Roles, on_batch=None) -> list:
+def text_column(rows: list[dict], roles: Roles, on_batch=None) -> TextColumn:
     """Every record's text (``Roles.text_of``): its text field, or its text fields joined.
     ``on_batch(records, texts)`` (optional) sees each batch of decoded records with their texts
     (last, so it may change those records)."""
     names = list(roles.text_names)
-    out: list = []
+    out = TextColumnBuilder()
     for lo, batch in _batches(rows):
         texts = _texts(batch, names, lo)
-        out += texts
+        out.extend(texts)
         if on_batch is not None:
             on_batch(batch, texts)
-    return out
+    return out.column()
 
 
 def extract(rows: list[dict], roles: Roles, on_batch=None) -> Fields:
@@ -844,17 +845,24 @@ def extract(rows: list[dict], roles: Roles, on_batch=None) -> Fields:
     names = list(roles.text_names)
     paths = {"answer": roles.answer, "group": roles.group, "ids": roles.id,
              **{("label", lab): lab for lab in roles.labels}}
-    text: list = []
-    values = {key: [] for key, path in paths.items() if path is not None}
+    text = TextColumnBuilder()
+    # Texts and answers are held as UTF-8 (``TextColumn``); groups, labels and ids repeat, so equal
+    # ones share a string (``_shared``).
+    values = {key: TextColumnBuilder() if key == "answer" else [] for key, path in paths.items() if path is not None}
     memos: dict = {key: {} for key in values}
     for lo, batch in _batches(rows):
         texts = _texts(batch, names, lo)
-        text += texts
+        text.extend(texts)
         for key, out in values.items():
-            out += _shared(_column(batch, paths[key], lo), memos[key])
+            column_values = _column(batch, paths[key], lo)
+            if key == "answer":
+                out.extend(column_values)
+            else:
+                out += _shared(column_values, memos[key])
         if on_batch is not None:       # last: it may change the records
             on_batch(batch, texts)
-    return Fields(text=text, answer=values.get("answer"), group=values.get("group"),
+    answer = values.get("answer")
+    return Fields(text=text.column(), answer=None if answer is None else answer.column(), group=values.get("group"),
                   labels={lab: values["label", lab] for lab in roles.labels}, ids=values.get("ids"))
 
 

@@ -38,6 +38,7 @@ import numpy as np
 from . import parallel, semantic_align
 from .contamination import benchmark_texts, corpus_stream
 from .errors import AuditorError
+from .io.columns import is_text_list
 from .progress import Progress
 from .report import semantic as report
 from .report.semantic import BINS, CAVEAT, histogram  # noqa: F401  (re-exported: the app draws with them)
@@ -204,7 +205,7 @@ def semantic_search(benchmark_texts, corpus, *, model: str | None = None, thresh
         vecs = _embed(encoder, wb.encodings, run.at)
     bench_side = (vecs, wb.starts)
     known = {tuple(e.ids): v for e, v in zip(wb.encodings, vecs)} if keep.size else {}
-    batches = [(0, list(corpus))] if isinstance(corpus, (list, tuple)) else corpus
+    batches = [(0, list(corpus))] if is_text_list(corpus) else corpus
     count = {"records": 0, "empty": 0, "windowed": 0, "cut": 0}
     df = np.zeros(encoder.tokenizer.get_vocab_size(with_added_tokens=True), np.int64) if align else None   # idf
     if shortlist:

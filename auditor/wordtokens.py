@@ -118,17 +118,28 @@ def folded(arr: pa.Array) -> pa.Array:
     if not odd.any():
         return arr
     rows = np.flatnonzero(odd)
-    values = arr.take(pa.array(rows)).to_pylist()
-    if pa.types.is_binary(arr.type):
-        values = [v.decode("utf-8", "surrogatepass") for v in values]
-        done = pa.array([fold(v).encode("utf-8", "surrogatepass") for v in values], pa.binary())
-    else:
-        done = [fold(v) for v in values]
-        try:
-            done = pa.array(done, arr.type)
-        except UnicodeEncodeError:        # cannot happen from valid UTF-8 (fold adds no surrogate); kept exact
-            return folded(arr.cast(pa.binary()))
+    # A slice of about FOLD_CHUNK_BYTES of texts at a time: as Python strings (the fold's), a text
+    # holding one character past U+FFFF costs 4 bytes a character, a few times over while folded.
+    ends = np.cumsum(np.asarray(pc.fill_null(pc.binary_length(arr), 0), dtype=np.int64)[rows])
+    parts, lo = [], 0
+    while lo < rows.size:
+        hi = max(lo + 1, int(np.searchsorted(ends, (ends[lo - 1] if lo else 0) + FOLD_CHUNK_BYTES, side="right")))
+        values = arr.take(pa.array(rows[lo:hi])).to_pylist()
+        if pa.types.is_binary(arr.type):
+            parts.append(pa.array([fold(v.decode("utf-8", "surrogatepass")).encode("utf-8", "surrogatepass")
+                                   for v in values], pa.binary()))
+        else:
+            try:
+                parts.append(pa.array([fold(v) for v in values], arr.type))
+            except UnicodeEncodeError:    # cannot happen from valid UTF-8 (fold adds no surrogate); kept exact
+                return folded(arr.cast(pa.binary()))
+        del values
+        lo = hi
+    done = pa.concat_arrays(parts) if len(parts) > 1 else parts[0]
     return pc.replace_with_mask(arr, pa.array(odd), done)
+
+
+FOLD_CHUNK_BYTES = 1 << 20
 
 
 def token_ids(texts, vocab: pa.Array, folded: bool = False) -> tuple[np.ndarray, np.ndarray]:

@@ -13,7 +13,9 @@ files' sizes. Shapes:
 - ``short``: many short records (8 words each, a 5,000-word vocabulary);
 - ``long``: few long records (200 records of ~S/200 bytes of words);
 - ``vocab``: a huge vocabulary (records of 60 random 8-letter tokens: nearly every word distinct);
-- ``wide``: wide objects (500 numeric fields per record beside its text).
+- ``wide``: wide objects (500 numeric fields per record beside its text);
+- ``astral``: ``long``'s records each ending in one emoji (a character past U+FFFF: a Python string
+  of such a text stores every character in 4 bytes).
 
 Commands: ``scan``; ``dedup --out``; ``leak`` (A the file, B its first 1,000 records);
 ``clean`` (TEST the first 1,000 records, --against the file); ``contamination`` (the file as the
@@ -33,7 +35,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SHAPES = ("short", "long", "vocab", "wide")
+SHAPES = ("short", "long", "vocab", "wide", "astral")
 COMMANDS = ("scan", "dedup", "leak", "clean", "contamination")
 # The heavy libraries every command may load, imported first in both runs, so the base holds them
 # however little the tiny run needs (a tiny scan never loads numba or scipy).
@@ -69,11 +71,14 @@ def write_shape(shape: str, path: Path, target_bytes: int, seed: int = 0) -> int
             elif shape == "vocab":
                 record = {"text": " ".join("".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=8)) for _ in range(60)),
                           "answer": str(i)}
+            elif shape == "astral":
+                n_words = max(8, target_bytes // 200 // 7)
+                record = {"text": " ".join(rng.choices(vocab, k=n_words)) + " \U0001F600", "answer": str(i)}
             elif shape == "wide":
                 record = {"text": " ".join(rng.choices(vocab, k=20)), **{f"f{k}": rng.randint(0, 999) for k in range(500)}}
             else:
                 raise ValueError(shape)
-            line = json.dumps(record) + "\n"
+            line = json.dumps(record, ensure_ascii=False) + "\n"
             out.write(line)
             written += len(line.encode())
             i += 1

@@ -1153,7 +1153,7 @@ def leak_views(lr, t: float, a_src, b_src, st: dict) -> tuple[dict, dict]:
     """(the leak parts, the page's state with the evidence list and the headline's counts)."""
     rows = leak_evidence(lr)
     folder = state.new_folder("leak-" + secrets.token_hex(8))
-    write_text(folder / "leak_evidence.csv", leak_evidence_csv(lr, rows))   # the CLI's evidence.csv
+    write_text(folder / "leak_evidence.csv", leak_evidence_csv(lr, rows, encoded=True))   # the CLI's evidence.csv
     b_split = lr.b.table.split or "b"
     clean_name = f"clean_{re.sub(r'[^A-Za-z0-9_.-]+', '_', b_split)}.jsonl"
     # What `auditor clean --near` keeps (clean.drop_reason): answer-only matches stay.

@@ -31,7 +31,7 @@ from multiprocessing.connection import wait
 
 from auditor import AuditorError
 from auditor.env import env_int
-from auditor.memory import pin_mmap_threshold
+from auditor.memory import arrow_pool_returns_memory, pin_mmap_threshold
 
 from . import jobs
 
@@ -126,6 +126,7 @@ def _child(conn, fn, args, kwargs, relay: bool) -> None:
     # would write to every page of the server's heap (the cached results), and copy it into the child.
     gc.freeze()
     pin_mmap_threshold()        # the job's freed large blocks go back to the system (auditor.memory)
+    arrow_pool_returns_memory()
     keep = conn.fileno()
     null = os.open(os.devnull, os.O_RDWR)
     for name in os.listdir("/proc/self/fd") if os.path.isdir("/proc/self/fd") else ():

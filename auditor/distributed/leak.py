@@ -48,6 +48,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import AuditorError
+from ..io.columns import chained
 from ..io.listing import display_name
 from ..io.outputs import atomic_write, check_shard_dir
 from ..io.shards import RECORD_FORMATS, first_records, shown_uri, source_name, split_shards
@@ -299,7 +300,7 @@ def build_index(side_b, settings, roles_a, sample_a: list) -> BIndex:
     text_b = side_b.normalized("text")
     answer_norm = answer = both = None
     if roles_a.answer is not None and fb.answer is not None:
-        answer_norm = answer_normalizer(column(sample_a, roles_a.answer) + fb.answer)
+        answer_norm = answer_normalizer(chained(column(sample_a, roles_a.answer), fb.answer))
         ans_b = side_b.normalized("answer", answer_norm)
         answer = _key_index(ans_b)
         both = _key_index([(t, x) if t is not None and x is not None else None for t, x in zip(text_b, ans_b)])

@@ -1,6 +1,7 @@
 """Every byte read or written, for both engines.
 
 - ``table``: ``Table``, the rows a source loads to, and the split choice every loader shares;
+- ``columns``: ``TextColumn``, the text and answer roles' values held as one UTF-8 buffer;
 - ``listing``: the files a local file, folder or glob names; formats and codecs by suffix; splits;
 - ``budget``: the reading budget (``AUDITOR_MAX_BYTES``) and the checked, decompressed byte stream;
 - ``formats``: the JSONL / JSON / CSV / TSV / Parquet parsers;

@@ -399,8 +399,12 @@ def retire(path) -> None:
         raise write_error(os.fspath(path), exc) from None
 
 
-def write_text(path, text: str, *, errors: str | None = None) -> None:
-    """``text`` to ``path`` as UTF-8, atomically."""
+def write_text(path, text: str | bytes, *, errors: str | None = None) -> None:
+    """``text`` to ``path`` as UTF-8 (bytes: as they are), atomically."""
+    if isinstance(text, bytes):
+        with atomic_write(path, "wb") as fh:
+            fh.write(text)
+        return
     with atomic_write(path, "w", errors=errors) as fh:
         fh.write(text)
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..errors import AuditorError
+from .columns import TextColumn
 
 
 class PackedRows(Sequence):
@@ -70,8 +71,8 @@ class PackedRows(Sequence):
         """The records at ``index`` (row numbers, in that order), packed anew."""
         index = list(map(int, index))
         blobs = list(map(self._at, index))
-        fills = tuple((name, [values[i] for i in index], bytes(flags[i] for i in index))
-                      for name, values, flags in self._fills)
+        fills = tuple((name, values.take(index) if isinstance(values, TextColumn) else [values[i] for i in index],
+                       bytes(flags[i] for i in index)) for name, values, flags in self._fills)
         return PackedRows(b"".join(blobs), array("q", itertools.accumulate(map(len, blobs))), fills)
 
     def batches(self, size: int = 1 << 20):

@@ -59,18 +59,20 @@ def to_json(summary: dict) -> str:
 
 
 def write_outputs(out_dir: str | Path, summary_dict: dict, markdown_text: str, extra: dict | None = None) -> list:
-    """REPORT.md, any extra files (name -> text), then summary.json into ``out_dir``; each written
-    atomically, summary.json last, so a folder holding a summary.json is complete."""
+    """REPORT.md, any extra files (name -> text, or its UTF-8 bytes), then summary.json into
+    ``out_dir``; each written atomically, summary.json last, so a folder holding a summary.json is
+    complete."""
     out = Path(out_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise write_error(str(out_dir), exc) from None
-    files = {"REPORT.md": printable(markdown_text), **{name: printable(text) for name, text in (extra or {}).items()},
+    files = {"REPORT.md": printable(markdown_text),
+             **{name: text if isinstance(text, bytes) else printable(text) for name, text in (extra or {}).items()},
              "summary.json": to_json(summary_dict)}
     written = []
     for name, text in files.items():
-        with atomic_write(out / name) as fh:
+        with atomic_write(out / name, "wb" if isinstance(text, bytes) else "w") as fh:
             fh.write(text)
         written.append(out / name)
     return written

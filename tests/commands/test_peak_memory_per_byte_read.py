@@ -1,6 +1,7 @@
 """Peak memory of every command is bounded by a stated multiple of the bytes it reads, plus a fixed
 base (docs/reliability.md, "Memory per byte read"), whatever the shape of the text: many short
-records, few long ones, a huge vocabulary (nearly every word distinct), wide records (500 fields).
+records, few long ones, a huge vocabulary (nearly every word distinct), wide records (500 fields),
+long ones each ending in an emoji (astral: as Python strings, 4 bytes a character).
 
 Each measurement is its own process running the CLI, which reports its OWN peak (VmHWM of
 /proc/self/status at exit; a child's rusage would count the parent's pages at the fork). The base
@@ -42,7 +43,7 @@ MB = 1 << 20
 MULTIPLE = 9            # stated in docs/reliability.md ("Memory per byte read") and BENCHMARKS.md
 BATCHES = 32 * MB       # stated there too
 SIZE = 8 * MB           # bytes of each shape's file
-SHAPES = ("short", "long", "vocab", "wide")
+SHAPES = ("short", "long", "vocab", "wide", "astral")
 COMMANDS = ("scan", "dedup", "leak", "clean", "contamination")
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads VmHWM from /proc")
@@ -73,10 +74,14 @@ def write_shape(shape: str, path: Path, size: int, seed: int) -> Path:
                 record = {"text": " ".join(rng.choices(vocabulary, k=max(8, size // 200 // 7))), "answer": str(i)}
             elif shape == "vocab":        # nearly every word distinct
                 record = {"text": " ".join("".join(rng.choices(letters, k=8)) for _ in range(60)), "answer": str(i)}
+            elif shape == "astral":       # long records holding one character past U+FFFF (an emoji):
+                # as Python strings their every character took 4 bytes
+                record = {"text": " ".join(rng.choices(vocabulary, k=max(8, size // 200 // 7))) + " \U0001F600",
+                          "answer": str(i)}
             else:                         # wide: 500 numeric fields beside the text
                 record = {"text": " ".join(rng.choices(vocabulary, k=20)),
                           **{f"f{k}": rng.randint(0, 999) for k in range(500)}}
-            line = json.dumps(record) + "\n"
+            line = json.dumps(record, ensure_ascii=False) + "\n"
             out.write(line)
             written += len(line.encode())
             i += 1
