@@ -22,6 +22,13 @@ def _write(path, text: str):
     return path
 
 
+def _dedup_copy(src, out, text: str = "q") -> str:
+    """The deduplicated copy (at 0.7) that ``write_dedup`` writes of ``src`` to ``out``, as written."""
+    result = auditor.scan(str(src), text=text)
+    write_dedup(result, dedup(result, 0.7), out, source=str(src), stamps=local_stamps(str(src), None))
+    return out.read_bytes().decode()
+
+
 def test_dedup_copy_of_a_semicolon_csv_with_a_bom_is_its_lines_less_the_duplicate(tmp_path, run_cli):
     src = _write(tmp_path / "semi.csv", BOM + HEAD + R1 + R2 + R1 + R3)
     out = tmp_path / "semi.dedup.csv"
@@ -46,35 +53,24 @@ def test_clean_copy_keeps_the_dialect_and_drops_the_leaked_rows(tmp_path, run_cl
 def test_excel_sep_line_tsv_and_a_last_line_without_end_are_kept(tmp_path):
     src = _write(tmp_path / "excel.csv", "sep=|\nq|a\nfirst question text here|1\nfirst question text here|1\n"
                  "second question text here|2")
-    result = auditor.scan(str(src), text="q")
-    out = tmp_path / "excel.dedup.csv"
-    write_dedup(result, dedup(result, 0.7), out, source=str(src), stamps=local_stamps(str(src), None))
-    assert out.read_text() == "sep=|\nq|a\nfirst question text here|1\nsecond question text here|2"
+    assert _dedup_copy(src, tmp_path / "excel.dedup.csv") == (
+        "sep=|\nq|a\nfirst question text here|1\nsecond question text here|2")
 
     tsv = _write(tmp_path / "plain.tsv", 'q\ta\n"quoted\ttext"\t1\nunquoted text here\t2\nunquoted text here\t2\n')
-    result = auditor.scan(str(tsv), text="q")
-    out = tmp_path / "plain.dedup.tsv"
-    write_dedup(result, dedup(result, 0.7), out, source=str(tsv), stamps=local_stamps(str(tsv), None))
-    assert out.read_text() == 'q\ta\n"quoted\ttext"\t1\nunquoted text here\t2\n'
+    assert _dedup_copy(tsv, tmp_path / "plain.dedup.tsv") == 'q\ta\n"quoted\ttext"\t1\nunquoted text here\t2\n'
 
 
 def test_files_joined_with_cat_and_a_folder_of_files_alike(tmp_path):
     # The repeated header line is not a record: not copied; a first file without a final line end
     # gets the header's before the next file's record.
     joined = _write(tmp_path / "joined.csv", "q,a\nalpha beta gamma,1\nq,a\nalpha beta gamma,1\ndelta epsilon,2\n")
-    result = auditor.scan(str(joined), text="q")
-    out = tmp_path / "joined.dedup.csv"
-    write_dedup(result, dedup(result, 0.7), out, source=str(joined), stamps=local_stamps(str(joined), None))
-    assert out.read_text() == "q,a\nalpha beta gamma,1\ndelta epsilon,2\n"
+    assert _dedup_copy(joined, tmp_path / "joined.dedup.csv") == "q,a\nalpha beta gamma,1\ndelta epsilon,2\n"
 
     folder = tmp_path / "parts"
     folder.mkdir()
     _write(folder / "a.csv", "q;a\r\nalpha beta gamma;1")
     _write(folder / "b.csv", "q;a\r\ndelta epsilon;2\r\nalpha beta gamma;1\r\n")
-    result = auditor.scan(str(folder), text="q")
-    out = tmp_path / "parts.dedup.csv"
-    write_dedup(result, dedup(result, 0.7), out, source=str(folder), stamps=local_stamps(str(folder), None))
-    assert out.read_bytes().decode() == "q;a\r\nalpha beta gamma;1\r\ndelta epsilon;2\r\n"
+    assert _dedup_copy(folder, tmp_path / "parts.dedup.csv") == "q;a\r\nalpha beta gamma;1\r\ndelta epsilon;2\r\n"
 
 
 def test_files_with_other_headers_or_another_output_format_are_written_anew(tmp_path):
@@ -82,15 +78,10 @@ def test_files_with_other_headers_or_another_output_format_are_written_anew(tmp_
     folder.mkdir()
     _write(folder / "a.csv", "q,a\nalpha beta gamma,1\n")
     _write(folder / "b.csv", "q;a\nalpha beta gamma;1\ndelta epsilon;2\n")
-    result = auditor.scan(str(folder), text="q")
-    out = tmp_path / "mixed.dedup.csv"
-    write_dedup(result, dedup(result, 0.7), out, source=str(folder), stamps=local_stamps(str(folder), None))
-    assert out.read_bytes().decode() == "q,a\r\nalpha beta gamma,1\r\ndelta epsilon,2\r\n"
-    out = tmp_path / "semi.dedup.jsonl"
+    assert _dedup_copy(folder, tmp_path / "mixed.dedup.csv") == "q,a\r\nalpha beta gamma,1\r\ndelta epsilon,2\r\n"
     src = _write(tmp_path / "semi.csv", HEAD + R1 + R1)
-    result = auditor.scan(str(src), text="question")
-    write_dedup(result, dedup(result, 0.7), out, source=str(src), stamps=local_stamps(str(src), None))
-    assert [json.loads(line) for line in out.read_text().splitlines()] == [
+    copy = _dedup_copy(src, tmp_path / "semi.dedup.jsonl", text="question")
+    assert [json.loads(line) for line in copy.splitlines()] == [
         {"question": "What is 2+2; exactly?", "answer": "4", "answer.1": "x"}]
 
 
