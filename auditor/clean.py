@@ -11,8 +11,7 @@ import numpy as np
 
 from .errors import AuditorError
 from .exact import digest_ids
-from .io.copies import copy_csv_records, csv_files_copied, local_source_files, write_rows
-from .io.sources import source_text
+from .io.copies import copy_csv_records, files_copied_as_written, write_rows
 from .io.table import select
 from .leakage import drop_reason, inherited_field_hint, leak
 from .prepare import prepare
@@ -95,9 +94,7 @@ def write_clean(result: CleanResult, out, *, source=None, split=None, stamps=Non
     before the run, say) is its records as written less the dropped rows: the input's delimiter,
     quoting, byte-order mark and header kept (``copies.copy_csv_records``)."""
     fmt = {".csv": "csv", ".tsv": "tsv"}.get(Path(os.fspath(out)).suffix.lower())
-    files = None
-    if fmt and stamps and not result.truncated and isinstance(source, (str, os.PathLike)):
-        files = csv_files_copied(local_source_files(source_text(source), split) or [], fmt)
+    files = files_copied_as_written(source, split, fmt, result.truncated) if fmt and stamps else None
     if not files:
         return write_rows(result.kept, out, before_replace=before_replace)
     dropped = np.asarray(sorted(d["row"] for d in result.dropped), dtype=np.int64)

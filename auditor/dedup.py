@@ -49,10 +49,9 @@ from .clusters import cluster_labels
 from .errors import AuditorError
 from .evidence import evidence_csv
 from .exact import key_ids
-from .io.copies import copy_csv_records, copy_record_lines, csv_files_copied, local_source_files, write_rows
+from .io.copies import copy_csv_records, copy_record_lines, files_copied_as_written, write_rows
 from .io.listing import codec_of, format_of
 from .io.outputs import check_outputs, retire, write_text
-from .io.sources import source_text
 from .io.table import select
 from .normalize import normalized
 from .report import dedup as report
@@ -599,7 +598,8 @@ def write_dedup(result, dedup_result: DedupResult, path, manifest_path=None, sou
     check_outputs([], [("output", path), ("manifest", manifest_path)])
     fmt = output_format(path, result.table)
     rows = result.table.rows
-    files = _files_read(result.table, source, fmt) if source is not None and stamps else None
+    files = (files_copied_as_written(source, result.table.split, fmt, result.table.truncated)
+             if source is not None and stamps else None)
     # The previous manifest goes as the new file takes its place (``outputs.retire``).
     retire_manifest = partial(retire, manifest_path)
     if files:
@@ -616,18 +616,6 @@ def write_dedup(result, dedup_result: DedupResult, path, manifest_path=None, sou
                                   before_replace=retire_manifest))
     write_manifest(result, dedup_result, manifest_path)
     return notices
-
-
-def _files_read(table, source, fmt: str):
-    """The local files (plain or compressed) of ``source`` when the whole ``table`` was read from them
-    and they can be copied record by record as written in ``fmt``: JSONL files, or CSV/TSV files that
-    begin alike (``copies.csv_files_copied``); else None (another format, a cut table, a dataset id)."""
-    if table.truncated or not isinstance(source, (str, os.PathLike)) or fmt not in ("jsonl", "csv", "tsv"):
-        return None
-    files = local_source_files(source_text(source), table.split)
-    if fmt != "jsonl":
-        return csv_files_copied(files, fmt)
-    return files if files and all(format_of(p) == "jsonl" for p in files) else None
 
 
 def manifest_rows(result, dedup_result: DedupResult) -> list:

@@ -229,6 +229,19 @@ def write_lines(lines, out: str, as_array: bool, before_replace=None) -> None:
         fh.write("\n]\n")
 
 
+def files_copied_as_written(source, split, fmt: str, truncated: bool):
+    """The local files (plain or compressed) of ``source`` when every record read came from them
+    and a copy in ``fmt`` can be their records as written: JSONL files, or CSV/TSV files that begin
+    alike (``csv_files_copied``); else None (another format, a cut table, a dataset id): the records
+    are then written anew (``write_rows``). dedup's and clean's one rule."""
+    if truncated or not isinstance(source, (str, os.PathLike)) or fmt not in ("jsonl", "csv", "tsv"):
+        return None
+    files = local_source_files(source_text(source), split)
+    if fmt != "jsonl":
+        return csv_files_copied(files or [], fmt)
+    return files if files and all(format_of(p) == "jsonl" for p in files) else None
+
+
 def csv_files_copied(files, fmt: str):
     """``files`` (local paths) when a copy in ``fmt`` can be their records' text as written: all are
     ``fmt`` (csv or tsv) and begin alike (byte-order mark, Excel's sep= line, header, line end), so
