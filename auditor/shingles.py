@@ -434,24 +434,51 @@ def set_sizes(matrix: sp.csr_matrix) -> np.ndarray:
     return np.diff(matrix.indptr).astype(np.int64)
 
 
-COUNT_CHUNK = 1 << 22     # columns counted at a time by ``column_counts``
+COUNT_CHUNK = 1 << 21     # columns counted at a time by ``column_counts`` and ``shared_columns``
 
 
 def column_counts(matrix: sp.csr_matrix) -> np.ndarray:
     """How many rows hold each column (int32). np.bincount's int64 over every column took 8 bytes a
     column, for long texts (nearly every shingle distinct) 8 bytes a shingle, with float copies on
-    top; here it counts a range of COUNT_CHUNK columns at a time into the int32 array."""
+    top; here a range of COUNT_CHUNK columns is counted at a time into the int32 array."""
+    out = np.empty(matrix.shape[1], dtype=np.int32)
+    for lo, counts in _column_count_chunks(matrix):
+        out[lo:lo + counts.size] = counts
+    return out
+
+
+def shared_columns(matrix: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
+    """(the columns held by two rows or more, ascending (int64); how many rows hold each (int32)):
+    the only columns that can make a pair. Nothing is held per column: long texts have a column a
+    shingle, nearly all of them held once."""
+    columns, counts = [], []
+    for lo, chunk in _column_count_chunks(matrix):
+        at = np.flatnonzero(chunk >= 2)
+        counts.append(chunk[at].astype(np.int32))
+        at += lo
+        columns.append(at)
+    if not columns:
+        return np.zeros(0, np.int64), np.zeros(0, np.int32)
+    return np.concatenate(columns), np.concatenate(counts)
+
+
+def _column_count_chunks(matrix: sp.csr_matrix):
+    """(first column, int64 counts of columns first..first+COUNT_CHUNK-1) over the matrix's width
+    (a compiled loop would need no temporaries, but loading numba costs more memory than they take)."""
     m, indices = matrix.shape[1], matrix.indices
     if m <= COUNT_CHUNK:
-        return np.bincount(indices, minlength=m).astype(np.int32)
-    out = np.empty(m, dtype=np.int32)
+        if m:
+            yield 0, np.bincount(indices, minlength=m)
+        return
     for lo in range(0, m, COUNT_CHUNK):
         hi = min(m, lo + COUNT_CHUNK)
         inside = indices >= lo
         inside &= indices < hi
-        out[lo:hi] = np.bincount(indices[inside] - lo, minlength=hi - lo)
+        columns = indices[inside]
         del inside
-    return out
+        columns -= lo
+        yield lo, np.bincount(columns, minlength=hi - lo)
+        del columns
 
 
 ROW_SUM_CHUNK = 1 << 20     # matrix entries hashed at a time by ``row_hash_sums``
@@ -478,6 +505,21 @@ def row_hash_sums(matrix: sp.csr_matrix, seed: int, where: np.ndarray | None = N
                 held = np.diff(indptr[lo:hi + 1]) > 0
                 out[lo:hi][held] = np.add.reduceat(hashed, indptr[lo:hi][held] - start)
             lo = hi
+    return out
+
+
+def row_counts(indptr: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Per row of a CSR matrix, how many of its entries ``mask`` holds (int64), a few rows at a
+    time: np.add.reduceat over the whole mask would cast it to int64 first, 8 bytes an entry."""
+    n = indptr.size - 1
+    out = np.zeros(n, dtype=np.int64)
+    lo = 0
+    while lo < n:
+        hi = min(n, max(lo + 1, int(np.searchsorted(indptr, indptr[lo] + ROW_SUM_CHUNK, side="right")) - 1))
+        start = int(indptr[lo])
+        held = np.concatenate(([0], np.cumsum(mask[start:int(indptr[hi])], dtype=np.int64)))
+        out[lo:hi] = held[indptr[lo + 1:hi + 1] - start] - held[indptr[lo:hi] - start]
+        lo = hi
     return out
 
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..shingles import column_counts, row_hash_sums, set_sizes
+from ..shingles import row_counts, row_hash_sums, set_sizes, shared_columns
 from .result import EPS, STRATA, STRATUM_CAP, Pairs, ScoreCounts, score_bins
 from .sink import best_per_stratum, maximum_spanning_forest, stratum_of
 
@@ -54,14 +54,20 @@ def node_classes(nodes: sp.csr_matrix, weight: np.ndarray, min_saving: float = M
     if n < 2 or not nodes.nnz:
         return None
     # An entry is shared when its column is held by two nodes or more (a byte an entry).
-    shared = (column_counts(nodes) >= 2)[nodes.indices]
-    nonempty = np.diff(nodes.indptr) > 0
-    private = np.zeros(n, np.int64)
-    private[nonempty] = np.add.reduceat(~shared, nodes.indptr[:-1][nonempty], dtype=np.int64)
-    shared_size = set_sizes(nodes) - private
+    held_twice = np.zeros(nodes.shape[1], bool)
+    held_twice[shared_columns(nodes)[0]] = True
+    shared = held_twice[nodes.indices]
+    del held_twice
+    shared_size = row_counts(nodes.indptr, shared)
+    private = set_sizes(nodes) - shared_size
     # The shared set's 128-bit order-free hash (as collapse_identical's), with its size and the
     # private count: equal keys, equal class. Sums wrap modulo 2^64, as collapse_identical's.
-    key1, key2 = row_hash_sums(nodes, 0xC1A55, where=shared), row_hash_sums(nodes, 0xC1A552, where=shared)
+    key1 = row_hash_sums(nodes, 0xC1A55, where=shared)
+    # Nodes of one class have one key1, so too many distinct key1 rule classes out: most sets end
+    # here, before the second hash and the sort of every node's keys.
+    if n - np.unique(key1).size < min_saving * n:
+        return None
+    key2 = row_hash_sums(nodes, 0xC1A552, where=shared)
     del shared
     order = np.lexsort((np.arange(n), private, shared_size, key2, key1))
     k1, k2, ss, pv = key1[order], key2[order], shared_size[order], private[order]

@@ -40,7 +40,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from ..parallel import thread_map
-from ..shingles import column_counts, set_sizes
+from ..shingles import set_sizes, shared_columns
 from .result import SCORE_SCALE, STRATA
 from .sampling import one_per_stretch
 
@@ -68,8 +68,9 @@ class DenseGroup:
 def plan(nodes: sp.csr_matrix, prefixes: sp.csr_matrix) -> tuple[list[DenseGroup], np.ndarray]:
     """The dense groups, and the prefix matrix left for the sparse join (their heavy shingles removed)."""
     n, m = prefixes.shape
-    df = column_counts(prefixes)
-    heavy_cols = np.flatnonzero(df >= HEAVY_DF)
+    shared, df = shared_columns(prefixes)
+    heavy_cols, heavy_df = shared[df >= HEAVY_DF], df[df >= HEAVY_DF]
+    del shared, df
     if not heavy_cols.size or n < MIN_NODES:
         return [], prefixes
     is_heavy = np.zeros(m, bool)
@@ -91,7 +92,8 @@ def plan(nodes: sp.csr_matrix, prefixes: sp.csr_matrix) -> tuple[list[DenseGroup
         return [], prefixes
     keep_entry = np.isin(cols, template_cols)
     rows, cols = rows[keep_entry], cols[keep_entry]
-    groups = _template_groups(nodes, prefixes, df, rows, cols, template_cols)
+    template_df = heavy_df[np.searchsorted(heavy_cols, template_cols)]
+    groups = _template_groups(nodes, prefixes, template_df, rows, cols, template_cols)
     if not groups:
         return [], prefixes
     drop = np.zeros(m, bool)
@@ -103,7 +105,7 @@ def plan(nodes: sp.csr_matrix, prefixes: sp.csr_matrix) -> tuple[list[DenseGroup
     return groups, reduced
 
 
-def _template_groups(nodes, prefixes, df, rows, cols, template_cols) -> list[DenseGroup]:
+def _template_groups(nodes, prefixes, template_df, rows, cols, template_cols) -> list[DenseGroup]:
     """Nodes grouped by template. Template columns whose holders (rows) overlap by LINK_SHARE of
     the larger column mark one template (a common phrase that several templates hold is linked to
     none of them unless one holds most of it); a node joins the template of which it holds the
@@ -137,8 +139,7 @@ def _template_groups(nodes, prefixes, df, rows, cols, template_cols) -> list[Den
         if template < 0 or hi - lo < MIN_NODES:
             continue
         ids = by_template[lo:hi]                     # ascending: a stable sort of node ids
-        g_cols = template_cols[template_of_col == template]
-        sparse_entries = float((df[g_cols].astype(np.float64) ** 2).sum()) / 2
+        sparse_entries = float((template_df[template_of_col == template].astype(np.float64) ** 2).sum()) / 2
         if sparse_entries < SPARSE_OVER_DENSE * ids.size * (ids.size - 1) / 2:
             continue
         frequent = _frequent_columns(nodes[ids])

@@ -14,7 +14,7 @@ def test_progress_moves_through_every_stage_and_never_back(real_data, monkeypatc
     monkeypatch.setattr(dense, "HEAVY_DF", 64)
     monkeypatch.setattr(dense, "MIN_NODES", 64)
     monkeypatch.setattr(dense, "BLOCK_CELLS", 5_000)          # many blocks in the template group
-    monkeypatch.setattr(prefix, "PRODUCT_BUDGET", 2_000)      # many blocks in the sparse join
+    monkeypatch.setattr(prefix, "PRODUCT_BUDGET", 200)        # many blocks in the sparse join
     rng = random.Random(2)
     questions = gt.read_field(real_data, "gsm8k/train.jsonl", "question", 1500)
     pool = " ".join(questions).split()
