@@ -105,7 +105,9 @@ def resolve_roles(rows: list[dict], text=None, answer=None, group=None, labels=N
     values joined (``joined_text``), so two records sharing an instruction with different inputs
     differ. A field whose own name holds a comma, present in the records, is that one field (as a
     key with a dot in its name wins over nesting, ``lookup``)."""
-    fields = available_fields(rows)
+    # Guesses and checks read the first records (``_head``); a given field's presence, all of them.
+    head = _head(rows)
+    fields = available_fields(head)
     text, text_list = _text_spec(rows, text)
     given = {"text": text, "answer": answer, "group": group, "id": id}
     for role, value in given.items():
@@ -124,9 +126,9 @@ def resolve_roles(rows: list[dict], text=None, answer=None, group=None, labels=N
     for role, path in checked:
         if not _blank(path) and not _present(rows, path):
             raise AuditorError("missing_field", f"The {role} field {path!r} is in no record.",
-                               _selector_hint(rows, path) or f"Available fields: {fields_shown(fields)}.")
+                               _selector_hint(head, path) or f"Available fields: {fields_shown(fields)}.")
         if not _blank(path):
-            _check_one_way(rows, role, path)
+            _check_one_way(head, role, path)
     named = [("text", v) for v in text_list or [given["text"]] if not _blank(v)]
     named += [(role, v) for role, v in given.items() if role != "text" and not _blank(v)]
     for k, (role, value) in enumerate(named):
@@ -140,24 +142,24 @@ def resolve_roles(rows: list[dict], text=None, answer=None, group=None, labels=N
     for role in ("text", "answer", "group", "id"):
         if _blank(given[role]):
             choice = next((name for name in GUESSES[role]
-                           if name in fields and name not in taken and _readable(rows, name)), None)
+                           if name in fields and name not in taken and _readable(head, name)), None)
             # (only where the instruction is the guess: a "question" or "prompt" beside it stays the text)
-            layout = _instruction_layout(rows, fields, taken) if role == "text" and choice == "instruction" else None
+            layout = _instruction_layout(head, fields, taken) if role == "text" and choice == "instruction" else None
             if layout:
                 # An instruction-tuning record's task is its instruction with its input: the
                 # instruction alone made every task sharing a template instruction ("Translate
                 # the sentence below.") one exact duplicate.
                 text_list, choice = list(layout), ",".join(layout)
                 taken.update(layout)
-                if _template(rows, layout[0]) and _filled(rows, layout[1]):
+                if _template(head, layout[0]) and _filled(head, layout[1]):
                     # ... unless one instruction is held by half the records or more: a template,
                     # which tells no record apart. In every text it made unrelated inputs near
                     # duplicates (a 33-word prompt before 2,030 GSM8K questions: one cluster at
                     # 0.4) and hid the test questions copied into the inputs from leak (2 of 30).
                     text_list, choice = None, layout[1]
             if role == "text" and choice is None:
-                choice = _text_fallback(rows, fields, taken)
-                prompt, chat_answer = _conversation_sides(rows, choice) if choice else (None, None)
+                choice = _text_fallback(head, fields, taken)
+                prompt, chat_answer = _conversation_sides(head, choice) if choice else (None, None)
                 if prompt:
                     # A conversation's question is its user turns and its answer the model's: with
                     # every turn as the text, a test question copied into a user turn was no
@@ -173,22 +175,34 @@ def resolve_roles(rows: list[dict], text=None, answer=None, group=None, labels=N
                 nested = [f"{parent}.{name}" for name in GUESSES["answer"]] if parent else []
                 nested += [f"{name}.text" for name in GUESSES["answer"]]
                 choice = next((path for path in nested if path in fields and path not in taken
-                               and _readable(rows, path)), None)
+                               and _readable(head, path)), None)
             if choice is not None:
-                _check_one_way(rows, role, choice)
+                _check_one_way(head, role, choice)
                 given[role] = choice
                 taken.add(choice)
                 guessed.append(role)
             else:
                 given[role] = None
     if given["text"] is None:
-        binary = [name for name in fields if "." not in name and _binary(rows, name)]
+        binary = [name for name in fields if "." not in name and _binary(head, name)]
         why = (f" {', '.join(map(repr, binary[:5]))} hold{'s' if len(binary) == 1 else ''} binary data that is "
                "not UTF-8 text (images, audio, pickles): no text to compare." if binary else "")
         raise AuditorError("missing_field", f"No text field given, and none could be guessed.{why}",
                            f"Name one with --text. Available fields: {fields_shown(fields)}.")
     return Roles(text=given["text"], answer=given["answer"], group=given["group"], labels=tuple(label_list),
                  id=given["id"], guessed=tuple(guessed), text_fields=tuple(text_list or (given["text"],)))
+
+
+GUESS_BYTES = 1 << 24      # bytes of records (about) that role guessing reads, with at most 1,000 records
+
+
+def _head(rows, most: int = 1000) -> list:
+    """The first records role guessing looks at: at most ``most``, and of packed rows about
+    GUESS_BYTES of them (at least one). 200 records of 500 KB as dicts held their texts whole, four
+    times over when each held one emoji (a Python string of it stores 4 bytes a character)."""
+    if hasattr(rows, "head"):
+        return rows.head(most, GUESS_BYTES)
+    return rows[:most]
 
 
 def _text_spec(rows: list[dict], text) -> tuple:

@@ -75,6 +75,12 @@ class PackedRows(Sequence):
                        bytes(flags[i] for i in index)) for name, values, flags in self._fills)
         return PackedRows(b"".join(blobs), array("q", itertools.accumulate(map(len, blobs))), fills)
 
+    def head(self, most: int, size: int) -> list:
+        """The first records, at most ``most`` and about ``size`` bytes of pickles (at least one)."""
+        n = min(most, len(self))
+        hi = min(n, max(1, bisect.bisect_right(self._ends, size, 0, n)))
+        return self._decode(range(hi), self._span(0, hi))
+
     def batches(self, size: int = 1 << 20):
         """(the first record's number, a list of records) over all of them, a batch of about
         ``size`` bytes of pickles at a time (at least one record): a bound on the dicts alive
