@@ -218,6 +218,8 @@ def jsonl_rows(lines, name: str, start: int = 1):
             row = loads(line)
         except _RepeatedKey as exc:
             raise _repeated_key(f"{name}, line {lineno}", exc) from None
+        except _HugeFloat as exc:
+            raise _huge_float(f"{name}, line {lineno}", exc, line, len(line) - len(line.lstrip())) from None
         except ValueError as exc:
             if not isinstance(exc, json.JSONDecodeError):
                 raise _huge_number(f"{name}, line {lineno}") from None
@@ -276,11 +278,33 @@ def _unique_keys(pairs: list) -> dict:
     return record
 
 
+class _HugeFloat(ValueError):
+    """A number beyond a 64-bit float's range (1e400): ``literal`` as written."""
+
+    def __init__(self, literal: str):
+        super().__init__(literal)
+        self.literal = literal
+
+
+_INFINITIES = (float("inf"), float("-inf"))
+
+
+def _finite_float(literal: str) -> float:
+    # Python reads 1e400 as inf, silently: 1e400 and 2e400 were one value ("inf"), a false duplicate
+    # and leak. (Infinity, written by name as pandas and json.dumps write it, is read as infinity.)
+    value = float(literal)
+    if value in _INFINITIES:
+        raise _HugeFloat(literal)
+    return value
+
+
 # Every JSON object is read through this decoder. A key named twice in one object is refused, not
 # resolved: parsers disagree on which value counts (Python, jq and Arrow's ignored fields keep the last,
 # others the first or refuse), so {"question": TEST ITEM, "question": "x"} hid a benchmark item from
 # every check while a first-wins trainer read it, and dedup dropped 199 of 200 distinct records.
-_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys)
+# A number beyond a float's range is refused (``_finite_float``; a float costs a call only when
+# the text holds one: text data reads as fast).
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_float=_finite_float)
 
 
 def _loads(text: str):
@@ -316,6 +340,46 @@ def _huge_number(where: str) -> AuditorError:
     return AuditorError("bad_format", f"{where}: a whole number of more than {digits:,} digits, more than "
                         "Python reads as a number.", "Write such a value as a string (in quotes); no dataset "
                         "field needs a number that long.")
+
+
+def _huge_float(where: str, exc: _HugeFloat, text: str, pos: int = 0) -> AuditorError:
+    """The error for a number beyond a float's range, naming the field that holds it (``text`` from
+    ``pos``: the record or document, decoded again to find it)."""
+    field = _huge_float_field(text, pos)
+    place = f"the field {field!r} holds" if field else "holds"
+    return AuditorError("bad_format", f"{where}: {place} the number {exc.literal[:40]}, beyond the range of a "
+                        "64-bit float (it would read as infinity, equal to any other such number).",
+                        "Write such a value as a string (in quotes), or within ±1.7e308.")
+
+
+class _Huge:
+    """Where a number beyond a float's range sat, in a record decoded again to find its field."""
+
+
+def _huge_float_field(text: str, pos: int) -> str | None:
+    """The dotted path (list items as [i]) of the first number beyond a float's range in the JSON
+    value at ``text[pos:]``."""
+    huge = _Huge()
+    decoder = json.JSONDecoder(parse_float=lambda literal: huge if float(literal) in _INFINITIES else 0.0)
+    try:
+        value = decoder.raw_decode(text, pos)[0]
+    except (ValueError, RecursionError):
+        return None
+
+    def path(node, at: str):
+        if node is huge:
+            return at
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for key, child in items:
+            found = path(child, f"{at}[{key}]" if isinstance(key, int) else f"{at}.{key}" if at else str(key))
+            if found is not None:
+                return found
+        return None
+
+    try:
+        return path(value, "")
+    except RecursionError:
+        return None
 
 
 def _too_deep(where: str) -> AuditorError:
@@ -428,6 +492,10 @@ def _json_items(text: _JsonText, name: str):
             complete = end < len(buf) or text.eof
         except _RepeatedKey as exc:
             raise _repeated_key(f"{name}, item {index} of the list", exc) from None
+        except _HugeFloat as exc:
+            if text.eof or _huge_float_field(buf, pos) is not None:
+                raise _huge_float(f"{name}, item {index} of the list", exc, buf, pos) from None
+            complete = False                  # its field is named once the item is whole
         except json.JSONDecodeError as exc:
             if text.eof:
                 cut = exc.pos >= len(buf) - 1 or exc.msg.startswith("Unterminated")
@@ -539,6 +607,8 @@ def _parse_json(text: str, name: str, max_rows, notices: list | None = None) -> 
         data = _loads(text)
     except _RepeatedKey as exc:
         raise _repeated_key(name, exc) from None
+    except _HugeFloat as exc:
+        raise _huge_float(name, exc, text, len(text) - len(text.lstrip())) from None
     except ValueError as exc:
         if not isinstance(exc, json.JSONDecodeError):
             raise _huge_number(name) from None
