@@ -774,6 +774,14 @@ def csv_batches(stream: CountedStream, name: str, delimiter: str, budget: Budget
         skipped += 1
     if first is None:
         return
+    # A quoted column name may hold a newline ("the\nanswer"): the header is judged whole, as the
+    # first record is below (its first line alone, a quote left open, chose the wrong delimiter or
+    # none: a semicolon file read as one column, silently).
+    header_lines = [first]
+    while first.count('"') % 2 and len(header_lines) < CONTINUED_LINES and len(first) < CONTINUED_CHARS \
+            and (more := next(lines, None)) is not None:
+        header_lines.append(more)
+        first += more
     following = next(lines, None)                          # the first record's line, for the delimiter
     continued: list = []
     if following is not None:
@@ -792,7 +800,7 @@ def csv_batches(stream: CountedStream, name: str, delimiter: str, budget: Budget
     else:
         delimiter = _delimiter(first, following, delimiter, name, notices,
                                following + "".join(continued) if continued else None)
-    source = itertools.chain([first], [] if following is None else [following], continued, lines)
+    source = itertools.chain(header_lines, [] if following is None else [following], continued, lines)
     taken: list = []                                       # with ``raw``: the lines read since the last record
     if raw is not None:
         source = _taken(source, taken)
@@ -896,6 +904,9 @@ def _json_line(header: list, delimiter: str) -> bool:
 _NAMES = {",": "comma", ";": "semicolon", "\t": "tab"}
 
 
+_QUOTED = re.compile(r'"(?:[^"]|"")*"')
+
+
 _EXCEL_SEP = re.compile(r"sep=([^\r\n\"])\r?\n?")
 
 
@@ -906,9 +917,11 @@ def _delimiter(first_line: str, next_line: str | None, expected: str, name: str,
     .csv) and the first record's line splits by that one into as many values: then that one, with a
     notice. (Read the other way, every record would be one value; a one-column file whose header
     happens to hold a semicolon stays one column.)"""
-    if expected in first_line:
+    # (delimiters inside a quoted name count for nothing: "answer, in words";id is two columns)
+    bare = _QUOTED.sub("", first_line)
+    if expected in bare:
         return expected
-    counts = {d: first_line.count(d) for d in _NAMES if d != expected}
+    counts = {d: bare.count(d) for d in _NAMES if d != expected}
     other = max(counts, key=counts.get)
     if not counts[other]:
         return expected
