@@ -741,6 +741,15 @@ def _keyed_records(data: dict) -> bool:
     return any(all(isinstance(v[k], str) for v in values) for k in common)
 
 
+# A CSV cell written NaN is a missing value (pandas writes and reads it so, numpy and Python print a
+# float NaN so): read as the float NaN a JSON file's NaN is, so each check sees no value (roles.as_text),
+# where the text "NaN" made every missing answer one duplicate group, and a column of them a guessed
+# role. "NULL", "NA" and "None" stay text: each is a real value too (SQL's or JavaScript's null, a
+# country code, a Python answer).
+_NAN_CELLS = frozenset({"NaN", "nan", "-NaN", "-nan"})
+_NAN = float("nan")
+
+
 CONTINUED_LINES = 1000      # lines of the first record read to judge the delimiter (a quoted value's newlines)
 
 
@@ -821,6 +830,7 @@ def csv_batches(stream: CountedStream, name: str, delimiter: str, budget: Budget
         last = reader.line_num
         rows: list = []
         repeats: list = []                                 # lines that repeat the header
+        nan_rows = 0                                       # records with a NaN cell (read as missing)
         for row in reader:
             if not row or (len(row) == 1 and not row[0].strip()):
                 last = reader.line_num
@@ -841,6 +851,9 @@ def csv_batches(stream: CountedStream, name: str, delimiter: str, budget: Budget
                 raise AuditorError("bad_format", f"{name}, line {end}: {len(row)} values but the "
                                    f"header has {width} columns.", "Check quoting and delimiters on that line.")
             last = reader.line_num
+            if "NaN" in row or "nan" in row or "-NaN" in row or "-nan" in row:
+                nan_rows += 1
+                row = [_NAN if value in _NAN_CELLS else value for value in row]
             rows.append(dict(zip(header, row)))
             if raw is not None:
                 raw["texts"].append("".join(taken))
@@ -850,6 +863,9 @@ def csv_batches(stream: CountedStream, name: str, delimiter: str, budget: Budget
                 rows = []
                 if raw is not None:
                     raw["texts"] = []
+        if nan_rows and notices is not None:
+            notices.append(f"{name}: {nan_rows:,} record(s) hold a cell written NaN (pandas' missing value), read "
+                           "as missing, as pandas and a JSON NaN read it")
         if repeats and notices is not None:
             notices.append(f"{name}: {len(repeats):,} line(s) repeat the header (files joined together?), not read "
                            f"as records: line {', '.join(map(str, repeats[:5]))}{' ...' if len(repeats) > 5 else ''}")
