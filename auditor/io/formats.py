@@ -787,7 +787,7 @@ def csv_batches(stream: CountedStream, name: str, delimiter: str, budget: Budget
     # first record is below (its first line alone, a quote left open, chose the wrong delimiter or
     # none: a semicolon file read as one column, silently).
     header_lines = [first]
-    while first.count('"') % 2 and len(header_lines) < CONTINUED_LINES and len(first) < CONTINUED_CHARS \
+    while _OPEN_QUOTE.search(first) and len(header_lines) < CONTINUED_LINES and len(first) < CONTINUED_CHARS \
             and (more := next(lines, None)) is not None:
         header_lines.append(more)
         first += more
@@ -920,7 +920,10 @@ def _json_line(header: list, delimiter: str) -> bool:
 _NAMES = {",": "comma", ";": "semicolon", "\t": "tab"}
 
 
-_QUOTED = re.compile(r'"(?:[^"]|"")*"')
+# A quoted value (opened at the start of a value: a quote inside one, size 5", is a character) and
+# one still open at the end of the text, with any of the delimiters
+_QUOTED = re.compile(r'(?:^|(?<=[,;\t]))"(?:[^"]|"")*"')
+_OPEN_QUOTE = re.compile(r'(?:^|[,;\t])"(?:[^"]|"")*$')
 
 
 _EXCEL_SEP = re.compile(r"sep=([^\r\n\"])\r?\n?")

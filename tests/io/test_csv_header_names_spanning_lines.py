@@ -53,3 +53,14 @@ def test_a_dedup_copy_keeps_such_a_header_as_written(tmp_path):
     out = tmp_path / "semi.dedup.csv"
     write_dedup(result, dedup(result, 0.7), out, source=str(src), stamps=local_stamps(str(src), None))
     assert out.read_bytes() == (head + records[0] + records[1]).encode("utf-8")
+
+
+@pytest.mark.parametrize("header", ['size 5";name', 'name;size 5"', 'a "quoted" word;name'])
+def test_a_quote_inside_an_unquoted_header_name_opens_nothing(tmp_path, header):
+    """From the round-6 hostile review: a quote inside a name (size 5") is a character, as pandas
+    reads it; counted as an open quote, the header ran on into the records (one column, silently)."""
+    path = tmp_path / "inches.csv"
+    path.write_text(header + '\n1;x\n2;"y; z"\n', encoding="utf-8")
+    expected = pd.read_csv(path, sep=";", dtype=str, keep_default_na=False).to_dict("records")
+    assert len(expected[0]) == 2
+    assert auditor.load(str(path)).rows == expected
