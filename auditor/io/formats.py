@@ -787,10 +787,12 @@ def csv_batches(stream: CountedStream, name: str, delimiter: str, budget: Budget
     # first record is below (its first line alone, a quote left open, chose the wrong delimiter or
     # none: a semicolon file read as one column, silently).
     header_lines = [first]
-    while _OPEN_QUOTE.search(first) and len(header_lines) < CONTINUED_LINES and len(first) < CONTINUED_CHARS \
+    inside = _ends_quoted(first, False)
+    while inside and len(header_lines) < CONTINUED_LINES and len(first) < CONTINUED_CHARS \
             and (more := next(lines, None)) is not None:
         header_lines.append(more)
         first += more
+        inside = _ends_quoted(more, True)
     following = next(lines, None)                          # the first record's line, for the delimiter
     continued: list = []
     if following is not None:
@@ -920,10 +922,26 @@ def _json_line(header: list, delimiter: str) -> bool:
 _NAMES = {",": "comma", ";": "semicolon", "\t": "tab"}
 
 
-# A quoted value (opened at the start of a value: a quote inside one, size 5", is a character) and
-# one still open at the end of the text, with any of the delimiters
+# A quoted value, opened at the start of a value (with any of the delimiters): a quote inside one,
+# size 5", is a character
 _QUOTED = re.compile(r'(?:^|(?<=[,;\t]))"(?:[^"]|"")*"')
-_OPEN_QUOTE = re.compile(r'(?:^|[,;\t])"(?:[^"]|"")*$')
+
+
+def _ends_quoted(line: str, inside: bool) -> bool:
+    """Whether ``line`` ends inside a quoted value, given whether it begins inside one. A quote
+    opens a value only at its start (after a delimiter or a line end); inside one, "" is a quote.
+    A step per quote, not per character: a line's cost whatever its length."""
+    i = line.find('"')
+    while i >= 0:
+        if inside:
+            if line.startswith('"', i + 1):           # an escaped quote
+                i = line.find('"', i + 2)
+                continue
+            inside = False
+        elif i == 0 or line[i - 1] in ',;\t\r\n':
+            inside = True
+        i = line.find('"', i + 1)
+    return inside
 
 
 _EXCEL_SEP = re.compile(r"sep=([^\r\n\"])\r?\n?")

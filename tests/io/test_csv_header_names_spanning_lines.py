@@ -64,3 +64,16 @@ def test_a_quote_inside_an_unquoted_header_name_opens_nothing(tmp_path, header):
     expected = pd.read_csv(path, sep=";", dtype=str, keep_default_na=False).to_dict("records")
     assert len(expected[0]) == 2
     assert auditor.load(str(path)).rows == expected
+
+
+def test_a_header_quote_never_closed_is_refused_in_linear_time(tmp_path):
+    """From the round-6 hostile review: a header opening a quote it never closes, before 1,200 lines
+    of 1,000 characters (1.2 MB): the header's lines were searched again whole as each one was
+    added, 35 s; now a step per quote, the same error as before at once."""
+    import time
+    path = tmp_path / "open.csv"
+    path.write_text('"question\n' + ("x" * 1000 + "\n") * 1200, encoding="utf-8")
+    start = time.perf_counter()
+    with pytest.raises(AuditorError, match=r"open\.csv, line 1: a quoted value opened there is never closed"):
+        auditor.load(str(path))
+    assert time.perf_counter() - start < 10
