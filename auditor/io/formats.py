@@ -853,7 +853,7 @@ def csv_batches(stream: CountedStream, name: str, delimiter: str, budget: Budget
                 raise AuditorError("bad_format", f"{name}, line {end}: {len(row)} values but the "
                                    f"header has {width} columns.", "Check quoting and delimiters on that line.")
             last = reader.line_num
-            if "NaN" in row or "nan" in row or "-NaN" in row or "-nan" in row:
+            if not _NAN_CELLS.isdisjoint(row):
                 nan_rows += 1
                 row = [_NAN if value in _NAN_CELLS else value for value in row]
             rows.append(dict(zip(header, row)))
