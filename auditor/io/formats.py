@@ -742,12 +742,12 @@ def _keyed_records(data: dict) -> bool:
 
 
 # A CSV cell written NaN is a missing value (pandas writes and reads it so, numpy and Python print a
-# float NaN so): read as the float NaN a JSON file's NaN is, so each check sees no value (roles.as_text),
-# where the text "NaN" made every missing answer one duplicate group, and a column of them a guessed
-# role. "NULL", "NA" and "None" stay text: each is a real value too (SQL's or JavaScript's null, a
-# country code, a Python answer).
+# float NaN so): read as None, as pandas and the Hub's CSV reader read it, so each check sees no value,
+# as for a JSON NaN or null (roles.as_text), where the text "NaN" made every missing answer one
+# duplicate group, and a column of them a guessed role. (None, not a float NaN: a JSON copy writes
+# null, which every JSON reader reads.) "NULL", "NA" and "None" stay text: each is a real value too
+# (SQL's or JavaScript's null, a country code, a Python answer).
 _NAN_CELLS = frozenset({"NaN", "nan", "-NaN", "-nan"})
-_NAN = float("nan")
 
 
 CONTINUED_LINES = 1000      # lines of the first record read to judge the delimiter (a quoted value's newlines)
@@ -855,7 +855,7 @@ def csv_batches(stream: CountedStream, name: str, delimiter: str, budget: Budget
             last = reader.line_num
             if not _NAN_CELLS.isdisjoint(row):
                 nan_rows += 1
-                row = [_NAN if value in _NAN_CELLS else value for value in row]
+                row = [None if value in _NAN_CELLS else value for value in row]
             rows.append(dict(zip(header, row)))
             if raw is not None:
                 raw["texts"].append("".join(taken))
@@ -867,7 +867,7 @@ def csv_batches(stream: CountedStream, name: str, delimiter: str, budget: Budget
                     raw["texts"] = []
         if nan_rows and notices is not None:
             notices.append(f"{name}: {nan_rows:,} record(s) hold a cell written NaN (pandas' missing value), read "
-                           "as missing, as pandas and a JSON NaN read it")
+                           "as missing (null), as pandas reads it")
         if repeats and notices is not None:
             notices.append(f"{name}: {len(repeats):,} line(s) repeat the header (files joined together?), not read "
                            f"as records: line {', '.join(map(str, repeats[:5]))}{' ...' if len(repeats) > 5 else ''}")

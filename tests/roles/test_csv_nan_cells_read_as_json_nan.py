@@ -50,7 +50,7 @@ def test_a_csvs_nan_cells_give_the_figures_a_json_nan_gives(tmp_path, written):
     counts = Counter(r["answer"] for r in rows if isinstance(r["answer"], str))
     assert csv_summary["exact_duplicates"]["answer"]["records"] == sum(c for c in counts.values() if c > 1)
     assert csv_summary["input"]["notices"] == [f"gsm8k.csv: {missing} record(s) hold a cell written NaN (pandas' "
-                                               "missing value), read as missing, as pandas and a JSON NaN read it"]
+                                               "missing value), read as missing (null), as pandas reads it"]
 
 
 def test_a_csv_column_of_nan_is_not_guessed_as_a_role(tmp_path):
@@ -73,11 +73,23 @@ def test_null_cells_stay_text(tmp_path):
     assert sum(r["answer"] == "NULL" for r in table.rows) == 50 and not table.notices
 
 
-def test_a_parquet_copy_of_a_csv_with_nan_cells_keeps_its_text_column(tmp_path):
-    """From the round-6 hostile review: NaN among texts is written as null, not the column as JSON text."""
+def test_copies_of_nan_cells_write_null(tmp_path):
+    """From the round-6 hostile review: a JSON Lines copy of the CSV writes null (NaN is no JSON every
+    reader reads), a Parquet copy a text column with nulls, as pandas reads the CSV; a JSON NaN among
+    texts is a null in Parquet too (the column was written as JSON text)."""
+    rows = _rows()
     path = tmp_path / "gsm8k.csv"
-    pd.DataFrame(_rows()).to_csv(path, index=False, na_rep="NaN")
-    out = tmp_path / "copy.parquet"
-    notices = write_rows(auditor.load(str(path)).rows, out)
+    pd.DataFrame(rows).to_csv(path, index=False, na_rep="NaN")
+    expected = pd.read_csv(path, dtype={"answer": str})
+    table = auditor.load(str(path))
+    assert write_rows(table.rows, tmp_path / "copy.jsonl") == []
+    lines = (tmp_path / "copy.jsonl").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line)["answer"] for line in lines] == [None if a is math.nan else a for a in
+                                                              (r["answer"] for r in rows)]
+    assert "NaN" not in "".join(lines)
+    assert write_rows(table.rows, tmp_path / "copy.parquet") == []
+    assert pq.read_table(tmp_path / "copy.parquet").to_pandas().equals(expected)
+    from_json = auditor.load(str(_jsonl(tmp_path / "gsm8k.jsonl", rows))).rows
+    notices = write_rows(from_json, tmp_path / "json.parquet")
     assert notices == ["column 'answer': its NaN values (missing) written as null"]
-    assert pq.read_table(out).to_pandas().equals(pd.read_csv(path, dtype={"answer": str}))
+    assert pq.read_table(tmp_path / "json.parquet").to_pandas().equals(expected)
