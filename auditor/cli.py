@@ -23,7 +23,7 @@ import warnings
 
 from . import engines
 from .contamination import BENCHMARKS
-from .dedup import dedup, load_review_file, write_dedup
+from .dedup import check_uncompressed, dedup, load_review_file, write_dedup
 from .errors import AuditorError
 from .clean import write_clean
 from .evidence import leak_evidence_csv
@@ -514,6 +514,7 @@ def cmd_dedup(args) -> int:
     manifest = args.manifest or f"{args.out}.manifest.json"
     _check_outputs(args, [args.source, *([args.review] if args.review else [])],
                    [("--out", args.out), ("--manifest", manifest)])
+    check_uncompressed(args.out)                         # before the scan, not after it
     settings = ScanSettings(threshold=args.threshold, thresholds=(args.threshold,),
                             shingle=args.shingle or ShingleSpec(), method=args.method)
     stamps = local_stamps(args.source, args.split)      # before the scan: a file changed since is an error

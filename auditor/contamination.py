@@ -25,7 +25,7 @@ import numpy as np
 from . import wordtokens
 from .env import format_bytes
 from .errors import AuditorError
-from .io.columns import is_text_list
+from .io.columns import checked_texts, is_text_list
 from .io.budget import max_bytes
 from .io.listing import codec_of, display_name, format_of, local_files
 from .io.sources import looks_local, peek_records, source_text
@@ -525,7 +525,7 @@ def corpus_stream(corpus, config, split, text, max_rows, token):
     string or a list of texts."""
     if is_text_list(corpus):
         info = {"source": "(texts)", "config": None, "split": None, "text": None}
-        return info, iter([(0, list(corpus))]), None
+        return info, iter([(0, checked_texts(corpus, "the corpus"))]), None
     first, records = peek_records(corpus, config, split, token=token)
     if not first:
         raise AuditorError("empty_input", f"{corpus}: no records to check.", "Check the corpus source.")

@@ -568,11 +568,24 @@ def input_format(table) -> str:
     return "jsonl"
 
 
-def output_format(path, table=None) -> str:
-    """The format a path's extension names (.jsonl/.ndjson, .json, .csv, .tsv, .parquet/.pq, each
-    optionally without .gz), else the input's format when ``table`` is given."""
+def check_uncompressed(path) -> str:
+    """The output's file name, refused when it names a compression (.gz ...): the copy is written
+    uncompressed (as the input's format, it was a file under a .gz name that no gzip reader, this
+    tool's included, reads)."""
     name = Path(os.fspath(path)).name
-    fmt = None if codec_of(Path(name)) else format_of(Path(name))
+    codec = codec_of(Path(name))
+    if codec:
+        raise AuditorError("usage", f"Cannot write the deduplicated data as {name!r}: it is written uncompressed, "
+                           f"not as {codec} says.", f"Name it without {codec} (e.g. {name[:-len(codec)]}) and "
+                           "compress it afterwards.")
+    return name
+
+
+def output_format(path, table=None) -> str:
+    """The format a path's extension names (.jsonl/.ndjson, .json, .csv, .tsv, .parquet/.pq), else
+    the input's format when ``table`` is given; a compressed name (.gz ...) is refused."""
+    name = check_uncompressed(path)
+    fmt = format_of(Path(name))
     if fmt:
         return fmt
     if table is not None:

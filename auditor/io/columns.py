@@ -16,6 +16,8 @@ import operator
 from array import array
 from collections.abc import Sequence
 
+from ..errors import AuditorError
+
 _ENCODING = ("utf-8", "surrogatepass")
 
 
@@ -100,8 +102,11 @@ class TextColumn(Sequence):
     def take(self, index) -> "TextColumn":
         """The texts at ``index`` (positions, in that order) as a new column, copied as bytes
         (never decoded): a kept subset of the records (dedup's, clean's) holds its texts so too."""
-        view, offsets, missing = memoryview(self._data), self._offsets, self._missing
-        index = [operator.index(i) for i in index]
+        view, offsets, missing, n = memoryview(self._data), self._offsets, self._missing, len(self)
+        # as a list indexes: -1 is the last text (offsets[-1]:offsets[0] was an empty text), past the end refused
+        index = [i + n if i < 0 else i for i in map(operator.index, index)]
+        if index and not (0 <= min(index) and max(index) < n):
+            raise IndexError("text index out of range")
         builder = TextColumnBuilder()
         builder.add_encoded([view[offsets[i]:offsets[i + 1]] for i in index],
                             [bool(missing and missing[i]) for i in index])
@@ -200,3 +205,14 @@ def is_text_list(value) -> bool:
     """Texts given as a list (a list, tuple, TextColumn or chain of them), not a source to read or
     a stream of batches."""
     return isinstance(value, TEXT_LISTS)
+
+
+def checked_texts(value, what: str) -> list:
+    """A text list (``is_text_list``) as a list, each item a str or None; anything else refused,
+    naming the first such item (an int in a caller's list reached Arrow: a traceback)."""
+    texts = list(value)
+    if isinstance(value, TextColumn) or set(map(type, texts)) <= {str, type(None)}:
+        return texts
+    i, bad = next((i, t) for i, t in enumerate(texts) if t is not None and not isinstance(t, str))
+    raise AuditorError("bad_value", f"Item {i} of {what} is {type(bad).__name__} {str(bad)[:40]!r}, not text.",
+                       "Give texts (str, or None for no text), e.g. [str(x) for x in values].")

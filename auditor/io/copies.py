@@ -98,10 +98,15 @@ def _write_rows(rows: list, path: Path, fmt: str | None = None, before_replace=N
                                    "written with \\uXXXX escapes")
                     arrays[name] = pa.array(values)
             except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
-                # Parquet needs one type per column; a column mixing types is kept as JSON text.
-                arrays[name] = pa.array([None if v is None else json.dumps(v, ensure_ascii=False, default=str)
-                                         for v in values])
-                notices.append(f"column {name!r} mixes types: written as JSON text")
+                try:
+                    # NaN, pandas' missing value (a CSV's NaN cell, a JSON NaN), among texts: a null
+                    arrays[name] = pa.array(values, from_pandas=True)
+                    notices.append(f"column {name!r}: its NaN values (missing) written as null")
+                except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError, UnicodeEncodeError):
+                    # Parquet needs one type per column; a column mixing types is kept as JSON text.
+                    arrays[name] = pa.array([None if v is None else json.dumps(v, ensure_ascii=False, default=str)
+                                             for v in values])
+                    notices.append(f"column {name!r} mixes types: written as JSON text")
         table = pa.table(arrays)
         with atomic_write(path, "wb", before_replace=before_replace) as fh:
             pq.write_table(table, fh)

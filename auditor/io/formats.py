@@ -218,6 +218,8 @@ def jsonl_rows(lines, name: str, start: int = 1):
             row = loads(line)
         except _RepeatedKey as exc:
             raise _repeated_key(f"{name}, line {lineno}", exc) from None
+        except _HugeFloat as exc:
+            raise _huge_float(f"{name}, line {lineno}", exc, line, len(line) - len(line.lstrip())) from None
         except ValueError as exc:
             if not isinstance(exc, json.JSONDecodeError):
                 raise _huge_number(f"{name}, line {lineno}") from None
@@ -276,11 +278,33 @@ def _unique_keys(pairs: list) -> dict:
     return record
 
 
+class _HugeFloat(ValueError):
+    """A number beyond a 64-bit float's range (1e400): ``literal`` as written."""
+
+    def __init__(self, literal: str):
+        super().__init__(literal)
+        self.literal = literal
+
+
+_INFINITIES = (float("inf"), float("-inf"))
+
+
+def _finite_float(literal: str) -> float:
+    # Python reads 1e400 as inf, silently: 1e400 and 2e400 were one value ("inf"), a false duplicate
+    # and leak. (Infinity, written by name as pandas and json.dumps write it, is read as infinity.)
+    value = float(literal)
+    if value in _INFINITIES:
+        raise _HugeFloat(literal)
+    return value
+
+
 # Every JSON object is read through this decoder. A key named twice in one object is refused, not
 # resolved: parsers disagree on which value counts (Python, jq and Arrow's ignored fields keep the last,
 # others the first or refuse), so {"question": TEST ITEM, "question": "x"} hid a benchmark item from
 # every check while a first-wins trainer read it, and dedup dropped 199 of 200 distinct records.
-_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys)
+# A number beyond a float's range is refused (``_finite_float``; a float costs a call only when
+# the text holds one: text data reads as fast).
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_float=_finite_float)
 
 
 def _loads(text: str):
@@ -316,6 +340,46 @@ def _huge_number(where: str) -> AuditorError:
     return AuditorError("bad_format", f"{where}: a whole number of more than {digits:,} digits, more than "
                         "Python reads as a number.", "Write such a value as a string (in quotes); no dataset "
                         "field needs a number that long.")
+
+
+def _huge_float(where: str, exc: _HugeFloat, text: str, pos: int = 0) -> AuditorError:
+    """The error for a number beyond a float's range, naming the field that holds it (``text`` from
+    ``pos``: the record or document, decoded again to find it)."""
+    field = _huge_float_field(text, pos)
+    place = f"the field {field!r} holds" if field else "holds"
+    return AuditorError("bad_format", f"{where}: {place} the number {exc.literal[:40]}, beyond the range of a "
+                        "64-bit float (it would read as infinity, equal to any other such number).",
+                        "Write such a value as a string (in quotes), or within ±1.7e308.")
+
+
+class _Huge:
+    """Where a number beyond a float's range sat, in a record decoded again to find its field."""
+
+
+def _huge_float_field(text: str, pos: int) -> str | None:
+    """The dotted path (list items as [i]) of the first number beyond a float's range in the JSON
+    value at ``text[pos:]``."""
+    huge = _Huge()
+    decoder = json.JSONDecoder(parse_float=lambda literal: huge if float(literal) in _INFINITIES else 0.0)
+    try:
+        value = decoder.raw_decode(text, pos)[0]
+    except (ValueError, RecursionError):
+        return None
+
+    def path(node, at: str):
+        if node is huge:
+            return at
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for key, child in items:
+            found = path(child, f"{at}[{key}]" if isinstance(key, int) else f"{at}.{key}" if at else str(key))
+            if found is not None:
+                return found
+        return None
+
+    try:
+        return path(value, "")
+    except RecursionError:
+        return None
 
 
 def _too_deep(where: str) -> AuditorError:
@@ -428,6 +492,10 @@ def _json_items(text: _JsonText, name: str):
             complete = end < len(buf) or text.eof
         except _RepeatedKey as exc:
             raise _repeated_key(f"{name}, item {index} of the list", exc) from None
+        except _HugeFloat as exc:
+            if text.eof or _huge_float_field(buf, pos) is not None:
+                raise _huge_float(f"{name}, item {index} of the list", exc, buf, pos) from None
+            complete = False                  # its field is named once the item is whole
         except json.JSONDecodeError as exc:
             if text.eof:
                 cut = exc.pos >= len(buf) - 1 or exc.msg.startswith("Unterminated")
@@ -539,6 +607,8 @@ def _parse_json(text: str, name: str, max_rows, notices: list | None = None) -> 
         data = _loads(text)
     except _RepeatedKey as exc:
         raise _repeated_key(name, exc) from None
+    except _HugeFloat as exc:
+        raise _huge_float(name, exc, text, len(text) - len(text.lstrip())) from None
     except ValueError as exc:
         if not isinstance(exc, json.JSONDecodeError):
             raise _huge_number(name) from None
@@ -671,6 +741,15 @@ def _keyed_records(data: dict) -> bool:
     return any(all(isinstance(v[k], str) for v in values) for k in common)
 
 
+# A CSV cell written NaN is a missing value (pandas writes and reads it so, numpy and Python print a
+# float NaN so): read as None, as pandas and the Hub's CSV reader read it, so each check sees no value,
+# as for a JSON NaN or null (roles.as_text), where the text "NaN" made every missing answer one
+# duplicate group, and a column of them a guessed role. (None, not a float NaN: a JSON copy writes
+# null, which every JSON reader reads.) "NULL", "NA" and "None" stay text: each is a real value too
+# (SQL's or JavaScript's null, a country code, a Python answer).
+_NAN_CELLS = frozenset({"NaN", "nan", "-NaN", "-nan"})
+
+
 CONTINUED_LINES = 1000      # lines of the first record read to judge the delimiter (a quoted value's newlines)
 
 
@@ -704,6 +783,16 @@ def csv_batches(stream: CountedStream, name: str, delimiter: str, budget: Budget
         skipped += 1
     if first is None:
         return
+    # A quoted column name may hold a newline ("the\nanswer"): the header is judged whole, as the
+    # first record is below (its first line alone, a quote left open, chose the wrong delimiter or
+    # none: a semicolon file read as one column, silently).
+    header_lines = [first]
+    inside = _ends_quoted(first, False)
+    while inside and len(header_lines) < CONTINUED_LINES and len(first) < CONTINUED_CHARS \
+            and (more := next(lines, None)) is not None:
+        header_lines.append(more)
+        first += more
+        inside = _ends_quoted(more, True)
     following = next(lines, None)                          # the first record's line, for the delimiter
     continued: list = []
     if following is not None:
@@ -722,7 +811,7 @@ def csv_batches(stream: CountedStream, name: str, delimiter: str, budget: Budget
     else:
         delimiter = _delimiter(first, following, delimiter, name, notices,
                                following + "".join(continued) if continued else None)
-    source = itertools.chain([first], [] if following is None else [following], continued, lines)
+    source = itertools.chain(header_lines, [] if following is None else [following], continued, lines)
     taken: list = []                                       # with ``raw``: the lines read since the last record
     if raw is not None:
         source = _taken(source, taken)
@@ -743,6 +832,7 @@ def csv_batches(stream: CountedStream, name: str, delimiter: str, budget: Budget
         last = reader.line_num
         rows: list = []
         repeats: list = []                                 # lines that repeat the header
+        nan_rows = 0                                       # records with a NaN cell (read as missing)
         for row in reader:
             if not row or (len(row) == 1 and not row[0].strip()):
                 last = reader.line_num
@@ -763,6 +853,9 @@ def csv_batches(stream: CountedStream, name: str, delimiter: str, budget: Budget
                 raise AuditorError("bad_format", f"{name}, line {end}: {len(row)} values but the "
                                    f"header has {width} columns.", "Check quoting and delimiters on that line.")
             last = reader.line_num
+            if not _NAN_CELLS.isdisjoint(row):
+                nan_rows += 1
+                row = [None if value in _NAN_CELLS else value for value in row]
             rows.append(dict(zip(header, row)))
             if raw is not None:
                 raw["texts"].append("".join(taken))
@@ -772,6 +865,9 @@ def csv_batches(stream: CountedStream, name: str, delimiter: str, budget: Budget
                 rows = []
                 if raw is not None:
                     raw["texts"] = []
+        if nan_rows and notices is not None:
+            notices.append(f"{name}: {nan_rows:,} record(s) hold a cell written NaN (pandas' missing value), read "
+                           "as missing (null), as pandas reads it")
         if repeats and notices is not None:
             notices.append(f"{name}: {len(repeats):,} line(s) repeat the header (files joined together?), not read "
                            f"as records: line {', '.join(map(str, repeats[:5]))}{' ...' if len(repeats) > 5 else ''}")
@@ -826,6 +922,28 @@ def _json_line(header: list, delimiter: str) -> bool:
 _NAMES = {",": "comma", ";": "semicolon", "\t": "tab"}
 
 
+# A quoted value, opened at the start of a value (with any of the delimiters): a quote inside one,
+# size 5", is a character
+_QUOTED = re.compile(r'(?:^|(?<=[,;\t]))"(?:[^"]|"")*"')
+
+
+def _ends_quoted(line: str, inside: bool) -> bool:
+    """Whether ``line`` ends inside a quoted value, given whether it begins inside one. A quote
+    opens a value only at its start (after a delimiter or a line end); inside one, "" is a quote.
+    A step per quote, not per character: a line's cost whatever its length."""
+    i = line.find('"')
+    while i >= 0:
+        if inside:
+            if line.startswith('"', i + 1):           # an escaped quote
+                i = line.find('"', i + 2)
+                continue
+            inside = False
+        elif i == 0 or line[i - 1] in ',;\t\r\n':
+            inside = True
+        i = line.find('"', i + 1)
+    return inside
+
+
 _EXCEL_SEP = re.compile(r"sep=([^\r\n\"])\r?\n?")
 
 
@@ -836,9 +954,11 @@ def _delimiter(first_line: str, next_line: str | None, expected: str, name: str,
     .csv) and the first record's line splits by that one into as many values: then that one, with a
     notice. (Read the other way, every record would be one value; a one-column file whose header
     happens to hold a semicolon stays one column.)"""
-    if expected in first_line:
+    # (delimiters inside a quoted name count for nothing: "answer, in words";id is two columns)
+    bare = _QUOTED.sub("", first_line)
+    if expected in bare:
         return expected
-    counts = {d: first_line.count(d) for d in _NAMES if d != expected}
+    counts = {d: bare.count(d) for d in _NAMES if d != expected}
     other = max(counts, key=counts.get)
     if not counts[other]:
         return expected
