@@ -136,7 +136,8 @@ def folded(arr: pa.Array) -> pa.Array:
         del values
         lo = hi
     done = pa.concat_arrays(parts) if len(parts) > 1 else parts[0]
-    return pc.replace_with_mask(arr, pa.array(odd), done)
+    del parts
+    return done if rows.size == len(arr) else pc.replace_with_mask(arr, pa.array(odd), done)
 
 
 FOLD_CHUNK_BYTES = 1 << 20

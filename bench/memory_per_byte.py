@@ -43,6 +43,10 @@ CHILD = """
 import json, sys
 import numpy, scipy.sparse, pyarrow, pyarrow.compute, pyarrow.json, datasets
 import auditor.kernels, auditor.audit, auditor.leakage, auditor.contamination, auditor.dedup, auditor.clean
+if sys.argv[1] == "contamination":     # the compiled scan loaded (a small corpus never loads it)
+    from auditor.contamination import build_index, scan_batch
+    scan_batch(build_index(["one two three four five six seven eight nine ten eleven twelve thirteen"]),
+               ["one two \U0001F600"], compiled=True)
 from auditor.cli import main
 rc = main(sys.argv[1:])
 peak = next(int(l.split()[1]) * 1024 for l in open('/proc/self/status') if l.startswith('VmHWM:'))
