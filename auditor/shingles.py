@@ -434,7 +434,7 @@ def set_sizes(matrix: sp.csr_matrix) -> np.ndarray:
     return np.diff(matrix.indptr).astype(np.int64)
 
 
-COUNT_CHUNK = 1 << 21     # columns counted at a time by ``column_counts`` and ``shared_columns``
+COUNT_CHUNK = 1 << 20     # columns counted at a time by ``column_counts`` and ``shared_columns``
 
 
 def column_counts(matrix: sp.csr_matrix) -> np.ndarray:
@@ -470,12 +470,13 @@ def _column_count_chunks(matrix: sp.csr_matrix):
         if m:
             yield 0, np.bincount(indices, minlength=m)
         return
+    inside, below = np.empty(indices.size, bool), np.empty(indices.size, bool)     # reused by every range
     for lo in range(0, m, COUNT_CHUNK):
         hi = min(m, lo + COUNT_CHUNK)
-        inside = indices >= lo
-        inside &= indices < hi
+        np.greater_equal(indices, lo, out=inside)
+        np.less(indices, hi, out=below)
+        inside &= below
         columns = indices[inside]
-        del inside
         columns -= lo
         yield lo, np.bincount(columns, minlength=hi - lo)
         del columns

@@ -69,15 +69,22 @@ def node_classes(nodes: sp.csr_matrix, weight: np.ndarray, min_saving: float = M
         return None
     key2 = row_hash_sums(nodes, 0xC1A552, where=shared)
     del shared
-    order = np.lexsort((np.arange(n), private, shared_size, key2, key1))
-    k1, k2, ss, pv = key1[order], key2[order], shared_size[order], private[order]
-    starts = np.r_[True, (k1[1:] != k1[:-1]) | (k2[1:] != k2[:-1]) | (ss[1:] != ss[:-1]) | (pv[1:] != pv[:-1])]
+    order = np.lexsort((private, shared_size, key2, key1))     # stable: equal keys in node order
+    # Each key compared in sorted order one at a time (a copy of one held, not of all four).
+    starts = np.zeros(n, dtype=bool)
+    starts[0] = True
+    for key in (key1, key2, shared_size, private):
+        ordered = key[order]
+        starts[1:] |= ordered[1:] != ordered[:-1]
+        del ordered
+    del key1, key2
     n_classes = int(starts.sum())
     if n - n_classes < min_saving * n:
         return None
     label = np.empty(n, np.int64)
     label[order] = np.cumsum(starts) - 1
-    first = order[starts]                                   # lexsort is stable: the first node of each
+    first = order[starts]                                   # the first node of each
+    del order, starts
     rank = np.empty(n_classes, np.int64)
     rank[np.argsort(first, kind="stable")] = np.arange(n_classes)
     class_of = rank[label]

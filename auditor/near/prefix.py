@@ -28,20 +28,39 @@ def collapse_identical(matrix: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, s
     # Two independent 64-bit hashes per shingle, summed per record: a 128-bit set hash (order-free,
     # so it identifies the set); a collision needs ~2^64 distinct sets.
     nonempty = sizes > 0
+    every = bool(nonempty.all())
     key1, key2 = row_hash_sums(matrix, 0x5EED), row_hash_sums(matrix, 0x5EED2)   # no per-column table of weights
-    key1, key2, size = key1[nonempty], key2[nonempty], sizes[nonempty]
+    if not every:
+        key1, key2, sizes = key1[nonempty], key2[nonempty], sizes[nonempty]
     # Group equal (key1, key2, size); lexsort is stable, so a group's first entry is its first record.
-    order = np.lexsort((size, key2, key1))
-    starts = np.r_[True, (np.diff(key1[order]) != 0) | (np.diff(key2[order]) != 0) | (np.diff(size[order]) != 0)]
-    starts = starts[:order.size]                   # no records: no groups
+    # Each key is compared in sorted order one at a time (a copy of one, not of all three, held).
+    order = np.lexsort((sizes, key2, key1))
+    starts = np.ones(order.size, dtype=bool)
+    for key in (key1, key2, sizes):
+        ordered = key[order]
+        differs = ordered[1:] != ordered[:-1]
+        del ordered
+        if key is key1:
+            starts[1:] = differs
+        else:
+            starts[1:] |= differs
+        del differs
+    del key1, key2, sizes
+    node_of = np.full(matrix.shape[0], -1, dtype=np.int64)
+    if starts.all():                 # no two records alike (most sets): each record its own node
+        node_of[nonempty] = np.arange(order.size)
+        if every:
+            return node_of, np.ones(order.size, np.int64), matrix
+        return node_of, np.ones(order.size, np.int64), matrix[np.flatnonzero(nonempty)]
     first = order[starts]
     inverse = np.empty(order.size, dtype=np.int64)
     inverse[order] = np.cumsum(starts) - 1
+    del order, starts
     # Renumber nodes by their first record, so node order follows the data.
     rank = np.empty(first.size, dtype=np.int64)
     rank[np.argsort(first, kind="stable")] = np.arange(first.size)
-    node_of = np.full(matrix.shape[0], -1, dtype=np.int64)
     node_of[nonempty] = rank[inverse]
+    del inverse, rank
     weight = np.bincount(node_of[nonempty], minlength=first.size).astype(np.int64)
     representatives = np.flatnonzero(nonempty)[np.sort(first)]
     if representatives.size == matrix.shape[0]:     # every record its own node: the matrix is the nodes'
