@@ -33,7 +33,7 @@ def shingle_matrix(texts: list, spec: ShingleSpec = ShingleSpec()) -> sp.csr_mat
         token_ids, lengths = word_tokens(texts)
     else:
         token_ids, lengths = _char_tokens(texts)
-    return windows_to_matrix(token_ids, lengths, spec.size)
+    return windows_to_matrix(token_ids, lengths, spec.size, reuse_tokens=True)
 
 
 def word_tokens(texts: list, vocabulary: list | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -240,36 +240,45 @@ def _char_tokens(texts: list) -> tuple[np.ndarray, np.ndarray]:
 WINDOW_CHUNK = 1 << 18     # token positions turned into windows at a time: bounds the temporaries
 
 
-def windows_to_matrix(token_ids: np.ndarray, lengths: np.ndarray, k: int) -> sp.csr_matrix:
+def windows_to_matrix(token_ids: np.ndarray, lengths: np.ndarray, k: int,
+                      reuse_tokens: bool = False) -> sp.csr_matrix:
     """token_ids: dense ids 0..V-1 of all records' tokens, concatenated; lengths per record.
 
     Windows: every position p of record r with p + k <= length(r); a record shorter than k (but
     not empty) contributes one window of all its tokens, padded. A shingle's column is the rank of
     its window among the distinct windows, in (token, token, ...) order, so it depends on the
-    vocabulary, not on record order (``window_columns``)."""
+    vocabulary, not on record order (``window_columns``). ``reuse_tokens``: the caller is done with
+    ``token_ids`` (int32), so the columns may be written over them."""
     lengths = np.asarray(lengths, dtype=np.int64)
     n = len(lengths)
     n_windows = np.where(lengths >= k, lengths - k + 1, (lengths > 0).astype(np.int64))
     indptr = np.concatenate(([0], np.cumsum(n_windows)))
     del n_windows
-    n_columns, columns = window_columns(token_ids, lengths, k)
+    n_columns, columns = window_columns(token_ids, lengths, k, reuse_tokens)
     # A boolean pattern while repeated shingles are merged (sets, not bags: a repeat counts once;
     # bool sums are "or"), the float ones the searches multiply only once it is final.
     matrix = sp.csr_matrix((np.ones(columns.size, dtype=bool), columns, indptr), shape=(n, n_columns))
     del columns
     matrix.sum_duplicates()
+    spare = matrix.indices.base
+    if spare is not None and spare.nbytes > matrix.indices.nbytes * 9 // 8:
+        matrix.indices = matrix.indices.copy()     # written over more token ids than it keeps (short texts)
+    del spare
     matrix.data = np.ones(matrix.nnz, dtype=np.float32)
     return matrix
 
 
-def window_columns(token_ids: np.ndarray, lengths: np.ndarray, k: int) -> tuple[int, np.ndarray]:
+def window_columns(token_ids: np.ndarray, lengths: np.ndarray, k: int,
+                   reuse_tokens: bool = False) -> tuple[int, np.ndarray]:
     """(number of distinct windows, each window's rank among them as int32), the windows of
     ``windows_to_matrix`` in record order. The rank of a window is that of its tuple of token ids
     (a short text's padded with V, after every token): when V + 1 to the k fits in 63 bits a window
     is packed into one integer, else the tuples are ranked a token at a time (the rank of the
     first j tokens, times V + 1, plus token j: the same order). Each pass makes its keys from the
     tokens a chunk at a time and ranks them (``_ranked``): about 20 bytes a window at the peak, where
-    np.unique's inverse took over 40."""
+    np.unique's inverse took over 40. With ``reuse_tokens``, a one-pass ranking writes the ranks
+    over the token ids, which no window needs once its key is made (there are no more windows than
+    tokens): 4 bytes a token less at the peak."""
     lengths = np.asarray(lengths, dtype=np.int64)
     vocab = int(token_ids.max()) + 1 if token_ids.size else 0
     base = vocab + 1                 # token id ``vocab`` marks "no word here" in a short text's window
@@ -283,7 +292,8 @@ def window_columns(token_ids: np.ndarray, lengths: np.ndarray, k: int) -> tuple[
                 key *= base
                 key += token
             return key
-        return _ranked(windows, keys, range(k), base ** k)
+        reuse = reuse_tokens and token_ids.dtype == np.int32 and token_ids.flags.writeable
+        return _ranked(windows, keys, range(k), base ** k, out=token_ids if reuse else None)
     # Too many distinct tokens to pack k of them: rank the first two, then each next one on the
     # rank so far (ranks < 2**31 and tokens < 2**31, so a rank times base plus a token fits).
     count, codes = _ranked(windows, lambda lo, hi, tokens: tokens[0].astype(np.int64) * base + tokens[1], (0, 1),
@@ -296,16 +306,18 @@ def window_columns(token_ids: np.ndarray, lengths: np.ndarray, k: int) -> tuple[
     return count, codes
 
 
-def _ranked(windows: "_Windows", make_keys, positions, bound: int) -> tuple[int, np.ndarray]:
+def _ranked(windows: "_Windows", make_keys, positions, bound: int,
+            out: np.ndarray | None = None) -> tuple[int, np.ndarray]:
     """(distinct keys, each window's key rank as int32) of the keys ``make_keys(lo, hi, tokens)``
     gives for windows lo..hi from their tokens at ``positions``, every key below ``bound``.
     When a key times the number of windows fits in 63 bits, each window's key and its index are
     packed into one integer and sorted in place (``_ranked_packed``: 12 bytes a window at the
     peak). Else by the sorting permutation (a binary search per window, the other way, took 3 us
     a window on 6M keys): the keys are dropped once their distinct runs are marked, so the peak
-    stays near 17 bytes a window."""
+    stays near 17 bytes a window. ``out``: int32, at least a slot a window, to write the ranks in
+    once every key is made (``window_columns``)."""
     if bound * windows.total < 2 ** 63:
-        return _ranked_packed(windows, make_keys, positions)
+        return _ranked_packed(windows, make_keys, positions, out)
     keys = np.empty(windows.total, dtype=np.int64)
     for lo, hi, tokens in windows.chunks(positions):
         keys[lo:hi] = make_keys(lo, hi, tokens)
@@ -320,12 +332,13 @@ def _ranked(windows: "_Windows", make_keys, positions, bound: int) -> tuple[int,
     del new_run
     count = int(rank[-1])
     rank -= 1
-    codes = np.empty(windows.total, dtype=np.int32)
+    codes = np.empty(windows.total, dtype=np.int32) if out is None else out[:windows.total]
     codes[order] = rank
     return count, codes
 
 
-def _ranked_packed(windows: "_Windows", make_keys, positions) -> tuple[int, np.ndarray]:
+def _ranked_packed(windows: "_Windows", make_keys, positions,
+                   out: np.ndarray | None = None) -> tuple[int, np.ndarray]:
     """``_ranked`` of keys for which key * total + window fits in 63 bits: those packed integers
     sorted in place (no permutation array beside them: 8 bytes a window, with the int32 ranks 12),
     then read a chunk at a time, each window's rank written at its index."""
@@ -338,7 +351,7 @@ def _ranked_packed(windows: "_Windows", make_keys, positions) -> tuple[int, np.n
         packed[lo:hi] = key
         del key
     packed.sort()
-    codes = np.empty(total, dtype=np.int32)
+    codes = np.empty(total, dtype=np.int32) if out is None else out[:total]
     count, previous = 0, -1
     for lo in range(0, total, WINDOW_CHUNK):
         chunk = packed[lo:lo + WINDOW_CHUNK]
