@@ -461,7 +461,8 @@ def column_counts(matrix: sp.csr_matrix) -> np.ndarray:
 
 
 def shared_columns(matrix: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
-    """(the columns held by two rows or more, ascending (int64); how many rows hold each (int32)):
+    """(the columns held by two rows or more, ascending (as the matrix's indices); how many rows hold
+    each (int32)):
     the only columns that can make a pair. Nothing is held per column: long texts have a column a
     shingle, nearly all of them held once."""
     columns, counts = [], []
@@ -469,9 +470,9 @@ def shared_columns(matrix: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
         at = np.flatnonzero(chunk >= 2)
         counts.append(chunk[at].astype(np.int32))
         at += lo
-        columns.append(at)
+        columns.append(at.astype(matrix.indices.dtype))          # int32 unless the matrix is wider
     if not columns:
-        return np.zeros(0, np.int64), np.zeros(0, np.int32)
+        return np.zeros(0, matrix.indices.dtype), np.zeros(0, np.int32)
     return np.concatenate(columns), np.concatenate(counts)
 
 

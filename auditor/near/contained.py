@@ -52,8 +52,10 @@ class ContainedIndex:
     prefix_t: sp.csr_matrix        # column x B row: the column is in the row's prefix
 
     @classmethod
-    def build(cls, matrix_b: sp.csr_matrix, threshold: float) -> "ContainedIndex":
-        matrix = sp.csr_matrix(matrix_b, dtype=np.float32, copy=True)
+    def build(cls, matrix_b: sp.csr_matrix, threshold: float, copy: bool = True) -> "ContainedIndex":
+        """``copy=False``: ``matrix_b`` is the caller's to give (a slice made for it), so it is made
+        binary and sorted in place, not copied (a copy cost 8 bytes an entry of B)."""
+        matrix = sp.csr_matrix(matrix_b, dtype=np.float32, copy=copy)
         matrix.sum_duplicates()
         matrix.data[:] = 1.0
         matrix.sort_indices()
@@ -126,7 +128,7 @@ def find_contained(stacked: sp.csr_matrix, n_a: int, threshold: float, per_b: in
     """Each B row's best ``per_b`` containing A rows (containment desc, then A row) of one matrix
     whose first ``n_a`` rows are A's and the others B's (``shingle_matrix(texts_a + texts_b)``);
     ``CrossPairs.jaccard`` holds the containment."""
-    index = ContainedIndex.build(stacked[n_a:], threshold)
+    index = ContainedIndex.build(stacked[n_a:], threshold, copy=False)      # the slice is a copy already
     sink = CrossSink(per_b)
     candidates = 0
     # At most batch_rows rows and about BATCH_ENTRIES entries (a batch is copied out of the matrix).
