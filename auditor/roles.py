@@ -193,7 +193,8 @@ def resolve_roles(rows: list[dict], text=None, answer=None, group=None, labels=N
                  id=given["id"], guessed=tuple(guessed), text_fields=tuple(text_list or (given["text"],)))
 
 
-GUESS_BYTES = 1 << 24      # bytes of records (about) that role guessing reads, with at most 1,000 records
+GUESS_BYTES = 1 << 24      # bytes of records (about) that role guessing reads, with at most 1,000 records ...
+GUESS_LEAST = 20           # ... and at least these: one huge first record alone decided the roles
 
 
 def _head(rows, most: int = 1000) -> list:
@@ -201,7 +202,7 @@ def _head(rows, most: int = 1000) -> list:
     GUESS_BYTES of them (at least one). 200 records of 500 KB as dicts held their texts whole, four
     times over when each held one emoji (a Python string of it stores 4 bytes a character)."""
     if hasattr(rows, "head"):
-        return rows.head(most, GUESS_BYTES)
+        return rows.head(most, GUESS_BYTES, GUESS_LEAST)
     return rows[:most]
 
 

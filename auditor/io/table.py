@@ -75,10 +75,10 @@ class PackedRows(Sequence):
                        bytes(flags[i] for i in index)) for name, values, flags in self._fills)
         return PackedRows(b"".join(blobs), array("q", itertools.accumulate(map(len, blobs))), fills)
 
-    def head(self, most: int, size: int) -> list:
-        """The first records, at most ``most`` and about ``size`` bytes of pickles (at least one)."""
+    def head(self, most: int, size: int, least: int = 1) -> list:
+        """The first records, at most ``most`` and about ``size`` bytes of pickles (at least ``least``)."""
         n = min(most, len(self))
-        hi = min(n, max(1, bisect.bisect_right(self._ends, size, 0, n)))
+        hi = min(n, max(least, bisect.bisect_right(self._ends, size, 0, n)))
         return self._decode(range(hi), self._span(0, hi))
 
     def batches(self, size: int = 1 << 20):
