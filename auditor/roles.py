@@ -107,7 +107,7 @@ def resolve_roles(rows: list[dict], text=None, answer=None, group=None, labels=N
     key with a dot in its name wins over nesting, ``lookup``)."""
     # Guesses and checks read the first records (``_head``); a given field's presence, all of them.
     head = _head(rows)
-    fields = available_fields(head)
+    fields = available_fields(rows)
     text, text_list = _text_spec(rows, text)
     given = {"text": text, "answer": answer, "group": group, "id": id}
     for role, value in given.items():
@@ -368,9 +368,9 @@ def _not_a_name(role: str, value, what: str = "a field name (a string)") -> Audi
 def available_fields(rows: list[dict], sample: int = 1000) -> list[str]:
     """Top-level fields, then nested dotted paths (of an object, up to NESTED_DEPTH objects deep:
     ``data.q.text``; of the objects in a list, one level, like a conversation's turns:
-    ``messages.content``), in first-seen order."""
+    ``messages.content``), in first-seen order. Records are read one at a time (only names kept)."""
     seen: dict[str, None] = {}
-    for row in rows[:sample]:
+    for row in itertools.islice(rows, sample):
         for key, value in row.items():
             seen[str(key)] = None
             inner = [value] if isinstance(value, dict) else value[:8] if isinstance(value, list) else ()
