@@ -120,3 +120,16 @@ def test_cluster_benchmark_measures_every_process():
         assert r["driver_peak_mb"] > 0 and r["largest_worker_mb"] > 0 and len(r["node_cpu"]) == 3
         assert r["worker_cpu"] > 0 and r["serial"] > 0
     assert len(rows) == 3 and rows[0].startswith("| case |"), out[-2000:]     # the header and a row per case
+
+
+def test_memory_stages_benchmark_lists_every_scan_stage():
+    """bench/memory_stages.py on GSM8K's bundled train split: a row per stage of the scan, and the
+    report's, each with memory held and a peak at least as large."""
+    _, rows = run_bench("memory_stages.py", "scan", REPO / "auditor/examples/gsm8k/main/train.jsonl.gz",
+                        "--text", "question")
+    stages = [row.split("|")[1].strip() for row in rows[1:]]
+    assert stages == ["load", "roles", "exact", "shingles", "near_duplicates", "curve",
+                      "after the last stage (the report)"]
+    for row in rows[1:]:
+        held, peak = (float(cell) for cell in row.split("|")[2:4])
+        assert 0 <= held <= peak
