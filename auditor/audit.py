@@ -163,8 +163,10 @@ def scan(source: str | Table, *, config: str | None = None, split: str | None = 
         matrix = shingle_matrix(fields.text, settings.shingle)
     with run.stage("near_duplicates"):
         pairs = (search or local_search)(matrix, settings, run.within)
+        del matrix          # the pairs answer every threshold: the shingles are not read again
 
     with run.stage("curve"):
+        evaluated_key = _combined(evaluated_keys)
         points = curve(pairs, list(settings.thresholds))
         conc = concentration(side.roles.group, fields.group) if fields.group is not None else None
         conflicts = label_conflicts(text_default, fields.labels)
@@ -172,7 +174,7 @@ def scan(source: str | Table, *, config: str | None = None, split: str | None = 
     return ScanResult(table=table, roles=side.roles, settings=settings, fingerprint=side.fingerprint,
                       answer_normalizer=answer_normalizer, schema=schema, degenerate=degenerate, exact=exact,
                       exact_by_normalizer=by_normalizer, pairs=pairs, curve=points, concentration=conc,
-                      label_conflicts=conflicts, fields=fields, evaluated_key=_combined(evaluated_keys),
+                      label_conflicts=conflicts, fields=fields, evaluated_key=evaluated_key,
                       evaluated_keys=evaluated_keys, timings=run.timings, data_fingerprint=side.data_fingerprint)
 
 

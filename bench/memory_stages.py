@@ -18,12 +18,18 @@ import sys
 import tempfile
 from contextlib import contextmanager
 
-import numpy  # noqa: F401  (the libraries any command loads, in the base)
+# The libraries any command loads, in the base, as bench/memory_per_byte.py imports them (what is
+# imported first changes how much a process holds later: compare figures of one script).
+import datasets  # noqa: F401
+import numpy  # noqa: F401
 import pyarrow.compute  # noqa: F401
+import pyarrow.json  # noqa: F401
 import scipy.sparse  # noqa: F401
 
 import auditor.audit  # noqa: F401
+import auditor.clean  # noqa: F401
 import auditor.contamination  # noqa: F401
+import auditor.dedup  # noqa: F401
 import auditor.kernels  # noqa: F401
 import auditor.leakage  # noqa: F401
 from auditor import progress
