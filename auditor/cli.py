@@ -612,6 +612,15 @@ def _on_sigterm(signum, frame):
     raise Terminated()
 
 
+def _quiet_teardown() -> None:
+    """After a stop the user asked for: what a library was building when it came (a Ray Dataset
+    half made) may fail in a destructor or a thread of its own as the process ends ("Exception
+    ignored in ...", "Exception in thread ..."; seen under load after SIGTERM of a Ray run). The
+    run has ended, and its last line says how: such teardown noise is not shown."""
+    sys.unraisablehook = lambda unraisable: None
+    threading.excepthook = lambda args: None
+
+
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     print(f"warning: {message}", file=sys.stderr)
 
@@ -655,12 +664,14 @@ def main(argv: list[str] | None = None) -> int:
         _to_stdout()
         return code
     except Terminated:
+        _quiet_teardown()
         print("terminated", file=sys.stderr)
         return 128 + signal.SIGTERM
     except AuditorError as exc:
         _report_error(exc, wants_json_errors)
         return 2
     except KeyboardInterrupt:
+        _quiet_teardown()
         print("interrupted", file=sys.stderr)
         return 130
     except MemoryError:
