@@ -13,7 +13,7 @@ import threading
 import numpy as np
 import scipy.sparse as sp
 
-from ..shingles import row_hash_sums, set_sizes, shared_columns
+from ..shingles import row_counts, row_hash_sums, set_sizes, shared_columns
 from .result import EPS
 
 PRODUCT_BUDGET = 8_000_000   # product entries per block, bounds memory
@@ -115,10 +115,9 @@ def prefix_matrix(nodes: sp.csr_matrix, min_threshold: float) -> sp.csr_matrix:
         ranked.sort_indices()                          # per row, rarest shingle first
         keep = leading_entries(ranked.indptr, wanted[lo:hi])
         keep &= ranked.indices >= 0
-        held = np.concatenate(([0], np.cumsum(keep)))
-        kept_per_row[lo:hi] = held[ranked.indptr[1:]] - held[ranked.indptr[:-1]]
+        kept_per_row[lo:hi] = row_counts(ranked.indptr, keep)
         parts.append(ranked.indices[keep])
-        del ranked, keep, held, ranks
+        del ranked, keep, ranks
     indices = np.concatenate(parts) if parts else np.zeros(0, np.int32)
     indptr = np.concatenate(([0], np.cumsum(kept_per_row)))
     return sp.csr_matrix((np.ones(indices.size, np.float32), indices, indptr), shape=(n, m))
@@ -161,12 +160,14 @@ def _ranked_by_df(df: np.ndarray, placed: int) -> np.ndarray:
     rank = np.empty(df.size, dtype=np.int32)
     if not df.size:
         return rank
-    values = np.flatnonzero(np.bincount(df))
-    if values.size <= DF_VALUES_COUNTED:
+    top = int(df.max())
+    # The distinct counts from a count of each (8 bytes a value up to the largest, so only when
+    # that is no more than the columns' own arrays take).
+    values = np.flatnonzero(np.bincount(df)) if top <= df.size else None
+    if values is not None and values.size <= DF_VALUES_COUNTED:
         for value in values.tolist():
             placed = _count_where(rank, df, value, placed)
         return rank
-    top = int(values[-1])
     narrow = np.uint16 if top < 2 ** 16 else np.uint32 if top < 2 ** 32 else np.uint64
     rank[np.argsort(df.astype(narrow), kind="stable")] = np.arange(placed, placed + df.size, dtype=np.int32)
     return rank
