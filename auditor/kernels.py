@@ -893,3 +893,71 @@ def bounded_cross_intersections(indptr_a: np.ndarray, indices_a: np.ndarray, ind
             if count + min(p_end - p, q_end - q) < target:
                 break
         out[i] = count
+
+
+# --------------------------------------------------------------------------- word numbering
+
+@numba.njit(nogil=True, cache=True)
+def _compare_words(data, offsets, data_starts, word_starts, a, i, b, j):  # pragma: no cover  (compiled)
+    """-1, 0 or 1 as word i of chunk a is before, equal to or after word j of chunk b (bytes in
+    order, a prefix first: Arrow's order for binary). Chunk c's offsets, local to its bytes at
+    data_starts[c], are offsets[word_starts[c] + c:word_starts[c + 1] + c + 1]."""
+    oa = word_starts[a] + a + i
+    ob = word_starts[b] + b + j
+    x, x_end = data_starts[a] + offsets[oa], data_starts[a] + offsets[oa + 1]
+    y, y_end = data_starts[b] + offsets[ob], data_starts[b] + offsets[ob + 1]
+    while x < x_end and y < y_end:
+        if data[x] != data[y]:
+            return -1 if data[x] < data[y] else 1
+        x += 1
+        y += 1
+    if x < x_end:
+        return 1
+    return -1 if y < y_end else 0
+
+
+@numba.njit(nogil=True, cache=True)
+def _sift_down(heap, size, node, position, data, offsets, data_starts, word_starts):  # pragma: no cover
+    """Restore the min-heap of chunks, keyed by each chunk's current word, below ``node``."""
+    while True:
+        low = node
+        for child in (2 * node + 1, 2 * node + 2):
+            if child < size and _compare_words(data, offsets, data_starts, word_starts, heap[child],
+                                               position[heap[child]], heap[low], position[heap[low]]) < 0:
+                low = child
+        if low == node:
+            return
+        heap[node], heap[low] = heap[low], heap[node]
+        node = low
+
+
+@numba.njit(nogil=True, cache=True)
+def merged_dense_ranks(data, offsets, data_starts, word_starts, ranks) -> int:  # pragma: no cover  (compiled)
+    """ranks[word_starts[c] + i] = the 0-based dense rank of word i of chunk c among the words of
+    every chunk, each chunk's words sorted and distinct (layout: ``_compare_words``). A k-way merge
+    over a heap of chunks: no sorted copy or sort index of all the words. Returns the number of
+    distinct words."""
+    k = word_starts.size - 1
+    heap = np.empty(k, dtype=np.int64)
+    position = np.zeros(k, dtype=np.int64)
+    size = 0
+    for c in range(k):
+        if word_starts[c + 1] > word_starts[c]:
+            heap[size] = c
+            size += 1
+    for node in range(size // 2 - 1, -1, -1):
+        _sift_down(heap, size, node, position, data, offsets, data_starts, word_starts)
+    rank, last_chunk, last_word = -1, -1, -1
+    while size:
+        c = heap[0]
+        i = position[c]
+        if last_chunk < 0 or _compare_words(data, offsets, data_starts, word_starts, last_chunk, last_word, c, i) != 0:
+            rank += 1
+        ranks[word_starts[c] + i] = rank
+        last_chunk, last_word = c, i
+        position[c] = i + 1
+        if word_starts[c] + i + 1 == word_starts[c + 1]:       # chunk done: the last one takes its place
+            size -= 1
+            heap[0] = heap[size]
+        _sift_down(heap, size, 0, position, data, offsets, data_starts, word_starts)
+    return rank + 1

@@ -20,6 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import parallel
+from .errors import AuditorError
 from .normalize import fold
 from .parallel import thread_map
 from .settings import ShingleSpec
@@ -79,14 +80,15 @@ def word_tokens(texts: list, vocabulary: list | None = None) -> tuple[np.ndarray
     del pieces
     # Number every batch's words in sorted word order, so ids depend on the vocabulary, not on
     # record order; then each batch's local ids become those numbers.
-    parts = arrow_parts + python_parts
-    numbers = _number_words([dictionary for _, dictionary in parts], vocabulary)
-    for part, number in zip(parts, numbers):
-        local = part[0]
+    arrow_locals = [local for local, _ in arrow_parts]
+    python_locals = [local for local, _ in python_parts]
+    dictionaries = [dictionary for _, dictionary in arrow_parts + python_parts]
+    del arrow_parts, python_parts                # the numbering drops each dictionary once read
+    for local, number in zip(arrow_locals + python_locals, _number_words(dictionaries, vocabulary)):
         local[:] = number[local]                  # in place: a gather into a new array, copied back
-    arrow_ids = _joined([local for local, _ in arrow_parts])
-    python_ids = _joined([local for local, _ in python_parts])
-    del parts, arrow_parts, python_parts
+    arrow_ids = _joined(arrow_locals)
+    python_ids = _joined(python_locals)
+    del arrow_locals, python_locals
     lengths = arrow_lengths + python_lengths
     if not python_ids.size or not arrow_ids.size:           # one source: already in text order
         return (arrow_ids if arrow_ids.size else python_ids), lengths
@@ -143,41 +145,87 @@ def _encode_words(pieces: list):
 
 
 def _dictionary(words):
-    """(int32 indices, distinct words as large_binary) of an Arrow array of words."""
+    """(int32 indices, the distinct words sorted, as binary) of an Arrow array of words: each
+    batch sorts its own words, so numbering them all is a merge (``_number_words``)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     pool = arrow_pool()
     encoded = pc.dictionary_encode(words.cast(pa.large_binary(), memory_pool=pool), memory_pool=pool)
-    return np.asarray(encoded.indices).astype(np.int32), encoded.dictionary
+    order = pc.sort_indices(encoded.dictionary, memory_pool=pool)
+    place = np.empty(len(order), dtype=np.int32)
+    place[np.asarray(order)] = np.arange(len(order), dtype=np.int32)
+    dictionary = pc.take(encoded.dictionary, order, memory_pool=pool)
+    if dictionary.nbytes < INT32_OFFSETS:     # 4-byte offsets, half of large_binary's
+        dictionary = dictionary.cast(pa.binary(), memory_pool=pool)
+    return place[np.asarray(encoded.indices)], dictionary
+
+
+INT32_OFFSETS = (1 << 31) - 1
 
 
 def _number_words(dictionaries: list, vocabulary: list | None) -> list:
-    """For each batch's dictionary, the number of each of its words in the sorted vocabulary of
-    them all (UTF-8 byte order, which is code point order: Python's ``sorted``): Arrow's dense rank,
-    without a sorted copy of the words (made only when the caller wants the ``vocabulary``)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
+    """For each batch's dictionary (distinct words, sorted: ``_dictionary``), the number of each of
+    its words in the sorted vocabulary of them all (UTF-8 byte order, which is code point order:
+    Python's ``sorted``). One batch's numbers are its positions; several batches' come from a merge
+    (``kernels.merged_dense_ranks``) at 4 bytes a word, where Arrow's rank of them all held 16 more
+    (a text of distinct words: 1.5x the bytes read). Empties ``dictionaries`` as it reads them."""
+    if len(dictionaries) == 1:
+        words = dictionaries.pop()
+        if vocabulary is not None:        # the caller wants the words behind the ids (id i: vocabulary[i])
+            vocabulary.extend(w.decode("utf-8", "surrogatepass") for w in words.to_pylist())
+        return [np.arange(len(words), dtype=np.int32)]
+    data, offsets, data_starts, word_starts = _packed_words(dictionaries)
+    from . import kernels
 
+    ranks = np.empty(int(word_starts[-1]), dtype=np.int32)
+    distinct = kernels.merged_dense_ranks(data, offsets, data_starts, word_starts, ranks)
+    if vocabulary is not None:
+        words = [None] * distinct
+        for c in range(word_starts.size - 1):
+            chunk = data[data_starts[c]:data_starts[c + 1]].tobytes()
+            ends = offsets[word_starts[c] + c:word_starts[c + 1] + c + 1].tolist()
+            for i, at in enumerate(ranks[word_starts[c]:word_starts[c + 1]].tolist()):
+                words[at] = chunk[ends[i]:ends[i + 1]].decode("utf-8", "surrogatepass")
+        vocabulary.extend(words)
+    return np.split(ranks, [int(word_starts[c]) for c in range(1, word_starts.size - 1)])
+
+
+def _packed_words(dictionaries: list) -> tuple:
+    """Every dictionary's words in one byte array, as ``kernels.merged_dense_ranks`` reads them:
+    (bytes, chunk-local int32 offsets, each chunk's first byte, each chunk's first word). A
+    dictionary is dropped once copied, so the copy never holds two of each."""
     sizes = [len(d) for d in dictionaries]
-    if not sum(sizes):
-        return [np.zeros(0, dtype=np.int32) for _ in dictionaries]
-    pool = arrow_pool()
-    words = pa.chunked_array(dictionaries, type=pa.large_binary())
-    if vocabulary is not None:            # the caller wants the words behind the ids (id i: vocabulary[i])
-        order = pc.sort_indices(words, memory_pool=pool)
-        ordered = pc.take(words, order, memory_pool=pool).combine_chunks(memory_pool=pool)
-        first = np.ones(len(ordered), dtype=bool)
-        first[1:] = np.asarray(pc.not_equal(ordered[1:], ordered[:-1], memory_pool=pool))
-        vocabulary.extend(w.decode("utf-8", "surrogatepass") for w in ordered.filter(pa.array(first)).to_pylist())
-        del order, ordered, first
-    rank = pc.rank(words, sort_keys="ascending", tiebreaker="dense", memory_pool=pool)   # 1-based
-    del words
-    number = np.empty(len(rank), dtype=np.int32)
-    number[:] = np.asarray(rank)
-    del rank
-    number -= 1
-    return np.split(number, np.cumsum(sizes)[:-1])
+    data = np.empty(sum(int(_word_bytes(d)[-1] - _word_bytes(d)[0]) for d in dictionaries), dtype=np.uint8)
+    offsets = np.empty(sum(sizes) + len(dictionaries), dtype=np.int32)
+    data_starts = np.zeros(len(dictionaries) + 1, dtype=np.int64)
+    word_starts = np.zeros(len(dictionaries) + 1, dtype=np.int64)
+    word_starts[1:] = np.cumsum(sizes)
+    for c in range(len(dictionaries)):
+        words = dictionaries[c]
+        dictionaries[c] = None
+        ends = _word_bytes(words)
+        lo, hi = int(ends[0]), int(ends[-1])
+        if hi - lo > INT32_OFFSETS:
+            raise AuditorError("input", "A text holds more than 2 GB of distinct words.",
+                               "Split the text into records.")
+        if hi > lo:
+            data[data_starts[c]:data_starts[c] + hi - lo] = np.frombuffer(words.buffers()[2], dtype=np.uint8)[lo:hi]
+        offsets[word_starts[c] + c:word_starts[c + 1] + c + 1] = ends - lo
+        data_starts[c + 1] = data_starts[c] + hi - lo
+        del words, ends
+    dictionaries.clear()
+    return data, offsets, data_starts, word_starts
+
+
+def _word_bytes(words) -> np.ndarray:
+    """The offsets of a binary or large_binary array's words in its bytes (a view)."""
+    import pyarrow as pa
+
+    if not len(words):
+        return np.zeros(1, dtype=np.int64)
+    wide = pa.types.is_large_binary(words.type)
+    return np.frombuffer(words.buffers()[1], dtype=np.int64 if wide else np.int32)[words.offset:words.offset + len(words) + 1]
 
 
 def _arrow_word_tokens(texts: list):
