@@ -29,7 +29,7 @@ _WS = re.compile(r"\s+")
 
 
 def shingle_matrix(texts: list, spec: ShingleSpec = ShingleSpec()) -> sp.csr_matrix:
-    """A binary CSR matrix: row i holds the shingle set of texts[i] (None/empty -> empty row)."""
+    """A binary CSR matrix (bool): row i holds the shingle set of texts[i] (None/empty -> empty row)."""
     if spec.unit == "word":
         token_ids, lengths = word_tokens(texts)
     else:
@@ -303,8 +303,10 @@ def windows_to_matrix(token_ids: np.ndarray, lengths: np.ndarray, k: int,
     indptr = np.concatenate(([0], np.cumsum(n_windows)))
     del n_windows
     n_columns, columns = window_columns(token_ids, lengths, k, reuse_tokens)
-    # A boolean pattern while repeated shingles are merged (sets, not bags: a repeat counts once;
-    # bool sums are "or"), the float ones the searches multiply only once it is final.
+    # Boolean: repeated shingles merge as sets (a repeat counts once: bool sums are "or"), and a
+    # byte an entry where float32 took four. Counts come from ``.multiply(...).sum()`` (an integer
+    # sum) or from the indices; a product of two such matrices would be boolean, so the searches'
+    # products use prefix matrices of their own, float32 (``near.prefix``).
     matrix = sp.csr_matrix((np.ones(columns.size, dtype=bool), columns, indptr), shape=(n, n_columns))
     del columns
     matrix.sum_duplicates()
@@ -312,7 +314,6 @@ def windows_to_matrix(token_ids: np.ndarray, lengths: np.ndarray, k: int,
     if spare is not None and spare.nbytes > matrix.indices.nbytes * 9 // 8:
         matrix.indices = matrix.indices.copy()     # written over more token ids than it keeps (short texts)
     del spare
-    matrix.data = np.ones(matrix.nnz, dtype=np.float32)
     return matrix
 
 

@@ -46,7 +46,7 @@ def required_overlap(sizes: np.ndarray, threshold: float) -> np.ndarray:
 class ContainedIndex:
     """B's shingle sets and their prefixes (see the module docstring)."""
     threshold: float
-    matrix: sp.csr_matrix          # B row x column, binary, sorted indices
+    matrix: sp.csr_matrix          # B row x column, bool, sorted indices
     sizes: np.ndarray              # |S_b|
     need: np.ndarray               # ceil(t|S_b|); B rows below MIN_SHARED have no prefix
     prefix_t: sp.csr_matrix        # column x B row: the column is in the row's prefix
@@ -55,9 +55,9 @@ class ContainedIndex:
     def build(cls, matrix_b: sp.csr_matrix, threshold: float, copy: bool = True) -> "ContainedIndex":
         """``copy=False``: ``matrix_b`` is the caller's to give (a slice made for it), so it is made
         binary and sorted in place, not copied (a copy cost 8 bytes an entry of B)."""
-        matrix = sp.csr_matrix(matrix_b, dtype=np.float32, copy=copy)
+        matrix = sp.csr_matrix(matrix_b, dtype=bool, copy=copy)
         matrix.sum_duplicates()
-        matrix.data[:] = 1.0
+        matrix.data[:] = True
         matrix.sort_indices()
         n, columns = matrix.shape
         sizes = set_sizes(matrix).astype(np.int64)
