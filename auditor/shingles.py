@@ -175,6 +175,9 @@ def _number_words(dictionaries: list, vocabulary: list | None) -> list:
         if vocabulary is not None:        # the caller wants the words behind the ids (id i: vocabulary[i])
             vocabulary.extend(w.decode("utf-8", "surrogatepass") for w in words.to_pylist())
         return [np.arange(len(words), dtype=np.int32)]
+    sizes = [len(d) for d in dictionaries]
+    if sum(sizes) < MERGE_MIN_WORDS:
+        return _ranked_words(dictionaries, sizes, vocabulary)
     data, offsets, data_starts, word_starts = _packed_words(dictionaries)
     from . import kernels
 
@@ -189,6 +192,35 @@ def _number_words(dictionaries: list, vocabulary: list | None) -> list:
                 words[at] = chunk[ends[i]:ends[i + 1]].decode("utf-8", "surrogatepass")
         vocabulary.extend(words)
     return np.split(ranks, [int(word_starts[c]) for c in range(1, word_starts.size - 1)])
+
+
+# Words from which batches are numbered by the compiled merge: below, Arrow's rank of them all
+# (16 bytes a word) costs less than loading compiled code in a process (about 40 MB).
+MERGE_MIN_WORDS = 1 << 21
+
+
+def _ranked_words(dictionaries: list, sizes: list, vocabulary: list | None) -> list:
+    """``_number_words`` by Arrow's dense rank of every batch's words at once."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    pool = arrow_pool()
+    wide = any(pa.types.is_large_binary(d.type) for d in dictionaries)     # a batch past 2 GB
+    words = pa.chunked_array([d.cast(pa.large_binary()) if wide else d for d in dictionaries],
+                             type=pa.large_binary() if wide else pa.binary())
+    dictionaries.clear()
+    rank = pc.rank(words, sort_keys="ascending", tiebreaker="dense", memory_pool=pool)   # 1-based
+    number = np.empty(len(rank), dtype=np.int32)
+    number[:] = np.asarray(rank)
+    del rank
+    number -= 1
+    if vocabulary is not None:
+        chosen = np.zeros(len(number), dtype=bool)
+        chosen[np.unique(number, return_index=True)[1]] = True      # a word's first place
+        ordered = words.filter(pa.array(chosen)).to_pylist()
+        at = number[chosen]
+        vocabulary.extend(ordered[i].decode("utf-8", "surrogatepass") for i in np.argsort(at).tolist())
+    return np.split(number, np.cumsum(sizes)[:-1])
 
 
 def _packed_words(dictionaries: list) -> tuple:

@@ -1,6 +1,6 @@
 """Word ids stay the positions of the words in the sorted vocabulary however the texts are cut into
-batches: each batch sorts its own distinct words, and the batches are numbered by a merge
-(``shingles._number_words``), so the ids equal Python's ``sorted`` of every word, and the
+batches: each batch sorts its own distinct words, and the batches are numbered by Arrow's rank of
+them all or, for many words, by a compiled merge (``shingles._number_words``), so the ids equal Python's ``sorted`` of every word, and the
 vocabulary a caller asks for lists the word behind each id."""
 from __future__ import annotations
 
@@ -22,8 +22,17 @@ def expected(texts):
     return [at[w] for ws in words for w in ws], [len(ws) for ws in words], vocabulary
 
 
+@pytest.fixture(params=["merge", "arrow-rank"])
+def numbering(request, monkeypatch):
+    if request.param == "merge":
+        monkeypatch.setattr(shingles, "MERGE_MIN_WORDS", 0)
+    else:
+        monkeypatch.setattr(shingles, "MERGE_MIN_WORDS", 10 ** 9)
+
+
 @pytest.mark.parametrize("arrow_batch,python_chars", [(3, 8), (50, 64), (10 ** 6, 1 << 22)])
-def test_ids_and_vocabulary_equal_sorted_words_for_any_batching(real_data, monkeypatch, arrow_batch, python_chars):
+def test_ids_and_vocabulary_equal_sorted_words_for_any_batching(real_data, monkeypatch, numbering, arrow_batch,
+                                                                python_chars):
     rng = random.Random(arrow_batch)
     texts = read_field(real_data, "gsm8k/test.jsonl", "question")[:300]
     texts += [" ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 12))) for _ in range(300)]
@@ -40,7 +49,7 @@ def test_ids_and_vocabulary_equal_sorted_words_for_any_batching(real_data, monke
     assert vocabulary == want_vocabulary
 
 
-def test_batches_without_any_word_are_numbered_with_the_rest(monkeypatch):
+def test_batches_without_any_word_are_numbered_with_the_rest(monkeypatch, numbering):
     # Batches of the Arrow path whose texts all go to Python (non-ASCII) leave empty dictionaries.
     texts = ["é é"] * 5 + ["plain words here"] * 5 + ["ü"] * 5
     monkeypatch.setattr(shingles, "ARROW_MIN_TEXTS", 0)
