@@ -229,6 +229,8 @@ def _leak(spec_a, spec_b, settings: LeakSettings, run: Progress) -> LeakResult:
             for b_row, a_rows in found_in(both_ids[:n_a], both_ids[n_a:]):
                 add(b_row, "identical_both", a_rows)
                 counts["identical_both"] += 1
+            del ans_a, ans_b, answer_ids, both_ids
+        del text_a, text_b, text_ids          # 8-24 bytes a record, not held through the near search
     with run.stage("near_duplicates"):
         matrix = shingle_matrix(chained(fa.text, fb.text), near_settings.shingle)
         n_a = len(fa.text)
