@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from .errors import AuditorError
 from .io.columns import TextColumn, TextColumnBuilder
+from .io.table import HEAD_BYTES, HEAD_LEAST, HEAD_MOST
 
 ROLE_NAMES = ("text", "answer", "group", "labels", "id")
 
@@ -193,16 +194,11 @@ def resolve_roles(rows: list[dict], text=None, answer=None, group=None, labels=N
                  id=given["id"], guessed=tuple(guessed), text_fields=tuple(text_list or (given["text"],)))
 
 
-GUESS_BYTES = 1 << 24      # bytes of records (about) that role guessing reads, with at most 1,000 records ...
-GUESS_LEAST = 20           # ... and at least these: one huge first record alone decided the roles
-
-
-def _head(rows, most: int = 1000) -> list:
-    """The first records role guessing looks at: at most ``most``, and of packed rows about
-    GUESS_BYTES of them (at least one). 200 records of 500 KB as dicts held their texts whole, four
-    times over when each held one emoji (a Python string of it stores 4 bytes a character)."""
+def _head(rows, most: int = HEAD_MOST) -> list:
+    """The first records role guessing looks at (``io.table.head_of``'s bounds; of packed rows,
+    about HEAD_BYTES of their pickles)."""
     if hasattr(rows, "head"):
-        return rows.head(most, GUESS_BYTES, GUESS_LEAST)
+        return rows.head(most, HEAD_BYTES, HEAD_LEAST)
     return rows[:most]
 
 

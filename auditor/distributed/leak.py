@@ -51,7 +51,7 @@ from ..errors import AuditorError
 from ..io.columns import chained
 from ..io.listing import display_name
 from ..io.outputs import atomic_write, check_shard_dir
-from ..io.shards import RECORD_FORMATS, first_records, shown_uri, source_name, split_shards
+from ..io.shards import RECORD_FORMATS, head_records, shown_uri, source_name, split_shards
 from ..leakage import LeakResult, add_contained_matches, add_near_matches, prepared_b
 from ..near import CROSS_MATCHES, CrossSink, verify
 from ..near.contained import METHOD as CONTAINED_METHOD
@@ -74,7 +74,7 @@ from ..roles import (
 from ..settings import LeakSettings, SourceSpec
 from ..shingles import char_text, set_sizes, windows_to_matrix, word_tokens
 from ..io import resume
-from .runtime import ROLE_SAMPLE, map_shards, ray_session, run
+from .runtime import map_shards, ray_session, run
 
 BATCH_ROWS = 50_000           # A records per batch in a task (memory per task: one batch and B's index; >= shingles.ARROW_MIN_TEXTS, so Arrow tokenises)
 SHARD_FILE_VERSION = 6          # 2: + records with no text; 3: + answers and ids of the rows reported; 4: + notices; 5: named as locally
@@ -443,17 +443,6 @@ def a_shards(source: str, split) -> tuple[object, list, str | None, list]:
     return split_shards(source, split, RECORD_FORMATS)
 
 
-def _first_records(filesystem, shards: list, limit: int) -> list:
-    """A's first ``limit`` records, read on the driver by the tasks' reader (``runtime.first_records``:
-    a Parquet shard a ``limit`` of rows at a time, not a task's 65,536)."""
-    out: list = []
-    for shard in shards:
-        out += first_records(filesystem, shard, limit - len(out))
-        if len(out) >= limit:
-            break
-    return out
-
-
 def _no_records(shards: list) -> AuditorError:
     return AuditorError("empty_input", f"{', '.join(s.name for s in shards)}: no records found.",
                         "The file is empty or holds only a header; check that it is the right file.")
@@ -480,7 +469,7 @@ def ray_leak(a, b, *, settings=None, split_a=None, config_a=None, max_rows=None,
     spec_b = b if isinstance(b, (PreparedSide, SourceSpec)) else SourceSpec(b, None, None, None, token,
                                                                               default_split="test")
     side_b = prepared_b(spec_b, settings)
-    sample = _first_records(filesystem, shards, ROLE_SAMPLE)
+    sample = head_records(filesystem, shards)
     if not sample:
         raise _no_records(shards)
     ra = settings.roles_a

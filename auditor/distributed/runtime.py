@@ -49,7 +49,7 @@ from ..io.listing import (
 )
 from ..io.shards import (
     Shard,
-    first_records,
+    head_records,
     list_shards,
     open_shard,
     record_batches,
@@ -61,7 +61,6 @@ from ..roles import joined_text, resolve_text_spec, text_fields
 from ..textstream import joined_column, text_blocks
 from ..wordtokens import as_string_array
 
-ROLE_SAMPLE = 1000          # rows the text field is resolved from when none is named, as the local engine does
 INSTALL_HINT = 'Install the Ray extra: pip install "dataset-integrity-auditor[ray]" (or .[ray] in a checkout).'
 
 
@@ -462,13 +461,9 @@ def read_dataset(source: str, text_field: str | None, *, global_rows: bool = Tru
 
 def resolve_text_field(filesystem, shard_list: list[Shard], text: str | None = None, source: str | None = None) -> str:
     """The text field of the corpus: ``text`` checked against its first rows, or chosen from them,
-    as the local engine does (``auditor.roles.resolve_roles`` on the first 1,000 records); a role
+    as the local engine does (``auditor.roles.resolve_roles`` on ``io.shards.head_records``); a role
     error names ``source`` as the local engine's does."""
-    sample: list = []
-    for shard in shard_list:
-        sample += first_records(filesystem, shard, ROLE_SAMPLE - len(sample))
-        if len(sample) >= ROLE_SAMPLE:
-            break
+    sample = head_records(filesystem, shard_list)
     if not sample:
         raise AuditorError("empty_input", "The corpus's shards hold no records to check.", "Check the corpus source.")
     try:

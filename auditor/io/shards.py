@@ -33,6 +33,7 @@ from .listing import (
     unlisted_part,
 )
 from .listing import glob_files as local_glob
+from .table import head_of
 
 FORMATS = ((".jsonl", "jsonl"), (".ndjson", "jsonl"), (".json", "json"), (".parquet", "parquet"), (".pq", "parquet"))
 # Whole records (``record_batches``, the leak engine's reader) also come from CSV and TSV, as locally.
@@ -325,26 +326,34 @@ def record_batches(f, shard: Shard, parquet_rows: int = 65536, notices: list | N
     yield from stream_batches(f, shard.name, shard.format, notices, parquet_rows=parquet_rows)
 
 
-def first_records(filesystem, shard: Shard, limit: int) -> list[dict]:
-    """Up to ``limit`` whole records from the start of a shard, read on the driver by the tasks'
-    reader (``record_batches``: the local engine's parsers, so a first line longer than any fixed
-    head, a JSON object of columns or a compressed Parquet file read as they do in the tasks)."""
-    out: list = []
-    try:
-        with open_shard(filesystem, shard) as f:
-            batches = record_batches(f, shard, max(1, min(limit, 65536)))
+def head_records(filesystem, shards: list) -> list[dict]:
+    """The first records of the shards, in order, within ``table.head_of``'s bounds (what roles are
+    guessed from), read on the driver by the tasks' reader (``record_batches``: the local engine's
+    parsers, so a first line longer than any fixed head, a JSON object of columns or a compressed
+    Parquet file read as they do in the tasks), a few Parquet rows at a time."""
+    def records():
+        for shard in shards:
             try:
-                for part in batches:
-                    out += part[:limit - len(out)]
-                    if len(out) >= limit:
-                        break
-            finally:
-                batches.close()
-        return out
-    except AuditorError:
-        raise
-    except Exception as exc:        # noqa: BLE001 - the shard's fault, named
-        raise shard_error(shard, exc) from None
+                with open_shard(filesystem, shard) as f:
+                    batches = record_batches(f, shard, HEAD_PARQUET_ROWS)
+                    try:
+                        for part in batches:
+                            yield from part
+                    finally:
+                        batches.close()
+            except AuditorError:
+                raise
+            except Exception as exc:        # noqa: BLE001 - the shard's fault, named
+                raise shard_error(shard, exc) from None
+
+    stream = records()
+    try:
+        return head_of(stream)
+    finally:
+        stream.close()
+
+
+HEAD_PARQUET_ROWS = 64      # Parquet rows read at a time for the head (a task reads 65,536)
 
 
 def shard_error(shard: Shard, exc: BaseException) -> AuditorError:

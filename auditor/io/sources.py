@@ -23,7 +23,7 @@ from .budget import Budget
 from .formats import file_rows, read_file
 from .hub import load_hub  # imports `datasets` itself, only when a hub id is read
 from .listing import DATA_SUFFIXES, display_name, expand_local, format_of, local_files  # noqa: F401
-from .table import Table, choose_split, packed
+from .table import Table, choose_split, head_of, packed
 
 EXAMPLES_DIR = Path(__file__).parent.parent / "examples"
 
@@ -186,15 +186,12 @@ def _load_local(source: str, split, max_rows, default_split: str = "train") -> T
                  notices=tuple(notices))
 
 
-ROLE_SAMPLE = 1000      # records read ahead to guess a streamed source's roles
-
-
-def peek_records(source, config: str | None = None, split: str | None = None, *, token: str | None = None,
-                 ahead: int = ROLE_SAMPLE) -> tuple[list, object]:
-    """(the first ``ahead`` records, an iterator over every record from the first): a streamed
-    source's head for guessing roles, without reading the head twice."""
+def peek_records(source, config: str | None = None, split: str | None = None, *,
+                 token: str | None = None) -> tuple[list, object]:
+    """(the first records, ``table.head_of``'s, an iterator over every record from the first): a
+    streamed source's head for guessing roles, without reading the head twice."""
     stream = iter_records(source, config, split, token=token)
-    head = list(itertools.islice(stream, ahead))
+    head = head_of(stream)
     return head, itertools.chain(head, stream)
 
 
