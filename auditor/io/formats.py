@@ -78,7 +78,12 @@ def stream_batches(f, name: str, fmt: str, notices: list | None = None, *, parqu
 
 def file_rows(path: Path, budget: Budget, notices: list | None = None):
     """Records of one local file, one at a time (a corpus streamed through)."""
-    batches = file_batches(path, budget, notices)
+    yield from flattened(file_batches(path, budget, notices))
+
+
+def flattened(batches):
+    """The records of a generator of record lists, one at a time; the generator closed when done
+    or dropped, so its file is."""
     try:
         for part in batches:
             yield from part

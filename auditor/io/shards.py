@@ -21,7 +21,7 @@ from urllib.parse import parse_qs, urlsplit, urlunsplit
 import pyarrow as pa
 
 from ..errors import AuditorError
-from .formats import stream_batches
+from .formats import flattened, stream_batches
 from .listing import (
     CODECS,
     codec_of,
@@ -335,12 +335,7 @@ def head_records(filesystem, shards: list) -> list[dict]:
         for shard in shards:
             try:
                 with open_shard(filesystem, shard) as f:
-                    batches = record_batches(f, shard, HEAD_PARQUET_ROWS)
-                    try:
-                        for part in batches:
-                            yield from part
-                    finally:
-                        batches.close()
+                    yield from flattened(record_batches(f, shard, HEAD_PARQUET_ROWS))
             except AuditorError:
                 raise
             except Exception as exc:        # noqa: BLE001 - the shard's fault, named
