@@ -50,6 +50,7 @@ def clean(test, against: list, *, near: bool = False, dedup: bool = False, thres
     side = prepare(test, config=config, split=split, max_rows=max_rows, token=token, text=text, answer=answer,
                    default_split="test")        # TEST is an evaluation set: its test split by default
     reasons: dict[int, dict] = {}
+    notices: list = []
     if compare is None:
         def compare(other, side, settings):
             return leak(other, side, max_rows=max_rows, token=token, settings=settings)
@@ -63,7 +64,10 @@ def clean(test, against: list, *, near: bool = False, dedup: bool = False, thres
                 raise
             raise hinted from None
         _drop_leaks(result, reasons, near)
-    notices: tuple = ()
+        if result.a.fingerprint == result.b.fingerprint:     # TEST given as its own training side
+            notices.append(f"{result.a.table.source} holds the same records as TEST: every record matches itself, "
+                           "so it drops them all and says nothing about leakage. Clean the evaluation split "
+                           "against the training one.")
     if dedup:
         first: dict[int, int] = {}
         # An internal duplicate with another answer is a conflicting label, not a copy: it is dropped
@@ -81,11 +85,11 @@ def clean(test, against: list, *, near: bool = False, dedup: bool = False, thres
                 conflicts += bool(differs) and answers[i] >= 0
             first.setdefault(key, i)
         if conflicts:
-            notices = (f"{conflicts:,} internal duplicate(s) dropped hold another answer than the row kept "
-                       "(their 'differs' names it): review them, the kept answer is the first row's.",)
+            notices.append(f"{conflicts:,} internal duplicate(s) dropped hold another answer than the row kept "
+                           "(their 'differs' names it): review them, the kept answer is the first row's.")
     kept = select(side.table.rows, [i for i in range(len(side.table.rows)) if i not in reasons])
     return CleanResult(kept=kept, dropped=[reasons[i] for i in sorted(reasons)], source=side.table.source,
-                       records=len(side.table.rows), notices=notices, truncated=side.table.truncated)
+                       records=len(side.table.rows), notices=tuple(notices), truncated=side.table.truncated)
 
 
 def write_clean(result: CleanResult, out, *, source=None, split=None, stamps=None, before_replace=None) -> list:
