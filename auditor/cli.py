@@ -38,6 +38,7 @@ from .semantic import load_model, semantic_contamination, semantic_search
 from .settings import (
     DEFAULT_THRESHOLDS,
     KEEP_RULES,
+    MAX_SEMANTIC_K,
     SEMANTIC_COSINE_FLOOR,
     SEMANTIC_THRESHOLD,
     EngineSettings,
@@ -99,6 +100,13 @@ def _positive_int(value: str) -> int:
     if n > sys.maxsize:
         raise argparse.ArgumentTypeError(f"{n:,} is too large (at most {sys.maxsize:,})")
     return n
+
+
+def _semantic_k(value: str) -> int:
+    k = _positive_int(value)
+    if k > MAX_SEMANTIC_K:      # (checked again by semantic_search: here, before any reading)
+        raise argparse.ArgumentTypeError(f"at most {MAX_SEMANTIC_K:,} nearest records per item, got {k:,}")
+    return k
 
 
 def _path(value: str) -> str:
@@ -173,7 +181,8 @@ def _add_semantic_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--semantic-threshold", type=_unit_interval, metavar="SCORE",
                    help=f"flag items whose best match has at least this margin score (default: the calibrated "
                         f"{SEMANTIC_THRESHOLD}; the match's cosine must also reach {SEMANTIC_COSINE_FLOOR})")
-    p.add_argument("--semantic-k", type=_positive_int, default=5, metavar="K", help="nearest records kept per item")
+    p.add_argument("--semantic-k", type=_semantic_k, default=5, metavar="K",
+                   help=f"nearest records kept per item (at most {MAX_SEMANTIC_K:,})")
 
 
 def build_parser() -> argparse.ArgumentParser:
