@@ -32,6 +32,27 @@ def write_rows(rows: list, path: str | Path, fmt: str | None = None, *, before_r
             raise write_error(str(path), exc) from None
 
 
+def json_value(value):
+    """json.dumps' fallback for a value JSON has no type for (``default=``): bytes as their UTF-8 text (a
+    Parquet binary column of text, which the audit read as text; str() wrote "b'...'"), other bytes
+    refused; dates, decimals and the like as their text."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        try:
+            return bytes(value).decode("utf-8")
+        except UnicodeDecodeError:
+            raise AuditorError("usage", f"A record holds binary data that is not UTF-8 text ({bytes(value)[:12]!r}"
+                               "...: an image, audio), which JSON Lines, JSON and CSV cannot carry.",
+                               "Write .parquet, which keeps it.") from None
+    return str(value)
+
+
+def _csv_cell(value):
+    """A value as a CSV cell: lists and objects as their JSON, bytes as their text (``json_value``)."""
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, ensure_ascii=False, default=json_value)
+    return json_value(value) if isinstance(value, (bytes, bytearray, memoryview)) else value
+
+
 def _escape_surrogates(value):
     """``value`` with every lone surrogate written as a backslash escape (nested values too)."""
     if isinstance(value, str):
@@ -59,12 +80,12 @@ def _write_rows(rows: list, path: Path, fmt: str | None = None, before_replace=N
     if suffix in (".jsonl", ".ndjson"):
         with atomic_write(path, errors="backslashreplace", before_replace=before_replace) as fh:
             for r in rows:
-                fh.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
+                fh.write(json.dumps(r, ensure_ascii=False, default=json_value) + "\n")
     elif suffix == ".json":
         with atomic_write(path, errors="backslashreplace", before_replace=before_replace) as fh:
             fh.write("[")
             for i, r in enumerate(rows):
-                fh.write(("\n" if not i else ",\n") + json.dumps(r, ensure_ascii=False, default=str))
+                fh.write(("\n" if not i else ",\n") + json.dumps(r, ensure_ascii=False, default=json_value))
             fh.write("\n]\n")
     elif suffix in (".csv", ".tsv"):
         columns = list(dict.fromkeys(k for r in rows for k in r))
@@ -75,9 +96,9 @@ def _write_rows(rows: list, path: Path, fmt: str | None = None, before_replace=N
             writer.writeheader()
             for i, r in enumerate(rows):
                 # (json.dumps escapes a NUL inside a list or object; a plain text value keeps it)
-                _refuse_nul(r.values(), path, f"written record {i}")
-                writer.writerow({k: (json.dumps(v, ensure_ascii=False) if isinstance(v, (list, dict)) else v)
-                                 for k, v in r.items()})
+                cells = {k: _csv_cell(v) for k, v in r.items()}
+                _refuse_nul(cells.values(), path, f"written record {i}")
+                writer.writerow(cells)
     elif suffix in (".parquet", ".pq"):
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -104,8 +125,8 @@ def _write_rows(rows: list, path: Path, fmt: str | None = None, before_replace=N
                     notices.append(f"column {name!r}: its NaN values (missing) written as null")
                 except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError, UnicodeEncodeError):
                     # Parquet needs one type per column; a column mixing types is kept as JSON text.
-                    arrays[name] = pa.array([None if v is None else json.dumps(v, ensure_ascii=False, default=str)
-                                             for v in values])
+                    arrays[name] = pa.array([None if v is None else
+                                             json.dumps(v, ensure_ascii=False, default=json_value) for v in values])
                     notices.append(f"column {name!r} mixes types: written as JSON text")
         table = pa.table(arrays)
         with atomic_write(path, "wb", before_replace=before_replace) as fh:
@@ -193,7 +214,7 @@ def local_source_files(corpus: str, split):
 
 def record_line(record) -> str:
     """A record read from a file that is not JSONL, as a JSONL line (``clean.write_rows``'s form)."""
-    return json.dumps(record, ensure_ascii=False, default=str)
+    return json.dumps(record, ensure_ascii=False, default=json_value)
 
 
 def record_lines(files):
