@@ -11,7 +11,7 @@ import numpy as np
 
 from .errors import AuditorError
 from .exact import digest_ids
-from .io.copies import copy_csv_records, files_copied_as_written, write_rows
+from .io.copies import copy_csv_records, copy_parquet_records, files_copied_as_written, write_rows
 from .io.table import select
 from .leakage import drop_reason, inherited_field_hint, leak
 from .prepare import prepare
@@ -92,18 +92,23 @@ def clean(test, against: list, *, near: bool = False, dedup: bool = False, thres
                        records=len(side.table.rows), notices=tuple(notices), truncated=side.table.truncated)
 
 
+# Output suffixes whose copy of local TEST files may keep them as written (copies.files_copied_as_written)
+COPY_FORMATS = {".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet"}
+
+
 def write_clean(result: CleanResult, out, *, source=None, split=None, stamps=None, before_replace=None) -> list:
     """The kept rows to ``out`` (format by its extension); returns notices. A .csv/.tsv copy of a
     local CSV/TSV ``source`` read whole (its files as ``stamps``, ``io.copies.local_stamps`` taken
     before the run, say) is its records as written less the dropped rows: the input's delimiter,
-    quoting, byte-order mark and header kept (``copies.copy_csv_records``)."""
-    fmt = {".csv": "csv", ".tsv": "tsv"}.get(Path(os.fspath(out)).suffix.lower())
+    quoting, byte-order mark and header kept (``copies.copy_csv_records``); a .parquet copy of local
+    Parquet files of one schema, their rows as stored (``copies.copy_parquet_records``)."""
+    fmt = COPY_FORMATS.get(Path(os.fspath(out)).suffix.lower())
     files = files_copied_as_written(source, split, fmt, result.truncated) if fmt and stamps else None
     if not files:
         return write_rows(result.kept, out, before_replace=before_replace)
     dropped = np.asarray(sorted(d["row"] for d in result.dropped), dtype=np.int64)
-    copy_csv_records(files, dropped, result.records, out, source=result.source, stamps=stamps,
-                     before_replace=before_replace)
+    copy = copy_parquet_records if fmt == "parquet" else copy_csv_records
+    copy(files, dropped, result.records, out, source=result.source, stamps=stamps, before_replace=before_replace)
     return []
 
 
