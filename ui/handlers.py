@@ -379,6 +379,19 @@ def ignored_link_values(params: dict) -> list:
     b_self = str(params.get("b_self") or "").strip()
     if b_self not in ("", "0", "1"):
         out.append(("b_self", b_self, "not 1 (compare a source with itself) or 0: read as 0"))
+    # Values the side's source does not take (the page's links never carry them): a revision is a Hub
+    # dataset's commit; an uploaded file is read whole, with no config or split.
+    b = str(params.get("b") or "").strip()
+    for prefix, upload, example in (("", bool(params.get("upload")), str(params.get("dataset") or "").strip()
+                                     .startswith("example:")),
+                                    ("b_", b.startswith("upload:"), b.startswith("example:"))):
+        rev = str(params.get(prefix + "rev") or "").strip()
+        if rev and (upload or example):
+            out.append((prefix + "rev", rev, "a revision applies to Hugging Face datasets only"))
+        for key in (prefix + "config", prefix + "split"):
+            value = str(params.get(key) or "").strip()
+            if value and upload:
+                out.append((key, value, "an uploaded file is read whole: it has no configs or splits"))
     return out
 
 
