@@ -46,7 +46,7 @@ def files(tmp_path):
 def test_an_empty_path_is_refused_before_any_work(files, run_cli, command, option, blank):
     test, train, out = files
     argv = [a.format(test=test, train=train, out=out) for a in command]
-    rc, stdout, err = run_cli(*argv, option, blank, "--quiet")
+    rc, stdout, err = run_cli(*argv, option, blank, "--quiet", cwd=out)     # (a blank name would land in out)
     assert rc == 2, (rc, err)
     assert "Traceback" not in err and stdout == ""
     assert f"argument {option}: an empty path" in err, err
