@@ -35,7 +35,15 @@ from auditor.evidence import (
     leak_evidence,
     leak_evidence_csv,
 )
-from auditor.io.copies import copy_csv_records, copy_record_lines, csv_files_copied, local_stamps, write_rows
+from auditor.io.copies import (
+    copy_csv_records,
+    copy_parquet_records,
+    copy_record_lines,
+    csv_files_copied,
+    local_stamps,
+    parquet_files_copied,
+    write_rows,
+)
 from auditor.io.hub import describe
 from auditor.io.listing import format_of
 from auditor.io.outputs import write_text
@@ -1236,6 +1244,10 @@ def contamination_views(result, bench, token, progress=None, fields=(), source=N
         # a CSV/TSV upload: each kept record as written (its delimiter, quoting, header, byte-order mark)
         copy_csv_records([upload], np.asarray(sorted(dropped), dtype=np.int64), len(result.table.rows), copy,
                          source=result.table.source)
+    elif upload is not None and not result.table.truncated and fmt == "parquet" and parquet_files_copied([upload]):
+        # a Parquet upload: its rows as stored (column types and names), as the CLI's copies
+        copy_parquet_records([upload], np.asarray(sorted(dropped), dtype=np.int64), len(result.table.rows), copy,
+                             source=result.table.source)
     else:
         records = result.table.rows          # CSV: written in 2 passes
         write_rows(select(records, [i for i in range(len(records)) if i not in dropped]), copy, fmt=fmt)
