@@ -11,7 +11,7 @@ import numpy as np
 
 from .errors import AuditorError
 from .exact import digest_ids
-from .io.copies import copy_csv_records, files_copied_as_written, write_rows
+from .io.copies import copy_csv_records, copy_parquet_records, files_copied_as_written, write_rows
 from .io.table import select
 from .leakage import drop_reason, inherited_field_hint, leak
 from .prepare import prepare
@@ -50,6 +50,7 @@ def clean(test, against: list, *, near: bool = False, dedup: bool = False, thres
     side = prepare(test, config=config, split=split, max_rows=max_rows, token=token, text=text, answer=answer,
                    default_split="test")        # TEST is an evaluation set: its test split by default
     reasons: dict[int, dict] = {}
+    notices: list = []
     if compare is None:
         def compare(other, side, settings):
             return leak(other, side, max_rows=max_rows, token=token, settings=settings)
@@ -63,7 +64,10 @@ def clean(test, against: list, *, near: bool = False, dedup: bool = False, thres
                 raise
             raise hinted from None
         _drop_leaks(result, reasons, near)
-    notices: tuple = ()
+        if result.a.fingerprint == result.b.fingerprint:     # TEST given as its own training side
+            notices.append(f"{result.a.table.source} holds the same records as TEST: every record matches itself, "
+                           "so it drops them all and says nothing about leakage. Clean the evaluation split "
+                           "against the training one.")
     if dedup:
         first: dict[int, int] = {}
         # An internal duplicate with another answer is a conflicting label, not a copy: it is dropped
@@ -81,25 +85,30 @@ def clean(test, against: list, *, near: bool = False, dedup: bool = False, thres
                 conflicts += bool(differs) and answers[i] >= 0
             first.setdefault(key, i)
         if conflicts:
-            notices = (f"{conflicts:,} internal duplicate(s) dropped hold another answer than the row kept "
-                       "(their 'differs' names it): review them, the kept answer is the first row's.",)
+            notices.append(f"{conflicts:,} internal duplicate(s) dropped hold another answer than the row kept "
+                           "(their 'differs' names it): review them, the kept answer is the first row's.")
     kept = select(side.table.rows, [i for i in range(len(side.table.rows)) if i not in reasons])
     return CleanResult(kept=kept, dropped=[reasons[i] for i in sorted(reasons)], source=side.table.source,
-                       records=len(side.table.rows), notices=notices, truncated=side.table.truncated)
+                       records=len(side.table.rows), notices=tuple(notices), truncated=side.table.truncated)
+
+
+# Output suffixes whose copy of local TEST files may keep them as written (copies.files_copied_as_written)
+COPY_FORMATS = {".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet"}
 
 
 def write_clean(result: CleanResult, out, *, source=None, split=None, stamps=None, before_replace=None) -> list:
     """The kept rows to ``out`` (format by its extension); returns notices. A .csv/.tsv copy of a
     local CSV/TSV ``source`` read whole (its files as ``stamps``, ``io.copies.local_stamps`` taken
     before the run, say) is its records as written less the dropped rows: the input's delimiter,
-    quoting, byte-order mark and header kept (``copies.copy_csv_records``)."""
-    fmt = {".csv": "csv", ".tsv": "tsv"}.get(Path(os.fspath(out)).suffix.lower())
+    quoting, byte-order mark and header kept (``copies.copy_csv_records``); a .parquet copy of local
+    Parquet files of one schema, their rows as stored (``copies.copy_parquet_records``)."""
+    fmt = COPY_FORMATS.get(Path(os.fspath(out)).suffix.lower())
     files = files_copied_as_written(source, split, fmt, result.truncated) if fmt and stamps else None
     if not files:
         return write_rows(result.kept, out, before_replace=before_replace)
     dropped = np.asarray(sorted(d["row"] for d in result.dropped), dtype=np.int64)
-    copy_csv_records(files, dropped, result.records, out, source=result.source, stamps=stamps,
-                     before_replace=before_replace)
+    copy = copy_parquet_records if fmt == "parquet" else copy_csv_records
+    copy(files, dropped, result.records, out, source=result.source, stamps=stamps, before_replace=before_replace)
     return []
 
 

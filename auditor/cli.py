@@ -38,6 +38,7 @@ from .semantic import load_model, semantic_contamination, semantic_search
 from .settings import (
     DEFAULT_THRESHOLDS,
     KEEP_RULES,
+    MAX_SEMANTIC_K,
     SEMANTIC_COSINE_FLOOR,
     SEMANTIC_THRESHOLD,
     EngineSettings,
@@ -101,6 +102,22 @@ def _positive_int(value: str) -> int:
     return n
 
 
+def _semantic_k(value: str) -> int:
+    k = _positive_int(value)
+    if k > MAX_SEMANTIC_K:      # (checked again by semantic_search: here, before any reading)
+        raise argparse.ArgumentTypeError(f"at most {MAX_SEMANTIC_K:,} nearest records per item, got {k:,}")
+    return k
+
+
+def _path(value: str) -> str:
+    """A path option's value: a blank one (``--out "$OUT"`` with OUT unset) was read as the option left
+    out, so a run asked for an output exited 0 without writing it."""
+    if not value.strip():
+        raise argparse.ArgumentTypeError(f"an empty path ({value!r}): give a file or folder name, or leave the "
+                                         "option out")
+    return value
+
+
 def _shingle(value: str):
     try:
         return ShingleSpec.parse(value)
@@ -127,8 +144,9 @@ def _add_source_options(p: argparse.ArgumentParser) -> None:
 
 
 def _add_output_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out-dir", help="write summary.json and REPORT.md here")
-    p.add_argument("--json", dest="json_path", metavar="PATH|-", help="write summary.json to PATH, or stdout with -")
+    p.add_argument("--out-dir", type=_path, help="write summary.json and REPORT.md here")
+    p.add_argument("--json", dest="json_path", type=_path, metavar="PATH|-",
+                   help="write summary.json to PATH, or stdout with -")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 
@@ -139,7 +157,8 @@ def _add_engine_options(p: argparse.ArgumentParser, shards: bool = False, pieces
                    "else a local Ray started for the run)")
     if shards:
         local = " (also --engine local: then only when given)" if pieces.startswith("near") else ""
-        p.add_argument("--shard-dir", metavar="DIR", help=f"--engine ray: keep each finished {pieces}'s result here "
+        p.add_argument("--shard-dir", type=_path, metavar="DIR",
+                       help=f"--engine ray: keep each finished {pieces}'s result here "
                        "and skip it when re-run (default: OUT_DIR/shards where the command has --out-dir)" + local)
 
 
@@ -162,7 +181,8 @@ def _add_semantic_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--semantic-threshold", type=_unit_interval, metavar="SCORE",
                    help=f"flag items whose best match has at least this margin score (default: the calibrated "
                         f"{SEMANTIC_THRESHOLD}; the match's cosine must also reach {SEMANTIC_COSINE_FLOOR})")
-    p.add_argument("--semantic-k", type=_positive_int, default=5, metavar="K", help="nearest records kept per item")
+    p.add_argument("--semantic-k", type=_semantic_k, default=5, metavar="K",
+                   help=f"nearest records kept per item (at most {MAX_SEMANTIC_K:,})")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -205,7 +225,8 @@ def build_parser() -> argparse.ArgumentParser:
     leak.add_argument("--shingle", type=_shingle, default=None)
     leak.add_argument("--method", choices=("auto", "exact", "lsh"), default="auto")
     leak.add_argument("--max-rows", type=_positive_int)
-    leak.add_argument("--evidence", metavar="CSV", help="write every leaked B record and its A matches here")
+    leak.add_argument("--evidence", type=_path, metavar="CSV",
+                      help="write every leaked B record and its A matches here")
     leak.add_argument("--fail-on-overlap", action="store_true",
                       help="exit 1 when a B record's text is in A, identical or a near duplicate (for CI; "
                            "a shared answer alone does not fail: labels and letters repeat)")
@@ -227,11 +248,11 @@ def build_parser() -> argparse.ArgumentParser:
     cont.add_argument("--ngram", default="auto", help="auto (5th percentile, 8..13) or a whole number")
     cont.add_argument("--max-rows", type=_positive_int)
     cont.add_argument("--fail-on-overlap", action="store_true")
-    cont.add_argument("--decontaminate", metavar="OUT",
+    cont.add_argument("--decontaminate", type=_path, metavar="OUT",
                       help="also write the corpus without its records that share an n-gram with the benchmark "
                            "(.jsonl or .json, records unchanged; --engine ray: a folder, or an object store's "
                            "(s3://...), one JSONL file per shard), and the dropped rows to OUT.dropped.json")
-    cont.add_argument("--manifest", metavar="FILE", help="--decontaminate's dropped rows here instead")
+    cont.add_argument("--manifest", type=_path, metavar="FILE", help="--decontaminate's dropped rows here instead")
     _add_engine_options(cont, shards=True)
     _add_semantic_options(cont)
     _add_output_options(cont)
@@ -251,8 +272,8 @@ def build_parser() -> argparse.ArgumentParser:
                            allow_abbrev=False)
     clean.add_argument("test")
     clean.add_argument("--against", action="append", required=True, metavar="TRAIN")
-    clean.add_argument("--out", required=True, help="output .jsonl, .csv or .parquet")
-    clean.add_argument("--report", help="JSON report of every dropped row (default: OUT + .dropped.json)")
+    clean.add_argument("--out", type=_path, required=True, help="output .jsonl, .csv or .parquet")
+    clean.add_argument("--report", type=_path, help="JSON report of every dropped row (default: OUT + .dropped.json)")
     clean.add_argument("--near", action="store_true"); clean.add_argument("--dedup", action="store_true")
     clean.add_argument("--threshold", type=_threshold, help="near-duplicate Jaccard threshold, with --near "
                        "(default 0.7)")
@@ -275,16 +296,18 @@ def build_parser() -> argparse.ArgumentParser:
     dedup.add_argument("--keep", choices=KEEP_RULES, default="first",
                        help="which record of a cluster is kept: first (lowest row), longest (text), "
                        "most_common_answer (ties: lowest row)")
-    dedup.add_argument("--review", metavar="JSON", help="review file (the app's review.json) whose decisions to respect: "
+    dedup.add_argument("--review", type=_path, metavar="JSON",
+                       help="review file (the app's review.json) whose decisions to respect: "
                        "'not a duplicate' marks, rows kept apart, clusters split")
-    dedup.add_argument("--out", required=True, help="output file: .jsonl, .json, .csv, .tsv or .parquet "
+    dedup.add_argument("--out", type=_path, required=True, help="output file: .jsonl, .json, .csv, .tsv or .parquet "
                        "(another extension: the input's format)")
-    dedup.add_argument("--manifest", metavar="FILE", help="every dropped row and why: .csv, else JSON "
+    dedup.add_argument("--manifest", type=_path, metavar="FILE", help="every dropped row and why: .csv, else JSON "
                        "(default: OUT.manifest.json)")
     dedup.add_argument("--shingle", type=_shingle, default=None, help="word:N (default word:3) or char:N")
     dedup.add_argument("--method", choices=("auto", "exact", "lsh"), default="auto")
     _add_engine_options(dedup, shards=True, pieces="near-duplicate partition")
-    dedup.add_argument("--json", dest="json_path", metavar="PATH|-", help="write the summary to PATH, or stdout with -")
+    dedup.add_argument("--json", dest="json_path", type=_path, metavar="PATH|-",
+                       help="write the summary to PATH, or stdout with -")
     dedup.add_argument("--quiet", action="store_true", help="no progress on stderr")
     return parser
 

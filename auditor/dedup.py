@@ -49,7 +49,13 @@ from .clusters import cluster_labels
 from .errors import AuditorError
 from .evidence import evidence_csv
 from .exact import key_ids
-from .io.copies import copy_csv_records, copy_record_lines, files_copied_as_written, write_rows
+from .io.copies import (
+    copy_csv_records,
+    copy_parquet_records,
+    copy_record_lines,
+    files_copied_as_written,
+    write_rows,
+)
 from .io.listing import codec_of, format_of
 from .io.outputs import check_outputs, retire, write_text
 from .io.table import select
@@ -620,7 +626,7 @@ def write_dedup(result, dedup_result: DedupResult, path, manifest_path=None, sou
         # 1e5, escapes, key order), as --decontaminate copies; the file must still hold the records.
         # CSV/TSV alike: each kept record's text after the header as written (the file's dialect).
         dropped = np.setdiff1d(np.arange(len(rows), dtype=np.int64), np.asarray(dedup_result.kept_rows, np.int64))
-        copy = copy_record_lines if fmt == "jsonl" else copy_csv_records
+        copy = {"jsonl": copy_record_lines, "parquet": copy_parquet_records}.get(fmt, copy_csv_records)
         copy(files, dropped, len(rows), path, source=result.table.source, stamps=stamps,
              before_replace=retire_manifest)
         notices = []

@@ -45,7 +45,7 @@ from .report.semantic import BINS, CAVEAT, histogram  # noqa: F401  (re-exported
 from .semantic_model import DEFAULT_MODEL, INSTALL, MAX_WINDOWS, Encoder, load_model  # noqa: F401
 from .semantic_score import K_BACKGROUND, UNRELATED_COSINE, anchor_agreement, anchors, margins
 from .semantic_static import StaticVectors
-from .settings import SEMANTIC_COSINE_FLOOR, SEMANTIC_THRESHOLD
+from .settings import MAX_SEMANTIC_K, SEMANTIC_COSINE_FLOOR, SEMANTIC_THRESHOLD
 
 DEFAULT_THRESHOLD = SEMANTIC_THRESHOLD       # on the margin score: see the module docstring
 COSINE_FLOOR = SEMANTIC_COSINE_FLOOR         # the cosine a flagged pair needs as well
@@ -185,6 +185,9 @@ def semantic_search(benchmark_texts, corpus, *, model: str | None = None, thresh
     threshold = check_threshold(DEFAULT_THRESHOLD if threshold is None else threshold)
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise AuditorError("usage", f"Bad k {k!r}: the number of nearest records must be at least 1.", "Use e.g. 5.")
+    if k > MAX_SEMANTIC_K:
+        raise AuditorError("usage", f"k {k:,} nearest records per item: at most {MAX_SEMANTIC_K:,} are kept.",
+                           f"Use e.g. the default {DEFAULT_K}.")
     candidates = DEFAULT_CANDIDATES if candidates is None else candidates
     if not isinstance(candidates, int) or isinstance(candidates, bool) or candidates < 0:
         raise AuditorError("usage", f"Bad candidates {candidates!r}: the shortlist per item is a count >= 0.",

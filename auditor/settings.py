@@ -32,6 +32,9 @@ CONTAINED_METHOD = "prefix-containment"     # how they are searched, as summary.
 # its best match's margin score is at least SEMANTIC_THRESHOLD and its cosine at least SEMANTIC_COSINE_FLOOR.
 SEMANTIC_THRESHOLD = 0.45
 SEMANTIC_COSINE_FLOOR = 0.54
+# Nearest records kept per benchmark item: the running lists are items x k from the start (12 bytes
+# each), so k is bounded: 10^6 asked 16 GB of a 1,319-item benchmark, whatever the corpus held.
+MAX_SEMANTIC_K = 1_000
 # "auto" uses LSH only when the exact search's candidate bound (known in advance) passes this. The
 # bound (sum of squared prefix frequencies) overcounts pairs that share several prefix shingles
 # (edited copies share dozens), LSH at a low threshold is no cheaper on dense clusters, and only the

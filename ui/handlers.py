@@ -35,7 +35,15 @@ from auditor.evidence import (
     leak_evidence,
     leak_evidence_csv,
 )
-from auditor.io.copies import copy_csv_records, copy_record_lines, csv_files_copied, local_stamps, write_rows
+from auditor.io.copies import (
+    copy_csv_records,
+    copy_parquet_records,
+    copy_record_lines,
+    csv_files_copied,
+    local_stamps,
+    parquet_files_copied,
+    write_rows,
+)
 from auditor.io.hub import describe
 from auditor.io.listing import format_of
 from auditor.io.outputs import write_text
@@ -379,6 +387,19 @@ def ignored_link_values(params: dict) -> list:
     b_self = str(params.get("b_self") or "").strip()
     if b_self not in ("", "0", "1"):
         out.append(("b_self", b_self, "not 1 (compare a source with itself) or 0: read as 0"))
+    # Values the side's source does not take (the page's links never carry them): a revision is a Hub
+    # dataset's commit; an uploaded file is read whole, with no config or split.
+    b = str(params.get("b") or "").strip()
+    for prefix, upload, example in (("", bool(params.get("upload")), str(params.get("dataset") or "").strip()
+                                     .startswith("example:")),
+                                    ("b_", b.startswith("upload:"), b.startswith("example:"))):
+        rev = str(params.get(prefix + "rev") or "").strip()
+        if rev and (upload or example):
+            out.append((prefix + "rev", rev, "a revision applies to Hugging Face datasets only"))
+        for key in (prefix + "config", prefix + "split"):
+            value = str(params.get(key) or "").strip()
+            if value and upload:
+                out.append((key, value, "an uploaded file is read whole: it has no configs or splits"))
     return out
 
 
@@ -1223,6 +1244,10 @@ def contamination_views(result, bench, token, progress=None, fields=(), source=N
         # a CSV/TSV upload: each kept record as written (its delimiter, quoting, header, byte-order mark)
         copy_csv_records([upload], np.asarray(sorted(dropped), dtype=np.int64), len(result.table.rows), copy,
                          source=result.table.source)
+    elif upload is not None and not result.table.truncated and fmt == "parquet" and parquet_files_copied([upload]):
+        # a Parquet upload: its rows as stored (column types and names), as the CLI's copies
+        copy_parquet_records([upload], np.asarray(sorted(dropped), dtype=np.int64), len(result.table.rows), copy,
+                             source=result.table.source)
     else:
         records = result.table.rows          # CSV: written in 2 passes
         write_rows(select(records, [i for i in range(len(records)) if i not in dropped]), copy, fmt=fmt)

@@ -452,7 +452,7 @@ def parse_marks(text, rejected: list | None = None) -> tuple:
     out = set()
     for part in _parts(text):
         a, sep, b = part.partition("-")
-        if sep and a.isdigit() and b.isdigit() and len(a) < 10 and len(b) < 10 and int(a) != int(b):
+        if sep and a.isdecimal() and b.isdecimal() and len(a) < 10 and len(b) < 10 and int(a) != int(b):
             out.add((min(int(a), int(b)), max(int(a), int(b))))
         elif rejected is not None:
             rejected.append(part)
@@ -502,7 +502,7 @@ def parse_rows(text, rejected: list | None = None) -> tuple:
     """``"3,17"`` -> (3, 17): rows; anything malformed is left out (and appended to ``rejected``)."""
     out = set()
     for part in _parts(text):
-        if part.isdigit() and len(part) < 10:
+        if part.isdecimal() and len(part) < 10:
             out.add(int(part))
         elif rejected is not None:
             rejected.append(part)
@@ -523,7 +523,7 @@ def parse_splits(text, rejected: list | None = None) -> tuple:
             value = float(at)
         except ValueError:
             value = math.nan
-        if sep and row.isdigit() and len(row) < 10 and 0 < value <= 1:
+        if sep and row.isdecimal() and len(row) < 10 and 0 < value <= 1:
             out[int(row)] = round(value, 6)
         elif rejected is not None:
             rejected.append(part)

@@ -16,7 +16,7 @@ import numpy as np
 from ..errors import AuditorError
 from .budget import READ_ERRORS, Budget, open_stream, read_error
 from .formats import csv_batches, file_batches, line_blocks
-from .listing import format_of, local_files
+from .listing import codec_of, format_of, local_files
 from .outputs import CSV_LINE_END, atomic_write, write_error
 from .sources import looks_local, source_text
 
@@ -30,6 +30,27 @@ def write_rows(rows: list, path: str | Path, fmt: str | None = None, *, before_r
         return _write_rows(rows, Path(path), fmt, before_replace)
     except OSError as exc:
             raise write_error(str(path), exc) from None
+
+
+def json_value(value):
+    """json.dumps' fallback for a value JSON has no type for (``default=``): bytes as their UTF-8 text (a
+    Parquet binary column of text, which the audit read as text; str() wrote "b'...'"), other bytes
+    refused; dates, decimals and the like as their text."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        try:
+            return bytes(value).decode("utf-8")
+        except UnicodeDecodeError:
+            raise AuditorError("usage", f"A record holds binary data that is not UTF-8 text ({bytes(value)[:12]!r}"
+                               "...: an image, audio), which JSON Lines, JSON and CSV cannot carry.",
+                               "Write .parquet, which keeps it.") from None
+    return str(value)
+
+
+def _csv_cell(value):
+    """A value as a CSV cell: lists and objects as their JSON, bytes as their text (``json_value``)."""
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, ensure_ascii=False, default=json_value)
+    return json_value(value) if isinstance(value, (bytes, bytearray, memoryview)) else value
 
 
 def _escape_surrogates(value):
@@ -59,12 +80,12 @@ def _write_rows(rows: list, path: Path, fmt: str | None = None, before_replace=N
     if suffix in (".jsonl", ".ndjson"):
         with atomic_write(path, errors="backslashreplace", before_replace=before_replace) as fh:
             for r in rows:
-                fh.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
+                fh.write(json.dumps(r, ensure_ascii=False, default=json_value) + "\n")
     elif suffix == ".json":
         with atomic_write(path, errors="backslashreplace", before_replace=before_replace) as fh:
             fh.write("[")
             for i, r in enumerate(rows):
-                fh.write(("\n" if not i else ",\n") + json.dumps(r, ensure_ascii=False, default=str))
+                fh.write(("\n" if not i else ",\n") + json.dumps(r, ensure_ascii=False, default=json_value))
             fh.write("\n]\n")
     elif suffix in (".csv", ".tsv"):
         columns = list(dict.fromkeys(k for r in rows for k in r))
@@ -75,9 +96,9 @@ def _write_rows(rows: list, path: Path, fmt: str | None = None, before_replace=N
             writer.writeheader()
             for i, r in enumerate(rows):
                 # (json.dumps escapes a NUL inside a list or object; a plain text value keeps it)
-                _refuse_nul(r.values(), path, f"written record {i}")
-                writer.writerow({k: (json.dumps(v, ensure_ascii=False) if isinstance(v, (list, dict)) else v)
-                                 for k, v in r.items()})
+                cells = {k: _csv_cell(v) for k, v in r.items()}
+                _refuse_nul(cells.values(), path, f"written record {i}")
+                writer.writerow(cells)
     elif suffix in (".parquet", ".pq"):
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -104,8 +125,8 @@ def _write_rows(rows: list, path: Path, fmt: str | None = None, before_replace=N
                     notices.append(f"column {name!r}: its NaN values (missing) written as null")
                 except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError, UnicodeEncodeError):
                     # Parquet needs one type per column; a column mixing types is kept as JSON text.
-                    arrays[name] = pa.array([None if v is None else json.dumps(v, ensure_ascii=False, default=str)
-                                             for v in values])
+                    arrays[name] = pa.array([None if v is None else
+                                             json.dumps(v, ensure_ascii=False, default=json_value) for v in values])
                     notices.append(f"column {name!r} mixes types: written as JSON text")
         table = pa.table(arrays)
         with atomic_write(path, "wb", before_replace=before_replace) as fh:
@@ -118,6 +139,8 @@ def _write_rows(rows: list, path: Path, fmt: str | None = None, before_replace=N
 
 
 PARQUET_COLUMN_GROUP = 64     # columns gathered per pass over the records
+PARQUET_COPY_ROWS = 65536     # rows of a Parquet file copied at a time (copy_parquet_records)
+COPIED_AS_WRITTEN = ("jsonl", "csv", "tsv", "parquet")   # formats a local file's copy keeps as written
 
 
 def _columns(rows, columns: list):
@@ -155,6 +178,12 @@ def kept_items(items, dropped: np.ndarray, records: int, source: str, stamps=())
             at += 1
             continue
         yield item
+    check_read_again(row, records, source, stamps)
+
+
+def check_read_again(row: int, records: int, source: str, stamps=()) -> None:
+    """Raise when a copy's second reading found ``row`` records, not the ``records`` scanned, or a
+    stamped file changed (inside the write: no copy is left behind)."""
     if row != records:
         raise AuditorError("bad_format", f"{source} held {records:,} records when scanned and {row:,} when read "
                            "again: it changed while it was read.", "Run again once the corpus is no longer being written.")
@@ -193,7 +222,7 @@ def local_source_files(corpus: str, split):
 
 def record_line(record) -> str:
     """A record read from a file that is not JSONL, as a JSONL line (``clean.write_rows``'s form)."""
-    return json.dumps(record, ensure_ascii=False, default=str)
+    return json.dumps(record, ensure_ascii=False, default=json_value)
 
 
 def record_lines(files):
@@ -236,15 +265,52 @@ def write_lines(lines, out: str, as_array: bool, before_replace=None) -> None:
 
 def files_copied_as_written(source, split, fmt: str, truncated: bool):
     """The local files (plain or compressed) of ``source`` when every record read came from them
-    and a copy in ``fmt`` can be their records as written: JSONL files, or CSV/TSV files that begin
-    alike (``csv_files_copied``); else None (another format, a cut table, a dataset id): the records
-    are then written anew (``write_rows``). dedup's and clean's one rule."""
-    if truncated or not isinstance(source, (str, os.PathLike)) or fmt not in ("jsonl", "csv", "tsv"):
+    and a copy in ``fmt`` can be their records as written: JSONL files, CSV/TSV files that begin
+    alike (``csv_files_copied``) or Parquet files of one schema (``parquet_files_copied``); else None
+    (another format, a cut table, a dataset id): the records are then written anew (``write_rows``).
+    dedup's and clean's one rule."""
+    if truncated or not isinstance(source, (str, os.PathLike)) or fmt not in COPIED_AS_WRITTEN:
         return None
     files = local_source_files(source_text(source), split)
+    if fmt == "parquet":
+        return parquet_files_copied(files or [])
     if fmt != "jsonl":
         return csv_files_copied(files or [], fmt)
     return files if files and all(format_of(p) == "jsonl" for p in files) else None
+
+
+def parquet_files_copied(files):
+    """``files`` (local paths) when a copy can be their rows as stored: all plain Parquet files of one
+    schema (the column names and types written once); else None (the records are then written anew)."""
+    if not files or any(format_of(Path(p)) != "parquet" or codec_of(p) for p in files):
+        return None
+    import pyarrow.parquet as pq
+    schemas = [pq.read_schema(p) for p in files]
+    return [Path(p) for p in files] if all(s.equals(schemas[0]) for s in schemas[1:]) else None
+
+
+def copy_parquet_records(files, dropped_rows: np.ndarray, records: int, out, *, source: str = "the data",
+                         stamps=(), before_replace=None) -> None:
+    """The rows of the local Parquet ``files`` (``parquet_files_copied``'s) to ``out`` less the
+    ascending 0-based ``dropped_rows``, as stored: the column types (nanosecond timestamps, unsigned
+    and narrow integers, decimals, dictionaries) and names (repeated or blank ones) as in the files,
+    which values rebuilt from Python lost (microseconds, int64, JSON text, 'Unnamed: 0'). A batch at
+    a time; checked as ``copy_record_lines`` checks (``check_read_again``)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    dropped = np.asarray(dropped_rows, dtype=np.int64)
+    row = 0
+    with atomic_write(out, "wb", before_replace=before_replace) as fh:
+        with pq.ParquetWriter(fh, pq.read_schema(files[0])) as writer:
+            for path in files:
+                for batch in pq.ParquetFile(path).iter_batches(batch_size=PARQUET_COPY_ROWS):
+                    keep = np.ones(batch.num_rows, dtype=bool)
+                    lo, hi = np.searchsorted(dropped, [row, row + batch.num_rows])
+                    keep[dropped[lo:hi] - row] = False
+                    row += batch.num_rows
+                    if keep.any():      # (no empty row group: readers that size batches by the first fail)
+                        writer.write_batch(batch.filter(pa.array(keep)))
+        check_read_again(row, records, source, stamps)
 
 
 def csv_files_copied(files, fmt: str):

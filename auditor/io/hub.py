@@ -239,6 +239,13 @@ def _configs(repo_id: str, token, pinned: dict):
     return module, configs, default
 
 
+def _reader_options(module) -> dict:
+    """Options for the builder reading ``module``'s files. Parquet is read in batches of a set size:
+    datasets takes the first row group's size, and a first row group of 0 rows (pyarrow writes one for
+    an empty table, a writer given an empty batch first keeps it) failed the whole read."""
+    return {"batch_size": PACK_BATCH} if module.module_path.endswith(".parquet") else {}
+
+
 def _data_files(module, config) -> dict:
     """{split: [hf:// URL of each data file datasets reads]} of ``config``; {} when the module does not say."""
     for built in module.builder_configs_parameters.builder_configs or ():
@@ -339,7 +346,8 @@ def _describe(repo_id: str, config, token, sample_rows: int, progress) -> dict:
     try:
         splits = list(datasets.get_dataset_split_names(_remote(repo_id), chosen, token=token))
         progress()
-        stream = datasets.load_dataset(_remote(repo_id), chosen, split=splits[0], streaming=True, token=token)
+        stream = datasets.load_dataset(_remote(repo_id), chosen, split=splits[0], streaming=True, token=token,
+                                       **_reader_options(module))
         rows = []
         for row in itertools.islice(iter(stream), sample_rows):
             progress()
@@ -411,7 +419,8 @@ def _load_hub(repo_id: str, config, split, max_rows, token, default_split: str, 
     packer = Packer()
     truncated = False
     try:
-        stream = datasets.load_dataset(_remote(repo_id), config, split=split, streaming=True, token=token, **pinned)
+        stream = datasets.load_dataset(_remote(repo_id), config, split=split, streaming=True, token=token, **pinned,
+                                       **_reader_options(module))
         for row in stream:
             progress()
             if max_rows is not None and packer.count + len(batch) >= max_rows:

@@ -405,6 +405,33 @@ def test_a_without_its_contaminated_records_is_offered_in_its_own_format(tmp_pat
     assert f"{len(rows) - len(dropped):,} of {len(rows):,} records" in got["contam_md"]
 
 
+def test_a_parquet_a_without_its_contaminated_records_keeps_its_column_types(tmp_path):
+    """From the round-7 hostile review: the download of a Parquet upload without its contaminated
+    records was rebuilt from Python values (nanosecond timestamps cut to microseconds, uint64 past
+    int64 written as JSON text); it is now the upload's rows as stored, less the dropped ones
+    (ground truth: pyarrow's take of the upload, the dropped rows from the n-gram reference)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from definitions import contamination_reference
+    train, test = real_data.rows("gsm8k/train.jsonl"), real_data.rows("gsm8k/test.jsonl")
+    questions = [r["question"] for r in train[:200]]
+    for at, item in ((3, 11), (150, 12)):
+        questions[at] = "Copied: " + test[item]["question"]
+    path = tmp_path / "a.parquet"
+    pq.write_table(pa.table({"question": questions,
+                             "at": pa.array([1577836800000000001 + i for i in range(200)], pa.timestamp("ns")),
+                             "big": pa.array([2**64 - 1 - i for i in range(200)], pa.uint64())}), path)
+    st = run("upload:a.parquet", upload=str(path))["state"]
+    got = handlers.leak_check(st, "", "", "", "", None, False, "gsm8k", "")
+    n = int(re.search(r"sharing a (\d+)-gram", got["contam_md"])[1])
+    found = contamination_reference(questions, [r["question"] for r in test], n)
+    dropped = set().union(*(set(r) for r, _, _ in found.values()))
+    assert {3, 150} <= dropped
+    copy = got["dl_decontam"]["value"]
+    assert copy.endswith(".decontaminated.parquet")
+    assert pq.read_table(copy).equals(pq.read_table(path).take([i for i in range(200) if i not in dropped]))
+
+
 def test_contamination_of_an_instruction_layout_reads_every_field_as_the_cli_does(tmp_path, run_cli):
     """No fields picked and the text role guessed: an Alpaca-shaped A is checked in instruction,
     input and output joined, as `auditor contamination` guesses (a benchmark question pasted into
