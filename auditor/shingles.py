@@ -167,9 +167,10 @@ INT32_OFFSETS = (1 << 31) - 1
 def _number_words(dictionaries: list, vocabulary: list | None) -> list:
     """For each batch's dictionary (distinct words, sorted: ``_dictionary``), the number of each of
     its words in the sorted vocabulary of them all (UTF-8 byte order, which is code point order:
-    Python's ``sorted``). One batch's numbers are its positions; several batches' come from a merge
-    (``kernels.merged_dense_ranks``) at 4 bytes a word, where Arrow's rank of them all held 16 more
-    (a text of distinct words: 1.5x the bytes read). Empties ``dictionaries`` as it reads them."""
+    Python's ``sorted``). One batch's numbers are its positions; several batches' come from Arrow's
+    rank of them all or, past MERGE_MIN_WORDS, from a merge (``kernels.merged_dense_ranks``) at 4
+    bytes a word, where the rank held 16 more (a text of distinct words: 1.5x the bytes read).
+    Empties ``dictionaries`` as it reads them."""
     if len(dictionaries) == 1:
         words = dictionaries.pop()
         if vocabulary is not None:        # the caller wants the words behind the ids (id i: vocabulary[i])
@@ -195,8 +196,9 @@ def _number_words(dictionaries: list, vocabulary: list | None) -> list:
 
 
 # Words from which batches are numbered by the compiled merge: below, Arrow's rank of them all
-# (16 bytes a word) costs less than loading compiled code in a process (about 40 MB).
-MERGE_MIN_WORDS = 1 << 21
+# (16 bytes a word) costs less than the merge's copy of the words (about 7 bytes a word at its
+# peak) and loading compiled code in a process (about 40 MB).
+MERGE_MIN_WORDS = 1 << 22
 
 
 def _ranked_words(dictionaries: list, sizes: list, vocabulary: list | None) -> list:
