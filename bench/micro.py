@@ -49,6 +49,7 @@ def verify_by_product(nodes, a, b, budget=8_000_000):
     (the product the exact path computed before it had a prefix filter); read off the
     candidate entries with one searchsorted per block."""
     sizes = np.diff(nodes.indptr).astype(np.int64)
+    nodes = nodes.astype(np.float32)          # a bool product would be "or": counts, not True
     tr = nodes.T.tocsr()
     order = np.argsort(a, kind="stable")
     a_s, b_s = a[order], b[order]
