@@ -241,7 +241,7 @@ def _packed_words(dictionaries: list) -> tuple:
         ends = _word_bytes(words)
         lo, hi = int(ends[0]), int(ends[-1])
         if hi - lo > INT32_OFFSETS:
-            raise AuditorError("input", "A text holds more than 2 GB of distinct words.",
+            raise AuditorError("too_large", "A text holds more than 2 GB of distinct words.",
                                "Split the text into records.")
         if hi > lo:
             data[data_starts[c]:data_starts[c] + hi - lo] = np.frombuffer(words.buffers()[2], dtype=np.uint8)[lo:hi]

@@ -57,3 +57,18 @@ def test_batches_without_any_word_are_numbered_with_the_rest(monkeypatch, number
     ids, lengths = shingles.word_tokens(texts)
     want_ids, want_lengths, _ = expected(texts)
     assert ids.tolist() == want_ids and lengths.tolist() == want_lengths
+
+
+def test_words_past_four_byte_offsets_are_refused_by_name(monkeypatch):
+    """A batch whose distinct words pass 4-byte offsets (a text of 2 GB of them; the limit lowered
+    here) is refused as too large, naming what to do, not a traceback."""
+    from auditor.errors import AuditorError
+
+    monkeypatch.setattr(shingles, "ARROW_MIN_TEXTS", 0)
+    monkeypatch.setattr(shingles, "ARROW_BATCH", 2)
+    monkeypatch.setattr(shingles, "MERGE_MIN_WORDS", 0)
+    monkeypatch.setattr(shingles, "INT32_OFFSETS", 64)
+    texts = [" ".join(f"word{i}x{j}" for j in range(20)) for i in range(4)]
+    with pytest.raises(AuditorError) as caught:
+        shingles.word_tokens(texts)
+    assert caught.value.code == "too_large" and "Split the text" in caught.value.hint
