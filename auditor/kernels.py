@@ -932,11 +932,24 @@ def _sift_down(heap, size, node, position, data, offsets, data_starts, word_star
 
 
 @numba.njit(nogil=True, cache=True)
-def merged_dense_ranks(data, offsets, data_starts, word_starts, ranks) -> int:  # pragma: no cover  (compiled)
-    """ranks[word_starts[c] + i] = the 0-based dense rank of word i of chunk c among the words of
-    every chunk, each chunk's words sorted and distinct (layout: ``_compare_words``). A k-way merge
-    over a heap of chunks: no sorted copy or sort index of all the words. Returns the number of
-    distinct words."""
+def _same_bytes(data, x, x_end, y, y_end):  # pragma: no cover  (compiled)
+    if x_end - x != y_end - y:
+        return False
+    while x < x_end:
+        if data[x] != data[y]:
+            return False
+        x += 1
+        y += 1
+    return True
+
+
+@numba.njit(nogil=True, cache=True)
+def merged_dense_ranks(data, offsets, data_starts, word_starts) -> int:  # pragma: no cover  (compiled)
+    """The 0-based dense rank of every word of every chunk among them all, each chunk's words sorted
+    and distinct (layout: ``_compare_words``), written over the word's start offset once the merge
+    has passed it (no later comparison reads it): chunk c's ranks end up in
+    offsets[word_starts[c] + c:word_starts[c + 1] + c]. A k-way merge over a heap of chunks: no
+    sorted copy, sort index or rank array of all the words. Returns the number of distinct words."""
     k = word_starts.size - 1
     heap = np.empty(k, dtype=np.int64)
     position = np.zeros(k, dtype=np.int64)
@@ -947,14 +960,16 @@ def merged_dense_ranks(data, offsets, data_starts, word_starts, ranks) -> int:  
             size += 1
     for node in range(size // 2 - 1, -1, -1):
         _sift_down(heap, size, node, position, data, offsets, data_starts, word_starts)
-    rank, last_chunk, last_word = -1, -1, -1
+    rank, last, last_end = -1, 0, -1
     while size:
         c = heap[0]
         i = position[c]
-        if last_chunk < 0 or _compare_words(data, offsets, data_starts, word_starts, last_chunk, last_word, c, i) != 0:
+        at = word_starts[c] + c + i
+        x, x_end = data_starts[c] + offsets[at], data_starts[c] + offsets[at + 1]
+        if last_end < 0 or not _same_bytes(data, last, last_end, x, x_end):
             rank += 1
-        ranks[word_starts[c] + i] = rank
-        last_chunk, last_word = c, i
+        offsets[at] = rank
+        last, last_end = x, x_end
         position[c] = i + 1
         if word_starts[c] + i + 1 == word_starts[c + 1]:       # chunk done: the last one takes its place
             size -= 1

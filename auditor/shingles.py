@@ -15,6 +15,7 @@ vocabulary is too large to pack.
 from __future__ import annotations
 
 import re
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import scipy.sparse as sp
@@ -156,9 +157,25 @@ def _dictionary(words):
     place = np.empty(len(order), dtype=np.int32)
     place[np.asarray(order)] = np.arange(len(order), dtype=np.int32)
     dictionary = pc.take(encoded.dictionary, order, memory_pool=pool)
-    if dictionary.nbytes < INT32_OFFSETS:     # 4-byte offsets, half of large_binary's
-        dictionary = dictionary.cast(pa.binary(), memory_pool=pool)
-    return place[np.asarray(encoded.indices)], dictionary
+    del order
+    local = place[np.asarray(encoded.indices)]
+    del encoded, place
+    return local, _held_by_numpy(dictionary)
+
+
+def _held_by_numpy(words):
+    """``words`` (binary; 4-byte offsets when they fit, half of large_binary's) in buffers held by
+    numpy, whose pages go back as soon as ``_packed_words`` has copied a batch. Arrow's pool gave
+    back less: numbering 100 MB of distinct words peaked 60-80 MB higher with its buffers."""
+    import pyarrow as pa
+
+    ends = _word_bytes(words)
+    narrow = int(ends[-1]) < INT32_OFFSETS
+    offsets = (ends - ends[0]).astype(np.int32 if narrow else np.int64)
+    data = np.frombuffer(words.buffers()[2], dtype=np.uint8)[int(ends[0]):int(ends[-1])].copy() if len(words) \
+        else np.zeros(0, dtype=np.uint8)
+    return pa.Array.from_buffers(pa.binary() if narrow else pa.large_binary(), len(words),
+                                 [None, pa.py_buffer(offsets), pa.py_buffer(data)])
 
 
 INT32_OFFSETS = (1 << 31) - 1
@@ -168,8 +185,9 @@ def _number_words(dictionaries: list, vocabulary: list | None) -> list:
     """For each batch's dictionary (distinct words, sorted: ``_dictionary``), the number of each of
     its words in the sorted vocabulary of them all (UTF-8 byte order, which is code point order:
     Python's ``sorted``). One batch's numbers are its positions; several batches' come from Arrow's
-    rank of them all or, past MERGE_MIN_WORDS, from a merge (``kernels.merged_dense_ranks``) at 4
-    bytes a word, where the rank held 16 more (a text of distinct words: 1.5x the bytes read).
+    rank of them all or, past MERGE_MIN_WORDS, from a merge (``kernels.merged_dense_ranks``) that
+    writes them over the words' offsets, where the rank held 20 bytes a word more (a text of distinct
+    words: 1.5x the bytes read).
     Empties ``dictionaries`` as it reads them."""
     if len(dictionaries) == 1:
         words = dictionaries.pop()
@@ -182,22 +200,24 @@ def _number_words(dictionaries: list, vocabulary: list | None) -> list:
     data, offsets, data_starts, word_starts = _packed_words(dictionaries)
     from . import kernels
 
-    ranks = np.empty(int(word_starts[-1]), dtype=np.int32)
-    distinct = kernels.merged_dense_ranks(data, offsets, data_starts, word_starts, ranks)
+    ends = offsets.copy() if vocabulary is not None else None     # the merge writes ranks over offsets
+    distinct = kernels.merged_dense_ranks(data, offsets, data_starts, word_starts)
     if vocabulary is not None:
         words = [None] * distinct
         for c in range(word_starts.size - 1):
             chunk = data[data_starts[c]:data_starts[c + 1]].tobytes()
-            ends = offsets[word_starts[c] + c:word_starts[c + 1] + c + 1].tolist()
-            for i, at in enumerate(ranks[word_starts[c]:word_starts[c + 1]].tolist()):
-                words[at] = chunk[ends[i]:ends[i + 1]].decode("utf-8", "surrogatepass")
+            first, stop = int(word_starts[c]) + c, int(word_starts[c + 1]) + c
+            bounds, ranks = ends[first:stop + 1].tolist(), offsets[first:stop].tolist()
+            for i, at in enumerate(ranks):
+                words[at] = chunk[bounds[i]:bounds[i + 1]].decode("utf-8", "surrogatepass")
         vocabulary.extend(words)
-    return np.split(ranks, [int(word_starts[c]) for c in range(1, word_starts.size - 1)])
+    del data, ends
+    return [offsets[int(word_starts[c]) + c:int(word_starts[c + 1]) + c] for c in range(word_starts.size - 1)]
 
 
 # Words from which batches are numbered by the compiled merge: below, Arrow's rank of them all
 # (16 bytes a word) costs less than the merge's copy of the words (about 7 bytes a word at its
-# peak) and loading compiled code in a process (about 40 MB).
+# peak) and loading compiled code in a process (about 60 MB, once per process).
 MERGE_MIN_WORDS = 1 << 22
 
 
@@ -358,10 +378,10 @@ def window_columns(token_ids: np.ndarray, lengths: np.ndarray, k: int,
     (a short text's padded with V, after every token): when V + 1 to the k fits in 63 bits a window
     is packed into one integer, else the tuples are ranked a token at a time (the rank of the
     first j tokens, times V + 1, plus token j: the same order). Each pass makes its keys from the
-    tokens a chunk at a time and ranks them (``_ranked``): about 20 bytes a window at the peak, where
+    tokens a chunk at a time and ranks them (``_ranked``): about 12 bytes a window at the peak, where
     np.unique's inverse took over 40. With ``reuse_tokens``, a one-pass ranking writes the ranks
-    over the token ids, which no window needs once its key is made (there are no more windows than
-    tokens): 4 bytes a token less at the peak."""
+    over the token ids, which no later window reads once its chunk's keys are made (there are no more
+    windows than tokens, so window i starts at token i or later): 4 bytes a token less at the peak."""
     lengths = np.asarray(lengths, dtype=np.int64)
     vocab = int(token_ids.max()) + 1 if token_ids.size else 0
     base = vocab + 1                 # token id ``vocab`` marks "no word here" in a short text's window
@@ -382,6 +402,8 @@ def window_columns(token_ids: np.ndarray, lengths: np.ndarray, k: int,
     count, codes = _ranked(windows, lambda lo, hi, tokens: tokens[0].astype(np.int64) * base + tokens[1], (0, 1),
                            base * base)
     for j in range(2, k):
+        if count == windows.total:    # every window told apart already: the next tokens keep the order
+            break
         previous = codes
         count, codes = _ranked(windows, lambda lo, hi, tokens: previous[lo:hi].astype(np.int64) * base + tokens[0],
                                (j,), count * base)
@@ -395,29 +417,66 @@ def _ranked(windows: "_Windows", make_keys, positions, bound: int,
     gives for windows lo..hi from their tokens at ``positions``, every key below ``bound``.
     When a key times the number of windows fits in 63 bits, each window's key and its index are
     packed into one integer and sorted in place (``_ranked_packed``: 12 bytes a window at the
-    peak). Else by the sorting permutation (a binary search per window, the other way, took 3 us
-    a window on 6M keys): the keys are dropped once their distinct runs are marked, so the peak
-    stays near 17 bytes a window. ``out``: int32, at least a slot a window, to write the ranks in
-    once every key is made (``window_columns``)."""
+    peak); else the keys alone are (``_ranked_searched``, 12 bytes too). ``out``: int32, at least a
+    slot a window, to write the ranks in (``window_columns``), each chunk's once its keys are made."""
     if bound * windows.total < 2 ** 63:
         return _ranked_packed(windows, make_keys, positions, out)
+    return _ranked_searched(windows, make_keys, positions, out)
+
+
+def _ranked_searched(windows: "_Windows", make_keys, positions,
+                     out: np.ndarray | None = None) -> tuple[int, np.ndarray]:
+    """``_ranked`` of keys too wide to pack with a window index: every key sorted in place and made
+    distinct there, then each chunk's keys made again and found among them by binary search, a
+    chunk's keys in sorted order (the searches walk the distinct keys forward: 6x faster than in
+    window order). A sort index of every key, as np.unique's inverse keeps, held 8 bytes a window
+    more (17 at the peak, 12 now)."""
     keys = np.empty(windows.total, dtype=np.int64)
     for lo, hi, tokens in windows.chunks(positions):
         keys[lo:hi] = make_keys(lo, hi, tokens)
-    order = np.argsort(keys)
-    new_run = np.empty(keys.size, dtype=bool)           # where the sorted keys change
-    new_run[0] = True
-    for lo in range(1, keys.size, WINDOW_CHUNK):
-        ordered = keys[order[lo - 1:lo + WINDOW_CHUNK]]
-        np.not_equal(ordered[1:], ordered[:-1], out=new_run[lo:lo + ordered.size - 1])
-    del keys
-    rank = np.cumsum(new_run, dtype=np.int32)
-    del new_run
-    count = int(rank[-1])
-    rank -= 1
+    keys.sort()
+    distinct = keys[:_distinct_in_place(keys)]
     codes = np.empty(windows.total, dtype=np.int32) if out is None else out[:windows.total]
-    codes[order] = rank
-    return count, codes
+
+    def place(order, ordered):
+        codes[order] = np.searchsorted(distinct, ordered)
+
+    # The searches (numpy releases the GIL) run on a thread beside the next chunk's keys and sort: a
+    # chunk's ranks land on windows before its tokens, which no later chunk reads.
+    pool = ThreadPoolExecutor(1) if parallel.WORKERS > 1 else None
+    pending = None
+    try:
+        for lo, hi, tokens in windows.chunks(positions):
+            key = make_keys(lo, hi, tokens)
+            order = np.argsort(key)
+            ordered = key[order]
+            order += lo
+            del key
+            if pending is not None:
+                pending.result()
+            pending = pool.submit(place, order, ordered) if pool else place(order, ordered)
+            del order, ordered
+        if pending is not None:
+            pending.result()
+    finally:
+        if pool:
+            pool.shutdown()
+    return int(distinct.size), codes
+
+
+def _distinct_in_place(ordered: np.ndarray) -> int:
+    """Moves the distinct values of a sorted array to its front, a chunk at a time; returns how many."""
+    count, last = 0, None
+    for lo in range(0, ordered.size, WINDOW_CHUNK):
+        chunk = ordered[lo:lo + WINDOW_CHUNK]
+        new_run = np.empty(chunk.size, dtype=bool)
+        new_run[0] = last is None or chunk[0] != last
+        np.not_equal(chunk[1:], chunk[:-1], out=new_run[1:])
+        kept = chunk[new_run]
+        last = chunk[-1].item()          # read before the front is written, which may reach this chunk
+        ordered[count:count + kept.size] = kept
+        count += kept.size
+    return count
 
 
 def _ranked_packed(windows: "_Windows", make_keys, positions,

@@ -35,20 +35,39 @@ def tuple_ranks(ids: np.ndarray, lengths: np.ndarray, k: int) -> tuple[int, list
 
 @pytest.mark.parametrize("vocabulary", [2, 40, 5_000, 3_000_000, 2 ** 31 - 2])
 @pytest.mark.parametrize("k", [1, 3, 5])
-def test_window_ranks_equal_sorted_tuples(monkeypatch, vocabulary, k):
+@pytest.mark.parametrize("reuse", [False, True])
+def test_window_ranks_equal_sorted_tuples(monkeypatch, vocabulary, k, reuse):
     """Small vocabularies take the packed sort (key and window in one integer, sorted in place),
-    huge ones the tuple ranking whose passes take either path; chunks of 5 windows cross runs of
-    equal keys."""
+    larger ones the sort of keys alone searched a chunk at a time, huge ones the tuple ranking whose
+    passes take either path; chunks of 5 windows cross runs of equal keys. ``reuse``: the ranks
+    written over the token ids while later chunks still read them."""
     monkeypatch.setattr(shingles, "WINDOW_CHUNK", 5)
     rng = np.random.default_rng(vocabulary + k)
     lengths = rng.integers(0, 12, 80)
     ids = rng.integers(0, vocabulary, int(lengths.sum())).astype(np.int32)
     ids[rng.random(ids.size) < 0.5] = 0            # repeated windows: runs of equal keys
     ids[-1] = vocabulary - 1
-    count, codes = window_columns(ids, lengths, k)
     want_count, want_codes = tuple_ranks(ids, lengths, k)
+    count, codes = window_columns(ids, lengths, k, reuse_tokens=reuse)
     assert count == want_count
     assert codes.dtype == np.int32 and codes.tolist() == want_codes
+
+
+@pytest.mark.parametrize("k", [3, 5])
+def test_window_ranks_of_words_seen_once_equal_sorted_tuples(monkeypatch, k):
+    """A huge vocabulary of words each seen once (a hostile upload of random words): the first
+    pass tells every window apart, so the tuple ranking stops there; the ranks still equal the
+    sorted tuples'."""
+    monkeypatch.setattr(shingles, "WINDOW_CHUNK", 7)
+    rng = np.random.default_rng(k)
+    lengths = rng.integers(0, 12, 120)
+    ids = rng.permutation(np.unique(rng.integers(0, 2 ** 31 - 3, 2 * int(lengths.sum()))))[:int(lengths.sum())]
+    ids = ids.astype(np.int32)
+    ids[-1] = 2 ** 31 - 3
+    want_count, want_codes = tuple_ranks(ids, lengths, k)
+    count, codes = window_columns(ids, lengths, k, reuse_tokens=True)
+    assert count == want_count == len(want_codes)
+    assert codes.tolist() == want_codes
 
 
 def test_column_counts_in_ranges_equal_bincount(monkeypatch):
