@@ -231,6 +231,7 @@ def _leak(spec_a, spec_b, settings: LeakSettings, run: Progress) -> LeakResult:
                 counts["identical_both"] += 1
             del ans_a, ans_b, answer_ids, both_ids
         del text_a, text_b, text_ids          # 8-24 bytes a record, not held through the near search
+        side_a.release_digests()              # B's stay: clean keeps TEST's for every training side
     with run.stage("near_duplicates"):
         matrix = shingle_matrix(chained(fa.text, fb.text), near_settings.shingle)
         n_a = len(fa.text)
