@@ -625,7 +625,12 @@ def write_dedup(result, dedup_result: DedupResult, path, manifest_path=None, sou
         # Local JSONL read whole: each kept record's line as written (number forms such as 1.50 or
         # 1e5, escapes, key order), as --decontaminate copies; the file must still hold the records.
         # CSV/TSV alike: each kept record's text after the header as written (the file's dialect).
-        dropped = np.setdiff1d(np.arange(len(rows), dtype=np.int64), np.asarray(dedup_result.kept_rows, np.int64))
+        # A mask, not setdiff1d, whose sorted copies of every row number peaked 90 MB above the kept
+        # rows for 2.2M records (3.2x the bytes read, where the scan had stayed under 3x).
+        kept = np.zeros(len(rows), dtype=bool)
+        kept[np.fromiter(dedup_result.kept_rows, dtype=np.int64, count=len(dedup_result.kept_rows))] = True
+        dropped = np.flatnonzero(~kept)
+        del kept
         copy = {"jsonl": copy_record_lines, "parquet": copy_parquet_records}.get(fmt, copy_csv_records)
         copy(files, dropped, len(rows), path, source=result.table.source, stamps=stamps,
              before_replace=retire_manifest)
