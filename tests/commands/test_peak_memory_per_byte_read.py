@@ -1,7 +1,8 @@
 """Peak memory of every command is bounded by a stated multiple of the bytes it reads, plus a fixed
 base (docs/reliability.md, "Memory per byte read"), whatever the shape of the text: many short
-records, few long ones, a huge vocabulary (nearly every word distinct), wide records (500 fields),
-long ones each ending in an emoji (astral: as Python strings, 4 bytes a character).
+records, few long ones, a huge vocabulary (nearly every word distinct), a realistic one (Zipf's law
+over 200,000 words: window keys too wide to pack take the searched ranking), wide records (500
+fields), long ones each ending in an emoji (astral: as Python strings, 4 bytes a character).
 
 Each measurement is its own process running the CLI, which reports its OWN peak (VmHWM of
 /proc/self/status at exit; a child's rusage would count the parent's pages at the fork). The base
@@ -28,6 +29,7 @@ The default run measures scan on short records and on a huge vocabulary; the swe
 every shape."""
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
@@ -43,7 +45,7 @@ MB = 1 << 20
 MULTIPLE = 9            # stated in docs/reliability.md ("Memory per byte read") and BENCHMARKS.md
 BATCHES = 32 * MB       # stated there too
 SIZE = 8 * MB           # bytes of each shape's file
-SHAPES = ("short", "long", "vocab", "wide", "astral")
+SHAPES = ("short", "long", "vocab", "zipf", "wide", "astral")
 COMMANDS = ("scan", "dedup", "leak", "clean", "contamination")
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads VmHWM from /proc")
@@ -71,6 +73,9 @@ def write_shape(shape: str, path: Path, size: int, seed: int) -> Path:
     rng = random.Random(seed)
     letters = "abcdefghijklmnopqrstuvwxyz"
     vocabulary = ["".join(rng.choices(letters, k=rng.randint(3, 9))) for _ in range(5_000)]
+    if shape == "zipf":
+        zipf_words = ["".join(rng.choices(letters, k=rng.randint(3, 9))) for _ in range(200_000)]
+        zipf_weights = list(itertools.accumulate(1 / rank for rank in range(1, len(zipf_words) + 1)))
     written, i = 0, 0
     with open(path, "w", encoding="utf-8") as out:
         while written < size:
@@ -80,6 +85,8 @@ def write_shape(shape: str, path: Path, size: int, seed: int) -> Path:
                 record = {"text": " ".join(rng.choices(vocabulary, k=max(8, size // 200 // 7))), "answer": str(i)}
             elif shape == "vocab":        # nearly every word distinct
                 record = {"text": " ".join("".join(rng.choices(letters, k=8)) for _ in range(60)), "answer": str(i)}
+            elif shape == "zipf":         # 60 words a record, with natural text's frequencies
+                record = {"text": " ".join(rng.choices(zipf_words, cum_weights=zipf_weights, k=60)), "answer": str(i)}
             elif shape == "astral":       # long records holding one character past U+FFFF (an emoji):
                 # as Python strings their every character took 4 bytes
                 record = {"text": " ".join(rng.choices(vocabulary, k=max(8, size // 200 // 7))) + " \U0001F600",
