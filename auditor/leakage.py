@@ -231,7 +231,10 @@ def _leak(spec_a, spec_b, settings: LeakSettings, run: Progress) -> LeakResult:
                 counts["identical_both"] += 1
             del ans_a, ans_b, answer_ids, both_ids
         del text_a, text_b, text_ids          # 8-24 bytes a record, not held through the near search
-        side_a.release_digests()              # B's stay: clean keeps TEST's for every training side
+        # A side prepared here holds its digests no longer; B's, and a side the caller passed in
+        # (clean's TEST, compared with every training side), keep theirs.
+        if not isinstance(spec_a, PreparedSide) and side_a is not side_b:
+            side_a.release_digests()
     with run.stage("near_duplicates"):
         matrix = shingle_matrix(chained(fa.text, fb.text), near_settings.shingle)
         n_a = len(fa.text)

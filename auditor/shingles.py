@@ -378,8 +378,9 @@ def window_columns(token_ids: np.ndarray, lengths: np.ndarray, k: int,
     (a short text's padded with V, after every token): when V + 1 to the k fits in 63 bits a window
     is packed into one integer, else the tuples are ranked a token at a time (the rank of the
     first j tokens, times V + 1, plus token j: the same order). Each pass makes its keys from the
-    tokens a chunk at a time and ranks them (``_ranked``): about 12 bytes a window at the peak, where
-    np.unique's inverse took over 40. With ``reuse_tokens``, a one-pass ranking writes the ranks
+    tokens a chunk at a time and ranks them (``_ranked``): about 12 bytes a window at the peak (16
+    when the tuples are ranked a token at a time: the previous pass's ranks too), where np.unique's
+    inverse took over 40. With ``reuse_tokens``, a one-pass ranking writes the ranks
     over the token ids, which no later window reads once its chunk's keys are made (there are no more
     windows than tokens, so window i starts at token i or later): 4 bytes a token less at the peak."""
     lengths = np.asarray(lengths, dtype=np.int64)

@@ -1,7 +1,8 @@
 """A leak holds the training side's (A's) digests of its texts and answers (16 bytes a record each)
 no longer than its exact stage: they were held through the near search, 70 MB for 100 MB of short
 records. What the report reads of them (A's records with no text) is kept and stays right; B's
-digests stay, since ``clean`` compares one TEST with every training side."""
+digests stay, since ``clean`` compares one TEST with every training side, as do those of a side the caller
+prepared."""
 from __future__ import annotations
 
 import json
@@ -27,3 +28,19 @@ def test_a_leaks_training_digests_are_dropped_and_its_no_text_count_kept(real_da
     assert want == len(range(0, 400, 7))
     assert result.summary()["a"]["no_text"] == want
     assert result.counts["identical_text"] == sum(1 for i in range(100) if i % 7)
+
+
+def test_a_side_passed_in_prepared_keeps_its_digests(real_data, tmp_path):
+    """A side the caller prepared (and may compare again) keeps what it holds, and a second leak
+    with it gives the same counts. From a review of this change."""
+    from auditor.prepare import prepare
+
+    rows = (real_data / "gsm8k/test.jsonl").read_text().splitlines()[:200]
+    a, b = tmp_path / "train.jsonl", tmp_path / "test.jsonl"
+    a.write_text("\n".join(rows) + "\n")
+    b.write_text("\n".join(rows[:50]) + "\n")
+    side = prepare(str(a), text="question")
+    first = leak(side, str(b), text="question")
+    assert side._digests and first.counts["identical_text"] == 50
+    again = leak(side, str(b), text="question")
+    assert again.counts == first.counts
