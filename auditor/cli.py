@@ -41,6 +41,7 @@ from .io.sources import URL_SCHEME
 from .memory import arrow_pool_returns_memory, pin_mmap_threshold
 from .matrix import overlap_matrix
 from .report import printable, to_json, write_outputs
+from .report.contamination import SAME_AS_BENCHMARK, same_as_benchmark
 from .report.leak import SAME_RECORDS, same_records
 from .semantic import load_model, semantic_contamination, semantic_search
 from .settings import (
@@ -497,6 +498,8 @@ def cmd_contamination(args) -> int:
              (f"the corpus's {corpus['records']:,} records has a word to compare (each is missing, null, blank or "
               "only punctuation)", corpus["no_words"] == corpus["records"])],
             "Name the fields holding the text (--text, --benchmark-text), or give a smaller --ngram.")
+    if same_as_benchmark(summary):
+        print(f"warning: {SAME_AS_BENCHMARK}", file=sys.stderr)
     _emit(args, summary, markdown)
     if copy is not None and not args.quiet:
         print(f"kept {copy.kept:,} of {copy.records:,} records; dropped {copy.dropped_rows.size:,} sharing an "
@@ -508,6 +511,8 @@ def cmd_matrix(args) -> int:
     _check_outputs(args, [spec.partition("=")[2].strip() for spec in args.dataset])
     result = overlap_matrix(args.dataset, text=args.text, near=args.near, threshold=args.threshold,
                             max_rows=args.max_rows, progress=_progress(args.quiet))
+    for notice in result.notices:
+        print(f"warning: {notice}", file=sys.stderr)
     _emit(args, result.summary(), result.markdown())
     crossed = any(cell["count"] for row, cells in result.split_matrix.items()
                   for col, cell in cells.items() if col != row)
