@@ -28,11 +28,20 @@ from .errors import AuditorError
 from .clean import write_clean
 from .evidence import leak_evidence_csv
 from .io.copies import local_stamps
-from .io.outputs import check_out_dir, check_outputs, retire, write_error, write_text
+from .io.outputs import (
+    check_out_dir,
+    check_outputs,
+    commit_held,
+    retire,
+    write_error,
+    write_text,
+    written_together,
+)
 from .io.sources import URL_SCHEME
 from .memory import arrow_pool_returns_memory, pin_mmap_threshold
 from .matrix import overlap_matrix
 from .report import printable, to_json, write_outputs
+from .report.contamination import SAME_AS_BENCHMARK, same_as_benchmark
 from .report.leak import SAME_RECORDS, same_records
 from .semantic import load_model, semantic_contamination, semantic_search
 from .settings import (
@@ -336,6 +345,8 @@ def _check_outputs(args, inputs: list, outputs: list = (), out_dir_files=("REPOR
     if json_path and json_path != "-":
         outputs.append(("--json", json_path))
     check_outputs(inputs, outputs, make_dirs=[out_dir] if out_dir else [])
+    # one set: a failed write of any (a report after the data copy) leaves none new (main's written_together)
+    getattr(args, "outputs", []).extend(path for _, path in outputs)
     if out_dir:
         # Made now that it is known good: an output named inside it (--evidence, --decontaminate) may
         # be written before the reports are.
@@ -487,6 +498,8 @@ def cmd_contamination(args) -> int:
              (f"the corpus's {corpus['records']:,} records has a word to compare (each is missing, null, blank or "
               "only punctuation)", corpus["no_words"] == corpus["records"])],
             "Name the fields holding the text (--text, --benchmark-text), or give a smaller --ngram.")
+    if same_as_benchmark(summary):
+        print(f"warning: {SAME_AS_BENCHMARK}", file=sys.stderr)
     _emit(args, summary, markdown)
     if copy is not None and not args.quiet:
         print(f"kept {copy.kept:,} of {copy.records:,} records; dropped {copy.dropped_rows.size:,} sharing an "
@@ -498,6 +511,8 @@ def cmd_matrix(args) -> int:
     _check_outputs(args, [spec.partition("=")[2].strip() for spec in args.dataset])
     result = overlap_matrix(args.dataset, text=args.text, near=args.near, threshold=args.threshold,
                             max_rows=args.max_rows, progress=_progress(args.quiet))
+    for notice in result.notices:
+        print(f"warning: {notice}", file=sys.stderr)
     _emit(args, result.summary(), result.markdown())
     crossed = any(cell["count"] for row, cells in result.split_matrix.items()
                   for col, cell in cells.items() if col != row)
@@ -568,7 +583,9 @@ COMMANDS = {"scan": cmd_scan, "leak": cmd_leak, "contamination": cmd_contaminati
 def _to_stdout(text: str | None = None) -> None:
     """``text`` to stdout (a report, --json -), flushed now, so a closed stream, a closed pipe or a
     full disk is one line and exit 2 (never exit 1, which means a finding) rather than a traceback
-    or a message at interpreter exit."""
+    or a message at interpreter exit. The files held so far go in place first: they are complete,
+    and a closed stdout does not undo them."""
+    commit_held()
     try:
         if text is not None:
             sys.stdout.write(text)
@@ -683,7 +700,9 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         if getattr(args, "engine", None) == "ray":
             engines.on_join_timeout(lambda exc: _exit_with(exc, wants_json_errors))    # reset below
-        code = COMMANDS[args.command](args)
+        args.outputs = []                       # filled by _check_outputs
+        with written_together(args.outputs):
+            code = COMMANDS[args.command](args)
         _to_stdout()
         return code
     except Terminated:

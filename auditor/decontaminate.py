@@ -38,7 +38,7 @@ from .io.copies import (
     local_stamps,
     write_rows,
 )
-from .io.outputs import check_outputs, retire, write_text
+from .io.outputs import check_outputs, retire, write_text, written_together
 from .io.sources import peek_records, source_text
 from .report import decontaminate as report
 
@@ -100,14 +100,16 @@ def decontaminate(corpus, benchmark: str, out, *, manifest=None, corpus_config=N
     # The previous run's manifest goes as the new copy takes its place: a run killed between the two
     # writes leaves a copy without a manifest, never one described by another run's.
     retire_manifest = partial(retire, manifest)
-    if files is not None:
-        notices = []
-        copy_record_lines(files, dropped, result.corpus_records, out, as_array=as_array,
-                          source=result.corpus["source"], stamps=stamps, before_replace=retire_manifest)
-    else:
-        _, records = peek_records(corpus, corpus_config, corpus_split, token=token)
-        notices = write_rows(kept_items(records, dropped, result.corpus_records, result.corpus["source"], stamps), out,
-                             fmt="json" if as_array else "jsonl", before_replace=retire_manifest)
-    write_text(manifest, report.manifest(result, dropped, notices=notices), errors="backslashreplace")
+    # ... and takes its place only once the manifest is written: a failed manifest leaves neither new
+    with written_together([out, manifest]):
+        if files is not None:
+            notices = []
+            copy_record_lines(files, dropped, result.corpus_records, out, as_array=as_array,
+                              source=result.corpus["source"], stamps=stamps, before_replace=retire_manifest)
+        else:
+            _, records = peek_records(corpus, corpus_config, corpus_split, token=token)
+            kept = kept_items(records, dropped, result.corpus_records, result.corpus["source"], stamps)
+            notices = write_rows(kept, out, fmt="json" if as_array else "jsonl", before_replace=retire_manifest)
+        write_text(manifest, report.manifest(result, dropped, notices=notices), errors="backslashreplace")
     say(1.0, "done")
     return DecontaminationResult(contamination=result, dropped_rows=dropped, out=out, manifest=manifest)

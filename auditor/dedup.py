@@ -57,7 +57,7 @@ from .io.copies import (
     write_rows,
 )
 from .io.listing import codec_of, format_of
-from .io.outputs import check_outputs, retire, write_text
+from .io.outputs import check_outputs, retire, write_text, written_together
 from .io.table import select
 from .normalize import normalized
 from .report import dedup as report
@@ -621,24 +621,26 @@ def write_dedup(result, dedup_result: DedupResult, path, manifest_path=None, sou
              if source is not None and stamps else None)
     # The previous manifest goes as the new file takes its place (``outputs.retire``).
     retire_manifest = partial(retire, manifest_path)
-    if files:
-        # Local JSONL read whole: each kept record's line as written (number forms such as 1.50 or
-        # 1e5, escapes, key order), as --decontaminate copies; the file must still hold the records.
-        # CSV/TSV alike: each kept record's text after the header as written (the file's dialect).
-        # A mask, not setdiff1d, whose sorted copies of every row number peaked 90 MB above the kept
-        # rows for 2.2M records (3.2x the bytes read, where the scan had stayed under 3x).
-        kept = np.zeros(len(rows), dtype=bool)
-        kept[np.fromiter(dedup_result.kept_rows, dtype=np.int64, count=len(dedup_result.kept_rows))] = True
-        dropped = np.flatnonzero(~kept)
-        del kept
-        copy = {"jsonl": copy_record_lines, "parquet": copy_parquet_records}.get(fmt, copy_csv_records)
-        copy(files, dropped, len(rows), path, source=result.table.source, stamps=stamps,
-             before_replace=retire_manifest)
-        notices = []
-    else:
-        notices = list(write_rows(select(rows, dedup_result.kept_rows), path, fmt=fmt,
-                                  before_replace=retire_manifest))
-    write_manifest(result, dedup_result, manifest_path)
+    # the copy takes its place only once its manifest is written: a failed manifest leaves neither new
+    with written_together([path, manifest_path]):
+        if files:
+            # Local JSONL read whole: each kept record's line as written (number forms such as 1.50 or
+            # 1e5, escapes, key order), as --decontaminate copies; the file must still hold the records.
+            # CSV/TSV alike: each kept record's text after the header as written (the file's dialect).
+            # A mask, not setdiff1d, whose sorted copies of every row number peaked 90 MB above the kept
+            # rows for 2.2M records (3.2x the bytes read, where the scan had stayed under 3x).
+            kept = np.zeros(len(rows), dtype=bool)
+            kept[np.fromiter(dedup_result.kept_rows, dtype=np.int64, count=len(dedup_result.kept_rows))] = True
+            dropped = np.flatnonzero(~kept)
+            del kept
+            copy = {"jsonl": copy_record_lines, "parquet": copy_parquet_records}.get(fmt, copy_csv_records)
+            copy(files, dropped, len(rows), path, source=result.table.source, stamps=stamps,
+                 before_replace=retire_manifest)
+            notices = []
+        else:
+            notices = list(write_rows(select(rows, dedup_result.kept_rows), path, fmt=fmt,
+                                      before_replace=retire_manifest))
+        write_manifest(result, dedup_result, manifest_path)
     return notices
 
 

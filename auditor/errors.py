@@ -6,6 +6,22 @@ where, and a hint of what to try. The CLI prints it and exits 2; the app shows i
 """
 from __future__ import annotations
 
+import re
+
+# A value echoed into a message (a source, a split, a field name: repr'd or as typed) past this
+# many characters is shown by its start and end: a 100 KB dataset id was echoed whole.
+ECHO_LIMIT = 200
+_LONG = re.compile(r"'[^'\n]{%d,}'|\"[^\"\n]{%d,}\"|[^\s'\"]{%d,}" % ((ECHO_LIMIT,) * 3))
+
+
+def capped(text: str) -> str:
+    """``text`` with each quoted value or unbroken run longer than ``ECHO_LIMIT`` characters cut
+    to its first 120 and last 40, the number left out said between them."""
+    def cut(m):
+        value = m.group(0)
+        return f"{value[:120]}…[{len(value) - 160:,} characters]…{value[-40:]}"
+    return _LONG.sub(cut, text) if isinstance(text, str) and len(text) > ECHO_LIMIT else text
+
 
 class AuditorError(Exception):
     """A failure caused by the input, explained for the person who gave it."""
@@ -35,6 +51,7 @@ class AuditorError(Exception):
     def __init__(self, code: str, message: str, hint: str = ""):
         if code not in self.CODES:
             raise ValueError(f"unknown error code {code!r}")
+        message, hint = capped(message), capped(hint)
         super().__init__(message)
         self.code = code
         self.message = message

@@ -77,6 +77,7 @@ class MatrixResult:
     near_dataset_matrix: dict | None
     comparison: list
     threshold: float
+    notices: tuple = ()            # datasets given twice (the same records)
 
     def summary(self) -> dict:
         return report.summary(self)
@@ -111,6 +112,7 @@ def overlap_matrix(specs: list, *, text=None, near: bool = False, threshold: flo
         sides.append(side)
         group_of.extend([gi] * side.records)
     group_of = np.asarray(group_of, dtype=np.int64)
+    notices = _same_records(groups, sides)
     texts = chained(*(side.fields.text for side in sides))     # each side's column, none decoded whole
     datasets = sorted({g.dataset for g in groups}, key=[g.dataset for g in groups].index)
     dataset_of_group = np.asarray([datasets.index(g.dataset) for g in groups])
@@ -136,7 +138,22 @@ def overlap_matrix(specs: list, *, text=None, near: bool = False, threshold: flo
                                "clusters_per_1000": round(1000 * nd.clusters / max(r.records, 1), 4)})
     return MatrixResult(groups=groups, records=np.bincount(group_of, minlength=len(groups)).tolist(),
                         split_matrix=split_m, dataset_matrix=dataset_m, near_split_matrix=near_split,
-                        near_dataset_matrix=near_dataset, comparison=comparison, threshold=threshold)
+                        near_dataset_matrix=near_dataset, comparison=comparison, threshold=threshold,
+                        notices=notices)
+
+
+def _same_records(groups, sides) -> tuple:
+    """A note for each pair of datasets holding the same records (the same fingerprint: a file
+    given twice, or a copy): their cells are every record matching itself, not overlap."""
+    first: dict = {}
+    notes = []
+    for g, side in zip(groups, sides):
+        if side.fingerprint in first and side.records:
+            notes.append(f"{first[side.fingerprint]} and {g.name} hold the same records (the same fingerprint): "
+                         "every record matches itself, so their cells say nothing about overlap. Give each "
+                         "dataset or split once.")
+        first.setdefault(side.fingerprint, g.name)
+    return tuple(notes)
 
 
 def _near_matrices(texts, group_of, threshold, groups, datasets, dataset_of_group):

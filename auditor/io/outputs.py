@@ -24,7 +24,13 @@ its target untouched; ``check_outputs`` refuses a link up front. Outputs are loc
 removed on any failure, KeyboardInterrupt and SystemExit included (the CLI turns SIGTERM into an
 exception, so this ``finally`` runs). Devices and pipes (``/dev/stdout``, ``/dev/full``) are
 written in place, as there is nothing to replace. Any OSError becomes an ``output_path`` error
-that says what went wrong. Nothing here installs a signal handler or touches global state.
+that says what went wrong. Nothing here installs a signal handler.
+
+``written_together(paths)`` makes a run's outputs one set: inside it, each ``atomic_write`` to one of
+``paths`` leaves its complete temporary, and all take their places when the block ends; a failure
+of any (a read-only folder, a full disk, a path turned into a folder) removes every temporary, so a
+data copy never stays behind without the manifest or report that describes it. Other files written
+meanwhile (resume caches, per-shard copies) are written at once, as outside it.
 """
 from __future__ import annotations
 
@@ -34,6 +40,7 @@ import re
 import secrets
 import stat
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 from ..errors import AuditorError
@@ -276,6 +283,99 @@ def _write_stream(target: str, shown: str, mode: str, options: dict):
         raise write_error(shown, exc) from None
 
 
+class _Held:
+    """A complete temporary waiting in its folder for the rest of its set (``written_together``)."""
+
+    def __init__(self, dir_fd: int, tmp: str, name: str, shown: str, sync: bool, before_replace):
+        self.dir_fd, self.tmp, self.name, self.shown = dir_fd, tmp, name, shown
+        self.sync, self.before_replace = sync, before_replace
+
+    def commit(self) -> None:
+        try:
+            if self.before_replace is not None:
+                self.before_replace()
+            _check_final_name(self.dir_fd, self.name, self.shown)
+            os.replace(self.tmp, self.name, src_dir_fd=self.dir_fd, dst_dir_fd=self.dir_fd)
+            self.tmp = None
+            if self.sync:
+                os.fsync(self.dir_fd)
+        except OSError as exc:
+            raise write_error(self.shown, exc) from None
+        finally:
+            self.discard()
+
+    def discard(self) -> None:
+        if self.dir_fd is None:
+            return
+        if self.tmp is not None:
+            try:
+                os.unlink(self.tmp, dir_fd=self.dir_fd)
+            except OSError:
+                pass
+        os.close(self.dir_fd)
+        self.dir_fd = None
+
+
+_TOGETHER: ContextVar = ContextVar("written_together", default=None)
+
+
+def _key(path) -> str:
+    return os.path.normcase(os.path.abspath(os.path.expanduser(os.fspath(path))))
+
+
+@contextmanager
+def written_together(paths):
+    """Writes to ``paths`` inside the block appear together when it ends, or none does (see the
+    module docstring). ``paths`` is read at each write, so a list filled in once the outputs are
+    checked serves. Inside another such block, ``paths`` join its set (a command's copy and manifest
+    are then held until its reports are written too)."""
+    outer = _TOGETHER.get()
+    if outer is not None:
+        outer[0].append(paths)
+        yield
+        return
+    held: list = []
+    token = _TOGETHER.set(([paths], held))
+    try:
+        yield
+        _commit(held)
+    except BaseException:
+        for one in held:
+            one.discard()
+        raise
+    finally:
+        _TOGETHER.reset(token)
+
+
+def commit_held() -> None:
+    """Put the files held so far in place now (the CLI, before its report goes to stdout: a closed
+    stdout is not a failed file, and the files written are complete)."""
+    group = _TOGETHER.get()
+    if group is not None:
+        _commit(group[1])
+
+
+def _commit(held: list) -> None:
+    try:
+        for one in held:                        # in the order written: a report's summary.json stays last
+            one.commit()
+    finally:
+        for one in held:                        # the rest, after a failed one (a no-op for those committed)
+            one.discard()
+        held.clear()
+
+
+def _group_holding(target: str):
+    """The list a write to ``target`` is held in, or None when it is written at once."""
+    group = _TOGETHER.get()
+    if group is None:
+        return None
+    sets, held = group
+    key = _key(target)
+    named = any(p not in (None, "", "-") and _key(p) == key for paths in sets for p in paths)
+    return held if named else None
+
+
 @contextmanager
 def atomic_write(path, mode: str = "w", *, encoding: str = "utf-8", errors: str | None = None,
                  newline: str | None = None, sync: bool = True, before_replace=None):
@@ -284,7 +384,7 @@ def atomic_write(path, mode: str = "w", *, encoding: str = "utf-8", errors: str 
     the flush to disk, for files whose loss in a power cut costs only work (a resume's per-shard
     results, which are checked when read and redone when unreadable): 2.6 ms a file here.
     ``before_replace()`` runs once the new file is complete, just before it takes ``path``'s place
-    (``retire`` a file that describes the old one).
+    (``retire`` a file that describes the old one); inside ``written_together``, when its set does.
 
     A link is never followed to a file: the folder is opened once and everything happens relative
     to it (the temporary is created with O_EXCL | O_NOFOLLOW, the final name is looked at again just
@@ -322,7 +422,7 @@ def atomic_write(path, mode: str = "w", *, encoding: str = "utf-8", errors: str 
         dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     except OSError as exc:
         raise write_error(shown, exc) from None
-    tmp = None
+    tmp, group = None, _group_holding(target)
     try:
         while tmp is None:
             candidate = f".{name}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
@@ -339,6 +439,10 @@ def atomic_write(path, mode: str = "w", *, encoding: str = "utf-8", errors: str 
                 os.fchmod(fh.fileno(), stat.S_IMODE(st.st_mode))   # keep the mode of the file replaced
             if sync:
                 os.fsync(fh.fileno())
+        if group is not None:               # renamed with the rest of its set (written_together)
+            group.append(_Held(dir_fd, tmp, name, shown, sync, before_replace))
+            tmp = dir_fd = None
+            return
         if before_replace is not None:
             before_replace()
         _check_final_name(dir_fd, name, shown)
@@ -354,7 +458,8 @@ def atomic_write(path, mode: str = "w", *, encoding: str = "utf-8", errors: str 
                 os.unlink(tmp, dir_fd=dir_fd)
             except OSError:
                 pass
-        os.close(dir_fd)
+        if dir_fd is not None:
+            os.close(dir_fd)
 
 
 def _check_final_name(dir_fd: int, name: str, shown: str) -> None:

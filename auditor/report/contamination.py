@@ -15,6 +15,19 @@ from .common import (
 )
 
 LISTED = 50         # contaminated items in REPORT.md's table (summary.json has them all)
+SAME_AS_BENCHMARK = ("The corpus holds the benchmark's records (as many records, every item found whole): "
+                     "every item matches itself, so these figures say nothing about contamination. Scan the "
+                     "training corpus against the benchmark.")
+
+
+def same_as_benchmark(summary: dict) -> bool:
+    """Whether the corpus is the benchmark (the file given twice, or a copy): as many records, and
+    every item that can be checked found whole (all its words in n-grams found). A streamed corpus
+    has no fingerprint to compare, as leak compares its sides'."""
+    corpus, items = summary["corpus"]["records"], summary["benchmark"]["records"]
+    checked = items - summary["too_short"]["records"]
+    return (corpus == items and checked > 0 and summary["contaminated"]["records"] == checked
+            and all(it.get("coverage", 0) >= 1.0 for it in summary["items"]))
 
 
 def _share(count: int, total: int) -> dict:
@@ -65,6 +78,8 @@ def markdown(result) -> str:
         joined = " (each record's fields joined as one text)" if "," in c["text"] else ""
         lines += [f"Text fields checked: corpus {fields}{joined}, benchmark {md_code(b['text'])} "
                   "(--text and --benchmark-text name others; --text takes several, separated by commas).", ""]
+    if same_as_benchmark(d):
+        lines += [f"> Note: {SAME_AS_BENCHMARK}", ""]
     notes = [f"> Note ({side}): {md_note(notice)}" for side, info in (("benchmark", b), ("corpus", c))
              for notice in info.get("notices", ())]
     lines += notes + ([""] if notes else [])

@@ -1,7 +1,7 @@
 """A matrix run's report: ``summary`` (summary.json) and ``markdown`` (REPORT.md) of a MatrixResult."""
 from __future__ import annotations
 
-from .common import SCHEMA_VERSION, md_cell
+from .common import SCHEMA_VERSION, md_cell, md_note
 
 
 def summary(result) -> dict:
@@ -13,13 +13,15 @@ def summary(result) -> dict:
             "near": None if result.near_split_matrix is None else
             {"threshold": result.threshold, "split_matrix": result.near_split_matrix,
              "dataset_matrix": result.near_dataset_matrix},
-            "comparison": result.comparison}
+            "comparison": result.comparison,
+            **({"notices": list(result.notices)} if result.notices else {})}
 
 
 def markdown(result) -> str:
     lines = ["# Overlap matrices", "", "Cell [row][column]: records of the row that also occur in the column "
              "(exact text under the default normaliser). Diagonal: internal duplicates (split matrix) or "
              "records found in another split of the same dataset (dataset matrix).", ""]
+    lines += [line for notice in result.notices for line in (f"> Note: {md_note(notice)}", "")]
     for title, m in (("Split x split", result.split_matrix), ("Dataset x dataset", result.dataset_matrix),
                      ("Split x split, exact or near", result.near_split_matrix)):
         if m is None:

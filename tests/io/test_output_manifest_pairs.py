@@ -1,10 +1,11 @@
 """A copy and its manifest written again over a previous run's: a run killed between the two writes
 must never leave the new copy beside the old manifest (a manifest that looks complete and describes
-another copy). The old manifest is removed just before the new copy takes its place; a run that
-fails before that leaves the old pair as it was.
+another copy). The new copy takes its place only once its manifest is complete (round 8: a failed
+manifest left the new copy behind), and the old manifest is removed just before it does; a run
+that fails or is killed before that leaves the old pair as it was.
 
 The "kill" is a KeyboardInterrupt (what Ctrl-C raises) from the manifest's write, after the copy is
-in place; the files are checked against what each run should write, computed here.
+complete; the files are checked against what each run should write, computed here.
 """
 from __future__ import annotations
 
@@ -112,10 +113,10 @@ def test_decontaminate_killed_before_its_manifest_leaves_no_stale_manifest(corpu
     kill_at(monkeypatch, manifest)
     with pytest.raises(KeyboardInterrupt):
         decontaminate(str(path), "humaneval", str(out))
-    # the new copy is in place (HumanEval's two rows out, GSM8K's back in) and no manifest describes it
+    # the previous pair stays (GSM8K's three rows out, its manifest saying so): the new copy never took its place
     kept = [json.loads(line)["id"] for line in out.read_text(encoding="utf-8").splitlines()]
-    assert kept == [r["id"] for r in rows if r["id"] not in (70, 170)]
-    assert not manifest.exists()
+    assert kept == [r["id"] for r in rows if r["id"] not in (50, 150, 250)]
+    assert json.loads(manifest.read_text(encoding="utf-8"))["dropped_rows"] == [50, 150, 250]
     monkeypatch.undo()
     decontaminate(str(path), "humaneval", str(out))                        # a full run writes the pair again
     assert json.loads(manifest.read_text(encoding="utf-8"))["dropped_rows"] == [70, 170]
@@ -149,7 +150,7 @@ def test_dedup_killed_before_its_manifest_leaves_no_stale_manifest(real_data, tm
     kill_at(monkeypatch, manifest)
     with pytest.raises(KeyboardInterrupt):
         write_dedup(result, dedup(result, keep="first"), str(out))
-    assert lines(out) == 300 and not manifest.exists()
+    assert lines(out) == 300 and json.loads(manifest.read_text(encoding="utf-8"))["dropped"] == 3   # the old pair
 
 
 @pytest.mark.sweep
@@ -178,8 +179,8 @@ def test_ray_decontaminate_killed_before_its_manifest(corpus, tmp_path, monkeypa
 
 
 def test_clean_killed_before_its_report_leaves_no_stale_report(real_data, tmp_path):
-    """``auditor clean`` writes the kept rows, then OUT.dropped.json: a SIGKILL between the two (the
-    report's write made to wait here) leaves the new copy and no report, not the previous run's."""
+    """``auditor clean`` writes the kept rows, then OUT.dropped.json, and puts both in place together:
+    a SIGKILL before the report is written (its write made to wait here) leaves the previous pair."""
     import os
     import signal
     import subprocess
@@ -222,4 +223,4 @@ def test_clean_killed_before_its_report_leaves_no_stale_report(real_data, tmp_pa
         proc.send_signal(signal.SIGKILL)
     finally:
         proc.wait(timeout=30)
-    assert lines(out) == 40 and not report.exists()
+    assert lines(out) == 45 and json.loads(report.read_text(encoding="utf-8"))["kept"] == 45
