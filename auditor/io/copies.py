@@ -284,9 +284,32 @@ def parquet_files_copied(files):
     schema (the column names and types written once); else None (the records are then written anew)."""
     if not files or any(format_of(Path(p)) != "parquet" or codec_of(p) for p in files):
         return None
-    import pyarrow.parquet as pq
-    schemas = [pq.read_schema(p) for p in files]
+    schemas = [_stored_schema(p) for p in files]
     return [Path(p) for p in files] if all(s.equals(schemas[0]) for s in schemas[1:]) else None
+
+
+def _parquet_read_errors() -> tuple:
+    import pyarrow as pa
+    return (*READ_ERRORS, pa.ArrowException)
+
+
+def _stored_schema(path):
+    import pyarrow.parquet as pq
+    try:
+        return pq.read_schema(path)
+    except _parquet_read_errors() as exc:       # changed or cut short since the scan read it
+        raise read_error(exc, Path(path)) from None
+
+
+def _stored_batches(path):
+    """A Parquet file's batches as stored; a failed read is the file's error (a failed write of the
+    copy, in the caller, is not caught here)."""
+    import pyarrow.parquet as pq
+    try:
+        with pq.ParquetFile(path) as stored:
+            yield from stored.iter_batches(batch_size=PARQUET_COPY_ROWS)
+    except _parquet_read_errors() as exc:
+        raise read_error(exc, Path(path)) from None
 
 
 def copy_parquet_records(files, dropped_rows: np.ndarray, records: int, out, *, source: str = "the data",
@@ -300,10 +323,11 @@ def copy_parquet_records(files, dropped_rows: np.ndarray, records: int, out, *, 
     import pyarrow.parquet as pq
     dropped = np.asarray(dropped_rows, dtype=np.int64)
     row = 0
+    schema = _stored_schema(files[0])
     with atomic_write(out, "wb", before_replace=before_replace) as fh:
-        with pq.ParquetWriter(fh, pq.read_schema(files[0])) as writer:
+        with pq.ParquetWriter(fh, schema) as writer:
             for path in files:
-                for batch in pq.ParquetFile(path).iter_batches(batch_size=PARQUET_COPY_ROWS):
+                for batch in _stored_batches(path):
                     keep = np.ones(batch.num_rows, dtype=bool)
                     lo, hi = np.searchsorted(dropped, [row, row + batch.num_rows])
                     keep[dropped[lo:hi] - row] = False
