@@ -357,6 +357,8 @@ def commit_held() -> None:
 
 def _commit(held: list) -> None:
     try:
+        for one in held:        # every final name looked at first: a link or folder put at a later one
+            _check_final_name(one.dir_fd, one.name, one.shown)      # leaves none in place, not some
         for one in held:                        # in the order written: a report's summary.json stays last
             one.commit()
     finally:
