@@ -11,16 +11,24 @@ import re
 # A value echoed into a message (a source, a split, a field name: repr'd or as typed) past this
 # many characters is shown by its start and end: a 100 KB dataset id was echoed whole.
 ECHO_LIMIT = 200
+MESSAGE_LIMIT = 4000     # a whole message or hint, however many values it lists
 _LONG = re.compile(r"'[^'\n]{%d,}'|\"[^\"\n]{%d,}\"|[^\s'\"]{%d,}" % ((ECHO_LIMIT,) * 3))
 
 
 def capped(text: str) -> str:
     """``text`` with each quoted value or unbroken run longer than ``ECHO_LIMIT`` characters cut
-    to its first 120 and last 40, the number left out said between them."""
+    to its first 120 and last 40, the number left out said between them; then the whole cut to
+    ``MESSAGE_LIMIT`` the same way."""
     def cut(m):
         value = m.group(0)
         return f"{value[:120]}…[{len(value) - 160:,} characters]…{value[-40:]}"
-    return _LONG.sub(cut, text) if isinstance(text, str) and len(text) > ECHO_LIMIT else text
+    if not isinstance(text, str) or len(text) <= ECHO_LIMIT:
+        return text
+    text = _LONG.sub(cut, text)
+    if len(text) > MESSAGE_LIMIT:     # many values, each under the limit (a list of 5,000 names)
+        head, tail = MESSAGE_LIMIT - 200, 160
+        text = f"{text[:head]}…[{len(text) - head - tail:,} characters]…{text[-tail:]}"
+    return text
 
 
 class AuditorError(Exception):

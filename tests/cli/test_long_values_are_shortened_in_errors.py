@@ -51,3 +51,16 @@ def test_short_values_are_echoed_whole():
     with pytest.raises(AuditorError) as caught:
         load("example:" + "s" * 150)
     assert "'" + "s" * 150 + "'" in caught.value.message
+
+
+def test_a_message_listing_many_values_is_bounded_as_a_whole():
+    """Each of 5,000 values under the per-value limit still made a million-character message; the
+    whole is cut to its start and end too, the count left out exact. From a review of this change."""
+    listed = "Fields: " + ", ".join(repr(f"f{i:04d}" + "x" * 190) for i in range(5_000))
+    error = AuditorError("bad_format", listed, listed)
+    for text in (error.message, error.hint):
+        assert len(text) <= 4_000
+        head, left_out, tail = text.partition("…[")[0], text.split("…[")[1].split(" characters]…")[0], \
+            text.rsplit("]…", 1)[1]
+        assert listed.startswith(head) and listed.endswith(tail)
+        assert len(head) + int(left_out.replace(",", "")) + len(tail) == len(listed)
