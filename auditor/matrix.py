@@ -144,14 +144,14 @@ def overlap_matrix(specs: list, *, text=None, near: bool = False, threshold: flo
 
 def _same_records(groups, sides) -> tuple:
     """A note for each pair of datasets holding the same records (the same fingerprint: a file
-    given twice, or a copy): their cells are every record matching itself, not overlap."""
+    given twice, or two splits that are copies): their cells are every record matching itself."""
     first: dict = {}
     notes = []
     for g, side in zip(groups, sides):
         if side.fingerprint in first and side.records:
             notes.append(f"{first[side.fingerprint]} and {g.name} hold the same records (the same fingerprint): "
-                         "every record matches itself, so their cells say nothing about overlap. Give each "
-                         "dataset or split once.")
+                         "every record of one is in the other. If they are one dataset given twice, give it "
+                         "once; if two splits, they are copies of each other.")
         first.setdefault(side.fingerprint, g.name)
     return tuple(notes)
 
