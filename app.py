@@ -26,6 +26,8 @@ import logging  # noqa: E402
 import signal  # noqa: E402
 import sys  # noqa: E402
 
+from starlette.middleware import Middleware  # noqa: E402
+
 from auditor import AuditorError, semantic  # noqa: E402
 from auditor.env import env_int  # noqa: E402
 from auditor.io.budget import max_bytes  # noqa: E402
@@ -40,6 +42,7 @@ from ui.state import (  # noqa: E402,F401
     result_bytes,
     run_audit,
 )
+from ui.page_cache import PageCache  # noqa: E402
 from ui.schemas import keep_schemas  # noqa: E402
 from ui.uploads import keep_gradio_cache  # noqa: E402
 
@@ -68,4 +71,6 @@ if __name__ == "__main__":
     # arrives (a 2 GiB upload was accepted and kept in its cache, outside every bound).
     demo.launch(server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
                 server_port=env_int("GRADIO_SERVER_PORT", 7860, 1, 65535), max_threads=MAX_THREADS,
-                max_file_size=max_bytes(), theme=theme(), css=CSS, head=HEAD, ssr_mode=False, show_error=False)
+                max_file_size=max_bytes(), theme=theme(), css=CSS, head=HEAD, ssr_mode=False, show_error=False,
+                # The page and its config made once per address (ui/page_cache.py), not per visitor.
+                app_kwargs={"middleware": [Middleware(PageCache)]})

@@ -1,0 +1,123 @@
+"""The page and its config are made once per address (ui/page_cache.py), and a kept answer is the
+one Gradio gave for that address: never another visitor's root URL, never a failure or a cookie,
+never a deep link's saved state; the number kept is bounded.
+
+Issue 34, item 4: a page load cost 24-33 ms of the server's Python (Gradio's deep copy of its
+261 KB config), a fifth of the GIL under 50 visitors; kept, 1.4-4 ms (BENCHMARKS.md)."""
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import re
+import urllib.request
+
+from starlette.applications import Starlette
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Route
+from starlette.testclient import TestClient
+
+from ui.page_cache import PageCache
+
+pytest_plugins = ["app_server"]
+
+_unique = itertools.count()
+
+
+def get(url: str, headers: dict | None = None) -> bytes:
+    with urllib.request.urlopen(urllib.request.Request(url, headers=headers or {}), timeout=60) as answer:
+        assert answer.status == 200
+        return answer.read()
+
+
+def root_of(config: bytes) -> str:
+    return json.loads(config)["root"]
+
+
+def test_a_kept_answer_is_gradios_own_for_that_address(app_url):
+    """The first request for a fresh address is made by Gradio; the next is sent from the cache and must
+    be the same bytes. Each address keeps its own root: a forwarded host, https, or the plain one."""
+    for path in ("/config", "/"):
+        host = f"visitor-{next(_unique)}.example"
+        forwarded = {"X-Forwarded-Host": host}
+        first = get(app_url + path, forwarded)
+        assert get(app_url + path, forwarded) == first
+        secure = {**forwarded, "X-Forwarded-Proto": "https"}
+        over_https = get(app_url + path, secure)
+        assert get(app_url + path, secure) == over_https != first
+        plain = get(app_url + path)
+        if path == "/config":
+            assert root_of(first) == f"http://{host}"
+            assert root_of(over_https) == f"https://{host}"
+            assert root_of(plain) == app_url.rstrip("/")
+        else:
+            assert f"http://{host}".encode() in first and f"https://{host}".encode() in over_https
+            assert host.encode() not in plain
+            assert re.search(rb"window\.gradio_config", plain)
+
+
+def test_a_shared_links_query_is_its_own_address(app_url):
+    link = f"/?dataset=openai/gsm8k&text=question&n={next(_unique)}"
+    page = get(app_url + link)
+    assert get(app_url + link) == page
+    assert b"window.gradio_config" in page
+
+
+def counting_app():
+    """A stand-in for Gradio: answers by path, counts the calls it made."""
+    calls = []
+
+    def answer(request):
+        calls.append((request.url.path, request.headers.get("x-forwarded-host")))
+        if request.url.path == "/config" and request.query_params.get("fail"):
+            return PlainTextResponse("no", status_code=500)
+        if request.query_params.get("cookie"):
+            response = Response(b"page")
+            response.set_cookie("session", str(len(calls)))
+            return response
+        return Response(f"{request.url.path} {request.headers.get('x-forwarded-host')} {len(calls)}".encode())
+
+    app = Starlette(routes=[Route(p, answer, methods=["GET", "POST"]) for p in ("/", "/config", "/other")])
+    return app, calls
+
+
+def test_only_whole_successes_of_the_page_and_config_are_kept():
+    app, calls = counting_app()
+    cache = PageCache(app)
+    client = TestClient(cache)
+    assert client.get("/").content == client.get("/").content == b"/ None 1"
+    assert client.get("/", headers={"X-Forwarded-Host": "a"}).content == b"/ a 2"
+    assert client.get("/config").content == client.get("/config").content == b"/config None 3"
+    assert len(calls) == 3 and cache.hits == 2
+    for kept_not in ("/other", "/config?fail=1", "/?cookie=1", "/?deep_link=abc"):
+        client.get(kept_not)
+        client.get(kept_not)
+    client.post("/")
+    client.post("/")
+    assert len(calls) == 3 + 2 * 4 + 2            # each of those went to the app both times
+
+
+def test_the_cache_is_bounded_and_drops_the_least_recently_used():
+    app, calls = counting_app()
+    cache = PageCache(app, max_pages=3)
+    client = TestClient(cache)
+    for n in range(3):
+        client.get(f"/?n={n}")
+    client.get("/?n=0")                           # used again: now the most recent
+    client.get("/?n=3")                           # drops n=1
+    assert len(cache.pages) == 3
+    made = len(calls)
+    client.get("/?n=0")
+    assert len(calls) == made
+    client.get("/?n=1")
+    assert len(calls) == made + 1
+
+
+def test_a_request_that_is_not_http_passes_through():
+    seen = []
+
+    async def app(scope, receive, send):
+        seen.append(scope["type"])
+
+    asyncio.run(PageCache(app)({"type": "lifespan"}, None, None))
+    assert seen == ["lifespan"]

@@ -1,0 +1,88 @@
+"""The page and its config, made once per address the visitor reached the app by.
+
+Gradio answers every page load (``/``) and every client's ``/config`` by deep-copying its whole
+page config (261 KB: 192 components, their API schemas and the events) and rewriting every file
+URL in it for the request's root URL: about 30 ms of the server's Python each, holding the GIL.
+Under bench/app_load.py's 50 visitors that was a fifth of all the time the server held the GIL,
+and cheap requests (a cached audit) waited behind it. The answer depends only on the path, the
+query, and the request parts Gradio derives the root URL from (``route_utils.get_root_url``:
+the URL's scheme and host, ``X-Forwarded-Host``, ``X-Forwarded-Proto``, ``X-Gradio-Server`` and
+the ASGI root path), and the config does not change once the app is served. So the first answer
+for each such key is kept and sent again as it was, on the event loop, without Gradio's work.
+
+Only whole 200 answers without cookies are kept; a deep link (``deep_link=``: a saved state Gradio
+reads from disk) and any method but GET go to Gradio each time. At most ``MAX_PAGES`` answers are
+kept (the least recently used go first), so addresses a client makes up cost at most that.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+from urllib.parse import parse_qs
+
+MAX_PAGES = 64                 # answers kept: about 280 KB each, 18 MB in all
+CACHED_PATHS = ("/", "/config", "/config/")
+ROOT_HEADERS = (b"host", b"x-forwarded-host", b"x-forwarded-proto", b"x-gradio-server")
+
+
+class PageCache:
+    """ASGI middleware: ``/`` and ``/config`` answered from the first answer for their key (above)."""
+
+    def __init__(self, app, max_pages: int = MAX_PAGES):
+        self.app, self.max_pages = app, max_pages
+        self.pages: OrderedDict[tuple, tuple[dict, list[dict]]] = OrderedDict()
+        self.hits = self.misses = 0
+
+    async def __call__(self, scope, receive, send):
+        key = _key(scope)
+        if key is None:
+            return await self.app(scope, receive, send)
+        kept = self.pages.get(key)
+        if kept is not None:
+            self.pages.move_to_end(key)
+            self.hits += 1
+            start, bodies = kept
+            await send(start)
+            for body in bodies:
+                await send(body)
+            return
+        self.misses += 1
+        sent: list[dict] = []
+
+        async def keep(message):
+            sent.append(message)
+            await send(message)
+
+        await self.app(scope, receive, keep)
+        answer = _whole_answer(sent)
+        if answer is not None:
+            self.pages[key] = answer
+            while len(self.pages) > self.max_pages:
+                self.pages.popitem(last=False)
+
+
+def _key(scope) -> tuple | None:
+    """What Gradio's answer depends on, or None for a request that is not kept."""
+    if scope["type"] != "http" or scope["method"] != "GET":
+        return None
+    root_path = scope.get("root_path", "")
+    path = scope["path"][len(root_path):] if root_path and scope["path"].startswith(root_path) else scope["path"]
+    if path not in CACHED_PATHS:
+        return None
+    query = scope.get("query_string", b"")
+    if b"deep_link" in query and "deep_link" in parse_qs(query.decode("latin-1")):
+        return None
+    headers = tuple(value for name in ROOT_HEADERS
+                    for value in [b",".join(v for n, v in scope["headers"] if n == name)])
+    return scope["path"], query, scope.get("scheme"), root_path, tuple(scope.get("server") or ()), headers
+
+
+def _whole_answer(sent: list[dict]) -> tuple[dict, list[dict]] | None:
+    """The answer's messages if it is a complete 200 without cookies, else None."""
+    if not sent or sent[0].get("type") != "http.response.start" or sent[0].get("status") != 200:
+        return None
+    if any(name.lower() == b"set-cookie" for name, _ in sent[0].get("headers", ())):
+        return None
+    bodies = sent[1:]
+    if not bodies or any(m.get("type") != "http.response.body" for m in bodies) or bodies[-1].get("more_body"):
+        return None
+    return sent[0], bodies
