@@ -44,6 +44,7 @@ from ui.state import (  # noqa: E402,F401
 )
 from ui.page_cache import PageCache  # noqa: E402
 from ui.schemas import keep_schemas  # noqa: E402
+from ui.sessions import make_sessions_lazy  # noqa: E402
 from ui.uploads import keep_gradio_cache  # noqa: E402
 
 log = logging.getLogger("auditor.app")
@@ -66,6 +67,7 @@ if __name__ == "__main__":
         semantic.warm_up()
     keep_gradio_cache()
     keep_schemas()
+    make_sessions_lazy()
     demo.queue(default_concurrency_limit=CHEAP_EVENTS, max_size=None)
     # An upload larger than the reading budget could not be audited: Gradio refuses it while it
     # arrives (a 2 GiB upload was accepted and kept in its cache, outside every bound).

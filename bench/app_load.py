@@ -15,7 +15,9 @@ Each visitor (a thread with its own gradio_client) makes requests drawn, with a 
 - dedup download: /dedup_file of a bundled set (its audit cached, the copy written).
 
 Meanwhile one headless Chromium page changes the threshold on the curve tab (a cheap page event)
-and waits for the counts to show it. The table gives p50 / p95 / max seconds per kind, how many
+and waits for the counts to show it, and one more visitor, in a process of its own, asks for a cached
+audit every half second while the crowd is there (the crowd's clients share one interpreter, whose
+GIL adds to their own times). The table gives p50 / p95 / max seconds per kind, how many
 answered, how many the server refused (and why), and the peak memory of the server, of a job's child
 process, and of both at once. All visitors come from 127.0.0.1, one address, so the per-visitor limit is raised for the
 run (AUDITOR_JOBS_PER_VISITOR); the work slots, the line's bound and every other setting are the
@@ -28,6 +30,7 @@ import json
 import os
 import random
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -41,7 +44,7 @@ sys.path.insert(0, str(REPO / "bench"))
 from app_latency import ARGS, CHROMIUM, TEXT, free_port, start_app  # noqa: E402
 
 KINDS = ("page load", "cached audit", "failing hub id", "leak check", "upload audit", "dedup download",
-         "threshold change (browser)")
+         "threshold change (browser)", "cached audit (own process)")
 MIX = ("page load", "page load", "cached audit", "cached audit", "failing hub id", "leak check", "upload audit",
        "dedup download")
 
@@ -154,7 +157,27 @@ def browser_thresholds(url: str, stop: threading.Event, times: list, errors: lis
         errors.append(repr(exc))
 
 
+def probe(url: str, folder: str) -> None:
+    """One more visitor in a process of its own (``--probe``): from when ``folder``/go exists until
+    ``folder``/stop does, a cached audit every half second; then its times as JSON. The crowd's 50
+    clients share one interpreter, whose GIL adds to their times; this visitor's are the server's."""
+    from gradio_client import Client
+    client = Client(url, verbose=False, httpx_kwargs={"timeout": 600})
+    times = []
+    stop_file = os.path.join(folder, "stop")
+    while not os.path.exists(os.path.join(folder, "go")):
+        time.sleep(0.05)
+    while not os.path.exists(stop_file):
+        started = time.perf_counter()
+        client.predict("example:gsm8k", "main", "train", "", "", "", 0.7, api_name="/audit_json")
+        times.append(time.perf_counter() - started)
+        time.sleep(0.5)
+    print(json.dumps(times))
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--probe"]:
+        return probe(*sys.argv[2:4])
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--visitors", type=int, default=50)
     ap.add_argument("--requests", type=int, default=4, help="requests per visitor")
@@ -189,7 +212,8 @@ def main() -> None:
             browser = threading.Thread(target=browser_thresholds, args=(url, stop, browser_times, browser_errors),
                                        daemon=True)
             browser.start()
-            time.sleep(8)                            # the page is open before the crowd arrives
+            prober = subprocess.Popen([sys.executable, __file__, "--probe", url, str(tmp)], stdout=subprocess.PIPE)
+            time.sleep(8)                            # the page and the probe are open before the crowd arrives
             start_gate = threading.Barrier(args.visitors)
 
             def visitor(k: int) -> None:
@@ -219,12 +243,15 @@ def main() -> None:
                             bucket.setdefault(kind, []).append(text[:200])
 
             started_all = time.perf_counter()
+            (tmp / "go").touch()
             threads = [threading.Thread(target=visitor, args=(k,)) for k in range(args.visitors)]
             for t in threads:
                 t.start()
             for t in threads:
                 t.join()
             wall = time.perf_counter() - started_all
+            (tmp / "stop").touch()
+            results["cached audit (own process)"] = json.loads(prober.communicate(timeout=600)[0])
             stop.set()
             browser.join(120)
             results["threshold change (browser)"] = browser_times
