@@ -359,9 +359,9 @@ def _check_outputs(args, inputs: list, outputs: list = (), out_dir_files=("REPOR
 def _emit(args, summary: dict, markdown: str, extra: dict | None = None) -> None:
     markdown = printable(markdown)
     if args.out_dir:
-        for path in write_outputs(args.out_dir, summary, markdown, extra):
-            if not args.quiet:
-                print(f"wrote {path}", file=sys.stderr)
+        written = write_outputs(args.out_dir, summary, markdown, extra)
+        if not args.quiet:      # said by main once the run's set is in place: a later output may still fail
+            args.wrote.extend(written)
     if args.json_path == "-":
         _to_stdout(to_json(summary))
     elif args.json_path:
@@ -700,9 +700,11 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         if getattr(args, "engine", None) == "ray":
             engines.on_join_timeout(lambda exc: _exit_with(exc, wants_json_errors))    # reset below
-        args.outputs = []                       # filled by _check_outputs
+        args.outputs, args.wrote = [], []       # filled by _check_outputs and _emit
         with written_together(args.outputs):
             code = COMMANDS[args.command](args)
+        for path in args.wrote:                 # only now in place (or, on a failure above, never)
+            print(f"wrote {path}", file=sys.stderr)
         _to_stdout()
         return code
     except Terminated:
