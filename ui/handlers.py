@@ -35,17 +35,8 @@ from auditor.evidence import (
     leak_evidence,
     leak_evidence_csv,
 )
-from auditor.io.copies import (
-    copy_csv_records,
-    copy_parquet_records,
-    copy_record_lines,
-    csv_files_copied,
-    local_stamps,
-    parquet_files_copied,
-    write_rows,
-)
+from auditor.io.copies import copier, files_copied, local_stamps, write_rows
 from auditor.io.hub import describe
-from auditor.io.listing import format_of
 from auditor.io.outputs import write_text
 from auditor.io.sources import example_layout
 from auditor.io.table import choose_split, select
@@ -1236,18 +1227,12 @@ def contamination_views(result, bench, token, progress=None, fields=(), source=N
     stem = state.download_stem(result.table.source)
     copy = folder / f"{stem}.decontaminated.{fmt}"
     upload = state.upload_file(source) if source is not None else None
-    if fmt == "jsonl" and upload is not None and format_of(Path(upload)) == "jsonl" and not result.table.truncated:
-        # each kept line's bytes, as the CLI's --decontaminate copies them (escapes, number forms)
-        copy_record_lines([upload], np.asarray(sorted(dropped), dtype=np.int64), len(result.table.rows), copy,
-                         source=result.table.source)
-    elif upload is not None and not result.table.truncated and csv_files_copied([upload], fmt):
-        # a CSV/TSV upload: each kept record as written (its delimiter, quoting, header, byte-order mark)
-        copy_csv_records([upload], np.asarray(sorted(dropped), dtype=np.int64), len(result.table.rows), copy,
-                         source=result.table.source)
-    elif upload is not None and not result.table.truncated and fmt == "parquet" and parquet_files_copied([upload]):
-        # a Parquet upload: its rows as stored (column types and names), as the CLI's copies
-        copy_parquet_records([upload], np.asarray(sorted(dropped), dtype=np.int64), len(result.table.rows), copy,
-                             source=result.table.source)
+    files = files_copied([upload], fmt) if upload is not None and not result.table.truncated else None
+    if files:
+        # an upload's records as the CLI copies them: JSONL lines' bytes (escapes, number forms), CSV/TSV
+        # records as written (delimiter, quoting, header, byte-order mark), Parquet rows as stored
+        copier(fmt)(files, np.asarray(sorted(dropped), dtype=np.int64), len(result.table.rows), copy,
+                    source=result.table.source)
     else:
         records = result.table.rows          # CSV: written in 2 passes
         write_rows(select(records, [i for i in range(len(records)) if i not in dropped]), copy, fmt=fmt)

@@ -271,12 +271,26 @@ def files_copied_as_written(source, split, fmt: str, truncated: bool):
     dedup's and clean's one rule."""
     if truncated or not isinstance(source, (str, os.PathLike)) or fmt not in COPIED_AS_WRITTEN:
         return None
-    files = local_source_files(source_text(source), split)
+    return files_copied(local_source_files(source_text(source), split) or [], fmt)
+
+
+def files_copied(files, fmt: str):
+    """``files`` (local paths, read whole) when a copy in ``fmt`` can be their records as written
+    (``files_copied_as_written``'s rule for files already listed, such as the app's upload); else None."""
     if fmt == "parquet":
-        return parquet_files_copied(files or [])
-    if fmt != "jsonl":
-        return csv_files_copied(files or [], fmt)
-    return files if files and all(format_of(p) == "jsonl" for p in files) else None
+        return parquet_files_copied(files)
+    if fmt in ("csv", "tsv"):
+        return csv_files_copied(files, fmt)
+    files = [Path(p) for p in files]
+    return files if fmt == "jsonl" and files and all(format_of(p) == "jsonl" for p in files) else None
+
+
+def copier(fmt: str):
+    """The function that copies ``files_copied``' files, less some rows, to a ``fmt`` output as
+    written: JSONL lines, CSV/TSV record texts, Parquet rows as stored. Each takes (files,
+    dropped_rows, records, out, *, source, stamps, before_replace). dedup's, clean's and the app's one choice."""
+    return {"jsonl": copy_record_lines, "csv": copy_csv_records, "tsv": copy_csv_records,
+            "parquet": copy_parquet_records}[fmt]
 
 
 def parquet_files_copied(files):
