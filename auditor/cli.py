@@ -41,7 +41,6 @@ from .io.sources import URL_SCHEME
 from .memory import arrow_pool_returns_memory, pin_mmap_threshold
 from .matrix import overlap_matrix
 from .report import printable, to_json, write_outputs
-from .report.contamination import SAME_AS_BENCHMARK, same_as_benchmark
 from .report.leak import SAME_RECORDS, same_records
 from .semantic import load_model, semantic_contamination, semantic_search
 from .settings import (
@@ -498,8 +497,8 @@ def cmd_contamination(args) -> int:
              (f"the corpus's {corpus['records']:,} records has a word to compare (each is missing, null, blank or "
               "only punctuation)", corpus["no_words"] == corpus["records"])],
             "Name the fields holding the text (--text, --benchmark-text), or give a smaller --ngram.")
-    if same_as_benchmark(summary):
-        print(f"warning: {SAME_AS_BENCHMARK}", file=sys.stderr)
+    for notice in summary.get("notices", ()):
+        print(f"warning: {notice}", file=sys.stderr)
     _emit(args, summary, markdown)
     if copy is not None and not args.quiet:
         print(f"kept {copy.kept:,} of {copy.records:,} records; dropped {copy.dropped_rows.size:,} sharing an "
