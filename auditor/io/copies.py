@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import AuditorError
 from .budget import READ_ERRORS, Budget, open_stream, read_error
+from .columns import utf8_text
 from .formats import csv_batches, file_batches, line_blocks
 from .listing import codec_of, format_of, local_files
 from .outputs import CSV_LINE_END, atomic_write, write_error
@@ -37,12 +38,12 @@ def json_value(value):
     Parquet binary column of text, which the audit read as text; str() wrote "b'...'"), other bytes
     refused; dates, decimals and the like as their text."""
     if isinstance(value, (bytes, bytearray, memoryview)):
-        try:
-            return bytes(value).decode("utf-8")
-        except UnicodeDecodeError:
+        text = utf8_text(value)
+        if text is None:
             raise AuditorError("usage", f"A record holds binary data that is not UTF-8 text ({bytes(value)[:12]!r}"
                                "...: an image, audio), which JSON Lines, JSON and CSV cannot carry.",
-                               "Write .parquet, which keeps it.") from None
+                               "Write .parquet, which keeps it.")
+        return text
     return str(value)
 
 
