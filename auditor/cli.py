@@ -55,6 +55,7 @@ from .settings import (
     RoleNames,
     ScanSettings,
     ShingleSpec,
+    check_distinct_thresholds,
     check_threshold,
 )
 from .version import __version__
@@ -95,7 +96,12 @@ def _thresholds(value: str) -> tuple:
     parts = [p for p in value.replace(" ", "").split(",") if p]
     if not parts:
         raise argparse.ArgumentTypeError("give thresholds like 0.9,0.8,0.7")
-    return tuple(_threshold(p) for p in parts)
+    values = tuple(_threshold(p) for p in parts)
+    try:
+        check_distinct_thresholds(values, parts)
+    except AuditorError as exc:
+        raise argparse.ArgumentTypeError(f"{exc.message} {exc.hint}") from None
+    return values
 
 
 def _positive_int(value: str) -> int:

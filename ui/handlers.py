@@ -265,10 +265,29 @@ def link_values(params: dict) -> dict:
     return values
 
 
+def link_params(items) -> dict:
+    """A page address's query, its (key, value) pairs in order, as ``page_load`` reads it: each
+    key's value; a key of the page's links given more than once, all its values (a tuple), which
+    ``page_load`` refuses (the last one was taken without a word: ?threshold=0.5&threshold=0.7
+    audited at 0.7). Other keys (a host's __sign) keep their last value."""
+    given: dict = {}
+    for key, value in items:
+        given.setdefault(key, []).append(value)
+    return {k: tuple(v) if len(v) > 1 and k in LINK_KEYS else v[-1] for k, v in given.items()}
+
+
 def page_load(params: dict, base, progress=None, slot=None) -> dict:
     """The page opened: a share link's values fill the form and are audited; else the default. An
     upload of the link is opened from the store (or said to have expired or been removed); a
     pinned Hub commit is read as it was, and the page says when the dataset has a newer one."""
+    repeated = [k for k in LINK_KEYS if isinstance(params.get(k), tuple)]
+    if repeated:    # as the CLI refuses a threshold given twice: never one of them chosen unsaid
+        key, given = repeated[0], params[repeated[0]]
+        shown = ", ".join(repr(str(v)[:40]) for v in given[:3]) + (", …" if len(given) > 3 else "")
+        times = "twice" if len(given) == 2 else f"{len(given)} times"
+        return {**cleared_results(), **error(views.error_text(AuditorError(
+            "usage", f"This link gives {key} {times} ({shown}): the page's links give each value once, so which "
+            "one was meant is not known.", "Open the link the Share box gives, or type the values in the form.")))}
     values = dict(DEFAULTS)
     linked = bool(params.get("dataset") or params.get("upload"))
     too_long = [k for k in LINK_KEYS if len(str(params.get(k) or "")) > LINK_VALUE_CAP]
