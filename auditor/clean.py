@@ -11,7 +11,7 @@ import numpy as np
 
 from .errors import AuditorError
 from .exact import digest_ids
-from .io.copies import copy_csv_records, copy_parquet_records, files_copied_as_written, write_rows
+from .io.copies import copier, files_copied_as_written, write_rows
 from .io.table import select
 from .leakage import drop_reason, inherited_field_hint, leak
 from .prepare import prepare
@@ -107,8 +107,7 @@ def write_clean(result: CleanResult, out, *, source=None, split=None, stamps=Non
     if not files:
         return write_rows(result.kept, out, before_replace=before_replace)
     dropped = np.asarray(sorted(d["row"] for d in result.dropped), dtype=np.int64)
-    copy = copy_parquet_records if fmt == "parquet" else copy_csv_records
-    copy(files, dropped, result.records, out, source=result.source, stamps=stamps, before_replace=before_replace)
+    copier(fmt)(files, dropped, result.records, out, source=result.source, stamps=stamps, before_replace=before_replace)
     return []
 
 

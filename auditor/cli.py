@@ -41,7 +41,6 @@ from .io.sources import URL_SCHEME
 from .memory import arrow_pool_returns_memory, pin_mmap_threshold
 from .matrix import overlap_matrix
 from .report import printable, to_json, write_outputs
-from .report.contamination import SAME_AS_BENCHMARK, same_as_benchmark
 from .report.leak import SAME_RECORDS, same_records
 from .semantic import load_model, semantic_contamination, semantic_search
 from .settings import (
@@ -56,6 +55,7 @@ from .settings import (
     RoleNames,
     ScanSettings,
     ShingleSpec,
+    check_distinct_thresholds,
     check_threshold,
 )
 from .version import __version__
@@ -96,7 +96,12 @@ def _thresholds(value: str) -> tuple:
     parts = [p for p in value.replace(" ", "").split(",") if p]
     if not parts:
         raise argparse.ArgumentTypeError("give thresholds like 0.9,0.8,0.7")
-    return tuple(_threshold(p) for p in parts)
+    values = tuple(_threshold(p) for p in parts)
+    try:
+        check_distinct_thresholds(values, parts)
+    except AuditorError as exc:
+        raise argparse.ArgumentTypeError(f"{exc.message} {exc.hint}") from None
+    return values
 
 
 def _positive_int(value: str) -> int:
@@ -359,9 +364,9 @@ def _check_outputs(args, inputs: list, outputs: list = (), out_dir_files=("REPOR
 def _emit(args, summary: dict, markdown: str, extra: dict | None = None) -> None:
     markdown = printable(markdown)
     if args.out_dir:
-        for path in write_outputs(args.out_dir, summary, markdown, extra):
-            if not args.quiet:
-                print(f"wrote {path}", file=sys.stderr)
+        written = write_outputs(args.out_dir, summary, markdown, extra)
+        if not args.quiet:      # said by main once the run's set is in place: a later output may still fail
+            args.wrote.extend(written)
     if args.json_path == "-":
         _to_stdout(to_json(summary))
     elif args.json_path:
@@ -498,8 +503,8 @@ def cmd_contamination(args) -> int:
              (f"the corpus's {corpus['records']:,} records has a word to compare (each is missing, null, blank or "
               "only punctuation)", corpus["no_words"] == corpus["records"])],
             "Name the fields holding the text (--text, --benchmark-text), or give a smaller --ngram.")
-    if same_as_benchmark(summary):
-        print(f"warning: {SAME_AS_BENCHMARK}", file=sys.stderr)
+    for notice in summary.get("notices", ()):
+        print(f"warning: {notice}", file=sys.stderr)
     _emit(args, summary, markdown)
     if copy is not None and not args.quiet:
         print(f"kept {copy.kept:,} of {copy.records:,} records; dropped {copy.dropped_rows.size:,} sharing an "
@@ -700,9 +705,11 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         if getattr(args, "engine", None) == "ray":
             engines.on_join_timeout(lambda exc: _exit_with(exc, wants_json_errors))    # reset below
-        args.outputs = []                       # filled by _check_outputs
+        args.outputs, args.wrote = [], []       # filled by _check_outputs and _emit
         with written_together(args.outputs):
             code = COMMANDS[args.command](args)
+        for path in args.wrote:                 # only now in place (or, on a failure above, never)
+            print(f"wrote {path}", file=sys.stderr)
         _to_stdout()
         return code
     except Terminated:

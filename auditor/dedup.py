@@ -49,13 +49,7 @@ from .clusters import cluster_labels
 from .errors import AuditorError
 from .evidence import evidence_csv
 from .exact import key_ids
-from .io.copies import (
-    copy_csv_records,
-    copy_parquet_records,
-    copy_record_lines,
-    files_copied_as_written,
-    write_rows,
-)
+from .io.copies import copier, files_copied_as_written, write_rows
 from .io.listing import codec_of, format_of
 from .io.outputs import check_outputs, retire, write_text, written_together
 from .io.table import select
@@ -633,9 +627,8 @@ def write_dedup(result, dedup_result: DedupResult, path, manifest_path=None, sou
             kept[np.fromiter(dedup_result.kept_rows, dtype=np.int64, count=len(dedup_result.kept_rows))] = True
             dropped = np.flatnonzero(~kept)
             del kept
-            copy = {"jsonl": copy_record_lines, "parquet": copy_parquet_records}.get(fmt, copy_csv_records)
-            copy(files, dropped, len(rows), path, source=result.table.source, stamps=stamps,
-                 before_replace=retire_manifest)
+            copier(fmt)(files, dropped, len(rows), path, source=result.table.source, stamps=stamps,
+                        before_replace=retire_manifest)
             notices = []
         else:
             notices = list(write_rows(select(rows, dedup_result.kept_rows), path, fmt=fmt,

@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from .errors import AuditorError
-from .io.columns import TextColumn, TextColumnBuilder
+from .io.columns import TextColumn, TextColumnBuilder, utf8_text
 from .io.table import HEAD_BYTES, HEAD_LEAST, HEAD_MOST
 
 ROLE_NAMES = ("text", "answer", "group", "labels", "id")
@@ -462,23 +462,14 @@ def _readable(rows, name: str, sample: int = 200) -> bool:
 
 
 def _object_like(value) -> bool:
-    return (isinstance(value, dict) or (isinstance(value, bytes) and _utf8(value) is None)
+    return (isinstance(value, dict) or (isinstance(value, bytes) and utf8_text(value) is None)
             or (isinstance(value, list) and any(isinstance(v, dict) for v in value)))
 
 
 def _binary(rows, name: str, sample: int = 200) -> bool:
     """``name`` holds binary that is not UTF-8 text in most (sampled) records that hold it."""
     values = [v for v in (row.get(name) for row in rows[:sample]) if v is not None]
-    return bool(values) and sum(isinstance(v, bytes) and _utf8(v) is None for v in values) >= 0.5 * len(values)
-
-
-def _utf8(value: bytes) -> str | None:
-    """Binary that is UTF-8 text, decoded (some writers, older Spark and Hive, store strings as
-    Parquet binary without the UTF-8 mark: ``as_text`` reads them so); else None."""
-    try:
-        return value.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
+    return bool(values) and sum(isinstance(v, bytes) and utf8_text(v) is None for v in values) >= 0.5 * len(values)
 
 
 # A conversation: a list of turns, each an object holding its text under one of these keys
@@ -651,7 +642,7 @@ def _longest_string_field(rows, fields, taken) -> str | None:
             continue
         # a nested path (q.stem) reads None here: only top-level keys, a dotted one included, count
         values = [row.get(name) for row in rows[:200]]
-        strings = [v if isinstance(v, str) else _utf8(v) for v in values if isinstance(v, (str, bytes))]
+        strings = [v if isinstance(v, str) else utf8_text(v) for v in values if isinstance(v, (str, bytes))]
         strings = [v for v in strings if v is not None]
         if len(strings) >= 0.5 * len(values):
             mean = sum(map(len, strings)) / max(1, len(strings))
@@ -733,7 +724,7 @@ def _as_key(value) -> str | None:
     if value is None or isinstance(value, (dict, list)):
         return None
     if isinstance(value, bytes):
-        return _utf8(value)
+        return utf8_text(value)
     return as_text(value, "", 0)
 
 
@@ -786,13 +777,11 @@ def as_text(value, field: str, row: int) -> str | None:
         raise AuditorError("bad_value", f"Field {field!r} of record {row} (0-based) is an object, not text.",
                            f"Name a nested field with a dotted path, e.g. {keys}.")
     if isinstance(value, bytes):
-        # Some writers (older Spark, Hive) store strings as Parquet binary without the UTF-8 mark:
-        # such bytes are text; anything else is not.
-        try:
-            return value.decode("utf-8")
-        except UnicodeDecodeError:
+        text = utf8_text(value)      # (Parquet binary that is text, from older Spark or Hive)
+        if text is None:
             raise AuditorError("bad_value", f"Field {field!r} of record {row} (0-based) holds binary data, not "
-                               "UTF-8 text.", "Choose a text field for this role.") from None
+                               "UTF-8 text.", "Choose a text field for this role.")
+        return text
     return str(value)  # dates, decimals: their written form
 
 

@@ -65,6 +65,21 @@ def check_threshold(value, what: str = "Threshold") -> float:
     return float(value)
 
 
+def check_distinct_thresholds(values, spelt=None) -> None:
+    """Each curve threshold once. Two equal at 6 decimals, the resolution every threshold is kept at
+    (the app's too), are one threshold given twice: "0.5,0.5" or "0.5,0.50" is a typo for another
+    value more often than not, so it is refused rather than merged. ``spelt``: the values as typed."""
+    spelt = [repr(v) for v in values] if spelt is None else list(spelt)
+    first: dict = {}
+    for i, t in enumerate(values):
+        j = first.setdefault(round(float(t), 6), i)
+        if j != i:
+            same = (f"{spelt[j]} is given twice" if spelt[i] == spelt[j] else
+                    f"{spelt[j]} and {spelt[i]} are the same threshold (at 6 decimals)")
+            raise AuditorError("usage", f"The curve's thresholds repeat a value: {same}.",
+                               "Give each threshold once, e.g. 0.9,0.7,0.5.")
+
+
 def check_max_rows(max_rows) -> None:
     """A row cap is a whole number from 1 to 2^63-1 (None: no cap)."""
     if max_rows is None:
@@ -163,13 +178,14 @@ class NearSettings:
             check_threshold(t)
         if not given:
             raise AuditorError("usage", "No thresholds for the curve.", "Give e.g. 0.9,0.8,0.7.")
+        check_distinct_thresholds(given)
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not (0 <= self.seed < 2 ** 32):
             raise AuditorError("usage", f"Seed {self.seed!r:.40} is outside 0 .. 2^32-1.", "Use a whole number like 1.")
         if isinstance(self.num_perm, bool) or not isinstance(self.num_perm, int) or not (2 <= self.num_perm <= 1024):
             raise AuditorError("usage", f"num_perm {self.num_perm!r:.40} is outside 2 .. 1024.", "The default is 128.")
         if self.method not in METHODS:
             raise AuditorError("usage", f"Unknown method {self.method!r:.40}.", "Use auto, exact or lsh.")
-        thresholds = tuple(sorted({round(float(t), 6) for t in given}, reverse=True))
+        thresholds = tuple(sorted((round(float(t), 6) for t in given), reverse=True))
         return replace(self, threshold=round(float(self.threshold), 6), thresholds=thresholds,
                        shingle=ShingleSpec.coerce(self.shingle))
 

@@ -35,17 +35,8 @@ from auditor.evidence import (
     leak_evidence,
     leak_evidence_csv,
 )
-from auditor.io.copies import (
-    copy_csv_records,
-    copy_parquet_records,
-    copy_record_lines,
-    csv_files_copied,
-    local_stamps,
-    parquet_files_copied,
-    write_rows,
-)
+from auditor.io.copies import copier, files_copied, local_stamps, write_rows
 from auditor.io.hub import describe
-from auditor.io.listing import format_of
 from auditor.io.outputs import write_text
 from auditor.io.sources import example_layout
 from auditor.io.table import choose_split, select
@@ -274,10 +265,29 @@ def link_values(params: dict) -> dict:
     return values
 
 
+def link_params(items) -> dict:
+    """A page address's query, its (key, value) pairs in order, as ``page_load`` reads it: each
+    key's value; a key of the page's links given more than once, all its values (a tuple), which
+    ``page_load`` refuses (the last one was taken without a word: ?threshold=0.5&threshold=0.7
+    audited at 0.7). Other keys (a host's __sign) keep their last value."""
+    given: dict = {}
+    for key, value in items:
+        given.setdefault(key, []).append(value)
+    return {k: tuple(v) if len(v) > 1 and k in LINK_KEYS else v[-1] for k, v in given.items()}
+
+
 def page_load(params: dict, base, progress=None, slot=None) -> dict:
     """The page opened: a share link's values fill the form and are audited; else the default. An
     upload of the link is opened from the store (or said to have expired or been removed); a
     pinned Hub commit is read as it was, and the page says when the dataset has a newer one."""
+    repeated = [k for k in LINK_KEYS if isinstance(params.get(k), tuple)]
+    if repeated:    # as the CLI refuses a threshold given twice: never one of them chosen unsaid
+        key, given = repeated[0], params[repeated[0]]
+        shown = ", ".join(repr(str(v)[:40]) for v in given[:3]) + (", …" if len(given) > 3 else "")
+        times = "twice" if len(given) == 2 else f"{len(given)} times"
+        return {**cleared_results(), **error(views.error_text(AuditorError(
+            "usage", f"This link gives {key} {times} ({shown}): the page's links give each value once, so which "
+            "one was meant is not known.", "Open the link the Share box gives, or type the values in the form.")))}
     values = dict(DEFAULTS)
     linked = bool(params.get("dataset") or params.get("upload"))
     too_long = [k for k in LINK_KEYS if len(str(params.get(k) or "")) > LINK_VALUE_CAP]
@@ -1236,18 +1246,12 @@ def contamination_views(result, bench, token, progress=None, fields=(), source=N
     stem = state.download_stem(result.table.source)
     copy = folder / f"{stem}.decontaminated.{fmt}"
     upload = state.upload_file(source) if source is not None else None
-    if fmt == "jsonl" and upload is not None and format_of(Path(upload)) == "jsonl" and not result.table.truncated:
-        # each kept line's bytes, as the CLI's --decontaminate copies them (escapes, number forms)
-        copy_record_lines([upload], np.asarray(sorted(dropped), dtype=np.int64), len(result.table.rows), copy,
-                         source=result.table.source)
-    elif upload is not None and not result.table.truncated and csv_files_copied([upload], fmt):
-        # a CSV/TSV upload: each kept record as written (its delimiter, quoting, header, byte-order mark)
-        copy_csv_records([upload], np.asarray(sorted(dropped), dtype=np.int64), len(result.table.rows), copy,
-                         source=result.table.source)
-    elif upload is not None and not result.table.truncated and fmt == "parquet" and parquet_files_copied([upload]):
-        # a Parquet upload: its rows as stored (column types and names), as the CLI's copies
-        copy_parquet_records([upload], np.asarray(sorted(dropped), dtype=np.int64), len(result.table.rows), copy,
-                             source=result.table.source)
+    files = files_copied([upload], fmt) if upload is not None and not result.table.truncated else None
+    if files:
+        # an upload's records as the CLI copies them: JSONL lines' bytes (escapes, number forms), CSV/TSV
+        # records as written (delimiter, quoting, header, byte-order mark), Parquet rows as stored
+        copier(fmt)(files, np.asarray(sorted(dropped), dtype=np.int64), len(result.table.rows), copy,
+                    source=result.table.source)
     else:
         records = result.table.rows          # CSV: written in 2 passes
         write_rows(select(records, [i for i in range(len(records)) if i not in dropped]), copy, fmt=fmt)

@@ -542,7 +542,9 @@ def wire(demo: gr.Blocks, P: dict) -> None:
         return pack(P, everything, view)
 
     def on_load(request: gr.Request, progress=gr.Progress()):
-        params = dict(request.query_params) if request is not None else {}
+        query = request.query_params if request is not None else {}
+        # every pair, repeats included (a request the queue has copied holds a dict: one of each)
+        params = handlers.link_params(query.multi_items() if hasattr(query, "multi_items") else dict(query).items())
         report, slot = slot_of("audit", request, progress)
         try:
             view = handlers.page_load(params, base_url(request), report, slot)

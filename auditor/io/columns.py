@@ -21,6 +21,16 @@ from ..errors import AuditorError
 _ENCODING = ("utf-8", "surrogatepass")
 
 
+def utf8_text(value) -> str | None:
+    """Binary that is UTF-8 text, decoded; else None. Some writers (older Spark, Hive) store strings
+    as Parquet binary without the UTF-8 mark: the roles read such a value as its text
+    (``roles.as_text``), and a copy writes it so (``copies.json_value``)."""
+    try:
+        return bytes(value).decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
 class TextColumn(Sequence):
     """Read-only, a list's equal (``==`` a list of the same texts); None where a value is missing."""
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import AuditorError
 from .budget import READ_ERRORS, Budget, open_stream, read_error
+from .columns import utf8_text
 from .formats import csv_batches, file_batches, line_blocks
 from .listing import codec_of, format_of, local_files
 from .outputs import CSV_LINE_END, atomic_write, write_error
@@ -37,12 +38,12 @@ def json_value(value):
     Parquet binary column of text, which the audit read as text; str() wrote "b'...'"), other bytes
     refused; dates, decimals and the like as their text."""
     if isinstance(value, (bytes, bytearray, memoryview)):
-        try:
-            return bytes(value).decode("utf-8")
-        except UnicodeDecodeError:
+        text = utf8_text(value)
+        if text is None:
             raise AuditorError("usage", f"A record holds binary data that is not UTF-8 text ({bytes(value)[:12]!r}"
                                "...: an image, audio), which JSON Lines, JSON and CSV cannot carry.",
-                               "Write .parquet, which keeps it.") from None
+                               "Write .parquet, which keeps it.")
+        return text
     return str(value)
 
 
@@ -271,12 +272,26 @@ def files_copied_as_written(source, split, fmt: str, truncated: bool):
     dedup's and clean's one rule."""
     if truncated or not isinstance(source, (str, os.PathLike)) or fmt not in COPIED_AS_WRITTEN:
         return None
-    files = local_source_files(source_text(source), split)
+    return files_copied(local_source_files(source_text(source), split) or [], fmt)
+
+
+def files_copied(files, fmt: str):
+    """``files`` (local paths, read whole) when a copy in ``fmt`` can be their records as written
+    (``files_copied_as_written``'s rule for files already listed, such as the app's upload); else None."""
     if fmt == "parquet":
-        return parquet_files_copied(files or [])
-    if fmt != "jsonl":
-        return csv_files_copied(files or [], fmt)
-    return files if files and all(format_of(p) == "jsonl" for p in files) else None
+        return parquet_files_copied(files)
+    if fmt in ("csv", "tsv"):
+        return csv_files_copied(files, fmt)
+    files = [Path(p) for p in files]
+    return files if fmt == "jsonl" and files and all(format_of(p) == "jsonl" for p in files) else None
+
+
+def copier(fmt: str):
+    """The function that copies ``files_copied``' files, less some rows, to a ``fmt`` output as
+    written: JSONL lines, CSV/TSV record texts, Parquet rows as stored. Each takes (files,
+    dropped_rows, records, out, *, source, stamps, before_replace). dedup's, clean's and the app's one choice."""
+    return {"jsonl": copy_record_lines, "csv": copy_csv_records, "tsv": copy_csv_records,
+            "parquet": copy_parquet_records}[fmt]
 
 
 def parquet_files_copied(files):

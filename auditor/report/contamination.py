@@ -37,7 +37,7 @@ def _share(count: int, total: int) -> dict:
 def summary(result) -> dict:
     n_b = result.benchmark["records"]
     copied = sum(it.get("verdict") == "copied" for it in result.items)
-    return {
+    d = {
         "schema_version": SCHEMA_VERSION, "kind": "contamination",
         "corpus": {**result.corpus, "records": result.corpus_records, "tokens": result.corpus_tokens,
                    "no_words": result.corpus_no_words},
@@ -52,10 +52,14 @@ def summary(result) -> dict:
         "phrase_only": _share(len(result.items) - copied, n_b),
         "items": result.items,
         "caveat": PARAPHRASE_CAVEAT,
-        # How the scan ran (--engine ray: shards, seconds, MB/s): the one part that differs
-        # between engines and runs; absent for the local engine.
-        **({"engine": result.engine} if getattr(result, "engine", None) else {}),
     }
+    if same_as_benchmark(d):        # where matrix's same-records note is, for a pipeline reading summary.json
+        d["notices"] = [SAME_AS_BENCHMARK]
+    # How the scan ran (--engine ray: shards, seconds, MB/s): the one part that differs between
+    # engines and runs; absent for the local engine.
+    if getattr(result, "engine", None):
+        d["engine"] = result.engine
+    return d
 
 
 def markdown(result) -> str:
@@ -78,8 +82,7 @@ def markdown(result) -> str:
         joined = " (each record's fields joined as one text)" if "," in c["text"] else ""
         lines += [f"Text fields checked: corpus {fields}{joined}, benchmark {md_code(b['text'])} "
                   "(--text and --benchmark-text name others; --text takes several, separated by commas).", ""]
-    if same_as_benchmark(d):
-        lines += [f"> Note: {SAME_AS_BENCHMARK}", ""]
+    lines += [line for notice in d.get("notices", ()) for line in (f"> Note: {md_note(notice)}", "")]
     notes = [f"> Note ({side}): {md_note(notice)}" for side, info in (("benchmark", b), ("corpus", c))
              for notice in info.get("notices", ())]
     lines += notes + ([""] if notes else [])

@@ -43,6 +43,18 @@ def test_contamination_of_the_benchmark_by_itself_is_said(test_copy, run_cli, tm
     assert "1,319 of 1,319 benchmark items" in out
 
 
+def test_contamination_of_the_benchmark_by_itself_is_in_summary_notices(test_copy, run_cli, tmp_path):
+    """From the round-9 review: the note was in REPORT.md and stdout, but not in summary.json's
+    ``notices``, where matrix puts its same-records note (a pipeline reads summary.json)."""
+    test, copy = test_copy
+    code, _, err = run_cli("contamination", copy, "--benchmark", test, "--out-dir", tmp_path / "c", "--quiet")
+    assert code == 0, err
+    summary = json.loads((tmp_path / "c" / "summary.json").read_text(encoding="utf-8"))
+    assert summary["notices"] == [SAME_AS_BENCHMARK]
+    assert summary["contaminated"]["records"] == summary["benchmark"]["records"] == 1319
+    assert f"> Note: {SAME_AS_BENCHMARK}" in (tmp_path / "c" / "REPORT.md").read_text(encoding="utf-8")
+
+
 def test_a_corpus_with_other_records_gets_no_note(real_data, tmp_path):
     test = real_data / "gsm8k/test.jsonl"
     rows = read_jsonl(test)
@@ -51,6 +63,7 @@ def test_a_corpus_with_other_records_gets_no_note(real_data, tmp_path):
     assert not same_as_benchmark(contamination(str(more), str(test)).summary())     # one record more
     train = contamination(str(real_data / "gsm8k/train.jsonl"), str(test))
     assert not same_as_benchmark(train.summary()) and SAME_AS_BENCHMARK not in train.markdown()
+    assert "notices" not in train.summary()
 
 
 def test_matrix_given_the_same_records_twice_says_so(test_copy, run_cli, tmp_path):
