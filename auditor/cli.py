@@ -361,12 +361,18 @@ def _check_outputs(args, inputs: list, outputs: list = (), out_dir_files=("REPOR
             raise write_error(out_dir, exc) from None
 
 
+def _say_once_in_place(args, line: str) -> None:
+    """A line naming the run's outputs, said by ``main`` once the set is in place (a later output may
+    still fail, and then none is)."""
+    if not args.quiet:
+        args.in_place_lines.append(line)
+
+
 def _emit(args, summary: dict, markdown: str, extra: dict | None = None) -> None:
     markdown = printable(markdown)
     if args.out_dir:
-        written = write_outputs(args.out_dir, summary, markdown, extra)
-        if not args.quiet:      # said by main once the run's set is in place: a later output may still fail
-            args.wrote.extend(written)
+        for path in write_outputs(args.out_dir, summary, markdown, extra):
+            _say_once_in_place(args, f"wrote {path}")
     if args.json_path == "-":
         _to_stdout(to_json(summary))
     elif args.json_path:
@@ -506,9 +512,9 @@ def cmd_contamination(args) -> int:
     for notice in summary.get("notices", ()):
         print(f"warning: {notice}", file=sys.stderr)
     _emit(args, summary, markdown)
-    if copy is not None and not args.quiet:
-        print(f"kept {copy.kept:,} of {copy.records:,} records; dropped {copy.dropped_rows.size:,} sharing an "
-              f"n-gram with the benchmark (manifest: {copy.manifest})", file=sys.stderr)
+    if copy is not None:
+        _say_once_in_place(args, f"kept {copy.kept:,} of {copy.records:,} records; dropped {copy.dropped_rows.size:,} "
+                                 f"sharing an n-gram with the benchmark (manifest: {copy.manifest})")
     return 1 if args.fail_on_overlap and (result.items or (semantic and semantic.flagged())) else 0
 
 
@@ -547,9 +553,8 @@ def cmd_clean(args) -> int:
     for notice in [*result.notices, *written]:
         print(f"note: {notice}", file=sys.stderr)
     write_text(report_path, to_json(result.summary()))
-    if not args.quiet:
-        print(f"kept {len(result.kept)} of {result.records} rows; dropped {len(result.dropped)} "
-              f"(report: {report_path})", file=sys.stderr)
+    _say_once_in_place(args, f"kept {len(result.kept)} of {result.records} rows; dropped {len(result.dropped)} "
+                             f"(report: {report_path})")
     return 0
 
 
@@ -574,10 +579,9 @@ def cmd_dedup(args) -> int:
         _to_stdout(to_json(deduped.summary()))
     elif args.json_path:
         write_text(args.json_path, to_json(deduped.summary()))
-    if not args.quiet:
-        print(f"kept {len(deduped.kept_rows):,} of {deduped.records:,} rows ({deduped.clusters:,} clusters at "
-              f"Jaccard >= {deduped.threshold:g}, keep {deduped.keep}); dropped {len(deduped.dropped):,} "
-              f"(manifest: {manifest})", file=sys.stderr)
+    _say_once_in_place(args, f"kept {len(deduped.kept_rows):,} of {deduped.records:,} rows ({deduped.clusters:,} "
+                             f"clusters at Jaccard >= {deduped.threshold:g}, keep {deduped.keep}); dropped "
+                             f"{len(deduped.dropped):,} (manifest: {manifest})")
     return 0
 
 
@@ -705,11 +709,11 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         if getattr(args, "engine", None) == "ray":
             engines.on_join_timeout(lambda exc: _exit_with(exc, wants_json_errors))    # reset below
-        args.outputs, args.wrote = [], []       # filled by _check_outputs and _emit
+        args.outputs, args.in_place_lines = [], []     # filled by _check_outputs and _say_once_in_place
         with written_together(args.outputs):
             code = COMMANDS[args.command](args)
-        for path in args.wrote:                 # only now in place (or, on a failure above, never)
-            print(f"wrote {path}", file=sys.stderr)
+        for line in args.in_place_lines:        # only now in place (or, on a failure above, never)
+            print(line, file=sys.stderr)
         _to_stdout()
         return code
     except Terminated:
