@@ -91,10 +91,16 @@ def test_the_source_holds_what_a_python_value_loses():
     assert [pq.ParquetFile(io.BytesIO(data)).num_row_groups for data in FILES.values()] == [4, 3]
 
 
-def test_a_dedup_copy_keeps_the_schema_and_drops_exactly_the_duplicates(copies):
+def copy_of(copies, run: int, name: str) -> pa.Table:
+    """The copy ``name`` that the fixture's ``run``-th command wrote, its exit code checked."""
     codes, out, _, _, stderr = copies
-    assert codes[0] == 0, stderr[-3000:]
-    copy = pq.read_table(out / "dedup.parquet")
+    assert codes[run] == 0, stderr[-3000:]
+    return pq.read_table(out / name)
+
+
+def test_a_dedup_copy_keeps_the_schema_and_drops_exactly_the_duplicates(copies):
+    copy = copy_of(copies, 0, "dedup.parquet")
+    out = copies[1]
     assert copy.schema.equals(source().schema, check_metadata=True)
     assert copy.equals(expected())
     manifest = json.loads((out / "dedup.parquet.manifest.json").read_text())
@@ -104,18 +110,15 @@ def test_a_dedup_copy_keeps_the_schema_and_drops_exactly_the_duplicates(copies):
 
 
 def test_a_capped_read_is_copied_as_its_first_rows_only(copies):
-    codes, out, _, _, stderr = copies
-    assert codes[1] == 0, stderr[-3000:]
-    copy = pq.read_table(out / "cut.parquet")
+    copy = copy_of(copies, 1, "cut.parquet")
     assert copy.schema.equals(source().schema, check_metadata=True)
     assert copy.equals(expected(first=CAP))
     assert copy.num_rows < expected().num_rows
 
 
 def test_the_copy_is_of_the_commit_read_not_the_latest(copies):
-    codes, out, old, hub, stderr = copies
-    assert codes[2] == 0, stderr[-3000:]
-    assert pq.read_table(out / "old.parquet").equals(expected())
+    assert copy_of(copies, 2, "old.parquet").equals(expected())
+    old, hub = copies[2], copies[3]
     # the files were fetched by that commit's sha, never by a branch name
     fetched = [path for method, path in hub.requests if method == "GET" and "/resolve/" in path
                and "acme/moved" in path and path.endswith(".parquet")]
@@ -123,19 +126,15 @@ def test_the_copy_is_of_the_commit_read_not_the_latest(copies):
 
 
 def test_a_clean_copy_keeps_the_schema_and_drops_leaks_and_duplicates(copies):
-    codes, out, _, _, stderr = copies
-    assert codes[3] == 0, stderr[-3000:]
-    copy = pq.read_table(out / "clean.parquet")
+    copy = copy_of(copies, 3, "clean.parquet")
     assert copy.schema.equals(source().schema, check_metadata=True)
     assert copy.equals(expected(drop_texts=LEAKED))
 
 
 def test_files_a_readme_lists_are_copied_in_the_order_they_were_read(copies):
-    codes, out, _, _, stderr = copies
-    assert codes[4] == 0, stderr[-3000:]
     read = source(LISTED, LISTED_ORDER)
     assert read.column("text").to_pylist() != TEXTS      # another order than the rows were written in
-    assert pq.read_table(out / "listed.parquet").equals(expected(table=read))
+    assert copy_of(copies, 4, "listed.parquet").equals(expected(table=read))
 
 
 COPY_AFTER_SCAN = """
