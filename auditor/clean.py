@@ -11,8 +11,8 @@ import numpy as np
 
 from .errors import AuditorError
 from .exact import digest_ids
-from .io.copies import copier, files_copied_as_written, write_rows
-from .io.table import select
+from .io.copies import copier, files_copied_as_written, hub_files_copied, write_rows
+from .io.table import HubParquet, select
 from .leakage import drop_reason, inherited_field_hint, leak
 from .prepare import prepare
 from .report import clean as report
@@ -27,6 +27,7 @@ class CleanResult:
     records: int
     notices: tuple = ()
     truncated: bool = False      # TEST was read only up to a row cap
+    hub_parquet: HubParquet | None = None     # TEST's Hub Parquet files, when it was read from them
 
     def summary(self) -> dict:
         return report.summary(self)
@@ -89,25 +90,33 @@ def clean(test, against: list, *, near: bool = False, dedup: bool = False, thres
                            "(their 'differs' names it): review them, the kept answer is the first row's.")
     kept = select(side.table.rows, [i for i in range(len(side.table.rows)) if i not in reasons])
     return CleanResult(kept=kept, dropped=[reasons[i] for i in sorted(reasons)], source=side.table.source,
-                       records=len(side.table.rows), notices=tuple(notices), truncated=side.table.truncated)
+                       records=len(side.table.rows), notices=tuple(notices), truncated=side.table.truncated,
+                       hub_parquet=side.table.hub_parquet)
 
 
 # Output suffixes whose copy of local TEST files may keep them as written (copies.files_copied_as_written)
 COPY_FORMATS = {".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet"}
 
 
-def write_clean(result: CleanResult, out, *, source=None, split=None, stamps=None, before_replace=None) -> list:
+def write_clean(result: CleanResult, out, *, source=None, split=None, stamps=None, before_replace=None,
+                token=None) -> list:
     """The kept rows to ``out`` (format by its extension); returns notices. A .csv/.tsv copy of a
     local CSV/TSV ``source`` read whole (its files as ``stamps``, ``io.copies.local_stamps`` taken
     before the run, say) is its records as written less the dropped rows: the input's delimiter,
     quoting, byte-order mark and header kept (``copies.copy_csv_records``); a .parquet copy of local
-    Parquet files of one schema, their rows as stored (``copies.copy_parquet_records``)."""
+    Parquet files of one schema, or of the Hub Parquet files TEST was read from (fetched with
+    ``token`` at the commit read: ``copies.hub_files_copied``), their rows as stored
+    (``copies.copy_parquet_records``)."""
     fmt = COPY_FORMATS.get(Path(os.fspath(out)).suffix.lower())
     files = files_copied_as_written(source, split, fmt, result.truncated) if fmt and stamps else None
+    notices = []
     if not files:
-        return write_rows(result.kept, out, before_replace=before_replace)
+        files, notices = hub_files_copied(result.hub_parquet, fmt, result.records, result.truncated, token)
+    if not files:
+        return [*notices, *write_rows(result.kept, out, before_replace=before_replace)]
     dropped = np.asarray(sorted(d["row"] for d in result.dropped), dtype=np.int64)
-    copier(fmt)(files, dropped, result.records, out, source=result.source, stamps=stamps, before_replace=before_replace)
+    copier(fmt, result.truncated)(files, dropped, result.records, out, source=result.source, stamps=stamps or (),
+                                  before_replace=before_replace)
     return []
 
 

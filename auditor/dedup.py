@@ -49,7 +49,7 @@ from .clusters import cluster_labels
 from .errors import AuditorError
 from .evidence import evidence_csv
 from .exact import key_ids
-from .io.copies import copier, files_copied_as_written, write_rows
+from .io.copies import copier, files_copied_as_written, hub_files_copied, write_rows
 from .io.listing import codec_of, format_of
 from .io.outputs import check_outputs, retire, write_text, written_together
 from .io.table import select
@@ -556,11 +556,13 @@ def _dataset_name(table) -> str:
 # --------------------------------------------------------------------------- writing
 
 def input_format(table) -> str:
-    """The format the table was read from: jsonl, json, csv, tsv or parquet (hub data and bundled
-    examples: jsonl)."""
+    """The format the table was read from: jsonl, json, csv, tsv or parquet (a Hub split read from
+    its Parquet files: parquet; other hub data and bundled examples: jsonl)."""
     fmt = getattr(table, "format", None)
     if fmt:
         return fmt
+    if getattr(table, "hub_parquet", None) is not None:
+        return "parquet"
     for name in table.files:
         fmt = format_of(Path(str(name)))
         if fmt:
@@ -594,14 +596,17 @@ def output_format(path, table=None) -> str:
                        "Use .jsonl, .json, .csv, .tsv or .parquet.")
 
 
-def write_dedup(result, dedup_result: DedupResult, path, manifest_path=None, source=None, stamps=None) -> list:
+def write_dedup(result, dedup_result: DedupResult, path, manifest_path=None, source=None, stamps=None,
+                token=None) -> list:
     """The kept records, each equal to its input record, to ``path`` (format from its extension,
     else the input's), and the manifest of every dropped row to ``manifest_path`` (CSV when it
     ends .csv, JSON otherwise; default ``path`` + ".manifest.json"). Both written atomically.
     ``source``: the local path (file, folder or glob) the scan read, when it was one: JSONL read
     whole is then copied line for line (a table names its source for display only), provided its
     files are as ``stamps`` (``decontaminate.local_stamps`` taken before the scan) say; without
-    stamps, the records held are written. Returns notices."""
+    stamps, the records held are written. A .parquet copy of a Hub split read from its Parquet files
+    is their rows as stored, fetched with ``token`` at the commit read (``copies.hub_files_copied``).
+    Returns notices."""
     if dedup_result.fingerprint and dedup_result.fingerprint != result.fingerprint:
         raise AuditorError("usage", "This dedup result was computed on other data.", "Run dedup on this scan result.")
     if not isinstance(path, (str, os.PathLike)) or os.fspath(path) in ("", "-"):
@@ -611,8 +616,12 @@ def write_dedup(result, dedup_result: DedupResult, path, manifest_path=None, sou
     check_outputs([], [("output", path), ("manifest", manifest_path)])
     fmt = output_format(path, result.table)
     rows = result.table.rows
-    files = (files_copied_as_written(source, result.table.split, fmt, result.table.truncated)
+    table = result.table
+    files = (files_copied_as_written(source, table.split, fmt, table.truncated)
              if source is not None and stamps else None)
+    notices = []
+    if not files:
+        files, notices = hub_files_copied(table.hub_parquet, fmt, len(rows), table.truncated, token)
     # The previous manifest goes as the new file takes its place (``outputs.retire``).
     retire_manifest = partial(retire, manifest_path)
     # the copy takes its place only once its manifest is written: a failed manifest leaves neither new
@@ -627,12 +636,12 @@ def write_dedup(result, dedup_result: DedupResult, path, manifest_path=None, sou
             kept[np.fromiter(dedup_result.kept_rows, dtype=np.int64, count=len(dedup_result.kept_rows))] = True
             dropped = np.flatnonzero(~kept)
             del kept
-            copier(fmt)(files, dropped, len(rows), path, source=result.table.source, stamps=stamps,
-                        before_replace=retire_manifest)
-            notices = []
+            # (a cut table's files are a Hub split's: its first rows are copied)
+            copier(fmt, table.truncated)(files, dropped, len(rows), path, source=table.source, stamps=stamps or (),
+                                         before_replace=retire_manifest)
         else:
-            notices = list(write_rows(select(rows, dedup_result.kept_rows), path, fmt=fmt,
-                                      before_replace=retire_manifest))
+            notices += write_rows(select(rows, dedup_result.kept_rows), path, fmt=fmt,
+                                  before_replace=retire_manifest)
         write_manifest(result, dedup_result, manifest_path)
     return notices
 

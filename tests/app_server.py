@@ -5,7 +5,8 @@
 
 Importing gradio takes seconds, so every app test shares one server; it is stopped at the end.
 The app talks to a fake Hugging Face Hub on 127.0.0.1 (tests/hub_server.py), never the internet:
-``acme/tiny`` (public, train and test splits) and ``acme/gated`` (needs the token GATED_TOKEN).
+``acme/tiny`` (public, train and test splits), ``acme/gated`` (needs the token GATED_TOKEN) and
+``acme/typed`` (Parquet files of types a Python value loses: tests/typed_parquet.py).
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ import pytest
 
 if str(Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
+import typed_parquet  # noqa: E402
 from hub_server import FakeHub  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,6 +47,7 @@ def start_fake_hub(root: Path) -> FakeHub:
     hub.add_repo("acme/tiny", {"data/train.jsonl": _jsonl(TINY_TRAIN), "data/test.jsonl": _jsonl(TINY_TEST)})
     hub.add_repo("acme/gated", {"data/train.jsonl": _jsonl(TINY_TRAIN), "data/test.jsonl": _jsonl(TINY_TEST)},
                  gated_token=GATED_TOKEN)
+    hub.add_repo("acme/typed", typed_parquet.FILES)
     return hub
 
 

@@ -124,8 +124,9 @@ def dedup_copy(result, threshold: float, keep: str, src, path, manifest) -> None
     """The deduplicated copy and its manifest (a job's body, in its own process)."""
     d = dedup(result, threshold=threshold, keep=keep)
     copy = state.upload_file(src)
+    # (no token: the endpoint takes none, and the server's own is never lent to a visitor)
     write_dedup(result, d, str(path), manifest_path=str(manifest), source=copy,
-                stamps=copy and local_stamps(copy, None))
+                stamps=copy and local_stamps(copy, None), token=False)
 
 
 # The endpoints wait for work in jobs.JOBS (bounded there: slots, per visitor, waiting), never in a

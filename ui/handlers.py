@@ -877,9 +877,10 @@ def keep_rule(st, keep) -> dict:
         return {"keep": before, **error(views.error_text(exc, "re-rank the clusters"))}
 
 
-def build_dedup(st, upload=None, progress=None, slot=None) -> dict:
+def build_dedup(st, upload=None, progress=None, slot=None, token=None) -> dict:
     """The deduplicated file (the input's format) and its manifest, at the page's threshold, keep
-    rule and review, in Downloads with their row counts."""
+    rule and review, in Downloads with their row counts. ``token``: the page's, for this request only
+    (a Hub split read from Parquet files is copied from those files, fetched again with it)."""
     if not st:
         return error("Run an audit first.")
     result = CACHE.get(st["key"])
@@ -894,7 +895,8 @@ def build_dedup(st, upload=None, progress=None, slot=None) -> dict:
                                   tuple(review["apart"]), tuple(review["splits"]))
         path, manifest = folder / f"{stem}.dedup.{fmt}", folder / f"{stem}.dedup.manifest.json"
         with state.writer_of(folder), (slot() if slot is not None else nullcontext()):
-            d = workers.run(dedup_files, result, st, review, keep, path, manifest, progress=progress)
+            d = workers.run(dedup_files, result, st, review, keep, path, manifest, progress=progress,
+                            token=state.user_token(token))
         info = views.dedup_markdown({"kept": d["summary_kept"], "records": result.records, "keep": d["keep"],
                                      "dropped": d["dropped"], "exact": d["exact"], "notices": d["notices"]})
         return {"dedup_info": info,
@@ -906,7 +908,7 @@ def build_dedup(st, upload=None, progress=None, slot=None) -> dict:
         return error(views.error_text(exc, "write the deduplicated file"))
 
 
-def dedup_files(result, st, review, keep, path, manifest, progress=None) -> dict:
+def dedup_files(result, st, review, keep, path, manifest, progress=None, token=False) -> dict:
     """The deduplicated file and its manifest, unless written before (a job's body, in its own
     process): the counts the page shows, not the dropped rows' list (which can be long)."""
     step = progress or (lambda fraction, text: None)
@@ -917,7 +919,7 @@ def dedup_files(result, st, review, keep, path, manifest, progress=None) -> dict
         step(0.3, f"writing {len(d.kept_rows):,} records")
         upload_copy = state.upload_file(st["source"])
         write_dedup(result, d, str(path), manifest_path=str(manifest), source=upload_copy,
-                    stamps=upload_copy and local_stamps(upload_copy, None))
+                    stamps=upload_copy and local_stamps(upload_copy, None), token=token)
     step(1.0, "done")
     return {"kept": len(d.kept_rows), "summary_kept": d.summary().get("kept", result.records - len(d.dropped)),
             "keep": d.keep, "dropped": len(d.dropped), "exact": d.exact, "notices": list(d.notices)}

@@ -610,10 +610,10 @@ def wire(demo: gr.Blocks, P: dict) -> None:
             view = cancelled("leak_status")
         return pack(P, leak_names, view)
 
-    def on_dedup(st, request: gr.Request, progress=gr.Progress()):
+    def on_dedup(st, token, request: gr.Request, progress=gr.Progress()):
         report, slot = slot_of("dedup", request, progress)
         try:
-            view = handlers.build_dedup(st, None, report, slot)
+            view = handlers.build_dedup(st, None, report, slot, token)
         except JobCancelled:
             view = cancelled()
         return pack(P, dedup_names, view)
@@ -698,7 +698,8 @@ def wire(demo: gr.Blocks, P: dict) -> None:
     keep_names = only(views_names, ["keep"])
     P["keep"].input(lambda st, k: pack(P, keep_names, handlers.keep_rule(st, k)), [P["state"], P["keep"]],
                     outs(keep_names), **private)
-    P["dedup_btn"].click(on_dedup, P["state"], outs(dedup_names), show_progress_on=P["dedup_info"], **heavy)
+    P["dedup_btn"].click(on_dedup, [P["state"], P["token"]], outs(dedup_names), show_progress_on=P["dedup_info"],
+                         **heavy)
     P["leak_run"].click(on_leak, [P["state"], P["leak_dataset"], P["leak_config"], P["leak_split"], P["leak_text"],
                                   P["b_upload_id"], P["leak_self"], P["benchmark"], P["contam_fields"], P["token"],
                                   P["bench_upload_id"], P["bench_text"], P["ngram"]],

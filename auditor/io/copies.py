@@ -5,6 +5,8 @@ written, in its own dialect), checked against the files as they were scanned. Ev
 atomic (``outputs.atomic_write``)."""
 from __future__ import annotations
 
+from functools import partial
+
 import csv
 import json
 import os
@@ -17,9 +19,11 @@ from ..errors import AuditorError
 from .budget import READ_ERRORS, Budget, open_stream, read_error
 from .columns import utf8_text
 from .formats import csv_batches, file_batches, line_blocks
+from .hub import fetch_parquet
 from .listing import codec_of, format_of, local_files
 from .outputs import CSV_LINE_END, atomic_write, write_error
 from .sources import looks_local, source_text
+from .table import HubParquet
 
 
 def write_rows(rows: list, path: str | Path, fmt: str | None = None, *, before_replace=None) -> list[str]:
@@ -286,12 +290,14 @@ def files_copied(files, fmt: str):
     return files if fmt == "jsonl" and files and all(format_of(p) == "jsonl" for p in files) else None
 
 
-def copier(fmt: str):
-    """The function that copies ``files_copied``' files, less some rows, to a ``fmt`` output as
-    written: JSONL lines, CSV/TSV record texts, Parquet rows as stored. Each takes (files,
+def copier(fmt: str, truncated: bool = False):
+    """The function that copies ``files_copied``' (or ``hub_files_copied``') files, less some rows, to
+    a ``fmt`` output as written: JSONL lines, CSV/TSV record texts, Parquet rows as stored (only the
+    first ``records`` when the read was ``truncated``: a Hub split's first rows). Each takes (files,
     dropped_rows, records, out, *, source, stamps, before_replace). dedup's, clean's and the app's one choice."""
-    return {"jsonl": copy_record_lines, "csv": copy_csv_records, "tsv": copy_csv_records,
-            "parquet": copy_parquet_records}[fmt]
+    if fmt == "parquet":
+        return partial(copy_parquet_records, truncated=truncated)
+    return {"jsonl": copy_record_lines, "csv": copy_csv_records, "tsv": copy_csv_records}[fmt]
 
 
 def parquet_files_copied(files):
@@ -299,8 +305,28 @@ def parquet_files_copied(files):
     schema (the column names and types written once); else None (the records are then written anew)."""
     if not files or any(format_of(Path(p)) != "parquet" or codec_of(p) for p in files):
         return None
+    return [Path(p) for p in files] if _one_schema(files) else None
+
+
+def _one_schema(files) -> bool:
     schemas = [_stored_schema(p) for p in files]
-    return [Path(p) for p in files] if all(s.equals(schemas[0]) for s in schemas[1:]) else None
+    return all(s.equals(schemas[0]) for s in schemas[1:])
+
+
+def hub_files_copied(files: HubParquet | None, fmt: str | None, records: int, truncated: bool,
+                     token=None) -> tuple[list | None, list]:
+    """(local paths, notices): a Hub split's Parquet files (``Table.hub_parquet``), fetched at the commit
+    read (``hub.fetch_parquet``: a file that cannot be fetched is an error, no copy made otherwise),
+    when a ``fmt`` copy of its ``records`` rows read (the first ones when ``truncated``) is to be their
+    rows as stored: a .parquet copy, the files of one schema. Else (None, notices): another format or
+    source, or files of several schemas (said), whose records are written anew (``write_rows``)."""
+    if fmt != "parquet" or files is None:
+        return None, []
+    paths = fetch_parquet(files, token, records if truncated else None)
+    if not _one_schema(paths):
+        return None, [f"{files.repo_id}: its Parquet files differ in column types, so the copy's records are "
+                      "written anew, as the datasets library read them (one type per column)"]
+    return [Path(p) for p in paths], []
 
 
 def _parquet_read_errors() -> tuple:
@@ -328,12 +354,14 @@ def _stored_batches(path):
 
 
 def copy_parquet_records(files, dropped_rows: np.ndarray, records: int, out, *, source: str = "the data",
-                         stamps=(), before_replace=None) -> None:
-    """The rows of the local Parquet ``files`` (``parquet_files_copied``'s) to ``out`` less the
-    ascending 0-based ``dropped_rows``, as stored: the column types (nanosecond timestamps, unsigned
-    and narrow integers, decimals, dictionaries) and names (repeated or blank ones) as in the files,
-    which values rebuilt from Python lost (microseconds, int64, JSON text, 'Unnamed: 0'). A batch at
-    a time; checked as ``copy_record_lines`` checks (``check_read_again``)."""
+                         stamps=(), before_replace=None, truncated: bool = False) -> None:
+    """The rows of the local Parquet ``files`` (``parquet_files_copied``'s, ``hub_files_copied``'s) to
+    ``out`` less the ascending 0-based ``dropped_rows``, as stored: the column types (nanosecond
+    timestamps, unsigned and narrow integers, decimals, dictionaries) and names (repeated or blank
+    ones) as in the files, which values rebuilt from Python lost (microseconds, int64, JSON text,
+    'Unnamed: 0'). ``truncated``: the ``records`` rows read were the files' first ones (a row cap),
+    the copy holds only those. A batch at a time; checked as ``copy_record_lines`` checks
+    (``check_read_again``)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
     dropped = np.asarray(dropped_rows, dtype=np.int64)
@@ -341,15 +369,27 @@ def copy_parquet_records(files, dropped_rows: np.ndarray, records: int, out, *, 
     schema = _stored_schema(files[0])
     with atomic_write(out, "wb", before_replace=before_replace) as fh:
         with pq.ParquetWriter(fh, schema) as writer:
-            for path in files:
-                for batch in _stored_batches(path):
-                    keep = np.ones(batch.num_rows, dtype=bool)
-                    lo, hi = np.searchsorted(dropped, [row, row + batch.num_rows])
-                    keep[dropped[lo:hi] - row] = False
-                    row += batch.num_rows
-                    if keep.any():      # (no empty row group: readers that size batches by the first fail)
-                        writer.write_batch(batch.filter(pa.array(keep)))
+            for batch in _stored_rows(files, records if truncated else None):
+                keep = np.ones(batch.num_rows, dtype=bool)
+                lo, hi = np.searchsorted(dropped, [row, row + batch.num_rows])
+                keep[dropped[lo:hi] - row] = False
+                row += batch.num_rows
+                if keep.any():      # (no empty row group: readers that size batches by the first fail)
+                    writer.write_batch(batch.filter(pa.array(keep)))
         check_read_again(row, records, source, stamps)
+
+
+def _stored_rows(files, most: int | None):
+    """The batches of ``files`` as stored, in order; with ``most``, only the first ``most`` rows."""
+    left = most
+    for path in files:
+        for batch in _stored_batches(path):
+            if left is not None:
+                if batch.num_rows >= left:
+                    yield batch.slice(0, left)
+                    return
+                left -= batch.num_rows
+            yield batch
 
 
 def csv_files_copied(files, fmt: str):

@@ -33,11 +33,13 @@ import os
 import re
 import threading
 import time
+from pathlib import Path
 
 from ..env import env_float
 from ..errors import AuditorError
+from .budget import READ_ERRORS, read_error
 from .listing import DATA_SUFFIXES
-from .table import PACK_BATCH, Packer, Table, choose_split
+from .table import PACK_BATCH, HubParquet, Packer, Table, choose_split
 
 DEFAULT_HUB_TIMEOUT = 10.0
 
@@ -419,8 +421,10 @@ def _load_hub(repo_id: str, config, split, max_rows, token, default_split: str, 
     packer = Packer()
     truncated = False
     try:
-        stream = datasets.load_dataset(_remote(repo_id), config, split=split, streaming=True, token=token, **pinned,
-                                       **_reader_options(module))
+        # (what load_dataset(streaming=True) does, with the builder kept: its files are the rows' files)
+        builder = datasets.load_dataset_builder(_remote(repo_id), config, token=token, **pinned,
+                                                **_reader_options(module))
+        stream = builder.as_streaming_dataset(split=split)
         for row in stream:
             progress()
             if max_rows is not None and packer.count + len(batch) >= max_rows:
@@ -443,4 +447,89 @@ def _load_hub(repo_id: str, config, split, max_rows, token, default_split: str, 
         raise AuditorError("empty_input", f"{repo_id} ({config}/{split}) has no rows.", "Try another split.")
     return Table(rows=rows, source=repo_id, config=config, split=split, files=(f"{repo_id}/{config}/{split}",),
                  row_cap=max_rows, truncated=truncated, splits=tuple(splits), configs=tuple(configs),
-                 notices=tuple(notices), revision=commit)
+                 notices=tuple(notices), revision=commit, hub_parquet=_parquet_read(repo_id, module, builder, split))
+
+
+# A data file as datasets names it: hf://datasets/OWNER/NAME@REVISION/PATH
+_HUB_FILE = re.compile(r"hf://datasets/(?P<repo>[^@]+)@(?P<revision>[^/]+)/(?P<path>.+)")
+
+
+def _parquet_read(repo_id: str, module, builder, split: str) -> HubParquet | None:
+    """The split's Parquet files as the builder read them (its resolved data files, in its order:
+    shards, and a README's patterns as it expanded them) when the rows read are those files' rows as
+    stored: the Parquet reader, no column or row selection in the config; else None. The revision
+    is the one in the files' names, the commit they were read at (None when they do not say)."""
+    config = builder.config
+    if not module.module_path.endswith(".parquet") or getattr(config, "columns", None) is not None \
+            or getattr(config, "filters", None) is not None:
+        return None
+    urls = {str(k): [str(u) for u in v] for k, v in (config.data_files or {}).items()}.get(split, [])
+    found = [_HUB_FILE.fullmatch(url) for url in urls]
+    if not urls or not all(m and m["repo"] == repo_id for m in found):
+        return HubParquet(repo_id, None, ())
+    revisions = {m["revision"] for m in found}
+    return HubParquet(repo_id, revisions.pop() if len(revisions) == 1 else None, tuple(m["path"] for m in found))
+
+
+def fetch_parquet(files: HubParquet, token=None, rows: int | None = None) -> list:
+    """Local paths of a Hub split's Parquet files (``Table.hub_parquet``), in the order they were
+    read, fetched through huggingface_hub at the commit read and no other (a file in its cache is
+    not fetched again); with ``rows``, only the first files, those holding the first ``rows`` rows.
+    Under the Hub deadline (``within_deadline``: each answer the download gets is one); a file that
+    cannot be fetched is a clear error, never another revision or a copy made otherwise."""
+    token = _token(token)
+    if files.revision is None or not files.paths:
+        raise AuditorError("bad_format", f"{files.repo_id}: the commit its Parquet files were read at is not known, "
+                           "so a copy of them could be of other files.",
+                           "Audit it again online (without HF_HUB_OFFLINE), or write the copy as .jsonl.")
+    import huggingface_hub  # noqa: F401  (imported before the deadline starts)
+    return within_deadline(lambda progress: _fetch_parquet(files, token, rows, progress), files.repo_id,
+                           "the Parquet files")
+
+
+def _classify_fetch(exc: Exception, repo_id: str) -> AuditorError:
+    """``_classify``, and huggingface_hub's word for a file neither reachable nor in its cache (refused
+    connections after its retries, or offline mode)."""
+    from huggingface_hub.errors import LocalEntryNotFoundError
+    if isinstance(exc, LocalEntryNotFoundError):
+        return AuditorError("hub_unreachable", "the Hub could not be reached (HF_ENDPOINT, or offline mode: "
+                            "HF_HUB_OFFLINE) and the file is not in huggingface_hub's cache.",
+                            "Check the network, or run where the Hub answers.")
+    return _classify(exc, repo_id)
+
+
+def _fetch_parquet(files: HubParquet, token, rows, progress) -> list:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.utils import tqdm as hub_tqdm
+
+    class Heard(hub_tqdm):
+        """The download's progress bar: each chunk received is an answer from the Hub."""
+
+        def update(self, n=1):
+            progress()
+            return super().update(n)
+
+    paths, held = [], 0
+    for name in files.paths:
+        try:
+            path = hf_hub_download(files.repo_id, name, repo_type="dataset", revision=files.revision,
+                                   token=token, tqdm_class=Heard)
+        except _Abandoned:
+            raise
+        except Exception as exc:    # noqa: BLE001  (the hub client raises many types)
+            why = _classify_fetch(exc, files.repo_id)
+            raise AuditorError(why.code, f"Cannot fetch {name} of {files.repo_id} at commit {files.revision} "
+                               f"for the copy of its rows as stored: {why.message}",
+                               f"{why.hint} Nothing was written.".strip()) from None
+        progress()
+        paths.append(path)
+        if rows is not None:
+            try:
+                held += pq.read_metadata(path).num_rows
+            except (*READ_ERRORS, pa.ArrowException) as exc:
+                raise read_error(exc, Path(path)) from None
+            if held >= rows:
+                break
+    return paths

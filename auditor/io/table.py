@@ -242,6 +242,17 @@ def _unframed(blob: bytes) -> bytes:
 
 
 @dataclass(frozen=True)
+class HubParquet:
+    """A Hub split read from the repo's own Parquet files as stored: which files, in the order the
+    loader read them (its rows numbered in that order), at which commit. A copy of the split is
+    made from these files (``io.hub.fetch_parquet``), so it keeps their column types."""
+
+    repo_id: str
+    revision: str | None           # the commit the files were read at (None: not known)
+    paths: tuple                   # paths in the repo
+
+
+@dataclass(frozen=True)
 class Table:
     """Rows as loaded, plus where they came from. Rows: a sequence of dicts (a list, or the loaders'
     ``PackedRows``)."""
@@ -257,6 +268,7 @@ class Table:
     configs: tuple = ()            # configs the source offers (hub sets, examples)
     notices: tuple = ()            # things the report must say (defaults chosen, files skipped)
     revision: str | None = None    # a Hub dataset's commit read (None for files and examples)
+    hub_parquet: HubParquet | None = None   # a Hub split read from its Parquet files as stored
 
     @property
     def columns(self) -> list[str]:
