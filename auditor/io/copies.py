@@ -271,10 +271,10 @@ def write_lines(lines, out: str, as_array: bool, before_replace=None) -> None:
 def files_copied_as_written(source, split, fmt: str, truncated: bool):
     """The local files (plain or compressed) of ``source`` when every record read came from them
     and a copy in ``fmt`` can be their records as written: JSONL files, CSV/TSV files that begin
-    alike (``csv_files_copied``) or Parquet files of one schema (``parquet_files_copied``); else None
-    (another format, a cut table, a dataset id): the records are then written anew (``write_rows``).
-    dedup's and clean's one rule."""
-    if truncated or not isinstance(source, (str, os.PathLike)) or fmt not in COPIED_AS_WRITTEN:
+    alike (``csv_files_copied``) or Parquet files of one schema (``parquet_files_copied``; a cut read's
+    first rows too, ``copier(fmt, truncated)``); else None (another format, a cut JSONL or CSV read, a
+    dataset id): the records are then written anew (``write_rows``). dedup's and clean's one rule."""
+    if (truncated and fmt != "parquet") or not isinstance(source, (str, os.PathLike)) or fmt not in COPIED_AS_WRITTEN:
         return None
     return files_copied(local_source_files(source_text(source), split) or [], fmt)
 
