@@ -10,7 +10,8 @@ the URL's scheme and host, ``X-Forwarded-Host``, ``X-Forwarded-Proto``, ``X-Grad
 the ASGI root path), and the config does not change once the app is served. So the first answer
 for each such key is kept and sent again as it was, on the event loop, without Gradio's work.
 
-Only whole 200 answers without cookies are kept; a deep link (``deep_link=``: a saved state Gradio
+Only whole 200 answers without cookies are kept, and none when the app asks for a login (the page
+then names its visitor); a deep link (``deep_link=``: a saved state Gradio
 reads from disk) and any method but GET go to Gradio each time. At most ``MAX_PAGES`` answers are
 kept (the least recently used go first), so addresses a client makes up cost at most that.
 """
@@ -64,6 +65,9 @@ def _key(scope) -> tuple | None:
     """What Gradio's answer depends on, or None for a request that is not kept."""
     if scope["type"] != "http" or scope["method"] != "GET":
         return None
+    app = scope.get("app")
+    if getattr(app, "auth", None) or getattr(app, "auth_dependency", None):
+        return None             # behind a login the page names its visitor: never kept
     root_path = scope.get("root_path", "")
     path = scope["path"][len(root_path):] if root_path and scope["path"].startswith(root_path) else scope["path"]
     if path not in CACHED_PATHS:

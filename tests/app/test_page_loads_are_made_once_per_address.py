@@ -12,6 +12,7 @@ import re
 import urllib.request
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.testclient import TestClient
@@ -62,8 +63,9 @@ def test_a_shared_links_query_is_its_own_address(app_url):
     assert b"window.gradio_config" in page
 
 
-def counting_app():
-    """A stand-in for Gradio: answers by path, counts the calls it made."""
+def counting_app(max_pages: int = 64):
+    """A stand-in for Gradio's app with the cache in its middleware, as app.py serves it; answers by
+    path and counts the calls that reached it."""
     calls = []
 
     def answer(request):
@@ -76,18 +78,18 @@ def counting_app():
             return response
         return Response(f"{request.url.path} {request.headers.get('x-forwarded-host')} {len(calls)}".encode())
 
-    app = Starlette(routes=[Route(p, answer, methods=["GET", "POST"]) for p in ("/", "/config", "/other")])
+    app = Starlette(routes=[Route(p, answer, methods=["GET", "POST"]) for p in ("/", "/config", "/other")],
+                    middleware=[Middleware(PageCache, max_pages=max_pages)])
     return app, calls
 
 
 def test_only_whole_successes_of_the_page_and_config_are_kept():
     app, calls = counting_app()
-    cache = PageCache(app)
-    client = TestClient(cache)
+    client = TestClient(app)
     assert client.get("/").content == client.get("/").content == b"/ None 1"
     assert client.get("/", headers={"X-Forwarded-Host": "a"}).content == b"/ a 2"
     assert client.get("/config").content == client.get("/config").content == b"/config None 3"
-    assert len(calls) == 3 and cache.hits == 2
+    assert len(calls) == 3
     for kept_not in ("/other", "/config?fail=1", "/?cookie=1", "/?deep_link=abc"):
         client.get(kept_not)
         client.get(kept_not)
@@ -96,17 +98,25 @@ def test_only_whole_successes_of_the_page_and_config_are_kept():
     assert len(calls) == 3 + 2 * 4 + 2            # each of those went to the app both times
 
 
-def test_the_cache_is_bounded_and_drops_the_least_recently_used():
+def test_nothing_is_kept_behind_a_login():
     app, calls = counting_app()
-    cache = PageCache(app, max_pages=3)
-    client = TestClient(cache)
+    app.auth = {"visitor": "password"}             # as Gradio's App holds launch(auth=...)
+    client = TestClient(app)
+    assert client.get("/").content == b"/ None 1" and client.get("/").content == b"/ None 2"
+
+
+def test_the_cache_is_bounded_and_drops_the_least_recently_used():
+    app, calls = counting_app(max_pages=3)
+    client = TestClient(app)
     for n in range(3):
         client.get(f"/?n={n}")
     client.get("/?n=0")                           # used again: now the most recent
     client.get("/?n=3")                           # drops n=1
-    assert len(cache.pages) == 3
     made = len(calls)
+    assert made == 4
     client.get("/?n=0")
+    client.get("/?n=2")
+    client.get("/?n=3")
     assert len(calls) == made
     client.get("/?n=1")
     assert len(calls) == made + 1
