@@ -5,21 +5,20 @@ written, in its own dialect), checked against the files as they were scanned. Ev
 atomic (``outputs.atomic_write``)."""
 from __future__ import annotations
 
-from functools import partial
-
 import csv
 import json
 import os
 import re
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import AuditorError
-from .budget import READ_ERRORS, Budget, open_stream, read_error
+from .budget import READ_ERRORS, Budget, max_bytes, open_stream, read_error
 from .columns import utf8_text
 from .formats import csv_batches, file_batches, line_blocks
-from .hub import fetch_parquet
+from .hub import FetchTooLarge, fetch_parquet
 from .listing import codec_of, format_of, local_files
 from .outputs import CSV_LINE_END, atomic_write, write_error
 from .sources import looks_local, source_text
@@ -313,16 +312,31 @@ def _one_schema(files) -> bool:
     return all(s.equals(schemas[0]) for s in schemas[1:])
 
 
+# A copy of a Hub split's Parquet files may fetch at most this many times the reading budget: a
+# capped read of the first rows of one huge file would otherwise fetch the whole file (the loader
+# read only the bytes it needed), and the Space's disk has no room for that.
+COPY_FETCH_BUDGETS = 2
+MB = 1 << 20
+
+
 def hub_files_copied(files: HubParquet | None, fmt: str | None, records: int, truncated: bool,
                      token=None) -> tuple[list | None, list]:
     """(local paths, notices): a Hub split's Parquet files (``Table.hub_parquet``), fetched at the commit
     read (``hub.fetch_parquet``: a file that cannot be fetched is an error, no copy made otherwise),
     when a ``fmt`` copy of its ``records`` rows read (the first ones when ``truncated``) is to be their
-    rows as stored: a .parquet copy, the files of one schema. Else (None, notices): another format or
-    source, or files of several schemas (said), whose records are written anew (``write_rows``)."""
+    rows as stored: a .parquet copy, the files of one schema, at most ``COPY_FETCH_BUDGETS`` reading
+    budgets of them. Else (None, notices): another format or source, or files of several schemas or
+    past that size (said), whose records are written anew (``write_rows``)."""
     if fmt != "parquet" or files is None:
         return None, []
-    paths = fetch_parquet(files, token, records if truncated else None)
+    most = COPY_FETCH_BUDGETS * max_bytes()
+    try:
+        paths = fetch_parquet(files, token, records if truncated else None, most)
+    except FetchTooLarge as large:
+        return None, [f"{files.repo_id}: the Parquet files holding the rows read are {large.needed / MB:,.0f} MB, "
+                      f"more than a copy may fetch ({most / MB:,.0f} MB: {COPY_FETCH_BUDGETS} times the reading "
+                      "budget, AUDITOR_MAX_BYTES), so the copy's records are written anew, as the datasets library "
+                      "read them (one type per column)"]
     if not _one_schema(paths):
         return None, [f"{files.repo_id}: its Parquet files differ in column types, so the copy's records are "
                       "written anew, as the datasets library read them (one type per column)"]

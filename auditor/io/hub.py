@@ -471,19 +471,30 @@ def _parquet_read(repo_id: str, module, builder, split: str) -> HubParquet | Non
     return HubParquet(repo_id, revisions.pop() if len(revisions) == 1 else None, tuple(m["path"] for m in found))
 
 
-def fetch_parquet(files: HubParquet, token=None, rows: int | None = None) -> list:
+class FetchTooLarge(Exception):
+    """The Parquet files a copy needs pass what it may fetch (``fetch_parquet``'s ``most_bytes``)."""
+
+    def __init__(self, needed: int, most: int):
+        super().__init__(needed, most)
+        self.needed, self.most = needed, most
+
+
+def fetch_parquet(files: HubParquet, token=None, rows: int | None = None, most_bytes: int | None = None) -> list:
     """Local paths of a Hub split's Parquet files (``Table.hub_parquet``), in the order they were
     read, fetched through huggingface_hub at the commit read and no other (a file in its cache is
     not fetched again); with ``rows``, only the first files, those holding the first ``rows`` rows.
     Under the Hub deadline (``within_deadline``: each answer the download gets is one); a file that
-    cannot be fetched is a clear error, never another revision or a copy made otherwise."""
+    cannot be fetched is a clear error, never another revision or a copy made otherwise.
+    ``most_bytes``: the files not yet in the cache (their sizes as the Hub lists them) may total at
+    most that, else ``FetchTooLarge`` before the first one past it is fetched (a capped read of the
+    first rows of one huge file)."""
     token = _token(token)
     if files.revision is None or not files.paths:
         raise AuditorError("bad_format", f"{files.repo_id}: the commit its Parquet files were read at is not known, "
                            "so a copy of them could be of other files.",
                            "Audit it again online (without HF_HUB_OFFLINE), or write the copy as .jsonl.")
     import huggingface_hub  # noqa: F401  (imported before the deadline starts)
-    return within_deadline(lambda progress: _fetch_parquet(files, token, rows, progress), files.repo_id,
+    return within_deadline(lambda progress: _fetch_parquet(files, token, rows, most_bytes, progress), files.repo_id,
                            "the Parquet files")
 
 
@@ -498,10 +509,10 @@ def _classify_fetch(exc: Exception, repo_id: str) -> AuditorError:
     return _classify(exc, repo_id)
 
 
-def _fetch_parquet(files: HubParquet, token, rows, progress) -> list:
+def _fetch_parquet(files: HubParquet, token, rows, most_bytes, progress) -> list:
     import pyarrow as pa
     import pyarrow.parquet as pq
-    from huggingface_hub import hf_hub_download
+    from huggingface_hub import HfApi, hf_hub_download, try_to_load_from_cache
     from huggingface_hub.utils import tqdm as hub_tqdm
 
     class Heard(hub_tqdm):
@@ -511,8 +522,28 @@ def _fetch_parquet(files: HubParquet, token, rows, progress) -> list:
             progress()
             return super().update(n)
 
-    paths, held = [], 0
+    sizes = {}
+    # Files already in huggingface_hub's cache cost no fetch (and need no Hub): only the others are listed.
+    unfetched = [name for name in files.paths if not isinstance(
+        try_to_load_from_cache(files.repo_id, name, revision=files.revision, repo_type="dataset"), str)]
+    if most_bytes is not None and unfetched:
+        try:
+            listed = HfApi().get_paths_info(files.repo_id, unfetched, repo_type="dataset",
+                                            revision=files.revision, token=token)
+        except _Abandoned:
+            raise
+        except Exception as exc:    # noqa: BLE001  (the hub client raises many types)
+            why = _classify_fetch(exc, files.repo_id)
+            raise AuditorError(why.code, f"Cannot list the Parquet files of {files.repo_id} at commit "
+                               f"{files.revision} for the copy of its rows as stored: {why.message}",
+                               f"{why.hint} Nothing was written.".strip()) from None
+        sizes = {entry.path: int(getattr(entry, "size", 0) or 0) for entry in listed}
+        progress()
+    paths, held, fetched = [], 0, 0
     for name in files.paths:
+        fetched += sizes.get(name, 0)
+        if most_bytes is not None and fetched > most_bytes:
+            raise FetchTooLarge(fetched, most_bytes)
         try:
             path = hf_hub_download(files.repo_id, name, repo_type="dataset", revision=files.revision,
                                    token=token, tqdm_class=Heard)

@@ -178,7 +178,8 @@ def test_files_that_cannot_be_fetched_are_a_clear_error_and_no_copy(tmp_path):
     out = tmp_path / "dedup.parquet"
     done = _copy_after_the_files_went(tmp_path, tmp_path / "hf", out, "gone")
     assert done.get("error") == "not_found", done
-    assert "Cannot fetch data/train-00000-of-00002.parquet of acme/typed at commit" in done["message"], done
+    # (the files' sizes are asked first: what a copy may fetch is bounded)
+    assert "Cannot list the Parquet files of acme/typed at commit" in done["message"], done
     assert not out.exists() and not Path(f"{out}.manifest.json").exists()
 
 
@@ -207,3 +208,42 @@ def test_files_fetched_before_are_read_from_the_cache(tmp_path):
     out = tmp_path / "again.parquet"
     assert _copy_after_the_files_went(tmp_path, home, out, "gone") == {"written": True}
     assert pq.read_table(out).equals(pq.read_table(first)) and pq.read_table(out).equals(expected())
+
+
+PATCHED_BUDGET = """
+import json, sys
+from auditor.io import copies
+copies.COPY_FETCH_BUDGETS = float(sys.argv[2])
+from auditor.cli import main
+print("@@" + json.dumps(main(json.loads(sys.argv[1]))))
+"""
+
+
+@pytest.mark.parametrize("budgets", [0, 1])
+def test_files_past_what_a_copy_may_fetch_are_not_fetched(tmp_path, budgets):
+    """From the session-47 review: the copy fetched whole files, so a capped read of the first rows of
+    one huge Parquet file fetched all of it onto the Space's disk. Past COPY_FETCH_BUDGETS reading
+    budgets (the sizes the Hub lists) nothing is fetched and the copy is written anew, said in a note;
+    within it (1 budget: 1 GiB here), the files are fetched and copied as stored."""
+    hub = FakeHub(tmp_path / "hub")
+    hub.add_repo("acme/typed", FILES)
+    out, home = tmp_path / "dedup.parquet", tmp_path / "hf"
+    argv = ["dedup", "acme/typed", "--split", "train", "--text", "text", "--threshold", THRESHOLD, "--out", str(out)]
+    try:
+        proc = subprocess.run([sys.executable, "-c", PATCHED_BUDGET, json.dumps(argv), str(budgets)],
+                              capture_output=True, text=True, env=hub_env(hub.start(), home), timeout=600,
+                              cwd=str(REPO))
+    finally:
+        hub.stop()
+    assert proc.returncode == 0 and "@@0" in proc.stdout, proc.stderr[-3000:]
+    copy = pq.read_table(out)
+    want = expected()
+    fetched = list((home / "hub").rglob("*.parquet"))
+    if budgets:
+        assert copy.equals(want) and len(fetched) == 2
+        assert "more than a copy may fetch" not in proc.stderr
+    else:
+        assert "more than a copy may fetch (0 MB" in proc.stderr and "written anew" in proc.stderr, proc.stderr
+        assert not fetched
+        assert not copy.schema.equals(want.schema)               # written anew: the types a Python value loses
+        assert copy.column("text").to_pylist() == want.column("text").to_pylist()
