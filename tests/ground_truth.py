@@ -5,8 +5,8 @@ import of the auditor's shingle or near-duplicate code), so that the engine can 
 against a second implementation of the same definitions. Texts are read normalised, through
 ``auditor.normalize.fold`` (its own tests are in tests/normalize; for ASCII text it is lowercase):
 
-- word shingles: the normalised text split on whitespace, each Han ideograph or kana (by its
-  Unicode name) a word of its own, windows of ``size`` words; a text of
+- word shingles: the normalised text split on whitespace, each Han ideograph, kana, Thai, Lao,
+  Khmer or Myanmar character (by its Unicode name) a word of its own, windows of ``size`` words; a text of
   fewer than ``size`` words is ONE shingle made of all its words; an empty (or blank)
   text has no shingles;
 - char shingles: the normalised text, whitespace runs collapsed to one space and stripped, windows
@@ -33,12 +33,13 @@ from auditor.normalize import fold
 # --------------------------------------------------------------------------- shingles
 
 UNSPACED_NAMES = ("CJK UNIFIED IDEOGRAPH", "CJK COMPATIBILITY IDEOGRAPH", "HIRAGANA", "KATAKANA",
-                  "IDEOGRAPHIC ITERATION MARK", "IDEOGRAPHIC CLOSING MARK", "IDEOGRAPHIC NUMBER ZERO")
+                  "IDEOGRAPHIC ITERATION MARK", "IDEOGRAPHIC CLOSING MARK", "IDEOGRAPHIC NUMBER ZERO",
+                  "THAI ", "LAO ", "KHMER ", "MYANMAR ")
 
 
 def reference_words(folded: str) -> list:
     """Whitespace-separated words, each character of a script written without spaces (a Han
-    ideograph, a kana, by its Unicode name) a word of its own."""
+    ideograph, a kana, a Thai letter ..., by its Unicode name) a word of its own."""
     out, word = [], ""
     for c in folded:
         if c.isspace() or unicodedata.name(c, "").startswith(UNSPACED_NAMES):

@@ -1,11 +1,12 @@
-"""Chinese and Japanese texts, written without spaces between words, have near duplicates.
+"""Chinese, Japanese and Thai texts, written without spaces between words, have near duplicates.
 
 From the round-9 real-data review: split on whitespace alone, a Chinese or Japanese sentence was one
 word, so a question with one character changed shared no shingle with the original: on 1,469
 GSM8K-shaped records carried into Chinese characters, `scan` found 100 near-duplicate pairs (the
-identical texts) where an all-pairs character 3-gram Jaccard finds 150, and claimed recall 1. Each
-Han ideograph and kana is now a word of its own, so the default word:3 shingles of such a text
-are its character 3-grams; other scripts keep their words.
+identical texts) where an all-pairs character 3-gram Jaccard finds 150, and claimed recall 1 (Thai
+letters: the same). Each character of a script written without spaces (Han, kana, Thai, Lao,
+Khmer, Myanmar) is now a word of its own, so the default word:3 shingles of such a text are its
+character 3-grams; other scripts keep their words.
 """
 import unicodedata
 
@@ -31,14 +32,19 @@ JAPANESE = [
     "クラスには三十人の生徒がいて、そのうち半分が女の子です。男の子は何人ですか。",
     "本屋で千円の本を二冊買い、五千円札で払いました。おつりはいくらですか。",
 ]
+THAI = [
+    "แม่ค้ามีมะม่วงสามสิบผลขายไปสิบสองผลเหลือมะม่วงกี่ผล",
+    "รถไฟวิ่งด้วยความเร็วหกสิบกิโลเมตรต่อชั่วโมงสี่ชั่วโมงวิ่งได้กี่กิโลเมตร",
+]
 
 
 def _one_changed(text: str, at: int) -> str:
-    return text[:at] + ("十" if text[at] != "十" else "百") + text[at + 1:]
+    other = ("ก" if text[at] != "ก" else "ข") if "\u0e00" <= text[at] <= "\u0e7f" else ("十" if text[at] != "十" else "百")
+    return text[:at] + other + text[at + 1:]
 
 
 def _corpus() -> list:
-    texts = CHINESE + JAPANESE
+    texts = CHINESE + JAPANESE + THAI
     return texts + [_one_changed(t, len(t) // 2) for t in texts] + [texts[0]]
 
 
@@ -59,35 +65,38 @@ def test_one_character_changed_is_a_near_duplicate_as_character_trigrams_say():
         assert set(found) == set(expected), threshold
         for pair, jaccard in expected.items():
             assert abs(found[pair] - jaccard) < 1e-9
-    # every sentence and its variant (10 pairs), and the first sentence's copy with both (2 pairs);
+    # every sentence and its variant (12 pairs), and the first sentence's copy with both (2 pairs);
     # split on whitespace alone, only the copy (1 pair) was found
-    assert len(truth.record_pairs(0.7)) == 12
-    assert result.summary()["near_duplicates"]["pairs"] == 12
+    assert len(truth.record_pairs(0.7)) == 14
+    assert result.summary()["near_duplicates"]["pairs"] == 14
 
 
 def test_a_test_question_with_a_character_changed_leaks_as_near():
-    train = Table(rows=[{"question": t} for t in CHINESE + JAPANESE], source="train")
+    train = Table(rows=[{"question": t} for t in CHINESE + JAPANESE + THAI], source="train")
     test = Table(rows=[{"question": _one_changed(t, 3)} for t in CHINESE[:3]] + [{"question": "完全不同的问题。"}],
                  source="test")
     summary = leak(train, test, settings=LeakSettings(roles_a=RoleNames(text="question"))).summary()
     assert summary["identical_text"]["records"] == 0
-    assert summary["near_duplicate"]["records"] == gt.near_leak_count(CHINESE + JAPANESE, [
+    assert summary["near_duplicate"]["records"] == gt.near_leak_count(CHINESE + JAPANESE + THAI, [
         _one_changed(t, 3) for t in CHINESE[:3]] + ["完全不同的问题。"], 0.7) == 3
 
 
 def test_words_split_exactly_the_unspaced_scripts():
-    # Every Han ideograph and kana (by Unicode name) is a word of its own; what else the blocks hold is
-    # unassigned, a combining kana mark or an archaic kana; Hangul, Thai, Latin and Arabic keep their words.
+    # Every Han ideograph, kana, Thai, Lao, Khmer and Myanmar character (by Unicode name) is a word of its
+    # own; what else the blocks hold is unassigned, a combining kana mark or an archaic kana; Hangul, Latin
+    # and Arabic keep their words.
     every = [chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
     named = [c for c in every if unicodedata.name(c, "").startswith(gt.UNSPACED_NAMES)]
     assert len(named) > 90_000 and all(UNSPACED.match(c) for c in named)
+    assert sum(unicodedata.name(c).startswith("THAI") for c in named) == 87
     others = {unicodedata.name(c, "").split(" ")[0] for c in every
               if UNSPACED.match(c) and not unicodedata.name(c, "").startswith(gt.UNSPACED_NAMES)}
     assert others == {"", "COMBINING", "HENTAIGANA"}
-    mixed = fold("東京タワーはTokyo Towerとも呼ばれる 한국어 문장 ภาษาไทย مرحبا بالعالم")
+    mixed = fold("東京タワーはTokyo Towerとも呼ばれる 한국어 문장 ไทย مرحبا بالعالم")
     split = words(mixed)             # the fold maps some kana to the Han letters they look like (TR39)
-    assert split == gt.reference_words(mixed) and len(split) == 19
-    assert split[6:8] == ["tokyo", "tower"] and split[-5:] == [fold(w) for w in ("한국어", "문장", "ภาษาไทย", "مرحبا", "بالعالم")]
+    assert split == gt.reference_words(mixed) and len(split) == 21
+    assert split[6:8] == ["tokyo", "tower"] and split[14:16] == [fold("한국어"), fold("문장")]
+    assert split[-2:] == [fold("مرحبا"), fold("بالعالم")] and split[16:19] == list(fold("ไทย"))
 
 
 def test_english_and_mixed_texts_keep_their_shingles():
