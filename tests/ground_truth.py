@@ -5,7 +5,8 @@ import of the auditor's shingle or near-duplicate code), so that the engine can 
 against a second implementation of the same definitions. Texts are read normalised, through
 ``auditor.normalize.fold`` (its own tests are in tests/normalize; for ASCII text it is lowercase):
 
-- word shingles: the normalised text split on whitespace, windows of ``size`` words; a text of
+- word shingles: the normalised text split on whitespace, each Han ideograph, kana, Thai, Lao,
+  Khmer or Myanmar character (by its Unicode name) a word of its own, windows of ``size`` words; a text of
   fewer than ``size`` words is ONE shingle made of all its words; an empty (or blank)
   text has no shingles;
 - char shingles: the normalised text, whitespace runs collapsed to one space and stripped, windows
@@ -24,15 +25,38 @@ from collections import Counter
 from fractions import Fraction
 from itertools import combinations
 
+import unicodedata
+
 from auditor.normalize import fold
 
 
 # --------------------------------------------------------------------------- shingles
 
+UNSPACED_NAMES = ("CJK UNIFIED IDEOGRAPH", "CJK COMPATIBILITY IDEOGRAPH", "HIRAGANA", "KATAKANA",
+                  "IDEOGRAPHIC ITERATION MARK", "IDEOGRAPHIC CLOSING MARK", "IDEOGRAPHIC NUMBER ZERO",
+                  "THAI ", "LAO ", "KHMER ", "MYANMAR ")
+
+
+def reference_words(folded: str) -> list:
+    """Whitespace-separated words, each character of a script written without spaces (a Han
+    ideograph, a kana, a Thai letter ..., by its Unicode name) a word of its own."""
+    out, word = [], ""
+    for c in folded:
+        if c.isspace() or unicodedata.name(c, "").startswith(UNSPACED_NAMES):
+            out += [word] if word else []
+            word = "" if c.isspace() else c
+            if word:
+                out.append(word)
+                word = ""
+        else:
+            word += c
+    return out + ([word] if word else [])
+
+
 def word_shingles(text, size: int = 3) -> frozenset:
     if not text:
         return frozenset()
-    words = fold(text).split()
+    words = reference_words(fold(text))
     if not words:
         return frozenset()
     if len(words) < size:
