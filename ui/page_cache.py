@@ -30,7 +30,7 @@ class PageCache:
 
     def __init__(self, app, max_pages: int = MAX_PAGES):
         self.app, self.max_pages = app, max_pages
-        self.pages: OrderedDict[tuple, tuple[dict, list[dict]]] = OrderedDict()
+        self.pages: OrderedDict[tuple, list[dict]] = OrderedDict()   # the answer's messages
         self.hits = self.misses = 0
 
     async def __call__(self, scope, receive, send):
@@ -41,16 +41,14 @@ class PageCache:
         if kept is not None:
             self.pages.move_to_end(key)
             self.hits += 1
-            start, bodies = kept
-            await send(start)
-            for body in bodies:
-                await send(body)
+            for message in _fresh(kept):
+                await send(message)
             return
         self.misses += 1
         sent: list[dict] = []
 
         async def keep(message):
-            sent.append(message)
+            sent.append(_fresh([message])[0])   # as Gradio made it, before the layers above edit it
             await send(message)
 
         await self.app(scope, receive, keep)
@@ -80,7 +78,13 @@ def _key(scope) -> tuple | None:
     return scope["path"], query, scope.get("scheme"), root_path, tuple(scope.get("server") or ()), headers
 
 
-def _whole_answer(sent: list[dict]) -> tuple[dict, list[dict]] | None:
+def _fresh(messages) -> list[dict]:
+    """Copies of ASGI messages: Gradio's CORS and compression layers, above this one, edit the messages
+    they are handed in place (headers added, the body compressed), and a kept one must not keep them."""
+    return [{**m, "headers": list(m["headers"])} if "headers" in m else dict(m) for m in messages]
+
+
+def _whole_answer(sent: list[dict]) -> list[dict] | None:
     """The answer's messages if it is a complete 200 without cookies, else None."""
     if not sent or sent[0].get("type") != "http.response.start" or sent[0].get("status") != 200:
         return None
@@ -89,4 +93,4 @@ def _whole_answer(sent: list[dict]) -> tuple[dict, list[dict]] | None:
     bodies = sent[1:]
     if not bodies or any(m.get("type") != "http.response.body" for m in bodies) or bodies[-1].get("more_body"):
         return None
-    return sent[0], bodies
+    return sent
