@@ -71,7 +71,7 @@ def _key(scope) -> tuple | None:
     if path not in CACHED_PATHS:
         return None
     query = scope.get("query_string", b"")
-    if b"deep_link" in query and "deep_link" in parse_qs(query.decode("latin-1")):
+    if query and "deep_link" in parse_qs(query.decode("latin-1")):   # as Gradio reads it: names decoded
         return None
     headers = tuple(value for name in ROOT_HEADERS
                     for value in [b",".join(v for n, v in scope["headers"] if n == name)])
