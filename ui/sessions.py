@@ -13,56 +13,49 @@ lazy session with Gradio's own, key by key and in order).
 from __future__ import annotations
 
 import os
+import threading
 from copy import copy
 
 
+NOT_MADE = object()     # a description not made yet: its key holds its place in the page's order
+
+
 class ComponentConfigs(dict):
-    """A session's ``config_values``: a key's description made when that key is read (``[key]``,
-    ``get``), every pending one, in the page's order, before anything reads them all."""
+    """A session's ``config_values``: every key from the start, in the page's order, as in Gradio's
+    dict; a key's description made when that key's value is first read (``[key]``, ``get``, and every
+    pending one before anything reads the values whole). Made under a lock: Gradio reads the whole set
+    in a worker thread (``/gradio_api/deep_link``) while events on the loop read and set single keys."""
 
-    def __init__(self, state, keys: list):
-        super().__init__()
-        self._state, self._order, self._pending = state, keys, set(keys)
+    def __init__(self, configs, keys: list):
+        super().__init__(dict.fromkeys(keys, NOT_MADE))
+        self._configs, self._lock = configs, threading.Lock()
 
-    def _make(self, key) -> None:
-        configs = self._state.blocks_config
-        dict.__setitem__(self, key, configs.config_for_block(key, [], configs.blocks[key]))
-        self._pending.discard(key)
+    def _made(self, key):
+        with self._lock:
+            value = dict.__getitem__(self, key)
+            if value is NOT_MADE:
+                value = self._configs.config_for_block(key, [], self._configs.blocks[key])
+                dict.__setitem__(self, key, value)          # in its place: the key is already there
+            return value
 
     def _whole(self) -> None:
-        if not self._pending:
-            return
-        for key in self._order:
-            if key in self._pending:
-                self._make(key)
-        # Gradio's dict had every key from the start, so a key set since keeps its first place.
-        first = {key: dict.__getitem__(self, key) for key in self._order}
-        later = [(key, value) for key, value in dict.items(self) if key not in first]
-        dict.clear(self)
-        dict.update(self, first)
-        dict.update(self, later)
+        for key, value in list(dict.items(self)):
+            if value is NOT_MADE:
+                self._made(key)
 
     def __getitem__(self, key):
-        if key in self._pending:
-            self._make(key)
-        return dict.__getitem__(self, key)
+        value = dict.__getitem__(self, key)
+        return self._made(key) if value is NOT_MADE else value
 
     def get(self, key, default=None):
         return self[key] if key in self else default
 
-    def __contains__(self, key) -> bool:
-        return key in self._pending or dict.__contains__(self, key)
-
     def __setitem__(self, key, value) -> None:
-        self._pending.discard(key)        # its place among the others is kept by ``_whole``
-        dict.__setitem__(self, key, value)
+        with self._lock:                # never overwritten by a description made from the block before
+            dict.__setitem__(self, key, value)
 
-    def __delitem__(self, key) -> None:
-        self._whole()
-        dict.__delitem__(self, key)
-
-    def __len__(self) -> int:
-        return dict.__len__(self) + len(self._pending)
+    def __iter__(self):                 # (a dict() or ** of this one then reads each value through [key])
+        return dict.__iter__(self)
 
 
 def _reads_whole(name: str):
@@ -75,15 +68,16 @@ def _reads_whole(name: str):
     return read
 
 
-for _name in ("__iter__", "__reversed__", "__eq__", "__ne__", "__repr__", "__or__", "__ior__", "keys", "values",
-              "items", "copy", "pop", "popitem", "setdefault", "update", "clear"):
+for _name in ("__eq__", "__ne__", "__repr__", "__or__", "__ror__", "values", "items", "copy", "pop", "popitem",
+              "setdefault"):
     setattr(ComponentConfigs, _name, _reads_whole(_name))
 
 
 def _session_init(self, blocks) -> None:
     """Gradio 6.31's ``SessionState.__init__`` with its ``config_values`` made lazily."""
     self.blocks_config = copy(blocks.default_config)
-    self.config_values = ComponentConfigs(self, [k for k in self.blocks_config.blocks if k in blocks.blocks])
+    self.config_values = ComponentConfigs(self.blocks_config, [k for k in self.blocks_config.blocks
+                                                               if k in blocks.blocks])
     self.state_data = {}
     self._state_ttl = {}
     self.is_closed = False
