@@ -4,10 +4,12 @@ Gradio answers every page load (``/``) and every client's ``/config`` by deep-co
 page config (261 KB: 192 components, their API schemas and the events) and rewriting every file
 URL in it for the request's root URL: about 30 ms of the server's Python each, holding the GIL.
 Under bench/app_load.py's 50 visitors that was a fifth of all the time the server held the GIL,
-and cheap requests (a cached audit) waited behind it. The answer depends only on the path, the
-query, and the request parts Gradio derives the root URL from (``route_utils.get_root_url``:
-the URL's scheme and host, ``X-Forwarded-Host``, ``X-Forwarded-Proto``, ``X-Gradio-Server`` and
-the ASGI root path), and the config does not change once the app is served. So the first answer
+and cheap requests (a cached audit) waited behind it. The answer depends only on the path, the query
+parameters Gradio reads (``page``, ``all_endpoints``; not a share link's own, which the page reads
+in the browser), and the request parts Gradio derives the root URL from
+(``route_utils.get_root_url``: the URL's scheme and host, ``X-Forwarded-Host``,
+``X-Forwarded-Proto``, ``X-Gradio-Server`` and the ASGI root path), and the config does not change
+once the app is served. So the first answer
 for each such key is kept and sent again as it was, on the event loop, without Gradio's work.
 
 Only whole 200 answers without cookies are kept, and none when the app asks for a login (the page
@@ -18,11 +20,12 @@ kept (the least recently used go first), so addresses a client makes up cost at 
 from __future__ import annotations
 
 from collections import OrderedDict
-from urllib.parse import parse_qs
+from urllib.parse import parse_qsl
 
 MAX_PAGES = 64                 # answers kept: about 280 KB each, 18 MB in all
 CACHED_PATHS = ("/", "/config", "/config/")
 ROOT_HEADERS = (b"host", b"x-forwarded-host", b"x-forwarded-proto", b"x-gradio-server")
+GRADIO_PARAMETERS = ("page", "all_endpoints")     # the query parameters its / and /config read (and deep_link)
 
 
 class PageCache:
@@ -70,12 +73,16 @@ def _key(scope) -> tuple | None:
     path = scope["path"][len(root_path):] if root_path and scope["path"].startswith(root_path) else scope["path"]
     if path not in CACHED_PATHS:
         return None
-    query = scope.get("query_string", b"")
-    if query and "deep_link" in parse_qs(query.decode("latin-1")):   # as Gradio reads it: names decoded
+    query = parse_qsl(scope.get("query_string", b"").decode("latin-1"))     # as Gradio reads it: names decoded
+    if any(name == "deep_link" and value for name, value in query):
         return None
+    # Only the parameters Gradio's answer reads: a share link's own (dataset, roles, threshold) and a
+    # host's (a Space's per-visitor __sign) are read by the page in the browser, and must not make
+    # each visitor's page a new one.
+    read = tuple((name, value) for name, value in query if name in GRADIO_PARAMETERS)
     headers = tuple(value for name in ROOT_HEADERS
                     for value in [b",".join(v for n, v in scope["headers"] if n == name)])
-    return scope["path"], query, scope.get("scheme"), root_path, tuple(scope.get("server") or ()), headers
+    return scope["path"], read, scope.get("scheme"), root_path, tuple(scope.get("server") or ()), headers
 
 
 def _fresh(messages) -> list[dict]:
