@@ -509,6 +509,19 @@ def _classify_fetch(exc: Exception, repo_id: str) -> AuditorError:
     return _classify(exc, repo_id)
 
 
+def _for_the_copy(ask, files: HubParquet, what: str):
+    """``ask()``, a Hub request for a copy of ``files``; its failure a clear error naming ``what``."""
+    try:
+        return ask()
+    except _Abandoned:
+        raise
+    except Exception as exc:    # noqa: BLE001  (the hub client raises many types)
+        why = _classify_fetch(exc, files.repo_id)
+        raise AuditorError(why.code, f"Cannot {what} {files.repo_id} at commit {files.revision} for the copy "
+                           f"of its rows as stored: {why.message}",
+                           f"{why.hint} Nothing was written.".strip()) from None
+
+
 def _fetch_parquet(files: HubParquet, token, rows, most_bytes, progress) -> list:
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -527,16 +540,9 @@ def _fetch_parquet(files: HubParquet, token, rows, most_bytes, progress) -> list
     unfetched = [name for name in files.paths if not isinstance(
         try_to_load_from_cache(files.repo_id, name, revision=files.revision, repo_type="dataset"), str)]
     if most_bytes is not None and unfetched:
-        try:
-            listed = HfApi().get_paths_info(files.repo_id, unfetched, repo_type="dataset",
-                                            revision=files.revision, token=token)
-        except _Abandoned:
-            raise
-        except Exception as exc:    # noqa: BLE001  (the hub client raises many types)
-            why = _classify_fetch(exc, files.repo_id)
-            raise AuditorError(why.code, f"Cannot list the Parquet files of {files.repo_id} at commit "
-                               f"{files.revision} for the copy of its rows as stored: {why.message}",
-                               f"{why.hint} Nothing was written.".strip()) from None
+        listed = _for_the_copy(lambda: HfApi().get_paths_info(files.repo_id, unfetched, repo_type="dataset",
+                                                              revision=files.revision, token=token),
+                               files, "list the Parquet files of")
         sizes = {entry.path: int(getattr(entry, "size", 0) or 0) for entry in listed}
         progress()
     paths, held, fetched = [], 0, 0
@@ -544,16 +550,9 @@ def _fetch_parquet(files: HubParquet, token, rows, most_bytes, progress) -> list
         fetched += sizes.get(name, 0)
         if most_bytes is not None and fetched > most_bytes:
             raise FetchTooLarge(fetched, most_bytes)
-        try:
-            path = hf_hub_download(files.repo_id, name, repo_type="dataset", revision=files.revision,
-                                   token=token, tqdm_class=Heard)
-        except _Abandoned:
-            raise
-        except Exception as exc:    # noqa: BLE001  (the hub client raises many types)
-            why = _classify_fetch(exc, files.repo_id)
-            raise AuditorError(why.code, f"Cannot fetch {name} of {files.repo_id} at commit {files.revision} "
-                               f"for the copy of its rows as stored: {why.message}",
-                               f"{why.hint} Nothing was written.".strip()) from None
+        path = _for_the_copy(lambda: hf_hub_download(files.repo_id, name, repo_type="dataset",
+                                                     revision=files.revision, token=token, tqdm_class=Heard),
+                             files, f"fetch {name} of")
         progress()
         paths.append(path)
         if rows is not None:
