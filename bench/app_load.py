@@ -212,7 +212,8 @@ def main() -> None:
             browser = threading.Thread(target=browser_thresholds, args=(url, stop, browser_times, browser_errors),
                                        daemon=True)
             browser.start()
-            prober = subprocess.Popen([sys.executable, __file__, "--probe", url, str(tmp)], stdout=subprocess.PIPE)
+            prober = subprocess.Popen([sys.executable, __file__, "--probe", url, str(tmp)], stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True)
             time.sleep(8)                            # the page and the probe are open before the crowd arrives
             start_gate = threading.Barrier(args.visitors)
 
@@ -251,12 +252,18 @@ def main() -> None:
                 t.join()
             wall = time.perf_counter() - started_all
             (tmp / "stop").touch()
-            results["cached audit (own process)"] = json.loads(prober.communicate(timeout=600)[0])
+            said, why = prober.communicate(timeout=600)
+            if prober.returncode == 0:
+                results["cached audit (own process)"] = json.loads(said)
+            else:                                    # counted as failed, with its own words
+                failed["cached audit (own process)"] = [why.strip().splitlines()[-1][:200] if why.strip() else
+                                                        f"the probe exited {prober.returncode}"]
             stop.set()
             browser.join(120)
             results["threshold change (browser)"] = browser_times
         finally:
             stop.set()
+            (tmp / "stop").touch()                   # the probe ends even when the crowd failed
             proc.terminate()
             proc.wait(timeout=30)
             log = (tmp / "app.log").read_text(errors="replace")
