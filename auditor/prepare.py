@@ -29,6 +29,7 @@ from .roles import (
     extract,
     fingerprint_of,
     fold_records,
+    late_notices,
     resolve_roles,
     text_column,
 )
@@ -184,7 +185,8 @@ def prepare(source, *, config=None, split=None, max_rows=None, token=None, kind:
         raise in_source(exc, table.source) from None
     if packer is not None:
         table = replace(table, rows=packer.rows(fields.text))
-    empty = [note for note in empty_role_notices(roles, fields) if note not in table.notices]
+    notes = (*late_notices(roles), *empty_role_notices(roles, fields))
+    empty = [note for note in notes if note not in table.notices]
     if empty:
         table = replace(table, notices=(*table.notices, *empty))
     fold, keys = _records(table.rows, record_keys)

@@ -25,13 +25,24 @@ ROLE_NAMES = ("text", "answer", "group", "labels", "id")
 # Common field names, most specific first.
 GUESSES = {
     "text": ("question", "prompt", "instruction", "problem", "text", "query_text", "input", "sentence",
-             "content", "context", "premise", "document", "nl", "utterance"),
-    "answer": ("answer", "canonical_solution", "solution", "output", "response", "completion", "code",
-               "query", "sql", "target", "answers", "reference", "chosen"),
-    "group": ("db_id", "source", "subject", "category", "domain", "topic", "task", "dataset", "repo",
-              "source_file"),
-    "id": ("id", "task_id", "idx", "uid", "_id", "example_id", "question_id", "qid"),
+             "content", "context", "premise", "document", "nl", "utterance", "question_stem", "ctx", "goal"),
+    # answerKey (ARC, OpenBookQA, CommonsenseQA) and label (HellaSwag, PIQA, SuperGLUE) are the gold as
+    # stored, as MMLU's answer index is: the chosen option's text would need a join no path expresses.
+    "answer": ("answer", "answerKey", "canonical_solution", "solution", "solutions", "output", "response",
+               "completion", "code", "query", "sql", "target", "answers", "answers_spans", "best_answer",
+               "reference", "chosen", "label", "summary", "highlights"),
+    # a subject or category before a source (TruthfulQA's source is a URL per item, its category the topic)
+    "group": ("db_id", "subject", "category", "source", "domain", "topic", "task", "dataset", "repo",
+              "source_file", "activity_label"),
+    "id": ("id", "task_id", "idx", "uid", "_id", "example_id", "question_id", "qid", "query_id", "problem_id",
+           "prompt_id", "message_id", "ind"),
 }
+# A preference record's rejected response is neither its text nor its answer (hh-rlhf's {chosen,
+# rejected}: the longest string, "rejected", was the text).
+NEVER_GUESSED = ("rejected",)
+# An answer-named object's own answer: SQuAD's answers.text, TriviaQA's answer.value, DROP's
+# answers_spans.spans, an output holding {"answer", "rationale"}.
+ANSWER_CHILDREN = ("text", "value", "answer", "spans")
 
 
 @dataclass(frozen=True)
@@ -45,6 +56,9 @@ class Roles:
     # The fields the text is read from: one, or several (``text`` is then their names joined by
     # commas, "instruction,input") whose present values are joined as ``joined_text`` joins them.
     text_fields: tuple = ()
+    # (role, field, record, head): a role guessed from a field that holds no value in the first
+    # ``head`` records, which guesses read (``_head``), first holding one in ``record`` (0-based)
+    late: tuple = ()
 
     @property
     def text_names(self) -> tuple:
@@ -100,13 +114,18 @@ def _blank(value) -> bool:
     return value is None or (isinstance(value, str) and not value.strip())
 
 
-def resolve_roles(rows: list[dict], text=None, answer=None, group=None, labels=None, id=None) -> Roles:
+def resolve_roles(rows: list[dict], text=None, answer=None, group=None, labels=None, id=None, *,
+                  head_only: bool = False) -> Roles:
     """Check the given roles exist and guess the blank ones. ``text`` may name several fields,
     joined by commas ("instruction,input") or as a list: each record's text is then their present
     values joined (``joined_text``), so two records sharing an instruction with different inputs
     differ. A field whose own name holds a comma, present in the records, is that one field (as a
-    key with a dot in its name wins over nesting, ``lookup``)."""
-    # Guesses and checks read the first records (``_head``); a given field's presence, all of them.
+    key with a dot in its name wins over nesting, ``lookup``). ``head_only``: ``rows`` are only the
+    first records of a source streamed later (a corpus), so an error says how many were read.
+
+    Guesses read the first records (``_head``); a role no field there can be guessed for is looked
+    for past them (a field null or absent in the first thousands of records: dropped unsaid before).
+    A given field's presence is checked in every record."""
     head = _head(rows)
     fields = available_fields(rows)
     text, text_list = _text_spec(rows, text)
@@ -125,8 +144,8 @@ def resolve_roles(rows: list[dict], text=None, answer=None, group=None, labels=N
     checked = [*(("text", name) for name in text_list or [given["text"]]),
                *((role, v) for role, v in given.items() if role != "text"), *(("labels", lab) for lab in label_list)]
     for role, path in checked:
-        if not _blank(path) and not _present(rows, path):
-            raise AuditorError("missing_field", f"The {role} field {path!r} is in no record.",
+        if not _blank(path) and not _present(rows, path, None):
+            raise AuditorError("missing_field", f"The {role} field {path!r} is in {_no_record(rows, head_only)}.",
                                _selector_hint(head, path) or f"Available fields: {fields_shown(fields)}.")
         if not _blank(path):
             _check_one_way(head, role, path)
@@ -137,9 +156,10 @@ def resolve_roles(rows: list[dict], text=None, answer=None, group=None, labels=N
         if other:   # e.g. text = answer: every text match would also count as an answer match
             raise AuditorError("usage", f"The {other} and {role} roles both name the field {value!r:.80}.",
                                "Give each role its own field, or leave one blank to have it guessed.")
-    taken = {v for _, v in named} | set(label_list)
-    guessed = []
+    taken = {v for _, v in named} | set(label_list) | set(NEVER_GUESSED)
+    guessed, late = [], []
     chat_answer = None
+    later = _Later(rows, head, fields, [r for r, v in given.items() if _blank(v)]) if not head_only else None
     for role in ("text", "answer", "group", "id"):
         if _blank(given[role]):
             readable = [name for name in GUESSES[role]
@@ -163,6 +183,8 @@ def resolve_roles(rows: list[dict], text=None, answer=None, group=None, labels=N
                     text_list, choice = None, layout[1]
             if role == "text" and choice is None:
                 choice = _text_fallback(head, fields, taken)
+                # (a field the first records hold is a better text than one they all lack)
+                choice = choice or (later and later.choice(role, taken, late))
                 prompt, chat_answer = _conversation_sides(head, choice) if choice else (None, None)
                 if prompt:
                     # A conversation's question is its user turns and its answer the model's: with
@@ -173,13 +195,10 @@ def resolve_roles(rows: list[dict], text=None, answer=None, group=None, labels=N
             if role == "answer" and choice is None and chat_answer and chat_answer not in taken:
                 choice = chat_answer
             if role == "answer" and choice is None:
-                # The text's object holds the answer too (the Hub API's row.answer); an answer
-                # object holds its text (SQuAD's answers: {"text": [...], "answer_start": [...]}).
-                parent = given["text"].split(".")[0] if "text" in guessed and given["text"].count(".") == 1 else None
-                nested = [f"{parent}.{name}" for name in GUESSES["answer"]] if parent else []
-                nested += [f"{name}.text" for name in GUESSES["answer"]]
-                choice = next((path for path in nested if path in fields and path not in taken
-                               and _readable(head, path)), None)
+                text_path = given["text"] if "text" in guessed else None
+                choice = _nested_answer(head, fields, taken, text_path)
+            if choice is None and role != "text" and later:
+                choice = later.choice(role, taken, late)
             if choice is not None:
                 _check_one_way(head, role, choice)
                 given[role] = choice
@@ -191,10 +210,84 @@ def resolve_roles(rows: list[dict], text=None, answer=None, group=None, labels=N
         binary = [name for name in fields if "." not in name and _binary(head, name)]
         why = (f" {', '.join(map(repr, binary[:5]))} hold{'s' if len(binary) == 1 else ''} binary data that is "
                "not UTF-8 text (images, audio, pickles): no text to compare." if binary else "")
-        raise AuditorError("missing_field", f"No text field given, and none could be guessed.{why}",
+        seen = f" from the first {len(rows):,} records" if head_only else ""
+        raise AuditorError("missing_field", f"No text field given, and none could be guessed{seen}.{why}",
                            f"Name one with --text. Available fields: {fields_shown(fields)}.")
     return Roles(text=given["text"], answer=given["answer"], group=given["group"], labels=tuple(label_list),
-                 id=given["id"], guessed=tuple(guessed), text_fields=tuple(text_list or (given["text"],)))
+                 id=given["id"], guessed=tuple(guessed), text_fields=tuple(text_list or (given["text"],)),
+                 late=tuple(late))
+
+
+def _no_record(rows, head_only: bool) -> str:
+    """Where a given field was not found: every record, or (``head_only``) the first ones read."""
+    if not head_only:
+        return "no record"
+    return (f"none of the first {len(rows):,} records (a corpus is streamed: its roles are checked on its first "
+            "records, so a field first present later cannot be checked)")
+
+
+class _Later:
+    """The guess's look past the head: for the roles being guessed, the first record holding a
+    text-like value of each of their common names (``GUESSES``) that no record of the head holds,
+    found in one pass over the rest of the records, made when a role first needs it."""
+
+    def __init__(self, rows, head, fields, roles):
+        self.rows, self.head, self.found = rows, head, None
+        self.names = [name for role in roles for name in GUESSES[role]
+                      if len(rows) > len(head) and not (name in fields and _readable(head, name))]
+
+    def choice(self, role: str, taken: set, late: list) -> str | None:
+        if not self.names:
+            return None
+        if self.found is None:
+            self.found = _first_values(self.rows, len(self.head), self.names)
+        name = next((n for n in GUESSES[role] if n in self.found and n not in taken), None)
+        if name is not None:
+            late.append((role, name, self.found[name], len(self.head)))
+        return name
+
+
+def _first_values(rows, start: int, names) -> dict:
+    """name -> the first record (0-based) from ``start`` on holding a text-like value of that top-level
+    field (not null, blank, NaN, an empty list or an object), for those of ``names`` any record does.
+    Packed rows are decoded only from the first record whose bytes may hold one of the names (a
+    pass decoding 200,000 records took 0.3 s where no record held one)."""
+    if hasattr(rows, "first_with_keys"):
+        firsts = rows.first_with_keys(names, start)
+        names = list(firsts)
+        start = min(firsts.values(), default=len(rows))
+    wanted, found = set(names), {}
+    for i, row in enumerate(itertools.islice(rows, start, None) if wanted else (), start):
+        for name in wanted & row.keys() if isinstance(row, dict) else ():
+            value = row[name]
+            if not (_blank(value) or value == [] or (isinstance(value, float) and value != value)
+                    or _object_like(value)):
+                found[name] = i
+        wanted -= found.keys()
+        if not wanted:
+            break
+    return found
+
+
+def late_notices(roles: Roles) -> list[str]:
+    """A notice for each role guessed from a field the first records do not hold (``Roles.late``)."""
+    return [f"the {role} field {name!r} (guessed) holds no value in the first {head:,} records, which role "
+            f"guesses read: it was found further on, first in record {first:,} (0-based); records without it have "
+            f"no {role}" for role, name, first, head in roles.late]
+
+
+def _nested_answer(head, fields, taken, text_path: str | None) -> str | None:
+    """An answer inside an object: the guessed text's object's answer (the Hub API's row.answer); an
+    answer-named conversation's model turns (a preference record's chosen [{role, content}]); an
+    answer-named object's own answer (``ANSWER_CHILDREN``)."""
+    parent = text_path.split(".")[0] if text_path and text_path.count(".") == 1 else None
+    nested = [f"{parent}.{name}" for name in GUESSES["answer"]] if parent else []
+    for name in GUESSES["answer"]:
+        turns = _chat_field(head, [name], taken) if name in fields and name not in taken else None
+        if turns:       # every turn would hold the prompt again: the model's alone are the answer
+            nested.append(_conversation_sides(head, turns)[1] or turns)
+        nested += [f"{name}.{child}" for child in ANSWER_CHILDREN]
+    return next((path for path in nested if path in fields and path not in taken and _readable(head, path)), None)
 
 
 def _head(rows, most: int = HEAD_MOST) -> list:
@@ -303,11 +396,11 @@ CORPUS_LAYOUTS = (("instruction", "input", "output"), ("instruction", "context",
 def resolve_text_spec(rows: list[dict], spec=None) -> str:
     """A corpus's text spec (a field, fields joined by commas, or a list of fields) checked against
     its first rows (each field must exist), or one field guessed (``resolve_roles``): the fields
-    joined by commas, in the order given."""
+    joined by commas, in the order given. ``rows`` are the corpus's first records (``head_only``)."""
     if isinstance(spec, (list, tuple)) and spec and all(isinstance(name, str) for name in spec):
         spec = ",".join(spec)
     if spec is None or not isinstance(spec, str) or "," not in spec:
-        roles = resolve_roles(rows, text=spec)
+        roles = resolve_roles(rows, text=spec, head_only=True)
         # a guessed layout's input may hold numbers ({"instruction": "Square it.", "input": 5}): its
         # instruction is the text checked, as before the layout was guessed
         for name in roles.text_names[:1] if _blank(spec) else roles.text_names:
@@ -338,7 +431,7 @@ def resolve_text_spec(rows: list[dict], spec=None) -> str:
         raise AuditorError("usage", f"The text field {twice!r} is named twice in {spec!r}.",
                            "Name each field once.")
     for name in fields:
-        resolve_roles(rows, text=name)
+        resolve_roles(rows, text=name, head_only=True)
         _check_not_numbers(rows, name)
     return ",".join(fields)
 

@@ -474,7 +474,7 @@ def ray_leak(a, b, *, settings=None, split_a=None, config_a=None, max_rows=None,
         raise _no_records(shards)
     ra = settings.roles_a
     try:
-        roles_a = resolve_roles(sample, text=ra.text, answer=ra.answer, group=ra.group)
+        roles_a = resolve_roles(sample, text=ra.text, answer=ra.answer, group=ra.group, head_only=True)
     except AuditorError as exc:
         raise in_source(exc, source_name(source)) from None          # named, as the local engine names it
     index = build_index(side_b, settings, roles_a, sample)

