@@ -222,7 +222,7 @@ def _no_record(rows, head_only: bool) -> str:
     """Where a given field was not found: every record, or (``head_only``) the first ones read."""
     if not head_only:
         return "no record"
-    return (f"none of the first {len(rows):,} records (a corpus is streamed: its roles are checked on its first "
+    return (f"no record of the first {len(rows):,} read (a corpus is streamed: its roles are checked on its first "
             "records, so a field first present later cannot be checked)")
 
 

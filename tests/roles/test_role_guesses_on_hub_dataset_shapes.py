@@ -206,7 +206,7 @@ def test_a_streamed_corpus_says_how_many_records_it_checked(gsm, tmp_path):
     path = write(tmp_path / "corpus.jsonl", rows)
     with pytest.raises(AuditorError) as named:
         contamination(path, "gsm8k", corpus_text="body")
-    assert "'body' is in none of the first 1,000 records" in named.value.message
+    assert "'body' is in no record of the first 1,000 read" in named.value.message
     with pytest.raises(AuditorError) as blank:
         contamination(path, "gsm8k")
     assert "none could be guessed from the first 1,000 records" in blank.value.message
