@@ -17,7 +17,11 @@ files' sizes. Shapes:
   frequencies, as natural text has them);
 - ``wide``: wide objects (500 numeric fields per record beside its text);
 - ``astral``: ``long``'s records each ending in one emoji (a character past U+FFFF: a Python string
-  of such a text stores every character in 4 bytes).
+  of such a text stores every character in 4 bytes);
+- ``edited``: near duplicates everywhere: GSM8K train questions (the bundled copy), each copied 10-50
+  times with 2-50% of its words replaced, the pair-dense shape of augmented or scraped data;
+- ``cjk``: Chinese-like text (80 ideographs a record, Zipf over 5,000 of them): no spaces, so every
+  character is a word (``shingles.words``), one token per 3 bytes where English has one per 6.
 
 Commands: ``scan``; ``dedup --out``; ``leak`` (A the file, B its first 1,000 records);
 ``clean`` (TEST the first 1,000 records, --against the file); ``contamination`` (the file as the
@@ -27,6 +31,7 @@ corpus, GSM8K's test set as the benchmark). Big runs go under the shared lock:
 from __future__ import annotations
 
 import argparse
+import gzip
 import itertools
 import json
 import os
@@ -38,7 +43,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SHAPES = ("short", "long", "vocab", "zipf", "wide", "astral")
+SHAPES = ("short", "long", "vocab", "zipf", "wide", "astral", "edited", "cjk")
 COMMANDS = ("scan", "dedup", "leak", "clean", "contamination")
 # The heavy libraries every command may load, imported first in both runs, so the base holds them
 # however little the tiny run needs (a tiny scan never loads numba or scipy).
@@ -73,6 +78,11 @@ def write_shape(shape: str, path: Path, target_bytes: int, seed: int = 0) -> int
     if shape == "zipf":
         zipf_words = _words(rng, 200_000)
         zipf_weights = list(itertools.accumulate(1 / rank for rank in range(1, len(zipf_words) + 1)))
+    if shape == "edited":
+        copies = _edited_copies(rng)
+    if shape == "cjk":
+        ideographs = [chr(0x4E00 + k) for k in rng.sample(range(20_000), 5_000)]
+        cjk_weights = list(itertools.accumulate(1 / rank for rank in range(1, len(ideographs) + 1)))
     written = 0
     with open(path, "w", encoding="utf-8") as out:
         i = 0
@@ -92,6 +102,11 @@ def write_shape(shape: str, path: Path, target_bytes: int, seed: int = 0) -> int
                 record = {"text": " ".join(rng.choices(vocab, k=n_words)) + " \U0001F600", "answer": str(i)}
             elif shape == "wide":
                 record = {"text": " ".join(rng.choices(vocab, k=20)), **{f"f{k}": rng.randint(0, 999) for k in range(500)}}
+            elif shape == "edited":
+                record = {"text": next(copies), "answer": str(i)}
+            elif shape == "cjk":
+                record = {"text": "".join(rng.choices(ideographs, cum_weights=cjk_weights, k=80)) + "。",
+                          "answer": str(i)}
             else:
                 raise ValueError(shape)
             line = json.dumps(record, ensure_ascii=False) + "\n"
@@ -99,6 +114,19 @@ def write_shape(shape: str, path: Path, target_bytes: int, seed: int = 0) -> int
             written += len(line.encode())
             i += 1
     return path.stat().st_size
+
+
+def _edited_copies(rng: random.Random):
+    """Endless edited copies of the bundled GSM8K train questions: each copied 10-50 times, each copy
+    with 2-50% of its words replaced by words of other questions."""
+    with gzip.open(ROOT / "auditor" / "examples" / "gsm8k" / "main" / "train.jsonl.gz", "rt", encoding="utf-8") as f:
+        questions = [json.loads(line)["question"].split() for line in f]
+    pool = [word for question in questions for word in question]
+    while True:
+        source = rng.choice(questions)
+        for _ in range(rng.randint(10, 50)):
+            rate = rng.uniform(0.02, 0.5)
+            yield " ".join(rng.choice(pool) if rng.random() < rate else word for word in source)
 
 
 def head(path: Path, dest: Path, rows: int) -> Path:
