@@ -692,17 +692,18 @@ def copy_fetch(output: Path):
 
 def _claim(folder: Path, output: str, nbytes: int) -> None:
     """Count ``nbytes`` more for the fetch folder ``folder`` in FILES_BYTES, older download folders
-    (not ``output``) removed to make room; refused (nothing counted) when there is none."""
+    (not ``output``) removed to make room; refused, nothing counted or removed, when the fetch folders
+    and ``output`` would pass it alone."""
     with _files_lock():
         folder.mkdir(parents=True, exist_ok=True)
-        record = folder / _CLAIMED
         claimed = _claimed(folder) + nbytes
-        record.write_text(str(claimed))
-        if _make_room({folder.name, output}) <= FILES_BYTES:
+        kept = [p for p in FILES_DIR.iterdir() if p.is_dir() and p != folder
+                and (p.name == output or p.name.startswith(FETCH_PREFIX))]
+        if sum(map(_counted_bytes, kept)) + max(_folder_bytes(folder), claimed) <= FILES_BYTES:
+            (folder / _CLAIMED).write_text(str(claimed))
+            _make_room({folder.name, output})
             return
-        record.write_text(str(claimed - nbytes))
-        others = sum(_counted_bytes(p) for p in FILES_DIR.iterdir()
-                     if p.is_dir() and p.name.startswith(FETCH_PREFIX) and p != folder)
+        others = sum(_counted_bytes(p) for p in kept if p.name.startswith(FETCH_PREFIX))
     held = f", {size_text(others)} of them held by other copies being made" if others else ""
     message = (f"No room on the server for the Parquet files this copy fetches from the Hub ({size_text(claimed)}): "
                f"the app's download files may hold {size_text(FILES_BYTES)} (AUDITOR_FILES_BYTES){held}.")

@@ -254,3 +254,27 @@ def test_files_in_huggingface_hubs_cache_are_not_fetched_again(copies):
     home = Path(copies[0]["home"])
     assert [Path(path).name for path, _ in done["fetched"]] == [Path(name).name for name in sorted(FILES)]
     assert all(Path(path).is_relative_to(home / "hub") for path, _ in done["fetched"]), done["fetched"]
+
+
+def test_copies_fetching_at_once_share_the_budget(tmp_path, monkeypatch):
+    """A second copy whose files fit the budget alone, but not beside a first copy's fetch, is told to
+    come back (busy); an older download makes room; each fetch folder goes when its copy ends."""
+    from auditor import AuditorError
+    from ui import state
+    monkeypatch.setattr(state, "FILES_DIR", tmp_path)
+    monkeypatch.setattr(state, "FILES_BYTES", 10_000)
+    out = state.new_folder("out")
+    old = state.new_folder("old")
+    (old / "pairs.csv").write_bytes(b"x" * 3_000)
+    with state.copy_fetch(out) as first:
+        first.claim(6_000)                       # 9,000 bytes with the older download: both kept
+        assert old.exists()
+        with state.copy_fetch(out) as second:
+            with pytest.raises(AuditorError) as busy:
+                second.claim(6_000)                  # not even were the older download gone: refused, it stays
+            assert busy.value.code == "busy" and old.exists()
+            assert "5.9 KiB of them held by other copies being made" in busy.value.message
+            second.claim(4_000)                      # fits beside the first once the older download goes
+            assert not old.exists()
+        assert not second.folder.exists() and first.folder.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
