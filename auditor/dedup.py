@@ -597,7 +597,7 @@ def output_format(path, table=None) -> str:
 
 
 def write_dedup(result, dedup_result: DedupResult, path, manifest_path=None, source=None, stamps=None,
-                token=None) -> list:
+                token=None, fetch_into=None) -> list:
     """The kept records, each equal to its input record, to ``path`` (format from its extension,
     else the input's), and the manifest of every dropped row to ``manifest_path`` (CSV when it
     ends .csv, JSON otherwise; default ``path`` + ".manifest.json"). Both written atomically.
@@ -605,8 +605,8 @@ def write_dedup(result, dedup_result: DedupResult, path, manifest_path=None, sou
     whole is then copied line for line (a table names its source for display only), provided its
     files are as ``stamps`` (``decontaminate.local_stamps`` taken before the scan) say; without
     stamps, the records held are written. A .parquet copy of a Hub split read from its Parquet files
-    is their rows as stored, fetched with ``token`` at the commit read (``copies.hub_files_copied``).
-    Returns notices."""
+    is their rows as stored, fetched with ``token`` at the commit read (``copies.hub_files_copied``;
+    ``fetch_into``: a server's folder for them, ``hub.FetchInto``). Returns notices."""
     if dedup_result.fingerprint and dedup_result.fingerprint != result.fingerprint:
         raise AuditorError("usage", "This dedup result was computed on other data.", "Run dedup on this scan result.")
     if not isinstance(path, (str, os.PathLike)) or os.fspath(path) in ("", "-"):
@@ -621,7 +621,8 @@ def write_dedup(result, dedup_result: DedupResult, path, manifest_path=None, sou
              if source is not None and stamps else None)
     notices = []
     if not files:
-        files, notices = hub_files_copied(table.hub_parquet, fmt, len(rows), table.truncated, token)
+        files, notices = hub_files_copied(table.hub_parquet, fmt, len(rows), table.truncated, token,
+                                          fetch_into)
     # The previous manifest goes as the new file takes its place (``outputs.retire``).
     retire_manifest = partial(retire, manifest_path)
     # the copy takes its place only once its manifest is written: a failed manifest leaves neither new

@@ -21,6 +21,7 @@ Routes served (what datasets 5.2 / huggingface_hub 2.4 actually request):
   POST /api/datasets/{repo}/paths-info/{rev}         -> info for the given paths
   GET  /api/datasets/{repo}/auth-check               -> 200, or the gated error (HfApi().auth_check)
   HEAD/GET /datasets/{repo}/resolve/{rev}/{file}     -> file bytes; X-Repo-Commit, ETag; Range -> 206
+                                                        (a file in stall_downloads, whole: cut short, then silence)
 Errors carry `X-Error-Code` (RepoNotFound / RevisionNotFound / EntryNotFound / GatedRepo), which is
 what huggingface_hub.utils.hf_raise_for_status keys on. `rev` may be "main" (the latest commit) or the
 sha of any commit the repo has had (or a unique prefix of 7+ hex digits), or a branch or tag named by
@@ -76,6 +77,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shutil
 import threading
@@ -107,6 +109,10 @@ class FakeHub:
         # When set, the hub answers repo info (dataset_info, the pre-flight) and nothing else: every
         # other request waits, unanswered, until stop() (a hub that answers, then hangs).
         self.hang_after_info = False
+        # {"OWNER/NAME/PATH": bytes}: a whole-file GET of that file (a download; the datasets loader's reads
+        # ask for ranges, and are answered) sends its headers and that many bytes of its body, then
+        # nothing more until stop(): a download cut short, the client holding a partial file.
+        self.stall_downloads: dict[str, int] = {}
         self._release = threading.Event()
 
     def add_repo(self, repo_id, files, readme=None, gated_token=None):
@@ -187,6 +193,16 @@ class FakeHub:
             return {"type": "directory", "oid": hashlib.sha1(rel.encode()).hexdigest(), "size": 0, "path": rel}
         data = path.read_bytes()
         return {"type": "file", "oid": _git_oid(data), "size": len(data), "path": rel}
+
+
+def client_env(endpoint: str, home: Path, **extra: str) -> dict:
+    """This process's environment for a fresh one whose Hub clients talk to ``endpoint`` only, with
+    their caches under ``home`` and no token (``extra``: more variables)."""
+    env = {**os.environ, "HF_ENDPOINT": endpoint, "HF_HOME": str(home), "HF_DATASETS_CACHE": str(home / "ds"),
+           "HF_UPDATE_DOWNLOAD_COUNTS": "0", "HF_HUB_DISABLE_TELEMETRY": "1", "HF_HUB_OFFLINE": "0",
+           "AUDITOR_HUB_TIMEOUT": "60", **extra}
+    env.pop("HF_TOKEN", None)
+    return env
 
 
 def _git_oid(data: bytes) -> str:
@@ -290,6 +306,9 @@ def _make_handler(hub: FakeHub):
             data = path.read_bytes()
             headers = {"X-Repo-Commit": sha, "ETag": f'"{_git_oid(data)}"',
                        "Accept-Ranges": "bytes", "Content-Type": "application/octet-stream"}
+            stall = None if head or self.headers.get("Range") else hub.stall_downloads.get(f"{repo_id}/{rel}")
+            if stall is not None:
+                return self._stall(data, headers, stall)
             rng = re.fullmatch(r"bytes=(\d*)-(\d*)", self.headers.get("Range", ""))
             if not rng or rng.groups() == ("", ""):
                 return self._send(200, data, headers, head)
@@ -301,5 +320,17 @@ def _make_handler(hub: FakeHub):
                 return self._send(416, b"", {"Content-Range": f"bytes */{len(data)}"}, head)
             headers["Content-Range"] = f"bytes {start}-{end}/{len(data)}"
             return self._send(206, data[start : end + 1], headers, head)
+
+        def _stall(self, data, headers, sent):
+            """The whole file announced, ``sent`` bytes of it sent, then nothing until the hub stops."""
+            self.send_response(200)
+            for key, value in headers.items():
+                self.send_header(key, value)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data[:sent])
+            self.wfile.flush()
+            hub._release.wait()
+            self.close_connection = True
 
     return Handler

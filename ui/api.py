@@ -112,21 +112,22 @@ def dedup_file(dataset: str = "", config: str = "", split: str = "", file=None, 
         folder = state.folder_for("api-dedup", key, req.threshold, keep)
         path, manifest = folder / f"{stem}.dedup.{fmt}", folder / f"{stem}.dedup.manifest.json"
         if not manifest.exists():
-            with state.writer_of(folder), slot():
+            with state.writer_of(folder), slot(), state.copy_fetch(folder) as into:
                 if not manifest.exists():        # (written by another visitor's job meanwhile)
-                    workers.run(dedup_copy, result, req.threshold, keep, src, path, manifest)
+                    workers.run(dedup_copy, result, req.threshold, keep, src, path, manifest, into)
         return str(path), str(manifest)
     except AuditorError as exc:
         _raise(exc, "Deduplication")
 
 
-def dedup_copy(result, threshold: float, keep: str, src, path, manifest) -> None:
-    """The deduplicated copy and its manifest (a job's body, in its own process)."""
+def dedup_copy(result, threshold: float, keep: str, src, path, manifest, fetch_into=None) -> None:
+    """The deduplicated copy and its manifest (a job's body, in its own process); a Hub split's
+    Parquet files fetched into ``fetch_into`` (``state.copy_fetch``)."""
     d = dedup(result, threshold=threshold, keep=keep)
     copy = state.upload_file(src)
     # (no token: the endpoint takes none, and the server's own is never lent to a visitor)
     write_dedup(result, d, str(path), manifest_path=str(manifest), source=copy,
-                stamps=copy and local_stamps(copy, None), token=False)
+                stamps=copy and local_stamps(copy, None), token=False, fetch_into=fetch_into)
 
 
 # The endpoints wait for work in jobs.JOBS (bounded there: slots, per visitor, waiting), never in a

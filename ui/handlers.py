@@ -894,9 +894,9 @@ def build_dedup(st, upload=None, progress=None, slot=None, token=None) -> dict:
         folder = state.folder_for("dedup", st["key"], st["threshold"], keep, tuple(review["marks"]),
                                   tuple(review["apart"]), tuple(review["splits"]))
         path, manifest = folder / f"{stem}.dedup.{fmt}", folder / f"{stem}.dedup.manifest.json"
-        with state.writer_of(folder), (slot() if slot is not None else nullcontext()):
+        with state.writer_of(folder), (slot() if slot is not None else nullcontext()), state.copy_fetch(folder) as into:
             d = workers.run(dedup_files, result, st, review, keep, path, manifest, progress=progress,
-                            token=state.user_token(token))
+                            token=state.user_token(token), fetch_into=into)
         info = views.dedup_markdown({"kept": d["summary_kept"], "records": result.records, "keep": d["keep"],
                                      "dropped": d["dropped"], "exact": d["exact"], "notices": d["notices"]})
         return {"dedup_info": info,
@@ -908,9 +908,10 @@ def build_dedup(st, upload=None, progress=None, slot=None, token=None) -> dict:
         return error(views.error_text(exc, "write the deduplicated file"))
 
 
-def dedup_files(result, st, review, keep, path, manifest, progress=None, token=False) -> dict:
+def dedup_files(result, st, review, keep, path, manifest, progress=None, token=False, fetch_into=None) -> dict:
     """The deduplicated file and its manifest, unless written before (a job's body, in its own
-    process): the counts the page shows, not the dropped rows' list (which can be long)."""
+    process): the counts the page shows, not the dropped rows' list (which can be long). A Hub
+    split's Parquet files are fetched into ``fetch_into`` (``state.copy_fetch``)."""
     step = progress or (lambda fraction, text: None)
     step(0.05, "grouping the clusters")
     d = dedup(result, threshold=st["threshold"], keep=keep, not_duplicates=review["marks"],
@@ -919,7 +920,7 @@ def dedup_files(result, st, review, keep, path, manifest, progress=None, token=F
         step(0.3, f"writing {len(d.kept_rows):,} records")
         upload_copy = state.upload_file(st["source"])
         write_dedup(result, d, str(path), manifest_path=str(manifest), source=upload_copy,
-                    stamps=upload_copy and local_stamps(upload_copy, None), token=token)
+                    stamps=upload_copy and local_stamps(upload_copy, None), token=token, fetch_into=fetch_into)
     step(1.0, "done")
     return {"kept": len(d.kept_rows), "summary_kept": d.summary().get("kept", result.records - len(d.dropped)),
             "keep": d.keep, "dropped": len(d.dropped), "exact": d.exact, "notices": list(d.notices)}

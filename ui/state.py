@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import atexit
 import csv
+import fcntl
 import hashlib
 import json
 import math
@@ -20,7 +21,7 @@ import tempfile
 import threading
 import time
 from collections import OrderedDict
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import urlencode
@@ -31,7 +32,7 @@ import auditor
 from auditor import AuditorError
 from auditor.env import env_bytes, env_int
 from auditor.evidence import spreadsheet_text
-from auditor.io.hub import resolve_revision
+from auditor.io.hub import FetchInto, resolve_revision
 from auditor.io.listing import COMPRESSED, DATA_SUFFIXES
 from auditor.io.outputs import atomic_write, write_text
 from auditor.io.sources import HUB_ID, REVISION
@@ -43,7 +44,7 @@ from auditor.settings import check_threshold as check_jaccard
 
 from . import workers
 from .uploads import ID as UPLOAD_ID
-from .uploads import STORE
+from .uploads import STORE, size_text
 
 ROW_CAP = env_int("AUDITOR_MAX_ROWS", 200_000, 1, sys.maxsize)   # rows read per dataset, at most
 CACHE_SIZE = 32                # audited results kept in memory (the expensive pairs included), at most ...
@@ -634,17 +635,96 @@ def download_stem(source) -> str:
 def new_folder(name: str) -> Path:
     """A folder for download files. The oldest folders go first while there are more than
     KEEP_FOLDERS or they hold more than FILES_BYTES (Gradio serves copies of what it has sent)."""
-    folders = sorted((p for p in FILES_DIR.iterdir() if p.is_dir() and p.name != name), key=_modified)
-    sizes = [_folder_bytes(p) for p in folders]
-    total, count = sum(sizes), len(folders)
-    for old, size in zip(folders, sizes):
+    with _files_lock():
+        _make_room({name})
+        folder = FILES_DIR / name
+        folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+# A copy's Hub files being fetched (``copy_fetch``): counted in FILES_BYTES, never removed to make room.
+FETCH_PREFIX = "fetch-"
+_CLAIMED = ".claimed"          # in a fetch folder: the bytes its fetch has claimed so far
+
+
+@contextmanager
+def _files_lock():
+    """FILES_DIR's lock, across the server's threads and its jobs' child processes (a child claims
+    room for its fetch while the server makes a download folder)."""
+    fd = os.open(FILES_DIR, os.O_RDONLY)      # (the folder itself: no file of its own among the folders)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)                          # (which releases the lock)
+
+
+def _make_room(spare: set) -> int:
+    """Remove the oldest download folders while there are more than KEEP_FOLDERS or all the folders
+    hold more than FILES_BYTES; never those named in ``spare`` nor a fetch folder, whose bytes (the
+    claimed ones while more) count all the same. The bytes then held (under ``_files_lock``)."""
+    folders = sorted((p for p in FILES_DIR.iterdir() if p.is_dir()), key=_modified)
+    sizes = {p: _counted_bytes(p) for p in folders}
+    total = sum(sizes.values())
+    old = [p for p in folders if p.name not in spare and not p.name.startswith(FETCH_PREFIX)]
+    count = len(old)
+    for folder in old:
         if count < KEEP_FOLDERS and total <= FILES_BYTES:
             break
-        shutil.rmtree(old, ignore_errors=True)
-        total, count = total - size, count - 1
-    folder = FILES_DIR / name
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
+        shutil.rmtree(folder, ignore_errors=True)
+        total, count = total - sizes[folder], count - 1
+    return total
+
+
+@contextmanager
+def copy_fetch(output: Path):
+    """Where a copy written into the download folder ``output`` fetches a Hub split's Parquet files
+    (``hub.FetchInto``): a fetch folder of its own in FILES_DIR, each file's bytes claimed in
+    FILES_BYTES before it is fetched (older downloads make room; no room, a clear refusal), removed
+    with whatever it holds (fetched files, a download cut short) once the body ends, written, failed
+    or cancelled. Held by the job's handler, so a job's child killed on cancel leaves nothing."""
+    folder = FILES_DIR / f"{FETCH_PREFIX}{secrets.token_hex(8)}"
+    try:
+        yield FetchInto(folder, lambda nbytes: _claim(folder, output.name, nbytes))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _claim(folder: Path, output: str, nbytes: int) -> None:
+    """Count ``nbytes`` more for the fetch folder ``folder`` in FILES_BYTES, older download folders
+    (not ``output``) removed to make room; refused, nothing counted or removed, when the fetch folders
+    and ``output`` would pass it alone."""
+    with _files_lock():
+        folder.mkdir(parents=True, exist_ok=True)
+        claimed = _claimed(folder) + nbytes
+        kept = [p for p in FILES_DIR.iterdir() if p.is_dir() and p != folder
+                and (p.name == output or p.name.startswith(FETCH_PREFIX))]
+        if sum(map(_counted_bytes, kept)) + max(_folder_bytes(folder), claimed) <= FILES_BYTES:
+            (folder / _CLAIMED).write_text(str(claimed))
+            _make_room({folder.name, output})
+            return
+        others = sum(_counted_bytes(p) for p in kept if p.name.startswith(FETCH_PREFIX))
+    held = f", {size_text(others)} of them held by other copies being made" if others else ""
+    message = (f"No room on the server for the Parquet files this copy fetches from the Hub ({size_text(claimed)}): "
+               f"the app's download files may hold {size_text(FILES_BYTES)} (AUDITOR_FILES_BYTES){held}.")
+    if others and claimed <= FILES_BYTES:
+        raise AuditorError("busy", message, "Ask for the file again once the other copies are made, or write the "
+                           "copy on your machine with the CLI (auditor dedup ID --out FILE.parquet).")
+    raise AuditorError("too_large", message, "Write the copy on your machine with the CLI (auditor dedup ID --out "
+                       "FILE.parquet), or raise AUDITOR_FILES_BYTES on the server.")
+
+
+def _claimed(folder: Path) -> int:
+    try:
+        return int((folder / _CLAIMED).read_text() or 0)
+    except (OSError, ValueError):
+        return 0
+
+
+def _counted_bytes(folder: Path) -> int:
+    """A folder's bytes in FILES_BYTES: a fetch folder's are at least what it has claimed."""
+    held = _folder_bytes(folder)
+    return max(held, _claimed(folder)) if folder.name.startswith(FETCH_PREFIX) else held
 
 
 def _modified(folder: Path) -> float:

@@ -18,7 +18,7 @@ from ..errors import AuditorError
 from .budget import READ_ERRORS, Budget, max_bytes, open_stream, read_error
 from .columns import utf8_text
 from .formats import csv_batches, file_batches, line_blocks
-from .hub import FetchTooLarge, fetch_parquet
+from .hub import FetchInto, FetchTooLarge, fetch_parquet
 from .listing import codec_of, format_of, local_files
 from .outputs import CSV_LINE_END, atomic_write, write_error
 from .sources import looks_local, source_text
@@ -320,18 +320,19 @@ MB = 1 << 20
 
 
 def hub_files_copied(files: HubParquet | None, fmt: str | None, records: int, truncated: bool,
-                     token=None) -> tuple[list | None, list]:
+                     token=None, into: FetchInto | None = None) -> tuple[list | None, list]:
     """(local paths, notices): a Hub split's Parquet files (``Table.hub_parquet``), fetched at the commit
-    read (``hub.fetch_parquet``: a file that cannot be fetched is an error, no copy made otherwise),
-    when a ``fmt`` copy of its ``records`` rows read (the first ones when ``truncated``) is to be their
-    rows as stored: a .parquet copy, the files of one schema, at most ``COPY_FETCH_BUDGETS`` reading
-    budgets of them. Else (None, notices): another format or source, or files of several schemas or
-    past that size (said), whose records are written anew (``write_rows``)."""
+    read (``hub.fetch_parquet``: a file that cannot be fetched is an error, no copy made otherwise;
+    ``into``: a server's folder for them, not huggingface_hub's cache), when a ``fmt`` copy of its
+    ``records`` rows read (the first ones when ``truncated``) is to be their rows as stored: a .parquet
+    copy, the files of one schema, at most ``COPY_FETCH_BUDGETS`` reading budgets of them. Else (None,
+    notices): another format or source, or files of several schemas or past that size (said), whose
+    records are written anew (``write_rows``)."""
     if fmt != "parquet" or files is None:
         return None, []
     most = COPY_FETCH_BUDGETS * max_bytes()
     try:
-        paths = fetch_parquet(files, token, records if truncated else None, most)
+        paths = fetch_parquet(files, token, records if truncated else None, most, into)
     except FetchTooLarge as large:
         return None, [f"{files.repo_id}: the Parquet files holding the rows read are {large.needed / MB:,.0f} MB, "
                       f"more than a copy may fetch ({most / MB:,.0f} MB: {COPY_FETCH_BUDGETS} times the reading "

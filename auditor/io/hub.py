@@ -33,7 +33,9 @@ import os
 import re
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from ..env import env_float
 from ..errors import AuditorError
@@ -479,10 +481,23 @@ class FetchTooLarge(Exception):
         self.needed, self.most = needed, most
 
 
-def fetch_parquet(files: HubParquet, token=None, rows: int | None = None, most_bytes: int | None = None) -> list:
+@dataclass(frozen=True)
+class FetchInto:
+    """Where a copy's fetched files go instead of huggingface_hub's cache: ``folder``, a server's
+    folder for one job, which the server removes once the copy is written (or has failed), and
+    ``claim(nbytes)``, called before each file is fetched with its size as the Hub lists it, which
+    counts it in the server's disk budget or raises a clear ``AuditorError`` when there is no room."""
+    folder: Path
+    claim: Callable[[int], None]
+
+
+def fetch_parquet(files: HubParquet, token=None, rows: int | None = None, most_bytes: int | None = None,
+                  into: FetchInto | None = None) -> list:
     """Local paths of a Hub split's Parquet files (``Table.hub_parquet``), in the order they were
-    read, fetched through huggingface_hub at the commit read and no other (a file in its cache is
-    not fetched again); with ``rows``, only the first files, those holding the first ``rows`` rows.
+    read, fetched through huggingface_hub at the commit read and no other; with ``rows``, only the
+    first files, those holding the first ``rows`` rows. A file already in huggingface_hub's cache is
+    read there, not fetched again. The others go to that cache, or with ``into`` (a server) to
+    ``into.folder``, each claimed first (``FetchInto``), so they never pile up in the cache.
     Under the Hub deadline (``within_deadline``: each answer the download gets is one); a file that
     cannot be fetched is a clear error, never another revision or a copy made otherwise.
     ``most_bytes``: the files not yet in the cache (their sizes as the Hub lists them) may total at
@@ -494,8 +509,8 @@ def fetch_parquet(files: HubParquet, token=None, rows: int | None = None, most_b
                            "so a copy of them could be of other files.",
                            "Audit it again online (without HF_HUB_OFFLINE), or write the copy as .jsonl.")
     import huggingface_hub  # noqa: F401  (imported before the deadline starts)
-    return within_deadline(lambda progress: _fetch_parquet(files, token, rows, most_bytes, progress), files.repo_id,
-                           "the Parquet files")
+    return within_deadline(lambda progress: _fetch_parquet(files, token, rows, most_bytes, into, progress),
+                           files.repo_id, "the Parquet files")
 
 
 def _classify_fetch(exc: Exception, repo_id: str) -> AuditorError:
@@ -522,7 +537,7 @@ def _for_the_copy(ask, files: HubParquet, what: str):
                            f"{why.hint} Nothing was written.".strip()) from None
 
 
-def _fetch_parquet(files: HubParquet, token, rows, most_bytes, progress) -> list:
+def _fetch_parquet(files: HubParquet, token, rows, most_bytes, into: FetchInto | None, progress) -> list:
     import pyarrow as pa
     import pyarrow.parquet as pq
     from huggingface_hub import HfApi, hf_hub_download, try_to_load_from_cache
@@ -535,25 +550,34 @@ def _fetch_parquet(files: HubParquet, token, rows, most_bytes, progress) -> list
             progress()
             return super().update(n)
 
+    # Files already in huggingface_hub's cache cost no fetch (and need no Hub): read where they are.
+    cached = {name: try_to_load_from_cache(files.repo_id, name, revision=files.revision, repo_type="dataset")
+              for name in files.paths}
+    cached = {name: path for name, path in cached.items() if isinstance(path, str)}
+    unfetched = [name for name in files.paths if name not in cached]
     sizes = {}
-    # Files already in huggingface_hub's cache cost no fetch (and need no Hub): only the others are listed.
-    unfetched = [name for name in files.paths if not isinstance(
-        try_to_load_from_cache(files.repo_id, name, revision=files.revision, repo_type="dataset"), str)]
-    if most_bytes is not None and unfetched:
+    if (most_bytes is not None or into is not None) and unfetched:
         listed = _for_the_copy(lambda: HfApi().get_paths_info(files.repo_id, unfetched, repo_type="dataset",
                                                               revision=files.revision, token=token),
                                files, "list the Parquet files of")
         sizes = {entry.path: int(getattr(entry, "size", 0) or 0) for entry in listed}
         progress()
+    # (a folder of its own: the cache's copy is not made a second time beside it)
+    where = {} if into is None else {"local_dir": into.folder}
     paths, held, fetched = [], 0, 0
     for name in files.paths:
-        fetched += sizes.get(name, 0)
-        if most_bytes is not None and fetched > most_bytes:
-            raise FetchTooLarge(fetched, most_bytes)
-        path = _for_the_copy(lambda: hf_hub_download(files.repo_id, name, repo_type="dataset",
-                                                     revision=files.revision, token=token, tqdm_class=Heard),
-                             files, f"fetch {name} of")
-        progress()
+        path = cached.get(name)
+        if path is None:
+            fetched += sizes.get(name, 0)
+            if most_bytes is not None and fetched > most_bytes:
+                raise FetchTooLarge(fetched, most_bytes)
+            if into is not None:
+                into.claim(sizes.get(name, 0))
+            path = _for_the_copy(lambda: hf_hub_download(files.repo_id, name, repo_type="dataset",
+                                                         revision=files.revision, token=token, tqdm_class=Heard,
+                                                         **where),
+                                 files, f"fetch {name} of")
+            progress()
         paths.append(path)
         if rows is not None:
             try:

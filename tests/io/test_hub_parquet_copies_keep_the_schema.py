@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -22,7 +21,7 @@ import pyarrow.parquet as pq
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from hub_server import FakeHub  # noqa: E402
+from hub_server import FakeHub, client_env  # noqa: E402
 from typed_parquet import (  # noqa: E402
     CAP,
     FILES,
@@ -39,13 +38,6 @@ from typed_parquet import (  # noqa: E402
 )
 
 REPO = Path(__file__).resolve().parents[2]
-def hub_env(endpoint: str, home: Path) -> dict:
-    env = {**os.environ, "HF_ENDPOINT": endpoint, "HF_HOME": str(home), "HF_DATASETS_CACHE": str(home / "ds"),
-           "HF_UPDATE_DOWNLOAD_COUNTS": "0", "HF_HUB_DISABLE_TELEMETRY": "1", "HF_HUB_OFFLINE": "0",
-           "AUDITOR_HUB_TIMEOUT": "60"}
-    env.pop("HF_TOKEN", None)
-    return env
-
 
 COMMANDS = """
 import json, sys
@@ -77,7 +69,7 @@ def copies(tmp_path_factory):
     endpoint = hub.start()
     try:
         proc = subprocess.run([sys.executable, "-c", COMMANDS, json.dumps(runs)], capture_output=True, text=True,
-                              env=hub_env(endpoint, tmp_path_factory.mktemp("hf")), timeout=600, cwd=str(REPO))
+                              env=client_env(endpoint, tmp_path_factory.mktemp("hf")), timeout=600, cwd=str(REPO))
     finally:
         hub.stop()
     assert proc.returncode == 0 and "@@" in proc.stdout, proc.stderr[-3000:]
@@ -158,7 +150,7 @@ def _copy_after_the_files_went(tmp_path, home: Path, out: Path, how: str, timeou
     the dedup copy: what the copy did."""
     hub = FakeHub(tmp_path / how)
     hub.add_repo("acme/typed", FILES)
-    env = {**hub_env(hub.start(), home), "AUDITOR_HUB_TIMEOUT": timeout}
+    env = {**client_env(hub.start(), home), "AUDITOR_HUB_TIMEOUT": timeout}
     try:
         proc = subprocess.Popen([sys.executable, "-c", COPY_AFTER_SCAN, str(out)], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=str(REPO))
@@ -197,7 +189,7 @@ def test_files_fetched_before_are_read_from_the_cache(tmp_path):
     hub = FakeHub(tmp_path / "first")
     hub.add_repo("acme/typed", FILES)
     first = tmp_path / "first.parquet"
-    env = hub_env(hub.start(), home)
+    env = client_env(hub.start(), home)
     try:
         proc = subprocess.run([sys.executable, "-m", "auditor", "dedup", "acme/typed", "--split", "train", "--text",
                                "text", "--threshold", THRESHOLD, "--out", str(first), "--quiet"],
@@ -231,7 +223,7 @@ def test_files_past_what_a_copy_may_fetch_are_not_fetched(tmp_path, budgets):
     argv = ["dedup", "acme/typed", "--split", "train", "--text", "text", "--threshold", THRESHOLD, "--out", str(out)]
     try:
         proc = subprocess.run([sys.executable, "-c", PATCHED_BUDGET, json.dumps(argv), str(budgets)],
-                              capture_output=True, text=True, env=hub_env(hub.start(), home), timeout=600,
+                              capture_output=True, text=True, env=client_env(hub.start(), home), timeout=600,
                               cwd=str(REPO))
     finally:
         hub.stop()
