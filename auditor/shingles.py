@@ -709,6 +709,18 @@ def row_hash_sums(matrix: sp.csr_matrix, seed: int, where: np.ndarray | None = N
     return out
 
 
+def entry_rows(indptr: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """The row of each entry at ``positions`` of a CSR matrix (int64), by a search of the rows'
+    starts: a row number for every entry of the matrix (np.repeat) held 8 bytes an entry."""
+    return np.searchsorted(indptr, positions, side="right") - 1
+
+
+def kept_entries(matrix: sp.csr_matrix, keep: np.ndarray) -> sp.csr_matrix:
+    """The matrix with only the entries ``keep`` (same shape; each row's indices stay in order)."""
+    indptr = np.concatenate(([0], np.cumsum(row_counts(matrix.indptr, keep))))
+    return sp.csr_matrix((matrix.data[keep], matrix.indices[keep], indptr), shape=matrix.shape)
+
+
 def row_counts(indptr: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """Per row of a CSR matrix, how many of its entries ``mask`` holds (int64), a few rows at a
     time: np.add.reduceat over the whole mask would cast it to int64 first, 8 bytes an entry."""

@@ -46,7 +46,7 @@ from ..io import resume
 from ..io.outputs import atomic_write
 from ..parallel import thread_map
 from ..settings import MAX_EXACT_CANDIDATES
-from ..shingles import set_sizes
+from ..shingles import entry_rows, kept_entries, set_sizes
 from . import dense
 from .classes import NodeClasses, expand, node_classes
 from .lsh import BATCH, band_keys, choose_bands, group_runs, minhash_signatures, splitmix64
@@ -123,13 +123,12 @@ def exact_partitions(plan: PiecePlan, partitions: int):
     one of its joined prefix shingles in the range is held by another node too (a shingle held
     once makes no pair)."""
     joined = plan.joined
-    n, m = joined.shape
+    m = joined.shape[1]
     df = np.bincount(joined.indices, minlength=m)
-    entry_row = np.repeat(np.arange(n), np.diff(joined.indptr))
     useful = df[joined.indices] >= 2
     for lo, hi in column_ranges(df, partitions):
         inside = useful & (joined.indices >= lo) & (joined.indices < hi)
-        ids = np.unique(entry_row[inside])
+        ids = np.unique(entry_rows(joined.indptr, np.flatnonzero(inside)))
         if ids.size >= 2:
             yield ids, lo, hi
 
@@ -159,9 +158,9 @@ def join_partition(ids, nodes, prefixes, joined, group, weight, lo: int, hi: int
     verifier = Verifier(nodes, min_threshold, sink)
     check = CandidateFilter(prefixes, sizes, min_threshold)
     cols = joined.indices
-    part = _entries(joined, (cols >= lo) & (cols < hi))
-    before = _entries(joined, cols < lo)
-    after = _entries(joined, cols >= hi)
+    part = kept_entries(joined, (cols >= lo) & (cols < hi))
+    before = kept_entries(joined, cols < lo)
+    after = kept_entries(joined, cols >= hi)
     after_len = np.diff(after.indptr)
     transposed = part.T.tocsr()
     bounds = np.cumsum(part @ np.diff(transposed.indptr).astype(np.float64))
@@ -207,14 +206,6 @@ def _intersections(matrix: sp.csr_matrix, a: np.ndarray, b: np.ndarray) -> np.nd
         from ..kernels import intersections     # numba: compiled on first use
         intersections(matrix.indptr.astype(np.int64), matrix.indices, a, b, out)
     return out
-
-
-def _entries(matrix: sp.csr_matrix, keep: np.ndarray) -> sp.csr_matrix:
-    """The matrix with only the entries ``keep`` (same shape, indices stay sorted)."""
-    counts = np.bincount(np.repeat(np.arange(matrix.shape[0]), np.diff(matrix.indptr))[keep],
-                         minlength=matrix.shape[0])
-    indptr = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-    return sp.csr_matrix((matrix.data[keep], matrix.indices[keep], indptr), shape=matrix.shape)
 
 
 def dense_group(nodes, weight, min_threshold: float, multiplicity=None) -> dict:

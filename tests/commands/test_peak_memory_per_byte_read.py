@@ -2,7 +2,9 @@
 base (docs/reliability.md, "Memory per byte read"), whatever the shape of the text: many short
 records, few long ones, a huge vocabulary (nearly every word distinct), a realistic one (Zipf's law
 over 200,000 words: window keys too wide to pack take the searched ranking), wide records (500
-fields), long ones each ending in an emoji (astral: as Python strings, 4 bytes a character).
+fields), long ones each ending in an emoji (astral: as Python strings, 4 bytes a character),
+near duplicates everywhere (edited: GSM8K questions copied 10-50 times with words replaced, a few
+of them non-ASCII) and Chinese-like text (cjk: no spaces, each ideograph a word, a token per 3 bytes).
 
 Each measurement is its own process running the CLI, which reports its OWN peak (VmHWM of
 /proc/self/status at exit; a child's rusage would count the parent's pages at the fork). The base
@@ -29,6 +31,7 @@ The default run measures scan on short records and on a huge vocabulary; the swe
 every shape."""
 from __future__ import annotations
 
+import gzip
 import itertools
 import json
 import os
@@ -45,7 +48,7 @@ MB = 1 << 20
 MULTIPLE = 9            # stated in docs/reliability.md ("Memory per byte read") and BENCHMARKS.md
 BATCHES = 32 * MB       # stated there too
 SIZE = 8 * MB           # bytes of each shape's file
-SHAPES = ("short", "long", "vocab", "zipf", "wide", "astral")
+SHAPES = ("short", "long", "vocab", "zipf", "wide", "astral", "edited", "cjk")
 COMMANDS = ("scan", "dedup", "leak", "clean", "contamination")
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads VmHWM from /proc")
@@ -76,6 +79,11 @@ def write_shape(shape: str, path: Path, size: int, seed: int) -> Path:
     if shape == "zipf":
         zipf_words = ["".join(rng.choices(letters, k=rng.randint(3, 9))) for _ in range(200_000)]
         zipf_weights = list(itertools.accumulate(1 / rank for rank in range(1, len(zipf_words) + 1)))
+    if shape == "edited":
+        copies = edited_copies(rng)
+    if shape == "cjk":
+        ideographs = [chr(0x4E00 + k) for k in rng.sample(range(20_000), 5_000)]
+        cjk_weights = list(itertools.accumulate(1 / rank for rank in range(1, len(ideographs) + 1)))
     written, i = 0, 0
     with open(path, "w", encoding="utf-8") as out:
         while written < size:
@@ -91,6 +99,11 @@ def write_shape(shape: str, path: Path, size: int, seed: int) -> Path:
                 # as Python strings their every character took 4 bytes
                 record = {"text": " ".join(rng.choices(vocabulary, k=max(8, size // 200 // 7))) + " \U0001F600",
                           "answer": str(i)}
+            elif shape == "edited":       # near duplicates everywhere
+                record = {"text": next(copies), "answer": str(i)}
+            elif shape == "cjk":          # 80 ideographs, no spaces: every character a word
+                record = {"text": "".join(rng.choices(ideographs, cum_weights=cjk_weights, k=80)) + "。",
+                          "answer": str(i)}
             else:                         # wide: 500 numeric fields beside the text
                 record = {"text": " ".join(rng.choices(vocabulary, k=20)),
                           **{f"f{k}": rng.randint(0, 999) for k in range(500)}}
@@ -99,6 +112,20 @@ def write_shape(shape: str, path: Path, size: int, seed: int) -> Path:
             written += len(line.encode())
             i += 1
     return path
+
+
+def edited_copies(rng: random.Random):
+    """Endless edited copies of the bundled GSM8K train questions: each copied 10-50 times, each copy
+    with 2-50% of its words replaced by words of other questions (the pair-dense shape of augmented
+    or scraped data; 6% of the questions hold a non-ASCII character)."""
+    with gzip.open(REPO / "auditor" / "examples" / "gsm8k" / "main" / "train.jsonl.gz", "rt", encoding="utf-8") as f:
+        questions = [json.loads(line)["question"].split() for line in f]
+    pool = [word for question in questions for word in question]
+    while True:
+        source = rng.choice(questions)
+        for _ in range(rng.randint(10, 50)):
+            rate = rng.uniform(0.02, 0.5)
+            yield " ".join(rng.choice(pool) if rng.random() < rate else word for word in source)
 
 
 def first_lines(path: Path, dest: Path, count: int) -> Path:
