@@ -31,7 +31,6 @@ corpus, GSM8K's test set as the benchmark). Big runs go under the shared lock:
 from __future__ import annotations
 
 import argparse
-import gzip
 import itertools
 import json
 import os
@@ -43,6 +42,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+from edited_copies import edited_copies  # noqa: E402  (the shape the memory test measures too)
 SHAPES = ("short", "long", "vocab", "zipf", "wide", "astral", "edited", "cjk")
 COMMANDS = ("scan", "dedup", "leak", "clean", "contamination")
 # The heavy libraries every command may load, imported first in both runs, so the base holds them
@@ -79,7 +80,7 @@ def write_shape(shape: str, path: Path, target_bytes: int, seed: int = 0) -> int
         zipf_words = _words(rng, 200_000)
         zipf_weights = list(itertools.accumulate(1 / rank for rank in range(1, len(zipf_words) + 1)))
     if shape == "edited":
-        copies = _edited_copies(rng)
+        copies = edited_copies(rng)
     if shape == "cjk":
         ideographs = [chr(0x4E00 + k) for k in rng.sample(range(20_000), 5_000)]
         cjk_weights = list(itertools.accumulate(1 / rank for rank in range(1, len(ideographs) + 1)))
@@ -114,19 +115,6 @@ def write_shape(shape: str, path: Path, target_bytes: int, seed: int = 0) -> int
             written += len(line.encode())
             i += 1
     return path.stat().st_size
-
-
-def _edited_copies(rng: random.Random):
-    """Endless edited copies of the bundled GSM8K train questions: each copied 10-50 times, each copy
-    with 2-50% of its words replaced by words of other questions."""
-    with gzip.open(ROOT / "auditor" / "examples" / "gsm8k" / "main" / "train.jsonl.gz", "rt", encoding="utf-8") as f:
-        questions = [json.loads(line)["question"].split() for line in f]
-    pool = [word for question in questions for word in question]
-    while True:
-        source = rng.choice(questions)
-        for _ in range(rng.randint(10, 50)):
-            rate = rng.uniform(0.02, 0.5)
-            yield " ".join(rng.choice(pool) if rng.random() < rate else word for word in source)
 
 
 def head(path: Path, dest: Path, rows: int) -> Path:

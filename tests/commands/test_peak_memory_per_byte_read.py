@@ -31,7 +31,6 @@ The default run measures scan on short records and on a huge vocabulary; the swe
 every shape."""
 from __future__ import annotations
 
-import gzip
 import itertools
 import json
 import os
@@ -43,6 +42,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
+from edited_copies import edited_copies
 
 MB = 1 << 20
 MULTIPLE = 9            # stated in docs/reliability.md ("Memory per byte read") and BENCHMARKS.md
@@ -53,13 +53,16 @@ COMMANDS = ("scan", "dedup", "leak", "clean", "contamination")
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads VmHWM from /proc")
 
-# The libraries any command may load, imported first in both runs (a tiny run never loads numba),
-# and contamination's compiled scan with its table of planes 1-2 loaded (a corpus under 8 MiB takes
-# the small path: loading the compiled code, about 40 MB once a process, is no cost of the bytes read).
+# The libraries any command may load, imported first in both runs, with numba's runtime loaded (a
+# tiny run never loads it; a pair-dense 8 MB scan's compiled join does: about 60 MB once a process,
+# as docs/reliability.md counts it, in the base), and contamination's compiled scan with its table of
+# planes 1-2 loaded (a corpus under 8 MiB takes the small path: loading the compiled code, about 40 MB
+# once a process, is no cost of the bytes read).
 CHILD = """
 import json, sys
 import numpy, scipy.sparse, pyarrow, pyarrow.compute, pandas
 import auditor.kernels
+auditor.kernels.load_word_merge()
 if sys.argv[1] == "contamination":
     from auditor.contamination import build_index, scan_batch
     scan_batch(build_index(["one two three four five six seven eight nine ten eleven twelve thirteen"]),
@@ -112,20 +115,6 @@ def write_shape(shape: str, path: Path, size: int, seed: int) -> Path:
             written += len(line.encode())
             i += 1
     return path
-
-
-def edited_copies(rng: random.Random):
-    """Endless edited copies of the bundled GSM8K train questions: each copied 10-50 times, each copy
-    with 2-50% of its words replaced by words of other questions (the pair-dense shape of augmented
-    or scraped data; 6% of the questions hold a non-ASCII character)."""
-    with gzip.open(REPO / "auditor" / "examples" / "gsm8k" / "main" / "train.jsonl.gz", "rt", encoding="utf-8") as f:
-        questions = [json.loads(line)["question"].split() for line in f]
-    pool = [word for question in questions for word in question]
-    while True:
-        source = rng.choice(questions)
-        for _ in range(rng.randint(10, 50)):
-            rate = rng.uniform(0.02, 0.5)
-            yield " ".join(rng.choice(pool) if rng.random() < rate else word for word in source)
 
 
 def first_lines(path: Path, dest: Path, count: int) -> Path:
