@@ -2,7 +2,9 @@
 
 GPT-3 style (Brown et al. 2020, appendix C): tokens are whitespace-separated words of the
 text as every check reads it (``normalize.fold``: hidden characters removed, NFKC, case-folded,
-confusable letters mapped), lowercased, with punctuation stripped; N is the 5th percentile of benchmark item
+confusable letters mapped), each character of a script written without spaces (Han, kana, Thai,
+Lao, Khmer, Myanmar) a word of its own as in the near-duplicate shingles (``unspaced.words``),
+lowercased, with punctuation stripped; N is the 5th percentile of benchmark item
 lengths in tokens, clamped to 8..13 (``ngram="auto"``), or a fixed N (13 as in
 lm-eval-harness). The benchmark's n-grams are indexed once (sorted 64-bit keys); the
 corpus streams through in batches, so its size does not bound memory. Every match

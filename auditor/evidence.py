@@ -2,7 +2,8 @@
 
 - ``contamination_spans``: the character spans, in a benchmark item and in a corpus text, of the
   token runs of length >= n they share, under the contamination check's own tokens (GPT-3 style:
-  whitespace words, lowercased, punctuation stripped; ``contamination.tokenize``);
+  whitespace words, each character of a script written without spaces a word of its own,
+  lowercased, punctuation stripped; ``contamination.tokenize``);
   ``contamination_evidence`` gives one row per (benchmark item, corpus record) of a
   ``ContaminationResult``; ``corpus_texts`` fetches just the corpus records it names.
 - ``leak_evidence``: one row per leaked evaluation record with its best training match, both
@@ -22,6 +23,7 @@ hidden characters made visible (⟨U+200B⟩), spans moved to match.
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import re
@@ -35,10 +37,11 @@ from .errors import AuditorError
 from .io.columns import is_text_list
 from .io.outputs import CSV_LINE_END
 from .io.sources import peek_records
-from .normalize import fold, normalized, visible, visible_spans
+from .normalize import HIDDEN_CHARS, fold, normalized, visible, visible_spans
 from .report.leak import EVIDENCE_MATCHES, MATCH_KINDS
 from .roles import joined_text, resolve_text_spec, text_fields
 from .shingles import jaccard_rows, set_sizes, shingle_matrix
+from .unspaced import UNSPACED
 from .wordtokens import PUNCT, folded_words, tokenize
 
 _WORD = re.compile(r"\S+")          # \s is str.isspace(), what str.split() splits on
@@ -48,8 +51,9 @@ MAX_MATCHES = 500_000               # window matches confirmed per pair (repetit
 
 def token_spans(text: str | None) -> list:
     """``(token, start, end)`` for every token of ``contamination.tokenize(text)``, in order:
-    the same tokens, each with the character span of the word it comes from, trimmed to the
-    characters the tokenizer keeps."""
+    the same tokens, each with the character span of the word it comes from (a character of a
+    script written without spaces is a word of its own), trimmed to the characters the tokenizer
+    keeps."""
     out = []
     if not text:
         return out
@@ -62,12 +66,58 @@ def token_spans(text: str | None) -> list:
         tokens = folded_words(fold(word))
         if not tokens:
             continue
-        kept = [i for i, c in enumerate(word) if _kept(c)]
-        first, last = (kept[0], kept[-1]) if kept else (0, len(word) - 1)
-        while last + 1 < len(word) and unicodedata.category(word[last + 1])[0] == "M":
-            last += 1                       # the marks on the last kept letter (a decomposed accent)
-        out.extend((token, m.start() + first, m.start() + last + 1) for token in tokens)
+        pieces = _alone_pieces(word)
+        if len(pieces) > 1:
+            # Each piece folded alone: taken when its tokens, end to end, are the word's (a fold
+            # that joins characters across a cut, such as a kana and a voicing mark, is not cut).
+            spans = [(token, lo + a, lo + b) for lo, hi in pieces for token, a, b in _word_spans(word[lo:hi])]
+            if [token for token, _, _ in spans] == tokens:
+                out.extend((token, m.start() + a, m.start() + b) for token, a, b in spans)
+                continue
+        out.extend((token, m.start() + a, m.start() + b) for token, a, b in _word_spans(word, tokens))
     return out
+
+
+def _word_spans(word: str, tokens: list | None = None) -> list:
+    """``(token, start, end)`` of a word's tokens (``tokens``, or its own): all the span from its
+    first kept character to its last, with the marks that last one carries."""
+    if tokens is None:
+        tokens = folded_words(fold(word))
+    kept = [i for i, c in enumerate(word) if _kept(c)]
+    first, last = (kept[0], kept[-1]) if kept else (0, len(word) - 1)
+    while last + 1 < len(word) and unicodedata.category(word[last + 1])[0] == "M":
+        last += 1                           # the marks on the last kept letter (a decomposed accent)
+    return [(token, first, last + 1) for token in tokens]
+
+
+def _alone_pieces(word: str) -> list:
+    """[start, end) pieces of a whitespace word, cut before and after each character whose fold is
+    of a script written without spaces (``unspaced``), the marks (a Thai vowel, a kana's voicing
+    mark) and hidden characters after it kept with it: the characters the tokens come from."""
+    cuts = [0]
+    i = 0
+    while i < len(word):
+        if _alone(word[i]):
+            if cuts[-1] != i:
+                cuts.append(i)
+            i += 1
+            while i < len(word) and _attached(word[i]):
+                i += 1
+            cuts.append(i)
+        else:
+            i += 1
+    if cuts[-1] != len(word):
+        cuts.append(len(word))
+    return list(zip(cuts[:-1], cuts[1:]))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _alone(char: str) -> bool:
+    return bool(UNSPACED.match(char)) or (not char.isascii() and bool(UNSPACED.search(fold(char))))
+
+
+def _attached(char: str) -> bool:
+    return unicodedata.category(char)[0] == "M" or char in HIDDEN_CHARS
 
 
 def _kept(char: str) -> bool:

@@ -482,8 +482,9 @@ def prefix_candidates(start: int, stop: int, q_indptr: np.ndarray, q_indices: np
 FNV_PRIME = np.uint64(0x100000001B3)
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 # What a byte (wordtokens.BYTE_CLASS) or a character (wordtokens.unicode_table) is to the words; numba
-# reads these as constants. OTHER: a non-ASCII byte, or a character the table cannot decide alone.
-DELETE, KEEP, SPACE, OTHER, SIGMA = 0, 1, 2, 3, 4
+# reads these as constants. OTHER: a non-ASCII byte, or a character the table cannot decide alone;
+# ALONE: a kept character of a script written without spaces, a word of its own.
+DELETE, KEEP, SPACE, OTHER, SIGMA, ALONE = 0, 1, 2, 3, 4, 5
 CASED, IGNORABLE = 1, 2     # a character's part in the final-sigma rule (wordtokens.UnicodeTable.context)
 
 
@@ -677,7 +678,8 @@ def ngram_scan(b, off, cls, lower, kind, kind_offsets, kind_bytes, context,
     Text t is off[t]..off[t+1] of ``b``. Its words are ``wordtokens``' words: runs between
     separators (class-2 bytes, or a character of ``kind`` 2), their class-1 bytes lowercased and
     their non-ASCII characters as the Unicode table has them (kind 1: the bytes
-    kind_bytes[kind_offsets[cp]:kind_offsets[cp+1]]; kind 0: deleted; capital sigma as
+    kind_bytes[kind_offsets[cp]:kind_offsets[cp+1]]; kind 5 the same, a word of its own, ending
+    the word before it; kind 0: deleted; capital sigma as
     ``final_sigma`` has it, with the table's ``context``); none if the run keeps
     nothing. A run between ASCII separators holding a character the table cannot take gets its
     word ids ready from the reference definition (odd_start[k] = the run's first byte, its ids
@@ -752,6 +754,14 @@ def ngram_scan(b, off, cls, lower, kind, kind_offsets, kind_bytes, context,
                             for j in range(kind_offsets[cp], kind_offsets[cp + 1]):
                                 packed = _add_byte(kind_bytes[j], packed, length, scratch, max_word)
                                 length += 1
+                        elif how == ALONE:          # ends the word before it, and is one
+                            if length:
+                                break
+                            for j in range(kind_offsets[cp], kind_offsets[cp + 1]):
+                                packed = _add_byte(kind_bytes[j], packed, length, scratch, max_word)
+                                length += 1
+                            i += size
+                            break
                         elif how == SIGMA:          # σ (CF 83) or final ς (CF 82)
                             packed = _add_byte(0xCF, packed, length, scratch, max_word)
                             last = 0x82 if final_sigma(b, i, off[t], stop, context) else 0x83

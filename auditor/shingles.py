@@ -4,7 +4,7 @@ Default preparation (the dataset-integrity-audit seed's, so figures compare with
 tables): the text as every check reads it (``normalize.fold``: hidden characters removed,
 NFKC, case-folded, confusable letters mapped; an ASCII text is only lowercased), split on
 whitespace, each character of a script written without spaces (Han, kana, Thai, Lao, Khmer,
-Myanmar) a word of its own (``words``), 3-word shingles; a text
+Myanmar) a word of its own (``unspaced.words``, the contamination n-grams' split too), 3-word shingles; a text
 of fewer than 3 words is one shingle of all its words; an empty text (or one of nothing but
 hidden characters) has no shingles and takes no part in near-duplicate search (it is reported as
 degenerate instead). ``char:N`` shingles are
@@ -27,24 +27,9 @@ from .errors import AuditorError
 from .normalize import fold
 from .parallel import thread_map
 from .settings import ShingleSpec
+from .unspaced import words
 
 _WS = re.compile(r"\s+")
-# Scripts written without spaces between words: Han ideographs (with the iteration and closing marks
-# and the extension planes), kana (with its supplements), Thai, Lao, Khmer and Myanmar. Each character is a
-# word, as BERT's basic tokenizer splits Han: split on whitespace alone, a Chinese, Japanese or Thai text
-# was one word, so a sentence with one character changed shared no shingle with the original and near
-# duplicates were only identical texts. Hangul is written with spaces and stays as it is.
-UNSPACED = re.compile("([\u0e01-\u0e5b\u0e81-\u0edf\u1000-\u109f\u1780-\u17ff\u19e0-\u19ff"
-                      "\u3005-\u3007\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
-                      "\ua9e0-\ua9fe\uaa60-\uaa7f\uf900-\ufaff\U0001aff0-\U0001b16f\U00020000-\U0003134f])")
-
-
-def words(folded: str) -> list:
-    """The words of a folded text (``normalize.fold``): split on whitespace, and each character of
-    a script written without spaces (``UNSPACED``) a word of its own."""
-    if UNSPACED.search(folded):
-        folded = UNSPACED.sub(r" \1 ", folded)
-    return folded.split()
 
 
 def shingle_matrix(texts: list, spec: ShingleSpec = ShingleSpec()) -> sp.csr_matrix:

@@ -1,19 +1,22 @@
 """GPT-3's contamination words for a batch of texts, as the scan needs them, on Arrow buffers.
 
 The definition is ``tokenize``: the text as every check reads it (``normalize.fold``: ``folded``
-applies it to a batch's non-ASCII texts, the rest are only lowercased, which the scan does), then
-lowercase, delete every character that is neither alphanumeric nor whitespace (and "_"), split on
-whitespace (``str.split()``). The compiled
+applies it to a batch's non-ASCII texts, the rest are only lowercased, which the scan does), split
+into the words every check reads (``unspaced.words``: whitespace, and each character of a script
+written without spaces, Han, kana, Thai, Lao, Khmer, Myanmar, a word of its own), then each word
+lowercased, every character that is neither alphanumeric nor whitespace (and "_") deleted, and the
+words left empty dropped. The compiled
 scan (``kernels.ngram_scan``) gives exactly its words one character at a time, because Python's
 lowercasing and deletion look at one character alone, with a single exception: capital sigma,
 whose lowercase (final or not) depends on the nearest letters around it that case ignores, never
-past whitespace. So each text's UTF-8 bytes are read once, and
+past whitespace or a character of those scripts. So each text's UTF-8 bytes are read once, and
 
 - an ASCII byte is a letter or digit kept lowercased, whitespace, or deleted (``BYTE_CLASS`` and
   ``BYTE_LOWER``, one table lookup per byte);
 - any other character up to U+2FFFF (emoji and CJK extensions included) is looked up in
   ``unicode_table`` (what the definition does to it alone, computed from this Python's own
-  ``str.lower`` and ``PUNCT`` once per process); for capital sigma the table also holds every
+  ``str.lower``, ``PUNCT`` and ``unspaced`` once per process: a character of a script written
+  without spaces is ALONE, a word of its own); for capital sigma the table also holds every
   character's part in the final-sigma rule (cased, case-ignorable or neither, again from this
   Python's ``str.lower``), and the scan applies the rule where it meets one;
 - a run between ASCII whitespace that holds a character the table cannot take (one beyond
@@ -37,6 +40,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from . import unspaced
 from .errors import AuditorError
 from .normalize import fold
 
@@ -44,9 +48,10 @@ from .normalize import fold
 # str.isspace(), the set str.split() splits on.
 PUNCT = re.compile(r"[^\w\s]+|_+")
 # A byte's class, and a character's kind in the Unicode table (the compiled scan's DELETE, KEEP,
-# SPACE, OTHER, SIGMA): _OTHER is a non-ASCII byte, or a character the table cannot take;
-# _SIGMA is capital sigma, lowercased by the final-sigma rule with the table's ``context``.
-_DELETE, _KEEP, _SPACE, _OTHER, _SIGMA = 0, 1, 2, 3, 4
+# SPACE, OTHER, SIGMA, ALONE): _OTHER is a non-ASCII byte, or a character the table cannot take;
+# _SIGMA is capital sigma, lowercased by the final-sigma rule with the table's ``context``; _ALONE a
+# kept character of a script written without spaces (``unspaced``): it ends a word and is one.
+_DELETE, _KEEP, _SPACE, _OTHER, _SIGMA, _ALONE = 0, 1, 2, 3, 4, 5
 # A character's part in the final-sigma rule (``UnicodeTable.context``): Python's \p{cased}
 # (and not case-ignorable), \p{case-ignorable}, or neither.
 _NEITHER, _CASED, _IGNORABLE = 0, 1, 2
@@ -55,7 +60,9 @@ BYTE_CLASS = np.full(256, _OTHER, dtype=np.uint8)
 for _c in range(128):
     _ch = chr(_c)
     BYTE_CLASS[_c] = _KEEP if _ch.isalnum() else _SPACE if _ch.isspace() else _DELETE
-TOKENIZER = "whitespace words, lowercased, punctuation stripped"     # ``tokenize``, of the text ``fold`` gives
+# ``tokenize``, of the text ``fold`` gives, as the reports state it
+TOKENIZER = ("whitespace words, each Han, kana, Thai, Lao, Khmer or Myanmar character a word of its own, "
+             "lowercased, punctuation stripped")
 # ASCII characters the regex deletes: neither alphanumeric nor whitespace, or "_".
 _ASCII_PUNCT = {c: None for c in range(128) if not (chr(c).isalnum() or chr(c).isspace()) or chr(c) == "_"}
 SMALL_BYTES = 256 * 1024      # batches below this are tokenised text by text (see token_ids)
@@ -66,8 +73,9 @@ BYTE_LOWER[ord("A"):ord("Z") + 1] += 32
 
 
 def tokenize(text: str | None) -> list[str]:
-    """Words of ``text`` as every check reads it (``normalize.fold``): lowercased, split on
-    whitespace, punctuation and underscores removed, empty words dropped."""
+    """Words of ``text`` as every check reads it (``normalize.fold``, ``unspaced.words``): split on
+    whitespace, each character of a script written without spaces a word of its own, lowercased,
+    punctuation and underscores removed, empty words dropped."""
     if not text:
         return []
     if text.isascii():      # the same deletion as a table lookup: 5x faster than the regex
@@ -77,10 +85,11 @@ def tokenize(text: str | None) -> list[str]:
 
 def folded_words(text: str) -> list[str]:
     """``tokenize`` of a text already folded (``normalize.fold``): the words the compiled scan
-    reads from folded bytes."""
+    reads from folded bytes. Spaced apart (``unspaced.spaced``) before lowercasing, so the
+    final-sigma rule's context ends where a word does, as when each word is lowercased alone."""
     if text.isascii():
         return text.lower().translate(_ASCII_PUNCT).split()
-    return PUNCT.sub("", text.lower()).split()
+    return PUNCT.sub("", unspaced.spaced(text).lower()).split()
 
 
 def as_string_array(texts) -> pa.Array:
@@ -273,7 +282,8 @@ class UnicodeTable:
     """Per code point below ``kind.size`` (U+10000, or U+30000 with planes 1-2: emoji, CJK
     extensions), what the definition does to the character alone: ``kind`` 0 deleted, 1 kept as the
     bytes ``lowered[offsets[cp]:offsets[cp + 1]]`` (its lowercase, UTF-8, deletions done),
-    2 whitespace, 3 not taken (surrogates), 4 capital sigma; and ``context``, the character's part
+    2 whitespace, 3 not taken (surrogates), 4 capital sigma, 5 a word of its own (kept, of a script
+    written without spaces, its bytes as kind 1's); and ``context``, the character's part
     in the final-sigma rule (``_NEITHER``, ``_CASED``, ``_IGNORABLE``; ASCII included)."""
     kind: np.ndarray
     offsets: np.ndarray
@@ -326,6 +336,11 @@ def _unicode_part(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]
                                                                 np.where(n_space == 0, _KEEP, _OTHER)))
     if lo <= _CAPITAL_SIGMA < hi:
         kind[_CAPITAL_SIGMA - lo] = _SIGMA
+    # A character of a script written without spaces stands apart (``unspaced.spaced``): kept, it is
+    # a word of its own; deleted (a Thai vowel mark, say), it still ends the word before it.
+    alone = unspaced.mask(lo, hi)
+    kind[alone & (kind == _KEEP)] = _ALONE
+    kind[alone & (kind == _DELETE)] = _SPACE
     data = np.frombuffer(done.encode("utf-8"), dtype=np.uint8)
     cut = data == ord("0")
     lengths = np.zeros(hi - lo, dtype=np.int64)
@@ -352,6 +367,9 @@ def _sigma_context(lo: int, hi: int) -> np.ndarray:
         final.append(ends[at] == ord("\u03c2"))
     context = np.full(hi - lo, _NEITHER, dtype=np.uint8)
     context[codes - lo] = np.where(final[0], _CASED, np.where(final[1], _IGNORABLE, _NEITHER))
+    # The definition spaces these apart before lowercasing (``unspaced.spaced``), and whitespace is
+    # neither: the rule's context ends at them as at a space.
+    context[unspaced.mask(lo, hi)] = _NEITHER
     return context
 
 
@@ -362,6 +380,6 @@ def _run_words(b: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.
     run gets exactly its reference words."""
     raw = memoryview(b)            # runs are sliced from the batch's buffer, not from a copy of it
     joined = "\n".join([str(raw[lo:hi], "utf-8", "surrogatepass") for lo, hi in zip(starts.tolist(), ends.tolist())])
-    per_run = [part.split() for part in PUNCT.sub("", joined.lower()).split("\n")]
+    per_run = [part.split() for part in PUNCT.sub("", unspaced.spaced(joined).lower()).split("\n")]
     counts = np.fromiter(map(len, per_run), dtype=np.int64, count=len(per_run))
     return counts, binary_array([w.encode("utf-8", "surrogatepass") for run in per_run for w in run])

@@ -15,7 +15,8 @@ from auditor import Table, scan
 from auditor.engines import leak
 from auditor.normalize import fold
 from auditor.settings import LeakSettings, RoleNames
-from auditor.shingles import UNSPACED, shingle_matrix, words
+from auditor.shingles import shingle_matrix, words
+from auditor.unspaced import UNSPACED
 
 # Real sentences (no spaces, as written), and each with one character changed (a near duplicate).
 CHINESE = [

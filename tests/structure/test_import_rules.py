@@ -26,7 +26,7 @@ LAYERS = [
     ("report", ["auditor.report"]),
     ("preparation", ["auditor.roles", "auditor.confusables", "auditor.normalize", "auditor.digests", "auditor.schema",
                      "auditor.prepare", "auditor.textstream"]),
-    ("algorithms", ["auditor.exact", "auditor.shingles", "auditor.near", "auditor.clusters", "auditor.concentration",
+    ("algorithms", ["auditor.exact", "auditor.unspaced", "auditor.shingles", "auditor.near", "auditor.clusters", "auditor.concentration",
                     "auditor.wordtokens", "auditor.contamination", "auditor.semantic", "auditor.semantic_static",
                     "auditor.semantic_model", "auditor.semantic_score", "auditor.semantic_align"]),
     ("commands", ["auditor.audit", "auditor.leakage", "auditor.decontaminate", "auditor.clean", "auditor.dedup",
