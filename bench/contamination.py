@@ -19,6 +19,7 @@
 4. Greek text in upper and title case (capital sigma, whose lowercase depends on its neighbours),
    against Greek items planted in it: the compiled scan's MB/s, and its matches against the
    definition's (the small-batch path, ``tokenize`` text by text).
+5. Chinese text (every character a word of its own) against Chinese items planted in it: the same.
 """
 from __future__ import annotations
 
@@ -182,15 +183,36 @@ GREEK = ("ΣΩΚΡΑΤΗΣ Σωκράτης ΟΔΥΣΣΕΥΣ Οδυσσέας Σ
 
 def greek_text(texts: int) -> list[str]:
     """``texts`` Greek texts of 40 words (capital sigma first, last and inside words, before
-    punctuation), 500 Greek items of 20 words, each planted in one text. Times the compiled scan
-    (``scan_batch``) after a warm-up and checks it against the definition's matches."""
+    punctuation), 500 Greek items of 20 words, each planted in one text."""
     import random
-    from auditor import wordtokens
-    from auditor.contamination import build_index, scan_batch
     rng = random.Random(0)
     bench = [" ".join(rng.choice(GREEK) for _ in range(20)) for _ in range(500)]
     corpus = [" ".join(rng.choice(GREEK) + rng.choice(("", "", "", ".", ",")) for _ in range(40))
               for _ in range(texts)]
+    return planted_scan("Greek text (capital sigma)", bench, corpus)
+
+
+def chinese_text(texts: int) -> list[str]:
+    """``texts`` Chinese texts of 40-120 characters (drawn from 3,000 ideographs, with punctuation),
+    500 items of 30-60 characters, each planted in one text: every character is a word."""
+    import random
+    rng = random.Random(0)
+    pool = rng.sample([chr(c) for c in range(0x4E00, 0x9FA6)], 3000)
+
+    def sentence(lo: int, hi: int) -> str:
+        return "".join(rng.choice(pool) + ("，" if rng.random() < 0.08 else "") for _ in range(rng.randint(lo, hi)))
+
+    bench = [sentence(30, 60) + "？" for _ in range(500)]
+    corpus = [sentence(40, 120) + "。" for _ in range(texts)]
+    return planted_scan("Chinese text (each character a word)", bench, corpus)
+
+
+def planted_scan(title: str, bench: list[str], corpus: list[str]) -> list[str]:
+    """Plants each item of ``bench`` in one text of ``corpus``, times the compiled scan
+    (``scan_batch``) after a warm-up and checks it against the definition's matches."""
+    from auditor import wordtokens
+    from auditor.contamination import build_index, scan_batch
+    texts = len(corpus)
     for item, row in enumerate(range(0, texts, max(1, texts // 500))):
         corpus[row] += " " + bench[item % len(bench)]
     index = build_index(bench, 13)
@@ -204,8 +226,9 @@ def greek_text(texts: int) -> list[str]:
             and (scanned.item_first == reference.item_first).all())
     b, off = wordtokens.batch_bytes(wordtokens.as_string_array(corpus))
     runs = wordtokens.odd_runs(b, off, index.vocab).starts.size
-    return ["## Greek text (capital sigma)", "",
-            f"{texts:,} texts, {megabytes:.1f} MB: compiled scan {seconds:.2f} s ({megabytes / seconds:.1f} MB/s), "
+    return [f"## {title}", "",
+            f"{texts:,} texts, {megabytes:.1f} MB, {scanned.tokens:,} words: compiled scan {seconds:.2f} s "
+            f"({megabytes / seconds:.1f} MB/s), "
             f"{int((scanned.item_count > 0).sum()):,} items matched, the same as the definition: {same}; "
             f"runs sent to the definition: {runs:,}.", ""]
 
@@ -222,6 +245,7 @@ def main() -> int:
     out += streaming(args.data, sizes)
     out += shared_template(2_000 if args.quick else 50_000)
     out += greek_text(2_000 if args.quick else 100_000)
+    out += chinese_text(2_000 if args.quick else 100_000)
     print("\n".join(out))
     return 0
 
