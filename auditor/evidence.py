@@ -70,7 +70,7 @@ def token_spans(text: str | None) -> list:
         if len(pieces) > 1:
             # Each piece folded alone: taken when its tokens, end to end, are the word's (a fold
             # that joins characters across a cut, such as a kana and a voicing mark, is not cut).
-            spans = [(token, lo + a, lo + b) for lo, hi in pieces for token, a, b in _word_spans(word[lo:hi])]
+            spans = [(token, lo + a, lo + b) for lo, hi in pieces for token, a, b in _piece_spans(word[lo:hi])]
             if [token for token, _, _ in spans] == tokens:
                 out.extend((token, m.start() + a, m.start() + b) for token, a, b in spans)
                 continue
@@ -88,6 +88,12 @@ def _word_spans(word: str, tokens: list | None = None) -> list:
     while last + 1 < len(word) and unicodedata.category(word[last + 1])[0] == "M":
         last += 1                           # the marks on the last kept letter (a decomposed accent)
     return [(token, first, last + 1) for token in tokens]
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _piece_spans(piece: str) -> tuple:
+    """``_word_spans`` of a piece, kept: most pieces are one character of a few thousand."""
+    return tuple(_word_spans(piece))
 
 
 def _alone_pieces(word: str) -> list:
