@@ -754,13 +754,7 @@ def ngram_scan(b, off, cls, lower, kind, kind_offsets, kind_bytes, context,
                             for j in range(kind_offsets[cp], kind_offsets[cp + 1]):
                                 packed = _add_byte(kind_bytes[j], packed, length, scratch, max_word)
                                 length += 1
-                        elif how == ALONE:          # ends the word before it, and is one
-                            if length:
-                                break
-                            for j in range(kind_offsets[cp], kind_offsets[cp + 1]):
-                                packed = _add_byte(kind_bytes[j], packed, length, scratch, max_word)
-                                length += 1
-                            i += size
+                        elif how == ALONE:          # ends the word (a word of its own: below)
                             break
                         elif how == SIGMA:          # σ (CF 83) or final ς (CF 82)
                             packed = _add_byte(0xCF, packed, length, scratch, max_word)
@@ -771,7 +765,16 @@ def ngram_scan(b, off, cls, lower, kind, kind_offsets, kind_bytes, context,
                         continue
                     i += one
                 if length == 0:
-                    continue
+                    # Stopped at a word's start by a character of a script written without spaces
+                    # (ALONE, the only non-ASCII stop with nothing read): it is the word. Read
+                    # here, off the byte loop, which English spends its time in.
+                    if i >= stop or b[i] < 128:
+                        continue
+                    cp, size = utf8_char(b, i, stop)
+                    for j in range(kind_offsets[cp], kind_offsets[cp + 1]):
+                        packed = _add_byte(kind_bytes[j], packed, length, scratch, max_word)
+                        length += 1
+                    i += size
                 single = -1
                 if length <= max_word:
                     # The word table: equal first 8 bytes and length decide a word of up to 8
