@@ -642,9 +642,11 @@ def new_folder(name: str) -> Path:
     return folder
 
 
-# A copy's Hub files being fetched (``copy_fetch``): counted in FILES_BYTES, never removed to make room.
+# A copy's Hub files being fetched (``copy_fetch``): counted in FILES_BYTES, never removed to make room,
+# nor is the download folder the copy is written into (another copy's claim removed it while it fetched).
 FETCH_PREFIX = "fetch-"
 _CLAIMED = ".claimed"          # in a fetch folder: the bytes its fetch has claimed so far
+_OUTPUT = ".output"            # in a fetch folder: the name of the download folder its copy goes to
 
 
 @contextmanager
@@ -661,12 +663,14 @@ def _files_lock():
 
 def _make_room(spare: set) -> int:
     """Remove the oldest download folders while there are more than KEEP_FOLDERS or all the folders
-    hold more than FILES_BYTES; never those named in ``spare`` nor a fetch folder, whose bytes (the
-    claimed ones while more) count all the same. The bytes then held (under ``_files_lock``)."""
+    hold more than FILES_BYTES; never those named in ``spare``, a fetch folder nor its copy's output
+    (``_in_use``), whose bytes (a fetch's claimed ones while more) count all the same. The bytes then
+    held (under ``_files_lock``)."""
     folders = sorted((p for p in FILES_DIR.iterdir() if p.is_dir()), key=_modified)
     sizes = {p: _counted_bytes(p) for p in folders}
     total = sum(sizes.values())
-    old = [p for p in folders if p.name not in spare and not p.name.startswith(FETCH_PREFIX)]
+    spare = spare | _in_use(folders)
+    old = [p for p in folders if p.name not in spare]
     count = len(old)
     for folder in old:
         if count < KEEP_FOLDERS and total <= FILES_BYTES:
@@ -692,18 +696,20 @@ def copy_fetch(output: Path):
 
 def _claim(folder: Path, output: str, nbytes: int) -> None:
     """Count ``nbytes`` more for the fetch folder ``folder`` in FILES_BYTES, older download folders
-    (not ``output``) removed to make room; refused, nothing counted or removed, when the fetch folders
-    and ``output`` would pass it alone."""
+    (not ``output`` nor another copy's, ``_in_use``) removed to make room; refused, nothing counted or
+    removed, when the fetch folders and the copies' outputs would pass it alone."""
     with _files_lock():
         folder.mkdir(parents=True, exist_ok=True)
         claimed = _claimed(folder) + nbytes
-        kept = [p for p in FILES_DIR.iterdir() if p.is_dir() and p != folder
-                and (p.name == output or p.name.startswith(FETCH_PREFIX))]
+        folders = [p for p in FILES_DIR.iterdir() if p.is_dir() and p != folder]
+        in_use = _in_use(folders) | {output}
+        kept = [p for p in folders if p.name in in_use]
         if sum(map(_counted_bytes, kept)) + max(_folder_bytes(folder), claimed) <= FILES_BYTES:
+            (folder / _OUTPUT).write_text(output)
             (folder / _CLAIMED).write_text(str(claimed))
             _make_room({folder.name, output})
             return
-        others = sum(_counted_bytes(p) for p in kept if p.name.startswith(FETCH_PREFIX))
+        others = sum(_counted_bytes(p) for p in kept if p.name != output)
     held = f", {size_text(others)} of them held by other copies being made" if others else ""
     message = (f"No room on the server for the Parquet files this copy fetches from the Hub ({size_text(claimed)}): "
                f"the app's download files may hold {size_text(FILES_BYTES)} (AUDITOR_FILES_BYTES){held}.")
@@ -712,6 +718,19 @@ def _claim(folder: Path, output: str, nbytes: int) -> None:
                            "copy on your machine with the CLI (auditor dedup ID --out FILE.parquet).")
     raise AuditorError("too_large", message, "Write the copy on your machine with the CLI (auditor dedup ID --out "
                        "FILE.parquet), or raise AUDITOR_FILES_BYTES on the server.")
+
+
+def _in_use(folders) -> set:
+    """The names of the fetch folders among ``folders`` and of the download folders their copies go to."""
+    fetches = [p for p in folders if p.name.startswith(FETCH_PREFIX)]
+    return {p.name for p in fetches} | {name for name in map(_output_of, fetches) if name}
+
+
+def _output_of(fetch: Path) -> str | None:
+    try:
+        return (fetch / _OUTPUT).read_text() or None
+    except OSError:
+        return None
 
 
 def _claimed(folder: Path) -> int:
