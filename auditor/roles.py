@@ -247,6 +247,9 @@ class _Later:
         return name
 
 
+LATE_BATCH = 4096               # records ``_first_values`` decodes at a time
+
+
 def _first_values(rows, start: int, names) -> dict:
     """name -> the first record (0-based) from ``start`` on holding a text-like value of that top-level
     field (not null, blank, NaN, an empty list or an object), for those of ``names`` any record does.
@@ -257,7 +260,9 @@ def _first_values(rows, start: int, names) -> dict:
         names = list(firsts)
         start = min(firsts.values(), default=len(rows))
     wanted, found = set(names), {}
-    for i, row in enumerate(itertools.islice(rows, start, None) if wanted else (), start):
+    # slices a batch at a time from ``start``: an iterator's islice decodes the packed records it skips
+    tail = (row for lo in range(start, len(rows) if wanted else start, LATE_BATCH) for row in rows[lo:lo + LATE_BATCH])
+    for i, row in enumerate(tail, start):
         for name in wanted & row.keys() if isinstance(row, dict) else ():
             value = row[name]
             if not (_blank(value) or value == [] or (isinstance(value, float) and value != value)
