@@ -70,7 +70,7 @@ def token_spans(text: str | None) -> list:
         if len(pieces) > 1:
             # Each piece folded alone: taken when its tokens, end to end, are the word's (a fold
             # that joins characters across a cut, such as a kana and a voicing mark, is not cut).
-            spans = [(token, lo + a, lo + b) for lo, hi in pieces for token, a, b in _piece_spans(word[lo:hi])]
+            spans = [(token, lo + a, lo + b) for lo, hi in pieces for token, a, b in _spans_of_piece(word[lo:hi])]
             if [token for token, _, _ in spans] == tokens:
                 out.extend((token, m.start() + a, m.start() + b) for token, a, b in spans)
                 continue
@@ -90,9 +90,18 @@ def _word_spans(word: str, tokens: list | None = None) -> list:
     return [(token, first, last + 1) for token in tokens]
 
 
+def _spans_of_piece(piece: str) -> tuple:
+    """``_word_spans`` of a piece: a short one's kept (most pieces are one character of a few
+    thousand), a long one's made anew, so the cache holds at most its entries x CACHED_PIECE
+    characters however long the runs beside such characters are."""
+    return _cached_piece_spans(piece) if len(piece) <= CACHED_PIECE else tuple(_word_spans(piece))
+
+
+CACHED_PIECE = 16             # characters of a piece whose spans are kept
+
+
 @functools.lru_cache(maxsize=1 << 16)
-def _piece_spans(piece: str) -> tuple:
-    """``_word_spans`` of a piece, kept: most pieces are one character of a few thousand."""
+def _cached_piece_spans(piece: str) -> tuple:
     return tuple(_word_spans(piece))
 
 
