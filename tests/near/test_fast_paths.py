@@ -248,9 +248,12 @@ def test_bad_thread_setting_warns_and_runs(run_cli):
 
 
 def per_word_tokens(text):
-    """The contamination tokenizer's definition, word by word: lowercase, split on whitespace,
-    strip non-word characters and underscores from each word, drop empty words."""
-    return [t for t in (re.sub(r"[^\w]+|_", "", w) for w in fold(text).lower().split()) if t] if text else []
+    """The contamination tokenizer's definition, word by word: lowercase, split on whitespace with
+    each character of a script written without spaces (Thai, Lao, Myanmar, Khmer, kana, Han) a word
+    of its own (``unspaced.words``), strip non-word characters and underscores from each word, drop
+    empty words."""
+    from auditor.unspaced import words
+    return [t for t in (re.sub(r"[^\w]+|_", "", w) for w in words(fold(text).lower())) if t] if text else []
 
 
 def test_contamination_tokenizer_equals_its_per_word_definition():
