@@ -179,9 +179,10 @@ def scan(source: str | Table, *, config: str | None = None, split: str | None = 
 
 
 def local_search(matrix, settings: NearSettings, progress=None) -> Pairs:
-    """The near-duplicate pairs of a shingle matrix, searched in this process."""
+    """The near-duplicate pairs of a shingle matrix, searched in this process. The matrix is the
+    search's to write over (``find_pairs(reuse_matrix=True)``): the audit reads it no more."""
     return find_pairs(matrix, settings.min_threshold, settings.method, num_perm=settings.num_perm,
-                      seed=settings.seed, progress=progress)
+                      seed=settings.seed, progress=progress, reuse_matrix=True)
 
 
 def _exact_duplicates(fields: Fields, record_keys: dict, text_normalizer: str, answer_normalizer: str | None):

@@ -3,6 +3,7 @@ release the GIL, so a 2-core machine runs two such steps at once."""
 from __future__ import annotations
 
 import os
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 
 from .env import env_int
@@ -40,14 +41,29 @@ def fork_safe(lock):
     return lock
 
 
+AHEAD = 2        # results computed ahead of the caller, per thread
+
+
 def thread_map(fn, items):
     """map(fn, items) on WORKERS threads, yielding results in input order as they are ready,
     so the caller can consume (and report progress on) early results while later ones run.
-    WORKERS is read at call time (tests set it)."""
+    At most AHEAD x WORKERS items are in hand at a time: the pool's own map starts every item
+    at once, and results waiting for a slower caller (a join's verified pairs, block after
+    block) were held all together. WORKERS is read at call time (tests set it)."""
     items = list(items)
     workers = globals()["WORKERS"] if "WORKERS" in globals() else __getattr__("WORKERS")
     if workers == 1 or len(items) < 2:
         yield from map(fn, items)
         return
+    pending: deque = deque()
     with ThreadPoolExecutor(workers) as pool:
-        yield from pool.map(fn, items)
+        try:
+            for item in items:
+                pending.append(pool.submit(fn, item))
+                if len(pending) >= AHEAD * workers:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        finally:                  # the caller stopped early or failed: nothing more is started
+            for future in pending:
+                future.cancel()

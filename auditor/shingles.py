@@ -706,6 +706,36 @@ def kept_entries(matrix: sp.csr_matrix, keep: np.ndarray) -> sp.csr_matrix:
     return sp.csr_matrix((matrix.data[keep], matrix.indices[keep], indptr), shape=matrix.shape)
 
 
+ROWS_IN_PLACE_CHUNK = 1 << 20     # entries moved at a time by ``rows_in_place``
+
+
+def rows_in_place(matrix: sp.csr_matrix, rows: np.ndarray) -> sp.csr_matrix:
+    """``matrix[rows]`` for ascending ``rows``, written over the matrix's own buffers front to back
+    (no copy of the kept entries: a second matrix nearly as large as the first was the near search's
+    largest cost when few records repeat; scipy still copies a kept part under half its buffer).
+    ``matrix`` must not be read afterwards."""
+    rows = np.asarray(rows, dtype=np.int64)
+    indptr, indices, data = matrix.indptr, matrix.indices, matrix.data
+    sizes = (indptr[rows + 1] - indptr[rows]).astype(np.int64)
+    out_indptr = np.concatenate(([0], np.cumsum(sizes)))
+    lo = 0
+    while lo < rows.size:
+        hi = min(rows.size, max(lo + 1, int(np.searchsorted(out_indptr, out_indptr[lo] + ROWS_IN_PLACE_CHUNK,
+                                                               side="right")) - 1))
+        counts = sizes[lo:hi]
+        # Each kept entry's place in the matrix: its row's start plus its index within the row. A
+        # destination never lies past its source, and a chunk is read whole before it is written,
+        # so no entry is overwritten before it is moved.
+        source = np.arange(int(out_indptr[hi] - out_indptr[lo]), dtype=np.int64)
+        source += np.repeat(indptr[rows[lo:hi]] - (out_indptr[lo:hi] - out_indptr[lo]), counts)
+        start, stop = int(out_indptr[lo]), int(out_indptr[hi])
+        indices[start:stop] = indices[source]
+        data[start:stop] = data[source]
+        lo = hi
+    total = int(out_indptr[-1])
+    return sp.csr_matrix((data[:total], indices[:total], out_indptr), shape=(rows.size, matrix.shape[1]))
+
+
 def row_counts(indptr: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """Per row of a CSR matrix, how many of its entries ``mask`` holds (int64), a few rows at a
     time: np.add.reduceat over the whole mask would cast it to int64 first, 8 bytes an entry."""

@@ -37,7 +37,7 @@ import scipy.sparse as sp
 from ..env import env_int
 from ..errors import AuditorError
 from ..settings import MAX_EXACT_CANDIDATES
-from ..shingles import set_sizes
+from ..shingles import rows_in_place, set_sizes
 from . import dense
 from .classes import NodeClasses, expand, node_classes
 from .join import EXACT_WORK, SAMPLE_RATE, dense_groups, exact_all_pairs, prefix_join
@@ -56,25 +56,32 @@ CROSS_MATCHES = 5             # A matches kept per B record across two datasets
 
 def find_pairs(matrix: sp.csr_matrix, min_threshold: float, method: str = "auto", *,
                num_perm: int = 128, seed: int = 1, max_exact_candidates: int = MAX_EXACT_CANDIDATES,
-               progress=None, on_pairs=None, budget: float | None = None) -> Pairs:
+               progress=None, on_pairs=None, budget: float | None = None, reuse_matrix: bool = False) -> Pairs:
     """All record pairs with Jaccard >= ``min_threshold`` (see the package docstring).
     ``on_pairs(a, b, jaccard)``, if given, also sees every verified batch of node pairs (and so
     every pair is verified). ``budget``: the exact search's work verified pair by pair (product
     entries, ``join.prefix_join``); past it clusters stay exact and pair counts are estimated
-    (``Pairs.pairs_estimated``). None: AUDITOR_NEAR_WORK, else ``EXACT_WORK``; math.inf: no limit."""
+    (``Pairs.pairs_estimated``). None: AUDITOR_NEAR_WORK, else ``EXACT_WORK``; math.inf: no limit.
+    ``reuse_matrix``: the caller reads ``matrix`` no more, so the searched rows are written over its
+    buffers instead of copied (``shingles.rows_in_place``)."""
     min_threshold = checked_search(min_threshold, method)      # counts resolve thresholds to 6 decimals
     if budget is None:
         budget = env_int("AUDITOR_NEAR_WORK", EXACT_WORK, 1, 10 ** 18)
     if progress:
         progress(0.0, "planning candidates")
-    node_of, weight, nodes = collapse_identical(matrix)
+    node_of, weight, nodes = collapse_identical(matrix, in_place=reuse_matrix)
+    owned = reuse_matrix or nodes is not matrix       # the nodes' buffers are this search's to write over
+    del matrix
     # Nodes that only private shingles tell apart are searched once per class (``classes``); a
     # caller that sees every pair (on_pairs) gets node pairs, so no classes there.
     node_classes_ = node_classes(nodes, weight) if on_pairs is None else None
     if node_classes_ is not None:
-        searched, searched_weight, multiplicity = nodes[node_classes_.rep], node_classes_.weight, node_classes_.count
+        searched = rows_in_place(nodes, node_classes_.rep) if owned else nodes[node_classes_.rep]
+        searched_weight, multiplicity = node_classes_.weight, node_classes_.count
     else:
         searched, searched_weight, multiplicity = nodes, weight, None
+    n_records = node_of.size
+    del nodes
     prefixes = plan = None
     if method in ("auto", "exact"):
         prefixes = prefix_matrix(searched, min_threshold)
@@ -88,7 +95,7 @@ def find_pairs(matrix: sp.csr_matrix, min_threshold: float, method: str = "auto"
         progress(PLAN_SHARE, "candidates planned")
     sink = PairSink(searched_weight, min_threshold, multiplicity)
     target = sink if on_pairs is None else _Tee(sink, on_pairs)
-    common = dict(n_records=matrix.shape[0], node_of=node_of, min_threshold=min_threshold)
+    common = dict(n_records=n_records, node_of=node_of, min_threshold=min_threshold)
     if method == "exact":
         candidates, groups = exact_all_pairs(searched, min_threshold, target, search_progress, prefixes, plan,
                                              budget=budget if on_pairs is None else math.inf, seed=seed)

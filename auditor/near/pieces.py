@@ -46,7 +46,7 @@ from ..io import resume
 from ..io.outputs import atomic_write
 from ..parallel import thread_map
 from ..settings import MAX_EXACT_CANDIDATES
-from ..shingles import entry_rows, kept_entries, set_sizes
+from ..shingles import entry_rows, kept_entries, rows_in_place, set_sizes
 from . import dense
 from .classes import NodeClasses, expand, node_classes
 from .lsh import BATCH, band_keys, choose_bands, group_runs, minhash_signatures, splitmix64
@@ -95,7 +95,8 @@ def plan(matrix: sp.csr_matrix, threshold: float, method: str = "auto",
     node_of, node_weight, nodes = collapse_identical(matrix)
     classes = node_classes(nodes, node_weight)
     weight, multiplicity = (node_weight, None) if classes is None else (classes.weight, classes.count)
-    nodes = nodes if classes is None else nodes[classes.rep]
+    if classes is not None:        # nodes collapsed from the matrix are this plan's own to write over
+        nodes = nodes[classes.rep] if nodes is matrix else rows_in_place(nodes, classes.rep)
     nodes = nodes if nodes.has_sorted_indices else nodes.sorted_indices()
     prefixes = prefix_matrix(nodes, min_threshold)
     groups, joined = dense.plan(nodes, prefixes)

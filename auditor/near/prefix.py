@@ -13,7 +13,7 @@ import threading
 import numpy as np
 import scipy.sparse as sp
 
-from ..shingles import row_counts, row_hash_sums, set_sizes, shared_columns
+from ..shingles import row_counts, row_hash_sums, rows_in_place, set_sizes, shared_columns
 from .result import EPS
 
 PRODUCT_BUDGET = 8_000_000   # product entries per block, bounds memory
@@ -22,8 +22,10 @@ SLICE_ENTRIES = 1 << 20      # prefix entries of query rows multiplied at a time
 RANK_SLICE = 1 << 20         # entries (``prefix_matrix``) or columns (``rare_first_rank``) ranked at a time
 
 
-def collapse_identical(matrix: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, sp.csr_matrix]:
-    """Group records with identical non-empty shingle sets into nodes (numbered by first record)."""
+def collapse_identical(matrix: sp.csr_matrix, in_place: bool = False) -> tuple[np.ndarray, np.ndarray, sp.csr_matrix]:
+    """Group records with identical non-empty shingle sets into nodes (numbered by first record).
+    ``in_place``: the caller is done with ``matrix``, so the nodes' rows are written over its
+    buffers (``shingles.rows_in_place``) instead of copied."""
     sizes = set_sizes(matrix)
     # Two independent 64-bit hashes per shingle, summed per record: a 128-bit set hash (order-free,
     # so it identifies the set); a collision needs ~2^64 distinct sets.
@@ -51,7 +53,7 @@ def collapse_identical(matrix: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, s
         node_of[nonempty] = np.arange(order.size)
         if every:
             return node_of, np.ones(order.size, np.int64), matrix
-        return node_of, np.ones(order.size, np.int64), matrix[np.flatnonzero(nonempty)]
+        return node_of, np.ones(order.size, np.int64), _rows(matrix, np.flatnonzero(nonempty), in_place)
     first = order[starts]
     inverse = np.empty(order.size, dtype=np.int64)
     inverse[order] = np.cumsum(starts) - 1
@@ -65,7 +67,11 @@ def collapse_identical(matrix: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, s
     representatives = np.flatnonzero(nonempty)[np.sort(first)]
     if representatives.size == matrix.shape[0]:     # every record its own node: the matrix is the nodes'
         return node_of, weight, matrix
-    return node_of, weight, matrix[representatives]
+    return node_of, weight, _rows(matrix, representatives, in_place)
+
+
+def _rows(matrix: sp.csr_matrix, rows: np.ndarray, in_place: bool) -> sp.csr_matrix:
+    return rows_in_place(matrix, rows) if in_place else matrix[rows]
 
 
 def prefix_lengths(sizes: np.ndarray, min_threshold: float) -> np.ndarray:
@@ -82,11 +88,15 @@ def prefix_matrix(nodes: sp.csr_matrix, min_threshold: float) -> sp.csr_matrix:
     Shingles held by one node (private) come first in that order and never make a pair, so the
     matrix holds only each prefix's shared shingles: on the bundled sets 50-98% of the prefix
     entries were private, and for long texts nearly all (a prefix is 70% of a set at 0.3). Rows
-    are ranked and sorted a slice of RANK_SLICE entries at a time, not as a whole ranked copy."""
+    are ranked and sorted a slice of RANK_SLICE entries at a time, not as a whole ranked copy.
+
+    Its columns are the shared shingles' ranks, numbered from 0 (so it is as wide as the shingles
+    held twice or more): its inverted lists (``PrefixIndex``) then hold an offset per shared
+    shingle, not one per shingle of the data (16 MB for 4M shingles of which 0.4M are in a prefix)."""
     n, m = nodes.shape
     shared, df = shared_columns(nodes)
-    private = m - shared.size                     # columns held once or never: ranked first
-    shared_rank = _ranked_by_df(df, private)
+    shared_rank = _ranked_by_df(df, 0)
+    width = int(shared.size)
     del df
     lookup = None
     if shared.size * 4 >= m:          # most columns shared (a copied set): a rank per column, not a search
@@ -120,7 +130,7 @@ def prefix_matrix(nodes: sp.csr_matrix, min_threshold: float) -> sp.csr_matrix:
         del ranked, keep, ranks
     indices = np.concatenate(parts) if parts else np.zeros(0, np.int32)
     indptr = np.concatenate(([0], np.cumsum(kept_per_row)))
-    return sp.csr_matrix((np.ones(indices.size, np.float32), indices, indptr), shape=(n, m))
+    return sp.csr_matrix((np.ones(indices.size, np.float32), indices, indptr), shape=(n, width))
 
 
 def leading_entries(indptr: np.ndarray, counts: np.ndarray) -> np.ndarray:
