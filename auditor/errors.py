@@ -54,6 +54,7 @@ class AuditorError(Exception):
         "cancelled",        # the caller cancelled the work (a Hub read: hub.CANCEL)
         "worker_died",      # the process computing a job ended without an answer (killed for memory, a crash)
         "job_timeout",      # a job of the app ran past its time limit (AUDITOR_JOB_TIMEOUT) and was stopped
+        "spill_failed",     # the records could not be kept in a temporary file (AUDITOR_SPILL_DIR: full, not writable)
     })
 
     def __init__(self, code: str, message: str, hint: str = ""):

@@ -5,18 +5,19 @@ and a string holding one character past U+FFFF stores every character in 4 bytes
 texts took 2.1 times their bytes read, a long English text with one emoji 4 times. Here a text costs
 its UTF-8 bytes and an 8-byte end offset. Texts are decoded when read (a new string each time), a
 batch at a time when iterated; a slice is a list. Lone surrogates, which a JSON file may hold, are
-kept (encoded with ``surrogatepass``), so every text reads back as it was given.
+kept (encoded with ``surrogatepass``), so every text reads back as it was given. Past a MiB the
+buffer is kept in a temporary file (``spill``), each range's pages handed back once it is read.
 """
 from __future__ import annotations
 
 import bisect
-import io
 import itertools
 import operator
 from array import array
 from collections.abc import Sequence
 
 from ..errors import AuditorError
+from .spill import SpillBuffer, as_bytes, read_at, release
 
 _ENCODING = ("utf-8", "surrogatepass")
 
@@ -68,6 +69,7 @@ class TextColumn(Sequence):
                 self._arrow = arrow
             except pa.ArrowInvalid:
                 self._arrow = False
+            release(self._data, 0, len(self._data))
         return self._arrow
 
     def _decode(self, lo: int, hi: int) -> list:
@@ -79,6 +81,7 @@ class TextColumn(Sequence):
         else:
             view, offsets = memoryview(self._data), self._offsets
             texts = [str(view[s:e], *_ENCODING) for s, e in zip(offsets[lo:hi], offsets[lo + 1:hi + 1])]
+        release(self._data, self._offsets[lo], self._offsets[hi])
         if self._missing:
             for k in range(lo, hi):
                 if self._missing[k]:
@@ -99,7 +102,7 @@ class TextColumn(Sequence):
             raise IndexError("text index out of range")
         if self._missing and self._missing[i]:
             return None
-        return str(memoryview(self._data)[self._offsets[i]:self._offsets[i + 1]], *_ENCODING)
+        return str(read_at(self._data, self._offsets[i], self._offsets[i + 1]), *_ENCODING)
 
     def __iter__(self):
         lo, n, offsets = 0, len(self), self._offsets
@@ -120,6 +123,8 @@ class TextColumn(Sequence):
         builder = TextColumnBuilder()
         builder.add_encoded([view[offsets[i]:offsets[i + 1]] for i in index],
                             [bool(missing and missing[i]) for i in index])
+        del view
+        release(self._data, 0, len(self._data))
         return builder.column()
 
     def __eq__(self, other):
@@ -130,7 +135,7 @@ class TextColumn(Sequence):
     __hash__ = None
 
     def __reduce__(self):
-        return TextColumn, (self._data, self._offsets, self._missing)
+        return TextColumn, (as_bytes(self._data), self._offsets, self._missing)
 
     def __repr__(self) -> str:
         return f"TextColumn({len(self):,} texts, {len(self._data):,} bytes)"
@@ -140,7 +145,7 @@ class TextColumnBuilder:
     """Builds a ``TextColumn`` a batch of texts at a time; once ``column()`` is called, done."""
 
     def __init__(self):
-        self._data = io.BytesIO()
+        self._data = SpillBuffer()
         self._size = 0
         self._offsets = array("q", [0])
         self._missing = bytearray()
@@ -156,8 +161,8 @@ class TextColumnBuilder:
         self._missing += bytes(missing)
 
     def column(self) -> TextColumn:
-        # BytesIO's value is its buffer shrunk in place, not a copy; bytes (not a bytearray) also
-        # pickle without one, as a job's result is sent back to the Space's server.
+        # In memory: BytesIO's value, its buffer shrunk in place, not a copy; bytes (not a
+        # bytearray) also pickle without one, as a job's result is sent back to the Space's server.
         data, self._data = self._data.getvalue(), None
         return TextColumn(data, self._offsets, bytes(self._missing) if 1 in self._missing else None)
 

@@ -4,7 +4,6 @@ import it without importing each other."""
 from __future__ import annotations
 
 import bisect
-import io
 import itertools
 import operator
 import pickle
@@ -16,6 +15,7 @@ from dataclasses import dataclass, field
 
 from ..errors import AuditorError
 from .columns import TextColumn
+from .spill import SpillBuffer, as_bytes, read_at, release
 
 
 class PackedRows(Sequence):
@@ -49,8 +49,8 @@ class PackedRows(Sequence):
         starts = ends[lo - 1:hi - 1] if lo else array("q", [0]) + ends[:hi - 1]
         return map(memoryview(self._data).__getitem__, map(slice, starts, ends[lo:hi]))
 
-    def _at(self, i: int) -> memoryview:
-        return memoryview(self._data)[self._ends[i - 1] if i else 0:self._ends[i]]
+    def _at(self, i: int) -> bytes:
+        return read_at(self._data, self._ends[i - 1] if i else 0, self._ends[i])
 
     def _decoded(self, numbers, blobs):
         """The records numbered ``numbers`` from their pickles ``blobs``, their left-out fields
@@ -70,19 +70,33 @@ class PackedRows(Sequence):
     def _decode(self, numbers, blobs) -> list:
         return list(self._decoded(numbers, blobs))
 
+    def _release(self, lo: int, hi: int) -> None:
+        """Hands back the pages of records lo..hi-1's pickles once read (a spilled buffer)."""
+        if lo < hi:
+            release(self._data, self._ends[lo - 1] if lo else 0, self._ends[hi - 1])
+
+    def __reduce__(self):
+        return PackedRows, (as_bytes(self._data), self._ends, self._fills)
+
     def take(self, index) -> "PackedRows":
         """The records at ``index`` (row numbers, in that order), packed anew."""
         index = list(map(int, index))
         blobs = list(map(self._at, index))
         fills = tuple((name, values.take(index) if isinstance(values, TextColumn) else [values[i] for i in index],
                        bytes(flags[i] for i in index)) for name, values, flags in self._fills)
-        return PackedRows(b"".join(blobs), array("q", itertools.accumulate(map(len, blobs))), fills)
+        packer = Packer()
+        packer.data.write(b"".join(blobs))         # past a MiB, spilled as the load's
+        ends = array("q", itertools.accumulate(map(len, blobs)))
+        del blobs
+        return PackedRows(packer.data.getvalue(), ends, fills)
 
     def head(self, most: int, size: int, least: int = 1) -> list:
         """The first records, at most ``most`` and about ``size`` bytes of pickles (at least ``least``)."""
         n = min(most, len(self))
         hi = min(n, max(least, bisect.bisect_right(self._ends, size, 0, n)))
-        return self._decode(range(hi), self._span(0, hi))
+        rows = self._decode(range(hi), self._span(0, hi))
+        self._release(0, hi)
+        return rows
 
     def first_with_keys(self, names, start: int = 0) -> dict:
         """name -> the first record from ``start`` whose pickle may hold a key ``name``, for those of
@@ -100,6 +114,7 @@ class PackedRows(Sequence):
             if hit is None:
                 break
             found[pending.pop(hit.group())] = bisect.bisect_right(self._ends, hit.start())
+        release(self._data, 0, len(self._data))
         return found
 
     def batches(self, size: int = 1 << 20):
@@ -109,14 +124,19 @@ class PackedRows(Sequence):
         lo, n, ends = 0, len(self), self._ends
         while lo < n:
             hi = max(lo + 1, bisect.bisect_right(ends, (ends[lo - 1] if lo else 0) + size, lo, n))
-            yield lo, self._decode(range(lo, hi), self._span(lo, hi))
+            rows = self._decode(range(lo, hi), self._span(lo, hi))
+            self._release(lo, hi)
+            yield lo, rows
+            del rows
             lo = hi
 
     def __getitem__(self, i):
         if isinstance(i, slice):
             lo, hi, step = i.indices(len(self))
             if step == 1:
-                return self._decode(range(lo, hi), self._span(lo, hi))
+                rows = self._decode(range(lo, hi), self._span(lo, hi))
+                self._release(lo, hi)
+                return rows
             return self._decode(range(lo, hi, step), map(self._at, range(lo, hi, step)))
         n = len(self)
         i = operator.index(i)
@@ -131,6 +151,7 @@ class PackedRows(Sequence):
         for lo in range(0, n, self.BATCH):
             hi = min(lo + self.BATCH, n)
             yield from self._decoded(range(lo, hi), self._span(lo, hi))
+            self._release(lo, hi)
 
     def __eq__(self, other):
         if isinstance(other, (PackedRows, list, tuple)):
@@ -210,7 +231,7 @@ class Packer:
         # A BytesIO, not a bytearray: its value is handed over without a copy (``rows``), where
         # bytes(bytearray) held the whole pack twice at the end of a load (8-word records, 100 MB:
         # a peak 130 MB above what the load keeps).
-        self.data = io.BytesIO()
+        self.data = SpillBuffer()        # past a MiB, a temporary file (``spill``)
         self.ends = array("q")
         self.leave_out = leave_out     # a field packed as None, filled from ``values`` on decode (``add``)
         self.flags = bytearray()
@@ -235,6 +256,7 @@ class Packer:
             self.flags += flags
         if isinstance(rows, PackedRows):
             self.data.write(rows._data)
+            rows._release(0, len(rows))
             self.ends.extend(map(base.__add__, rows._ends))
             return
         blobs = list(map(_unframed, map(pickle.dumps, rows)))
@@ -245,9 +267,9 @@ class Packer:
         """The records packed; with ``leave_out``, ``values`` is every record's value of that field
         (the whole column, held by the caller: shared, not copied)."""
         fills = () if self.leave_out is None else ((self.leave_out, values, bytes(self.flags)),)
-        # bytes: no spare capacity held (BytesIO trims its buffer in place and hands it over), and
-        # pickled (a job's result sent to the Space's server) without a copy at protocol 4.
-        data, self.data = self.data.getvalue(), io.BytesIO()
+        # In memory, bytes: no spare capacity held (BytesIO trims its buffer in place and hands it
+        # over), and pickled (a job's result sent to the Space's server) without a copy at protocol 4.
+        data, self.data = self.data.getvalue(), SpillBuffer()
         return PackedRows(data, self.ends, fills)
 
 

@@ -37,12 +37,8 @@ def copied_questions(real_data):
 
 
 def _components(pairs, threshold):
-    label, _ = cluster_labels(pairs, threshold)
-    groups: dict = {}
-    for record, lab in enumerate(label.tolist()):
-        if lab >= 0:
-            groups.setdefault(lab, []).append(record)
-    return sorted(tuple(g) for g in groups.values())
+    label = cluster_labels(pairs, threshold)[0]
+    return sorted(tuple(np.flatnonzero(label == lab).tolist()) for lab in np.unique(label[label >= 0]))
 
 
 @pytest.mark.parametrize("chunk", [1, 7, 1 << 20])
