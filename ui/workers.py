@@ -28,6 +28,7 @@ import signal
 import stat
 import time
 from multiprocessing.connection import wait
+from multiprocessing.reduction import ForkingPickler
 
 from auditor import AuditorError
 from auditor.env import env_int
@@ -154,6 +155,8 @@ def _child(conn, fn, args, kwargs, relay: bool) -> None:
     except BaseException as exc:  # noqa: BLE001 - every error goes back to the handler
         message = ("error", exc)
     try:
-        conn.send(message)
+        # Protocol 5: a buffer kept in a temporary file (auditor.io.spill) is pickled straight from
+        # its map, not copied into bytes first.
+        conn.send_bytes(ForkingPickler.dumps(message, protocol=5))
     except Exception as exc:  # noqa: BLE001 - an unpicklable value or error
         conn.send(("error", RuntimeError(f"{type(exc).__name__}: {exc}"[:500])))

@@ -17,7 +17,7 @@ from array import array
 from collections.abc import Sequence
 
 from ..errors import AuditorError
-from .spill import SpillBuffer, as_bytes, read_at, release
+from .spill import SpillBuffer, picklable, read_at, release
 
 _ENCODING = ("utf-8", "surrogatepass")
 
@@ -134,8 +134,8 @@ class TextColumn(Sequence):
 
     __hash__ = None
 
-    def __reduce__(self):
-        return TextColumn, (as_bytes(self._data), self._offsets, self._missing)
+    def __reduce_ex__(self, protocol):
+        return TextColumn, (picklable(self._data, protocol), self._offsets, self._missing)
 
     def __repr__(self) -> str:
         return f"TextColumn({len(self):,} texts, {len(self._data):,} bytes)"

@@ -8,13 +8,14 @@ the shingles and the near-duplicate search did their work beside them: about 1x 
 memory map; after each pass over a range its pages are handed back (``release``), so a process
 keeps only what it is reading. The file has no name from the start: it is gone when the buffer
 is, however the process ends. Pickled (a job's result sent to the Space's server), a spilled
-buffer travels as its bytes.
+buffer travels as its bytes (``picklable``).
 """
 from __future__ import annotations
 
 import io
 import mmap
 import os
+import pickle
 import tempfile
 
 from ..env import env_int
@@ -118,9 +119,12 @@ def release(buffer, start: int, stop: int) -> None:
         buffer.madvise(mmap.MADV_DONTNEED, first, stop - first)
 
 
-def as_bytes(buffer) -> bytes:
-    """The buffer's bytes (a spilled map copied: for pickling, which cannot send a map)."""
-    return buffer if isinstance(buffer, bytes) else bytes(buffer)
+def picklable(buffer, protocol: int):
+    """The buffer as a pickle can hold it, read back as bytes: at protocol 5, a spilled map
+    pickled straight from its pages (``pickle.PickleBuffer``); before, copied into bytes."""
+    if isinstance(buffer, bytes):
+        return buffer
+    return pickle.PickleBuffer(buffer) if protocol >= 5 else bytes(buffer)
 
 
 def _temporary_file():

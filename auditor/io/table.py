@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from ..errors import AuditorError
 from .columns import TextColumn
-from .spill import SpillBuffer, as_bytes, read_at, release
+from .spill import SpillBuffer, picklable, read_at, release
 
 
 class PackedRows(Sequence):
@@ -80,8 +80,8 @@ class PackedRows(Sequence):
         if lo < hi:
             release(self._data, self._ends[lo - 1] if lo else 0, self._ends[hi - 1])
 
-    def __reduce__(self):
-        return PackedRows, (as_bytes(self._data), self._ends, self._fills)
+    def __reduce_ex__(self, protocol):
+        return PackedRows, (picklable(self._data, protocol), self._ends, self._fills)
 
     def take(self, index) -> "PackedRows":
         """The records at ``index`` (row numbers, in that order), packed anew."""
