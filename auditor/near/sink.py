@@ -29,7 +29,7 @@ from .result import (EPS, SCORE_SCALE, STRATA, STRATUM_CAP, CrossPairs, Estimate
 
 LEVEL_STEP = 0.05             # forest components kept at every 0.05: the implied-edge test's quick path
 BUFFER_MIN = 2_000_000        # edges buffered before the forest is rebuilt (or nodes / 2 if more)
-COUNT_FLUSH = 8_000_000       # score bins buffered before they are added to the counts
+COUNT_FLUSH = 1 << 20         # score bins buffered before they are added to the counts
 COMPACT_EDGES = 1 << 18       # buffered edges merged into the forest and the sample at a time (or nodes)
 
 
