@@ -115,12 +115,25 @@ class PackedRows(Sequence):
         offset = self._ends[start - 1] if 0 < start <= len(self) else 0
         while pending and start < len(self):
             # one search for all the pending names; the one found first is then taken out
-            hit = re.compile(b"|".join(map(re.escape, pending))).search(self._data, offset)
+            hit = self._search(re.compile(b"|".join(map(re.escape, pending))), offset, 258)
             if hit is None:
                 break
             found[pending.pop(hit.group())] = bisect.bisect_right(self._ends, hit.start())
-        release(self._data, 0, len(self._data))
         return found
+
+    SEARCH_CHUNK = 1 << 24     # bytes of pickles searched at a time, then handed back (spilled)
+
+    def _search(self, pattern, offset: int, longest: int):
+        """``pattern.search`` of the buffer from ``offset``, SEARCH_CHUNK bytes at a time (plus the
+        ``longest`` a match may be, so none is cut), each chunk's pages handed back once searched."""
+        size = len(self._data)
+        while offset < size:
+            hit = pattern.search(self._data, offset, min(size, offset + self.SEARCH_CHUNK + longest))
+            if hit is not None:
+                return hit
+            release(self._data, offset, offset + self.SEARCH_CHUNK)
+            offset += self.SEARCH_CHUNK
+        return None
 
     def batches(self, size: int = 1 << 20):
         """(the first record's number, a list of records) over all of them, a batch of about

@@ -124,3 +124,22 @@ def test_a_spill_folder_that_cannot_take_the_file_is_a_clear_error(real_data, ru
     with pytest.raises(AuditorError) as caught:
         spill.SpillBuffer().write(b"x")
     assert caught.value.code == "spill_failed"
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 64, 1 << 24])
+def test_the_late_field_search_reads_a_chunk_at_a_time_and_finds_keys_across_chunks(monkeypatch, tmp_path, chunk):
+    """``PackedRows.first_with_keys`` searches the spilled pickles SEARCH_CHUNK bytes at a time;
+    a key that straddles two chunks is still found, at the same record as one search of all."""
+    monkeypatch.setenv("AUDITOR_SPILL_MIN", "0")
+    monkeypatch.setenv("AUDITOR_SPILL_DIR", str(tmp_path))
+    rows = [{"question": f"q{i}"} for i in range(300)]
+    rows[157]["rationale"] = "late"
+    rows[211]["options_long_field_name"] = ["a", "b"]
+    packer = Packer()
+    packer.add(rows)
+    packed = packer.rows()
+    names = ["rationale", "options_long_field_name", "absent"]
+    want = {"rationale": 157, "options_long_field_name": 211}
+    monkeypatch.setattr(type(packed), "SEARCH_CHUNK", chunk)
+    assert packed.first_with_keys(names) == want
+    assert packed.first_with_keys(names, start=158) == {"options_long_field_name": 211}
