@@ -16,7 +16,7 @@ import scipy.sparse as sp
 from ..shingles import row_counts, row_hash_sums, rows_in_place, set_sizes, shared_columns
 from .result import EPS
 
-PRODUCT_BUDGET = 8_000_000   # product entries per block, bounds memory
+PRODUCT_BUDGET = 2_000_000   # product entries per block, bounds memory
 COMPILED_WORK = 20_000_000   # product entries of a join from which the compiled accumulation pays
 SLICE_ENTRIES = 1 << 20      # prefix entries of query rows multiplied at a time by scipy's product
 RANK_SLICE = 1 << 20         # entries (``prefix_matrix``) or columns (``rare_first_rank``) ranked at a time
