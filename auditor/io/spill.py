@@ -134,8 +134,8 @@ def _temporary_file():
         raise _spill_error(e) from None
 
 
-def _spill_error(e: OSError) -> AuditorError:
+def _spill_error(e: Exception) -> AuditorError:
     return AuditorError("spill_failed", f"Could not keep the records in a temporary file in {spill_dir()!r:.200}: "
-                        f"{e.strerror or e}.",
+                        f"{getattr(e, 'strerror', None) or e}.",
                         "Free space there, or set AUDITOR_SPILL_DIR to a folder with room (about the size of "
                         "the data read), or AUDITOR_SPILL_MIN to a size above it to keep the records in memory.")
