@@ -24,6 +24,7 @@ import scipy.sparse as sp
 
 from . import parallel
 from .errors import AuditorError
+from .memory import trim_heap
 from .normalize import fold
 from .parallel import thread_map
 from .settings import ShingleSpec
@@ -38,7 +39,11 @@ def shingle_matrix(texts: list, spec: ShingleSpec = ShingleSpec()) -> sp.csr_mat
         token_ids, lengths = word_tokens(texts)
     else:
         token_ids, lengths = _char_tokens(texts)
-    return windows_to_matrix(token_ids, lengths, spec.size, reuse_tokens=True)
+    matrix = windows_to_matrix(token_ids, lengths, spec.size, reuse_tokens=True)
+    # Words numbered batch by batch and windows ranked chunk by chunk leave small freed blocks
+    # all over the C heap (22 MB on 100 MB of Chinese text): handed back before the search.
+    trim_heap()
+    return matrix
 
 
 def word_tokens(texts: list, vocabulary: list | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -157,9 +162,20 @@ _POOL = None
 
 
 def _joined(parts: list) -> np.ndarray:
-    if len(parts) == 1:
-        return parts[0]
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
+    """The parts (int32) concatenated, each dropped from ``parts`` once copied: the result's pages
+    are taken as they are written, so the parts and the whole are not all held at once (Chinese
+    text, a token every 3 bytes, peaked there at 8 bytes a token with np.concatenate)."""
+    if len(parts) <= 1:
+        return parts.pop() if parts else np.zeros(0, dtype=np.int32)
+    out = np.empty(sum(part.size for part in parts), dtype=np.int32)
+    at = 0
+    for i in range(len(parts)):
+        part, parts[i] = parts[i], None
+        out[at:at + part.size] = part
+        at += part.size
+        del part
+    parts.clear()
+    return out
 
 
 def _encode_words(pieces: list):
@@ -408,7 +424,9 @@ def window_columns(token_ids: np.ndarray, lengths: np.ndarray, k: int,
     first j tokens, times V + 1, plus token j: the same order). Each pass makes its keys from the
     tokens a chunk at a time and ranks them (``_ranked``): about 12 bytes a window at the peak (16
     when the tuples are ranked a token at a time: the previous pass's ranks too), where np.unique's
-    inverse took over 40. With ``reuse_tokens``, a one-pass ranking writes the ranks
+    inverse took over 40; past RANGE_MIN windows, packed keys are ranked a key range at a time
+    (``_ranked_by_range``: the ids, the ranks and an eighth of the keys, 9-10 bytes a window, 7 when
+    the vocabulary fits in 16 bits). With ``reuse_tokens``, a one-pass ranking writes the ranks
     over the token ids, which no later window reads once its chunk's keys are made (there are no more
     windows than tokens, so window i starts at token i or later): 4 bytes a token less at the peak."""
     lengths = np.asarray(lengths, dtype=np.int64)
@@ -425,6 +443,11 @@ def window_columns(token_ids: np.ndarray, lengths: np.ndarray, k: int,
                 key += token
             return key
         reuse = reuse_tokens and token_ids.dtype == np.int32 and token_ids.flags.writeable
+        if reuse and windows.total >= RANGE_MIN and base <= 1 << 16:
+            # A small vocabulary (Chinese characters, short words): the windows read a uint16 copy
+            # of the ids and the ranks go over the int32 ids from the start, range by range.
+            windows.ids = token_ids.astype(np.uint16)
+            return _ranked_by_range(windows, keys, range(k), out=token_ids, out_free=True)
         return _ranked(windows, keys, range(k), base ** k, out=token_ids if reuse else None)
     # Too many distinct tokens to pack k of them: rank the first two, then each next one on the
     # rank so far (ranks < 2**31 and tokens < 2**31, so a rank times base plus a token fits).
@@ -514,6 +537,8 @@ def _ranked_packed(windows: "_Windows", make_keys, positions,
     sorted in place (no permutation array beside them: 8 bytes a window, with the int32 ranks 12),
     then read a chunk at a time, each window's rank written at its index."""
     total = windows.total
+    if total >= RANGE_MIN:
+        return _ranked_by_range(windows, make_keys, positions, out, out_free=False)
     packed = np.empty(total, dtype=np.int64)
     for lo, hi, tokens in windows.chunks(positions):
         key = make_keys(lo, hi, tokens)
@@ -535,6 +560,105 @@ def _ranked_packed(windows: "_Windows", make_keys, positions,
         codes[window] = rank
         count, previous = int(rank[-1]) + 1, int(key[-1])
     return count, codes
+
+
+RANGE_MIN = 1 << 22         # windows from which ``_ranked_by_range`` ranks the keys a range at a time
+KEY_RANGES = 8              # ranges of about equal size it ranks them in
+RANGE_SAMPLE = 1 << 16      # keys sampled to choose the ranges
+
+
+def _ranked_by_range(windows: "_Windows", make_keys, positions, out: np.ndarray | None,
+                     out_free: bool) -> tuple[int, np.ndarray]:
+    """``_ranked_packed`` a key range at a time: the ranges (``_key_ranges``) are taken in key order,
+    and each pass makes every window's key again but packs and sorts only those in its range (8 bytes
+    a window of the range, about 1 / KEY_RANGES of them), so the peak is the int32 ranks, the ids and
+    an eighth of the packed keys, not every window's packed key (12 bytes a window held 4 times the
+    bytes read on Chinese text, a token every 3 bytes). A key sampled in more than 1 / KEY_RANGES of
+    the windows (a heavy key: a text repeated over and over) is packed in no range: its windows are
+    marked -1 - (its index) and given its rank once every range is done. ``out_free``: ``out`` may
+    be written from the start (the windows read a copy of the ids); otherwise the ranks are copied
+    into ``out`` once the ids are read no more."""
+    total = windows.total
+    heavy, bounds, shares = _key_ranges(windows, make_keys, positions)
+    codes = out[:total] if out_free else np.empty(total, np.int32)
+    heavy_rank = np.zeros(heavy.size, np.int64)
+    lows = np.concatenate(([0], bounds))
+    highs = np.concatenate((bounds, [np.iinfo(np.int64).max]))
+    count = 0
+    for lo_key, hi_key, share in zip(lows.tolist(), highs.tolist(), shares.tolist()):
+        packed, size = np.empty(int(share * total * 1.1) + WINDOW_CHUNK, np.int64), 0
+        for lo, hi, tokens in windows.chunks(positions):
+            key = make_keys(lo, hi, tokens)
+            at = np.flatnonzero((key >= lo_key) & (key < hi_key))
+            key = key[at]
+            at += lo
+            if heavy.size:
+                h = np.minimum(np.searchsorted(heavy, key), heavy.size - 1)
+                is_heavy = heavy[h] == key
+                if is_heavy.any():
+                    codes[at[is_heavy]] = -1 - h[is_heavy]
+                    at, key = at[~is_heavy], key[~is_heavy]
+            key -= lo_key
+            key *= total
+            key += at
+            if size + key.size > packed.size:              # the sample misjudged the range: grow it
+                packed = np.concatenate((packed[:size], np.empty(size + key.size + WINDOW_CHUNK, np.int64)))
+            packed[size:size + key.size] = key
+            size += key.size
+            del key, at
+        packed = packed[:size]
+        packed.sort()
+        in_range = heavy[(heavy >= lo_key) & (heavy < hi_key)]
+        first_heavy = int(np.searchsorted(heavy, lo_key))
+        below_heavy = np.zeros(in_range.size, np.int64)    # distinct range keys below each heavy key
+        distinct, previous = 0, -1
+        for lo in range(0, size, WINDOW_CHUNK):
+            key, window = np.divmod(packed[lo:lo + WINDOW_CHUNK], total)
+            new_run = np.empty(key.size, dtype=bool)
+            new_run[0] = key[0] != previous
+            np.not_equal(key[1:], key[:-1], out=new_run[1:])
+            rank = np.cumsum(new_run, dtype=np.int64)
+            rank += count + distinct - 1
+            if in_range.size:
+                key += lo_key
+                rank += np.searchsorted(in_range, key)
+                below_heavy += np.searchsorted(key[new_run], in_range)
+            codes[window] = rank
+            distinct += int(np.count_nonzero(new_run))
+            previous = int(key[-1]) if not in_range.size else int(key[-1]) - lo_key
+        heavy_rank[first_heavy:first_heavy + in_range.size] = count + below_heavy + np.arange(in_range.size)
+        count += distinct + in_range.size
+        del packed
+    if heavy.size:
+        for lo in range(0, total, WINDOW_CHUNK):
+            chunk = codes[lo:lo + WINDOW_CHUNK]
+            marked = chunk < 0
+            chunk[marked] = heavy_rank[-1 - chunk[marked]]
+    if out is not None and not out_free:
+        out[:total] = codes
+        codes = out[:total]
+    return count, codes
+
+
+def _key_ranges(windows: "_Windows", make_keys, positions) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(the heavy keys, ascending; the bounds between ranges; each range's share of the windows)
+    from RANGE_SAMPLE windows' keys drawn with a fixed seed (the same ranges every run)."""
+    total = windows.total
+    picks = np.sort(np.random.default_rng(0).integers(0, total, min(total, RANGE_SAMPLE)))
+    sample = np.empty(picks.size, np.int64)
+    for lo, hi, tokens in windows.chunks(positions):
+        first, last = np.searchsorted(picks, (lo, hi))
+        if last > first:
+            sample[first:last] = make_keys(lo, hi, tokens)[picks[first:last] - lo]
+    sample.sort()
+    values, counts = np.unique(sample, return_counts=True)
+    heavy = values[counts * KEY_RANGES > sample.size]
+    rest = sample[~np.isin(sample, heavy)]
+    bounds = np.unique(rest[(np.arange(1, KEY_RANGES) * rest.size) // KEY_RANGES]) if rest.size else \
+        np.zeros(0, np.int64)
+    edges = np.searchsorted(rest, bounds)
+    shares = np.diff(np.concatenate(([0], edges, [rest.size]))) / sample.size
+    return heavy, bounds, shares
 
 
 class _Windows:
@@ -655,16 +779,23 @@ def _column_count_chunks(matrix: sp.csr_matrix):
         if m:
             yield 0, np.bincount(indices, minlength=m)
         return
-    inside, below = np.empty(indices.size, bool), np.empty(indices.size, bool)     # reused by every range
+    # Each range reads the entries a chunk at a time (masks over every entry held 2 bytes an entry:
+    # Chinese text's 3-grams, nearly a column an entry, peaked there); an entry is in the range when
+    # its column minus the first, as unsigned, is below the range's width (one comparison, not two).
+    shifted = np.empty(min(indices.size, COUNT_ENTRIES), np.int64)
     for lo in range(0, m, COUNT_CHUNK):
         hi = min(m, lo + COUNT_CHUNK)
-        np.greater_equal(indices, lo, out=inside)
-        np.less(indices, hi, out=below)
-        inside &= below
-        columns = indices[inside]
-        columns -= lo
-        yield lo, np.bincount(columns, minlength=hi - lo)
-        del columns
+        counts = np.zeros(hi - lo, np.int64)
+        for start in range(0, indices.size, COUNT_ENTRIES):
+            chunk = indices[start:start + COUNT_ENTRIES]
+            local = shifted[:chunk.size]
+            np.subtract(chunk, lo, out=local)
+            counts += np.bincount(local[local.view(np.uint64) < hi - lo], minlength=hi - lo)
+        yield lo, counts
+        del counts
+
+
+COUNT_ENTRIES = 1 << 21   # matrix entries read at a time by ``_column_count_chunks``
 
 
 ROW_SUM_CHUNK = 1 << 20     # matrix entries hashed at a time by ``row_hash_sums``

@@ -36,6 +36,7 @@ import scipy.sparse as sp
 
 from ..env import env_int
 from ..errors import AuditorError
+from ..memory import trim_heap
 from ..settings import MAX_EXACT_CANDIDATES
 from ..shingles import rows_in_place, set_sizes
 from . import dense
@@ -93,6 +94,7 @@ def find_pairs(matrix: sp.csr_matrix, min_threshold: float, method: str = "auto"
                                                                                stage))
     if progress:
         progress(PLAN_SHARE, "candidates planned")
+    trim_heap()           # the plan's small freed blocks, handed back before the join's peak
     sink = PairSink(searched_weight, min_threshold, multiplicity)
     target = sink if on_pairs is None else _Tee(sink, on_pairs)
     common = dict(n_records=n_records, node_of=node_of, min_threshold=min_threshold)

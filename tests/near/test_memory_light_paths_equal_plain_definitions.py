@@ -70,8 +70,36 @@ def test_window_ranks_of_words_seen_once_equal_sorted_tuples(monkeypatch, k):
     assert codes.tolist() == want_codes
 
 
+@pytest.mark.parametrize("vocabulary", [2, 40, 5_000, 70_000])
+@pytest.mark.parametrize("reuse", [False, True])
+@pytest.mark.parametrize("sampled", [1 << 16, 37])
+def test_window_ranks_by_key_range_equal_sorted_tuples(monkeypatch, vocabulary, reuse, sampled):
+    """Ranked a key range at a time (``_ranked_by_range``, on for large inputs): each pass packs and
+    sorts one range's keys, keys that fill more than a range's share (a repeated text) are ranked
+    apart, a vocabulary of up to 65,535 words reads a uint16 copy of the ids and writes the ranks
+    over them from the start. A sample of 37 keys misjudges the ranges' sizes, so their buffers
+    grow. The ranks equal the sorted tuples' all the same."""
+    monkeypatch.setattr(shingles, "WINDOW_CHUNK", 5)
+    monkeypatch.setattr(shingles, "RANGE_MIN", 1)
+    monkeypatch.setattr(shingles, "KEY_RANGES", 4)
+    monkeypatch.setattr(shingles, "RANGE_SAMPLE", sampled)
+    rng = np.random.default_rng(vocabulary + sampled)
+    lengths = rng.integers(0, 12, 300)
+    ids = rng.integers(0, vocabulary, int(lengths.sum())).astype(np.int32)
+    third = ids.size // 3
+    ids[:third] = 1                                # a third of the windows one key: a heavy key,
+    ids[third:2 * third] = 0                       # a third another
+    ids[-1] = vocabulary - 1
+    want_count, want_codes = tuple_ranks(ids, lengths, 3)
+    count, codes = window_columns(ids, lengths, 3, reuse_tokens=reuse)
+    assert count == want_count
+    assert codes.dtype == np.int32 and codes.tolist() == want_codes
+
+
 def test_column_counts_in_ranges_equal_bincount(monkeypatch):
+    """Ranges of 1,000 columns, each read 777 entries at a time."""
     monkeypatch.setattr(shingles, "COUNT_CHUNK", 1_000)     # 51 ranges of columns
+    monkeypatch.setattr(shingles, "COUNT_ENTRIES", 777)
     rng = np.random.default_rng(7)
     m = 50_500
     rows = [np.unique(rng.integers(0, m, rng.integers(0, 3_000))) for _ in range(60)]
@@ -81,6 +109,8 @@ def test_column_counts_in_ranges_equal_bincount(monkeypatch):
     assert counts.dtype == np.int32
     assert np.array_equal(counts, np.bincount(matrix.indices, minlength=m))
     assert counts.max() >= 2
+    shared, df = shingles.shared_columns(matrix)
+    assert np.array_equal(shared, np.flatnonzero(counts >= 2)) and np.array_equal(df, counts[counts >= 2])
 
 
 @pytest.fixture(scope="module")
@@ -99,6 +129,7 @@ def test_search_in_small_slices_finds_the_reference_pairs(questions, monkeypatch
     monkeypatch.setattr(near.prefix, "SLICE_ENTRIES", 64)
     monkeypatch.setattr(near.prefix, "LENGTHS_CHUNK", 50)
     monkeypatch.setattr(near.prefix, "PRODUCT_BUDGET", 20_000)     # many blocks
+    monkeypatch.setattr(near.prefix, "FILTER_CHUNK", 7)              # candidates judged a few at a time
     monkeypatch.setattr(shingles, "COUNT_CHUNK", 500)
     sliced = gt.engine_record_pairs(near.find_pairs(shingle_matrix(questions), threshold, "exact"), threshold)
     want = gt.reference(questions, "word", 3).record_pairs(threshold)
@@ -115,6 +146,7 @@ def test_cross_search_in_small_slices_equals_default(questions, monkeypatch):
     default = near.find_stacked_cross_pairs(stacked, len(a), 0.5)
     monkeypatch.setattr(near.prefix, "SLICE_ENTRIES", 64)
     monkeypatch.setattr(near.prefix, "LENGTHS_CHUNK", 50)
+    monkeypatch.setattr(near.prefix, "FILTER_CHUNK", 7)
     monkeypatch.setattr(shingles, "COUNT_CHUNK", 500)
     sliced = near.find_stacked_cross_pairs(stacked, len(a), 0.5)
     assert sliced.pairs == default.pairs >= 400
