@@ -17,8 +17,12 @@ from ..shingles import row_counts, row_hash_sums, rows_in_place, set_sizes, shar
 from .result import EPS
 
 PRODUCT_BUDGET = 2_000_000   # product entries per block, bounds memory
-COMPILED_WORK = 20_000_000   # product entries of a join from which the compiled accumulation pays
+# Product entries of a join from which the compiled accumulation is used: it writes only the
+# candidates that pass the filter, where scipy's product holds 12 bytes an entry a thread (40 MB of
+# the join's peak on 100 MB of Chinese text, 9M entries), but it loads numba (once a process).
+COMPILED_WORK = 4_000_000
 SLICE_ENTRIES = 1 << 20      # prefix entries of query rows multiplied at a time by scipy's product
+FILTER_CHUNK = 1 << 16       # product entries judged at a time by the candidate filter
 RANK_SLICE = 1 << 20         # entries (``prefix_matrix``) or columns (``rare_first_rank``) ranked at a time
 
 
@@ -255,38 +259,55 @@ class PrefixIndex:
 
     def candidates(self, block: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
         """(query rows ascending, indexed rows) of one block's candidates."""
-        return self.bounded_candidates(block)[:2]
+        return self._filtered(block)[:2]
 
     def bounded_candidates(self, block: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``candidates`` and each pair's upper bound on its Jaccard (the size filter's ratio and
         the overlap bound of ``CandidateFilter``), for the work budget (``near.join``)."""
+        a, b, overlap = self._filtered(block)
+        return a, b, self.filter.jaccard_bound(a, b, overlap)
+
+    def _filtered(self, block: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(query rows, indexed rows, overlap bound) of the block's candidates that pass the filter."""
         start, stop = block
         if self.compiled is not None:
             return self._compiled_candidates(start, stop)
-        rows, cols, shared = self._product(start, stop)
-        if start < self.indexed:                   # queries among the indexed rows: a self-join
-            upper = cols > rows
-            rows, cols, shared = rows[upper], cols[upper], shared[upper]
-        keep = self.filter(rows, cols, shared)
-        if self.group is not None:
-            keep &= (self.group[rows] < 0) | (self.group[rows] != self.group[cols])
-        rows, cols = rows[keep], cols[keep]
-        return rows, cols, self.filter.jaccard_bound(rows, cols, self.filter.overlap_bound(rows, cols, shared[keep]))
-
-    def _product(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(query rows, indexed rows, shared prefix shingles) of the product of query rows
-        start..stop-1 with the inverted lists, row-major as scipy gives them. The rows are sliced
-        a few prefix entries at a time (``SLICE_ENTRIES``): a slice of the block's whole rows
-        copied about 8 bytes a prefix shingle of long texts, per thread; the pieces are the
-        block's product cut between rows, so the result is the same."""
-        parts = []
-        for lo, hi in entry_slices(self.prefixes.indptr, start, stop, SLICE_ENTRIES):
-            product = (self.prefixes[lo:hi] @ self.transposed).tocoo()
-            parts.append((product.row.astype(np.int64) + lo, product.col.astype(np.int64), product.data))
-            del product
+        self_join = start < self.indexed             # queries among the indexed rows: each pair once
+        parts = [self._kept(rows, cols, shared, self_join) for rows, cols, shared in self._product(start, stop)]
         if len(parts) == 1:
             return parts[0]
         return tuple(np.concatenate([part[i] for part in parts]) for i in range(3))
+
+    def _kept(self, rows: np.ndarray, cols: np.ndarray, shared: np.ndarray, self_join: bool) -> tuple:
+        """The candidates of one product slice that pass the filter (and the self-join's and the
+        dense groups' own conditions), judged FILTER_CHUNK entries at a time: the filter's gathers
+        and bounds over a whole block held about 60 bytes a product entry, which on text whose
+        prefix shingles recur (Chinese 3-grams) was most of the search's memory."""
+        keep = np.empty(rows.size, bool)
+        for lo in range(0, rows.size, FILTER_CHUNK):
+            x, y, s = rows[lo:lo + FILTER_CHUNK], cols[lo:lo + FILTER_CHUNK], shared[lo:lo + FILTER_CHUNK]
+            ok = self.filter(x, y, s)
+            if self_join:
+                ok &= y > x
+            if self.group is not None:
+                ok &= (self.group[x] < 0) | (self.group[x] != self.group[y])
+            keep[lo:lo + FILTER_CHUNK] = ok
+        a, b = rows[keep].astype(np.int64), cols[keep].astype(np.int64)
+        return a, b, self.filter.overlap_bound(a, b, shared[keep])
+
+    def _product(self, start: int, stop: int):
+        """(query rows, indexed rows, shared prefix shingles) of the product of query rows
+        start..stop-1 with the inverted lists, row-major as scipy gives them (int32 rows and
+        columns, float32 counts: 12 bytes a product entry), a slice at a time. The rows are sliced
+        a few prefix entries at a time (``SLICE_ENTRIES``): a slice of the block's whole rows
+        copied about 8 bytes a prefix shingle of long texts, per thread; the slices are the
+        block's product cut between rows, so the result is the same."""
+        for lo, hi in entry_slices(self.prefixes.indptr, start, stop, SLICE_ENTRIES):
+            product = (self.prefixes[lo:hi] @ self.transposed).tocoo()
+            rows = product.row.astype(np.int32, copy=False)
+            rows += lo
+            yield rows, product.col.astype(np.int32, copy=False), product.data
+            del product, rows
 
     def _compiled_candidates(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
         from ..kernels import prefix_candidates
