@@ -27,7 +27,7 @@ import scipy.sparse as sp
 
 from ..settings import CONTAINED_METHOD as METHOD
 from ..settings import CONTAINED_MIN_SHARED as MIN_SHARED
-from ..shingles import column_counts, row_counts, set_sizes
+from ..shingles import row_counts, set_sizes
 from .prefix import entry_slices, leading_entries, rare_first_rank
 from .result import EPS, CrossPairs
 from .sink import CrossSink
@@ -65,11 +65,17 @@ class ContainedIndex:
         sizes = set_sizes(matrix).astype(np.int64)
         need = required_overlap(sizes, threshold)
         prefix_len = np.minimum(np.where(need >= MIN_SHARED, sizes - need + 1, 0), sizes)
+        # B's own columns, each entry's place among them: the ranks and masks below are per column
+        # B holds, not per column of the whole matrix (a leak of 1,000 records against 100 MB of
+        # Chinese text held four of those over 18M columns, 350 MB).
+        used, local = np.unique(matrix.indices, return_inverse=True)
         # Each row's entries in rare-first order (ties by column: ``rare_first_rank``), the first
         # prefix_len[row] kept. Sorted as ranks within rows, not by a lexsort of (row, df, column),
         # whose int64 keys and order took about 40 bytes an entry of B.
-        rank = rare_first_rank(column_counts(matrix))
-        ranked = sp.csr_matrix((np.ones(matrix.nnz, np.int8), rank[matrix.indices], matrix.indptr), shape=(n, columns))
+        rank = rare_first_rank(np.bincount(local.reshape(-1), minlength=used.size))
+        ranked = sp.csr_matrix((np.ones(matrix.nnz, np.int8), rank[local.reshape(-1)], matrix.indptr),
+                               shape=(n, used.size))
+        del local
         ranked.sort_indices()
         kept = ranked.indices[leading_entries(ranked.indptr, prefix_len)]      # ranks, row-major
         del ranked
@@ -77,13 +83,15 @@ class ContainedIndex:
         # column order: its transpose then has a row pointer per prefix column, not one per column
         # of the whole matrix (and no column per rank is made), 8 bytes a column less; for long
         # texts, a column a shingle.
-        is_kept = np.zeros(columns, dtype=bool)
+        is_kept = np.zeros(used.size, dtype=bool)
         is_kept[kept] = True
-        in_prefix = is_kept[rank]                        # per column
+        prefix_local = np.flatnonzero(is_kept[rank])     # B's columns in some prefix, in column order
         del is_kept
-        prefix_columns = np.flatnonzero(in_prefix).astype(np.int32)
-        ranks_of = rank[prefix_columns]                  # the prefix columns' ranks, in column order
-        del rank
+        prefix_columns = used[prefix_local].astype(np.int32)
+        in_prefix = np.zeros(columns, dtype=bool)
+        in_prefix[prefix_columns] = True
+        ranks_of = rank[prefix_local]                    # the prefix columns' ranks, in column order
+        del rank, used, prefix_local
         order = np.argsort(ranks_of, kind="stable")      # place in ``prefix_columns`` of each kept rank, by rank
         place = order[np.searchsorted(ranks_of[order], kept)].astype(np.int32)
         del ranks_of, order, kept
