@@ -30,7 +30,8 @@ def pin_mmap_threshold() -> bool:
 def trim_heap() -> bool:
     """Hands the C heap's free pages back to the system (glibc's malloc_trim), after a step that
     made and dropped a Python object per word: tokenising 100 MB of Chinese text left 22 MB of the
-    heap free but held, which the search's peak then stood on. True when done; elsewhere a no-op."""
+    heap free but held, which the search's peak then stood on. True when pages went back; where
+    there is no glibc, a no-op."""
     global _LIBC
     try:
         if _LIBC is None:

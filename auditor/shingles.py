@@ -95,6 +95,7 @@ def word_tokens(texts: list, vocabulary: list | None = None) -> tuple[np.ndarray
     del arrow_parts, python_parts                # the numbering drops each dictionary once read
     for local, number in zip(arrow_locals + python_locals, _number_words(dictionaries, vocabulary)):
         local[:] = number[local]                  # in place: a gather into a new array, copied back
+    local = number = None                         # the last batch's too, so ``_joined`` can drop it
     arrow_ids = _joined(arrow_locals)
     python_ids = _joined(python_locals)
     del arrow_locals, python_locals
@@ -447,7 +448,7 @@ def window_columns(token_ids: np.ndarray, lengths: np.ndarray, k: int,
             # A small vocabulary (Chinese characters, short words): the windows read a uint16 copy
             # of the ids and the ranks go over the int32 ids from the start, range by range.
             windows.ids = token_ids.astype(np.uint16)
-            return _ranked_by_range(windows, keys, range(k), out=token_ids, out_free=True)
+            return _ranked_by_range(windows, keys, range(k), base ** k, out=token_ids, out_free=True)
         return _ranked(windows, keys, range(k), base ** k, out=token_ids if reuse else None)
     # Too many distinct tokens to pack k of them: rank the first two, then each next one on the
     # rank so far (ranks < 2**31 and tokens < 2**31, so a rank times base plus a token fits).
@@ -472,7 +473,7 @@ def _ranked(windows: "_Windows", make_keys, positions, bound: int,
     peak); else the keys alone are (``_ranked_searched``, 12 bytes too). ``out``: int32, at least a
     slot a window, to write the ranks in (``window_columns``), each chunk's once its keys are made."""
     if bound * windows.total < 2 ** 63:
-        return _ranked_packed(windows, make_keys, positions, out)
+        return _ranked_packed(windows, make_keys, positions, bound, out)
     return _ranked_searched(windows, make_keys, positions, out)
 
 
@@ -531,14 +532,14 @@ def _distinct_in_place(ordered: np.ndarray) -> int:
     return count
 
 
-def _ranked_packed(windows: "_Windows", make_keys, positions,
+def _ranked_packed(windows: "_Windows", make_keys, positions, bound: int,
                    out: np.ndarray | None = None) -> tuple[int, np.ndarray]:
     """``_ranked`` of keys for which key * total + window fits in 63 bits: those packed integers
     sorted in place (no permutation array beside them: 8 bytes a window, with the int32 ranks 12),
     then read a chunk at a time, each window's rank written at its index."""
     total = windows.total
     if total >= RANGE_MIN:
-        return _ranked_by_range(windows, make_keys, positions, out, out_free=False)
+        return _ranked_by_range(windows, make_keys, positions, bound, out, out_free=False)
     packed = np.empty(total, dtype=np.int64)
     for lo, hi, tokens in windows.chunks(positions):
         key = make_keys(lo, hi, tokens)
@@ -567,26 +568,32 @@ KEY_RANGES = 8              # ranges of about equal size it ranks them in
 RANGE_SAMPLE = 1 << 16      # keys sampled to choose the ranges
 
 
-def _ranked_by_range(windows: "_Windows", make_keys, positions, out: np.ndarray | None,
+def _ranked_by_range(windows: "_Windows", make_keys, positions, bound: int, out: np.ndarray | None,
                      out_free: bool) -> tuple[int, np.ndarray]:
     """``_ranked_packed`` a key range at a time: the ranges (``_key_ranges``) are taken in key order,
-    and each pass makes every window's key again but packs and sorts only those in its range (8 bytes
-    a window of the range, about 1 / KEY_RANGES of them), so the peak is the int32 ranks, the ids and
-    an eighth of the packed keys, not every window's packed key (12 bytes a window held 4 times the
-    bytes read on Chinese text, a token every 3 bytes). A key sampled in more than 1 / KEY_RANGES of
-    the windows (a heavy key: a text repeated over and over) is packed in no range: its windows are
-    marked -1 - (its index) and given its rank once every range is done. ``out_free``: ``out`` may
-    be written from the start (the windows read a copy of the ids); otherwise the ranks are copied
-    into ``out`` once the ids are read no more."""
+    and each pass makes every window's key again but keeps only those in its range (about
+    1 / KEY_RANGES of them), so the peak is the int32 ranks, the ids and a range's keys, not every
+    window's packed key (12 bytes a window held 4 times the bytes read on Chinese text, a token every
+    3 bytes). A range's keys are packed with their window (key less the range's first, times the
+    windows, plus the window: 8 bytes a window of the range) and sorted in place when that fits in
+    63 bits; else (keys below ``bound``, a wide range of a large vocabulary) kept beside their
+    windows and ordered by argsort (about 28 bytes a window of the range at its peak). A key
+    sampled in more than 1 / KEY_RANGES of the windows (a heavy key: a text repeated over and over)
+    is kept in no range: its windows are marked -1 - (its index) and given its rank once every
+    range is done. ``out_free``: ``out`` may be written from the start (the windows read a copy of
+    the ids); otherwise the ranks are copied into ``out`` once the ids are read no more."""
     total = windows.total
     heavy, bounds, shares = _key_ranges(windows, make_keys, positions)
     codes = out[:total] if out_free else np.empty(total, np.int32)
     heavy_rank = np.zeros(heavy.size, np.int64)
-    lows = np.concatenate(([0], bounds))
-    highs = np.concatenate((bounds, [np.iinfo(np.int64).max]))
+    lows = np.concatenate(([0], bounds)).tolist()
+    highs = np.concatenate((bounds, [bound])).tolist()
+    window_type = np.int32 if total < 2 ** 31 else np.int64
     count = 0
-    for lo_key, hi_key, share in zip(lows.tolist(), highs.tolist(), shares.tolist()):
-        packed, size = np.empty(int(share * total * 1.1) + WINDOW_CHUNK, np.int64), 0
+    for lo_key, hi_key, share in zip(lows, highs, shares.tolist()):
+        packed = (hi_key - lo_key) * total < 2 ** 63          # Python integers: exact
+        keys = _Growing(int(share * total * 1.1) + WINDOW_CHUNK, np.int64)
+        places = None if packed else _Growing(keys.buffer.size, window_type)
         for lo, hi, tokens in windows.chunks(positions):
             key = make_keys(lo, hi, tokens)
             at = np.flatnonzero((key >= lo_key) & (key < hi_key))
@@ -599,24 +606,22 @@ def _ranked_by_range(windows: "_Windows", make_keys, positions, out: np.ndarray 
                     codes[at[is_heavy]] = -1 - h[is_heavy]
                     at, key = at[~is_heavy], key[~is_heavy]
             key -= lo_key
-            key *= total
-            key += at
-            if size + key.size > packed.size:              # the sample misjudged the range: grow it
-                packed = np.concatenate((packed[:size], np.empty(size + key.size + WINDOW_CHUNK, np.int64)))
-            packed[size:size + key.size] = key
-            size += key.size
+            if packed:
+                key *= total
+                key += at
+            else:
+                places.add(at)
+            keys.add(key)
             del key, at
-        packed = packed[:size]
-        packed.sort()
         in_range = heavy[(heavy >= lo_key) & (heavy < hi_key)]
         first_heavy = int(np.searchsorted(heavy, lo_key))
         below_heavy = np.zeros(in_range.size, np.int64)    # distinct range keys below each heavy key
         distinct, previous = 0, -1
-        for lo in range(0, size, WINDOW_CHUNK):
-            key, window = np.divmod(packed[lo:lo + WINDOW_CHUNK], total)
+        for key, window in _sorted_by_key(keys, places, total):    # keys less lo_key, ascending
             new_run = np.empty(key.size, dtype=bool)
             new_run[0] = key[0] != previous
             np.not_equal(key[1:], key[:-1], out=new_run[1:])
+            previous = int(key[-1])
             rank = np.cumsum(new_run, dtype=np.int64)
             rank += count + distinct - 1
             if in_range.size:
@@ -625,10 +630,8 @@ def _ranked_by_range(windows: "_Windows", make_keys, positions, out: np.ndarray 
                 below_heavy += np.searchsorted(key[new_run], in_range)
             codes[window] = rank
             distinct += int(np.count_nonzero(new_run))
-            previous = int(key[-1]) if not in_range.size else int(key[-1]) - lo_key
         heavy_rank[first_heavy:first_heavy + in_range.size] = count + below_heavy + np.arange(in_range.size)
         count += distinct + in_range.size
-        del packed
     if heavy.size:
         for lo in range(0, total, WINDOW_CHUNK):
             chunk = codes[lo:lo + WINDOW_CHUNK]
@@ -638,6 +641,43 @@ def _ranked_by_range(windows: "_Windows", make_keys, positions, out: np.ndarray 
         out[:total] = codes
         codes = out[:total]
     return count, codes
+
+
+class _Growing:
+    """An array filled a chunk at a time into a buffer sized from an estimate, grown if it is short."""
+
+    def __init__(self, capacity: int, dtype):
+        self.buffer, self.size = np.empty(capacity, dtype), 0
+
+    def add(self, values: np.ndarray) -> None:
+        if self.size + values.size > self.buffer.size:          # the sample misjudged the range
+            grown = np.empty(self.size + values.size + WINDOW_CHUNK, self.buffer.dtype)
+            grown[:self.size] = self.buffer[:self.size]
+            self.buffer = grown
+        self.buffer[self.size:self.size + values.size] = values
+        self.size += values.size
+
+    def take(self) -> np.ndarray:
+        values, self.buffer = self.buffer[:self.size], None
+        return values
+
+
+def _sorted_by_key(keys: _Growing, places: _Growing | None, total: int):
+    """(keys, windows) a chunk at a time in key order: packed keys (``places`` None) sorted in place
+    and split; else the keys and their windows gathered by the keys' argsort."""
+    if places is None:
+        packed = keys.take()
+        packed.sort()
+        for lo in range(0, packed.size, WINDOW_CHUNK):
+            yield np.divmod(packed[lo:lo + WINDOW_CHUNK], total)
+        return
+    key = keys.take()
+    order = np.argsort(key)
+    key = key[order]
+    window = places.take()[order]
+    del order
+    for lo in range(0, key.size, WINDOW_CHUNK):
+        yield key[lo:lo + WINDOW_CHUNK], window[lo:lo + WINDOW_CHUNK]
 
 
 def _key_ranges(windows: "_Windows", make_keys, positions) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -65,16 +65,12 @@ class ContainedIndex:
         sizes = set_sizes(matrix).astype(np.int64)
         need = required_overlap(sizes, threshold)
         prefix_len = np.minimum(np.where(need >= MIN_SHARED, sizes - need + 1, 0), sizes)
-        # B's own columns, each entry's place among them: the ranks and masks below are per column
-        # B holds, not per column of the whole matrix (a leak of 1,000 records against 100 MB of
-        # Chinese text held four of those over 18M columns, 350 MB).
-        used, local = np.unique(matrix.indices, return_inverse=True)
+        used, local = _own_columns(matrix.indices, columns)
         # Each row's entries in rare-first order (ties by column: ``rare_first_rank``), the first
         # prefix_len[row] kept. Sorted as ranks within rows, not by a lexsort of (row, df, column),
         # whose int64 keys and order took about 40 bytes an entry of B.
-        rank = rare_first_rank(np.bincount(local.reshape(-1), minlength=used.size))
-        ranked = sp.csr_matrix((np.ones(matrix.nnz, np.int8), rank[local.reshape(-1)], matrix.indptr),
-                               shape=(n, used.size))
+        rank = rare_first_rank(np.bincount(local, minlength=used.size))
+        ranked = sp.csr_matrix((np.ones(matrix.nnz, np.int8), rank[local], matrix.indptr), shape=(n, used.size))
         del local
         ranked.sort_indices()
         kept = ranked.indices[leading_entries(ranked.indptr, prefix_len)]      # ranks, row-major
@@ -131,6 +127,22 @@ class ContainedIndex:
         inter = _overlaps(a_matrix, self.matrix, a, b, self.need[b])
         keep = inter >= self.need[b]
         return (a[keep], b[keep], inter[keep] / self.sizes[b[keep]]), int(a.size)
+
+
+def _own_columns(indices: np.ndarray, columns: int) -> tuple[np.ndarray, np.ndarray]:
+    """(B's columns ascending, each entry's place among them as int32): the ranks and masks of
+    ``ContainedIndex.build`` are then per column B holds, not per column of the whole matrix (a leak
+    of 1,000 records against 100 MB of Chinese text held four of those over 18M columns, 350 MB).
+    A B far narrower than the matrix sorts its columns (about 16 bytes an entry of B at the peak);
+    a wide one marks them in a mask over the columns (5 bytes a column)."""
+    if indices.size * 8 < columns:
+        used = np.unique(indices)
+        return used, np.searchsorted(used, indices).astype(np.int32)
+    is_used = np.zeros(columns, bool)
+    is_used[indices] = True
+    place = np.cumsum(is_used, dtype=np.int32)
+    place -= 1
+    return np.flatnonzero(is_used), place[indices]
 
 
 def _overlaps(matrix_a: sp.csr_matrix, matrix_b: sp.csr_matrix, a: np.ndarray, b: np.ndarray,

@@ -324,7 +324,7 @@ class PrefixIndex:
                               np.zeros(0, np.int64) if self.group is None else self.group, *self._scratch(),
                               out_a, out_b, out_bound)
         a, b = out_a[:k], out_b[:k]
-        return a, b, f.jaccard_bound(a, b, out_bound[:k])
+        return a, b, out_bound[:k]                 # the overlap bound, as ``_kept`` gives it
 
     def _scratch(self) -> tuple[np.ndarray, np.ndarray]:
         """This thread's count and touched arrays (one slot per indexed row); the kernel leaves

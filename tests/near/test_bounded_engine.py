@@ -303,3 +303,28 @@ def test_compiled_candidates_match_the_reference(mixture, request, limits, monke
     assert compiled.pairs == product.pairs > 0
     assert np.array_equal(compiled.a, product.a) and np.array_equal(compiled.b, product.b)
     assert np.array_equal(compiled.jaccard, product.jaccard)
+
+
+def test_compiled_and_product_candidates_carry_the_same_bounds(mixture):
+    """A review found that the compiled path's Jaccard bounds were bounded twice (50 times too
+    small), so past the work budget nearly every candidate counted as implied by the forest and
+    was only sampled. Both paths give the same candidates, and the same upper bound on each one's
+    Jaccard, which holds for its true Jaccard."""
+    from auditor.near.prefix import PrefixIndex, prefix_matrix
+    from auditor.near.verifier import verify
+    from auditor.shingles import set_sizes
+    texts, _ = mixture
+    nodes = shingle_matrix(texts)
+    prefixes = prefix_matrix(nodes, 0.3)
+    block = (0, nodes.shape[0])
+    product = PrefixIndex(nodes, prefixes, 0.3, nodes.shape[0])
+    compiled = PrefixIndex(nodes, prefixes, 0.3, nodes.shape[0])
+    assert compiled.use_compiled(1e18)
+    a, b, bound = product.bounded_candidates(block)
+    ca, cb, cbound = compiled.bounded_candidates(block)
+    order, corder = np.lexsort((b, a)), np.lexsort((cb, ca))
+    assert a.size > 100
+    assert np.array_equal(a[order], ca[corder]) and np.array_equal(b[order], cb[corder])
+    assert np.allclose(bound[order], cbound[corder])
+    scores = verify(nodes, a, b, sizes=set_sizes(nodes), min_threshold=0.0)
+    assert np.all(scores <= bound + 1e-9)

@@ -70,21 +70,24 @@ def test_window_ranks_of_words_seen_once_equal_sorted_tuples(monkeypatch, k):
     assert codes.tolist() == want_codes
 
 
-@pytest.mark.parametrize("vocabulary", [2, 40, 5_000, 70_000])
+@pytest.mark.parametrize("vocabulary", [2, 40, 5_000, 65_535, 70_000, 3_000_000])
 @pytest.mark.parametrize("reuse", [False, True])
 @pytest.mark.parametrize("sampled", [1 << 16, 37])
 def test_window_ranks_by_key_range_equal_sorted_tuples(monkeypatch, vocabulary, reuse, sampled):
     """Ranked a key range at a time (``_ranked_by_range``, on for large inputs): each pass packs and
     sorts one range's keys, keys that fill more than a range's share (a repeated text) are ranked
     apart, a vocabulary of up to 65,535 words reads a uint16 copy of the ids and writes the ranks
-    over them from the start. A sample of 37 keys misjudges the ranges' sizes, so their buffers
-    grow. The ranks equal the sorted tuples' all the same."""
-    monkeypatch.setattr(shingles, "WINDOW_CHUNK", 5)
+    over them from the start, and 3M words rank the tuples a token at a time, each pass by range.
+    A sample of 37 keys misjudges the ranges' sizes, so their buffers grow. At 65,535 words and
+    220,000 windows a range's keys times the windows pass 63 bits: those ranges are ordered by
+    argsort, not packed (a review found the packing overflowing there and windows sharing ranks).
+    The ranks equal the sorted tuples' all the same."""
+    monkeypatch.setattr(shingles, "WINDOW_CHUNK", 5 if vocabulary != 65_535 else 1_000)
     monkeypatch.setattr(shingles, "RANGE_MIN", 1)
     monkeypatch.setattr(shingles, "KEY_RANGES", 4)
     monkeypatch.setattr(shingles, "RANGE_SAMPLE", sampled)
     rng = np.random.default_rng(vocabulary + sampled)
-    lengths = rng.integers(0, 12, 300)
+    lengths = rng.integers(0, 12, 40_000 if vocabulary == 65_535 else 300)
     ids = rng.integers(0, vocabulary, int(lengths.sum())).astype(np.int32)
     third = ids.size // 3
     ids[:third] = 1                                # a third of the windows one key: a heavy key,
@@ -193,3 +196,15 @@ def test_contained_matches_in_small_batches_equal_python_sets(questions, monkeyp
         best = sorted(((-c, a) for (a, bb), c in want.items() if bb == b))[:5]
         assert [(a, b) for _, a in best] == [k for k in got if k[1] == b]
         assert all(abs(got[(a, b)] + c) < 1e-12 for c, a in best)
+
+
+@pytest.mark.parametrize("width", [100, 10 ** 7])
+def test_contained_index_numbers_b_columns_as_np_unique(width):
+    """B's own columns and each entry's place among them (``ContainedIndex.build`` ranks those, not
+    every column of the matrix): sorted when B is far narrower than the matrix, marked in a mask
+    over the columns when not; both are np.unique's values and inverse."""
+    indices = np.random.default_rng(width).integers(0, width, 5_000).astype(np.int32)
+    used, place = contained._own_columns(indices, width)
+    want_used, want_place = np.unique(indices, return_inverse=True)
+    assert np.array_equal(used, want_used)
+    assert place.dtype == np.int32 and np.array_equal(place, want_place.reshape(-1))
