@@ -21,7 +21,9 @@ files' sizes. Shapes:
 - ``edited``: near duplicates everywhere: GSM8K train questions (the bundled copy), each copied 10-50
   times with 2-50% of its words replaced, the pair-dense shape of augmented or scraped data;
 - ``cjk``: Chinese-like text (80 ideographs a record, Zipf over 5,000 of them): no spaces, so every
-  character is a word (``shingles.words``), one token per 3 bytes where English has one per 6.
+  character is a word (``shingles.words``), one token per 3 bytes where English has one per 6;
+- ``letters``: the densest text there is: 200 one-letter words a record (a token every 2 bytes, so
+  every 3-gram of 26 letters is frequent), every other record one repeated text.
 
 Commands: ``scan``; ``dedup --out``; ``leak`` (A the file, B its first 1,000 records);
 ``clean`` (TEST the first 1,000 records, --against the file); ``contamination`` (the file as the
@@ -44,7 +46,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 from edited_copies import edited_copies  # noqa: E402  (the shape the memory test measures too)
-SHAPES = ("short", "long", "vocab", "zipf", "wide", "astral", "edited", "cjk")
+SHAPES = ("short", "long", "vocab", "zipf", "wide", "astral", "edited", "cjk", "letters")
 COMMANDS = ("scan", "dedup", "leak", "clean", "contamination")
 # The heavy libraries every command may load, imported first in both runs, so the base holds them
 # however little the tiny run needs (a tiny scan never loads numba or scipy).
@@ -67,9 +69,11 @@ sys.stderr.write('@@PEAK@@' + json.dumps({'rc': rc, 'peak': peak}) + '\\n')
 """
 
 
+LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
 def _words(rng: random.Random, n: int) -> list[str]:
-    letters = "abcdefghijklmnopqrstuvwxyz"
-    return ["".join(rng.choice(letters) for _ in range(rng.randint(3, 9))) for _ in range(n)]
+    return ["".join(rng.choice(LETTERS) for _ in range(rng.randint(3, 9))) for _ in range(n)]
 
 
 def write_shape(shape: str, path: Path, target_bytes: int, seed: int = 0) -> int:
@@ -81,6 +85,8 @@ def write_shape(shape: str, path: Path, target_bytes: int, seed: int = 0) -> int
         zipf_weights = list(itertools.accumulate(1 / rank for rank in range(1, len(zipf_words) + 1)))
     if shape == "edited":
         copies = edited_copies(rng)
+    if shape == "letters":
+        repeated = " ".join(rng.choices(LETTERS, k=200))
     if shape == "cjk":
         ideographs = [chr(0x4E00 + k) for k in rng.sample(range(20_000), 5_000)]
         cjk_weights = list(itertools.accumulate(1 / rank for rank in range(1, len(ideographs) + 1)))
@@ -94,7 +100,7 @@ def write_shape(shape: str, path: Path, target_bytes: int, seed: int = 0) -> int
                 n_words = max(8, target_bytes // 200 // 7)
                 record = {"text": " ".join(rng.choices(vocab, k=n_words)), "answer": str(i)}
             elif shape == "vocab":
-                record = {"text": " ".join("".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=8)) for _ in range(60)),
+                record = {"text": " ".join("".join(rng.choices(LETTERS, k=8)) for _ in range(60)),
                           "answer": str(i)}
             elif shape == "zipf":
                 record = {"text": " ".join(rng.choices(zipf_words, cum_weights=zipf_weights, k=60)), "answer": str(i)}
@@ -108,6 +114,8 @@ def write_shape(shape: str, path: Path, target_bytes: int, seed: int = 0) -> int
             elif shape == "cjk":
                 record = {"text": "".join(rng.choices(ideographs, cum_weights=cjk_weights, k=80)) + "。",
                           "answer": str(i)}
+            elif shape == "letters":
+                record = {"text": repeated if i % 2 else " ".join(rng.choices(LETTERS, k=200)), "answer": str(i)}
             else:
                 raise ValueError(shape)
             line = json.dumps(record, ensure_ascii=False) + "\n"

@@ -35,6 +35,7 @@ from .verifier import COMPILED_MIN
 
 BATCH_ROWS = 50_000           # A rows per batch (memory: one batch's candidates and its copy) ...
 BATCH_ENTRIES = 1 << 22       # ... and about this many shingles (few long records: a few rows a batch)
+CANDIDATE_CHUNK = 1 << 20     # candidate pairs made and verified at a time within a batch (at least a row's)
 
 
 def required_overlap(sizes: np.ndarray, threshold: float) -> np.ndarray:
@@ -98,22 +99,58 @@ class ContainedIndex:
 
     def batch(self, a_matrix: sp.csr_matrix) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], int]:
         """((a, b, containment) of this batch's A rows with B rows contained at >= t, by a then b;
-        candidates verified). ``a_matrix``: the batch's rows, whole shingle sets, B's columns."""
-        return self.verify(a_matrix, *self.candidates(a_matrix), set_sizes(a_matrix).astype(np.int64))
+        candidates verified). ``a_matrix``: the batch's rows, whole shingle sets, B's columns.
+        The candidates are made and verified a stretch of rows at a time, each stretch with at most
+        about CANDIDATE_CHUNK of them (at least a row): where nearly every A row holds a shingle of
+        nearly every B row's prefix (text over a few letters), a batch's candidates held 50 bytes a
+        pair, 530 MB for 8 MB read."""
+        sizes_a = set_sizes(a_matrix).astype(np.int64)
+        query = self._query(a_matrix)
+        found, scored = [], 0
+        for lo, hi in entry_slices(self._candidate_ends(query), 0, query.shape[0], CANDIDATE_CHUNK):
+            a, b = self._pairs(query[lo:hi])
+            a += lo
+            kept, count = self.verify(a_matrix, a, b, sizes_a)
+            found.append(kept)
+            scored += count
+        if len(found) == 1:
+            return found[0], scored
+        if not found:
+            return (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64)), 0
+        return tuple(np.concatenate(parts) for parts in zip(*found)), scored
 
     def candidates(self, a_matrix: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
         """(a, b) of the batch's rows holding a shingle of a B row's prefix, by a then b.
         ``a_matrix``: over B's columns (shingles B lacks may be left out: they share nothing)."""
-        if not a_matrix.shape[0] or not self.prefix_t.nnz:
-            return np.zeros(0, np.int64), np.zeros(0, np.int64)
-        held = self.in_prefix[a_matrix.indices]          # the batch's entries in some prefix ...
-        places = np.searchsorted(self.prefix_columns, a_matrix.indices[held]).astype(np.int32)   # ... numbered as there
+        return self._pairs(self._query(a_matrix))
+
+    def _query(self, a_matrix: sp.csr_matrix) -> sp.csr_matrix:
+        """The batch's entries in some prefix, numbered by their place in ``prefix_columns``."""
+        held = self.in_prefix[a_matrix.indices]
+        places = np.searchsorted(self.prefix_columns, a_matrix.indices[held]).astype(np.int32)
         indptr = np.concatenate(([0], np.cumsum(row_counts(a_matrix.indptr, held))))
-        query = sp.csr_matrix((np.ones(places.size, np.float32), places, indptr),
-                              shape=(a_matrix.shape[0], self.prefix_columns.size))
-        del held, places
+        return sp.csr_matrix((np.ones(places.size, np.float32), places, indptr),
+                             shape=(a_matrix.shape[0], self.prefix_columns.size))
+
+    def _candidate_ends(self, query: sp.csr_matrix) -> np.ndarray:
+        """Running sums of a bound on each query row's candidates (the B prefixes holding each of
+        its prefix shingles, at most every B row), as ``entry_slices`` reads a row pointer."""
+        holders = np.diff(self.prefix_t.indptr)
+        bound = np.zeros(query.shape[0], np.int64)
+        for lo, hi in entry_slices(query.indptr, 0, query.shape[0], CANDIDATE_CHUNK):
+            start = int(query.indptr[lo])
+            running = np.concatenate(([0], np.cumsum(holders[query.indices[start:int(query.indptr[hi])]])))
+            bound[lo:hi] = running[query.indptr[lo + 1:hi + 1] - start] - running[query.indptr[lo:hi] - start]
+        np.minimum(bound, self.matrix.shape[0], out=bound)
+        return np.concatenate(([0], np.cumsum(bound)))
+
+    def _pairs(self, query: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
+        """(a, b) of the query rows sharing a prefix shingle with B rows, by a then b."""
+        if not query.shape[0] or not self.prefix_t.nnz:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
         found = (query @ self.prefix_t).tocoo()
         a, b = found.row.astype(np.int64), found.col.astype(np.int64)
+        del found
         order = np.lexsort((b, a))
         return a[order], b[order]
 

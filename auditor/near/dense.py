@@ -41,6 +41,7 @@ from scipy.sparse.csgraph import connected_components
 
 from ..parallel import thread_map
 from ..shingles import entry_rows, kept_entries, set_sizes, shared_columns
+from .prefix import entry_slices
 from .result import SCORE_SCALE, STRATA
 from .sampling import one_per_stretch
 
@@ -73,27 +74,26 @@ def plan(nodes: sp.csr_matrix, prefixes: sp.csr_matrix) -> tuple[list[DenseGroup
     del shared, df
     if not heavy_cols.size or n < MIN_NODES:
         return [], prefixes
-    is_heavy = np.zeros(m, bool)
-    is_heavy[heavy_cols] = True
-    hit = np.flatnonzero(is_heavy[prefixes.indices])
-    rows, cols = entry_rows(prefixes.indptr, hit), prefixes.indices[hit]
-    del hit
+    rows, cols = _entries_in(prefixes, heavy_cols, int(heavy_df.sum()))
     # A template's shingles sit in prefixes full of heavy shingles; a common phrase ("how many
     # are") sits mostly in ordinary prefixes with one or two. Keep the heavy columns whose typical
     # (median) row has at least MIN_HEAVY_PER_ROW heavy prefix shingles, so common phrases do not
-    # chain unrelated templates into one giant group.
-    heaviness = np.bincount(rows, minlength=n)[rows]
-    order = np.lexsort((heaviness, cols))
-    starts = np.flatnonzero(np.r_[True, cols[order][1:] != cols[order][:-1]])
-    counts = np.diff(np.r_[starts, order.size])
-    median = heaviness[order[starts + counts // 2]]
-    template_cols = cols[order[starts]][median >= MIN_HEAVY_PER_ROW]
-    if not template_cols.size:
+    # chain unrelated templates into one giant group. The median of a column's rows reaches it when
+    # at most half of them (rounded down) fall short: counted, not sorted.
+    heaviness = np.bincount(rows, minlength=n)
+    short = np.zeros(heavy_cols.size, np.int64)
+    for lo in range(0, rows.size, ENTRY_CHUNK):
+        c = cols[lo:lo + ENTRY_CHUNK]
+        short += np.bincount(c[heaviness[rows[lo:lo + ENTRY_CHUNK]] < MIN_HEAVY_PER_ROW], minlength=heavy_cols.size)
+    del heaviness
+    is_template = short <= heavy_df // 2
+    if not is_template.any():
         return [], prefixes
-    keep_entry = np.isin(cols, template_cols)
-    rows, cols = rows[keep_entry], cols[keep_entry]
-    template_df = heavy_df[np.searchsorted(heavy_cols, template_cols)]
-    groups = _template_groups(nodes, prefixes, template_df, rows, cols, template_cols)
+    template_cols, template_df = heavy_cols[is_template], heavy_df[is_template]
+    held = _held(rows, cols, is_template, n)
+    del rows, cols
+    groups = _template_groups(nodes, template_df, held, template_cols)
+    del held
     if not groups:
         return [], prefixes
     drop = np.zeros(m, bool)
@@ -102,30 +102,57 @@ def plan(nodes: sp.csr_matrix, prefixes: sp.csr_matrix) -> tuple[list[DenseGroup
     return groups, kept_entries(prefixes, ~drop[prefixes.indices])
 
 
-def _template_groups(nodes, prefixes, template_df, rows, cols, template_cols) -> list[DenseGroup]:
+ENTRY_CHUNK = 1 << 20       # matrix entries read at a time by the plan: bounds its temporaries
+
+
+def _entries_in(prefixes: sp.csr_matrix, columns: np.ndarray, total: int) -> tuple[np.ndarray, np.ndarray]:
+    """(row, index in ``columns``) of every entry of ``prefixes`` in ``columns`` (ascending), in
+    the matrix's order, as int32 (``total`` of them): read ENTRY_CHUNK entries at a time, where
+    int64 positions, rows and their sort over every such entry held about 50 bytes an entry (a
+    small vocabulary makes every prefix entry one: 40 MB of one-letter words, 5M entries)."""
+    wanted = np.zeros(prefixes.shape[1], bool)
+    wanted[columns] = True
+    rows, cols = np.empty(total, np.int32), np.empty(total, np.int32)
+    at = 0
+    for lo in range(0, prefixes.indices.size, ENTRY_CHUNK):
+        chunk = prefixes.indices[lo:lo + ENTRY_CHUNK]
+        hit = np.flatnonzero(wanted[chunk])
+        rows[at:at + hit.size] = entry_rows(prefixes.indptr, hit + lo)
+        cols[at:at + hit.size] = np.searchsorted(columns, chunk[hit])
+        at += hit.size
+    return rows, cols
+
+
+def _held(rows: np.ndarray, cols: np.ndarray, kept: np.ndarray, n: int) -> sp.csr_matrix:
+    """Which of the n rows hold which kept column (CSR, n x kept columns, float32 ones: the overlaps
+    are products of it), from entries (row ascending, column index) whose columns ``kept`` marks;
+    the entries are compacted in place, front to back, and become the matrix's own indices."""
+    number = np.cumsum(kept, dtype=np.int64) - 1           # a kept column's index among the kept
+    at = 0
+    for lo in range(0, rows.size, ENTRY_CHUNK):
+        c = cols[lo:lo + ENTRY_CHUNK]
+        keep = kept[c]
+        count = int(keep.sum())
+        r = rows[lo:lo + ENTRY_CHUNK][keep]
+        cols[at:at + count] = number[c[keep]]
+        rows[at:at + count] = r
+        at += count
+    indptr = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(rows[:at], minlength=n), out=indptr[1:])
+    return sp.csr_matrix((np.ones(at, np.float32), cols[:at], indptr), shape=(n, int(kept.sum())))
+
+
+def _template_groups(nodes, template_df, held, template_cols) -> list[DenseGroup]:
     """Nodes grouped by template. Template columns whose holders (rows) overlap by LINK_SHARE of
     the larger column mark one template (a common phrase that several templates hold is linked to
     none of them unless one holds most of it); a node joins the template of which it holds the
     most columns. A template column leaves the sparse join only when every prefix that holds it
     is in its group (a pair that shares it is then inside the group); a column that bridges groups
-    stays in the sparse join, which finds the pairs across groups."""
-    n = prefixes.shape[0]
-    k = template_cols.size
-    col_id = np.searchsorted(template_cols, cols)
-    held = sp.csr_matrix((np.ones(rows.size, np.float32), (rows, col_id)), shape=(n, k))
-    col_df = np.bincount(col_id, minlength=k).astype(np.float64)
-    overlap = (held.T @ held).tocoo()
-    link = overlap.data >= LINK_SHARE * np.maximum(col_df[overlap.row], col_df[overlap.col])
-    graph = sp.coo_matrix((np.ones(int(link.sum()), np.int8), (overlap.row[link], overlap.col[link])), shape=(k, k))
-    n_templates, template_of_col = connected_components(graph, directed=False)
-    per_template = (held @ sp.csr_matrix((np.ones(k, np.float32), (np.arange(k), template_of_col)),
-                                         shape=(k, n_templates))).tocoo()
-    # Each node's template: the one it holds most columns of (ties: the lowest).
-    order = np.lexsort((per_template.col, -per_template.data, per_template.row))
-    r, c = per_template.row[order], per_template.col[order]
-    first = np.r_[True, r[1:] != r[:-1]]
-    template_of_row = np.full(n, -1, np.int64)
-    template_of_row[r[first]] = c[first]
+    stays in the sparse join, which finds the pairs across groups. ``held``: which prefixes hold
+    which template columns (``_held``)."""
+    n, k = held.shape
+    n_templates, template_of_col = connected_components(_links(held), directed=False)
+    template_of_row = _most_held(held, template_of_col, n_templates)
     sizes = set_sizes(nodes)
     by_template = np.argsort(template_of_row, kind="stable")
     labels = template_of_row[by_template]
@@ -150,20 +177,66 @@ def _template_groups(nodes, prefixes, template_df, rows, cols, template_cols) ->
         group_of_row[ids] = i
     # Template columns every prefix holder of which sits in one group leave the sparse join. Per
     # template column, not per column of the matrix (three int64 arrays of every shingle column, 8
-    # bytes each: 47 MB apiece for 200,000 edited questions' 6.2M columns).
-    is_template = np.zeros(prefixes.shape[1], bool)
-    is_template[template_cols] = True
-    at = np.flatnonzero(is_template[prefixes.indices])
-    del is_template
-    e_col = np.searchsorted(template_cols, prefixes.indices[at])
-    e_group = group_of_row[entry_rows(prefixes.indptr, at)]
-    del at
+    # bytes each: 47 MB apiece for 200,000 edited questions' 6.2M columns); the entries are read a
+    # few rows at a time.
     low = np.full(k, np.iinfo(np.int64).max)
     high = np.full(k, -2, np.int64)
-    np.minimum.at(low, e_col, e_group)
-    np.maximum.at(high, e_col, e_group)
+    for r0, r1 in entry_slices(held.indptr, 0, held.shape[0], ENTRY_CHUNK):
+        s, e = int(held.indptr[r0]), int(held.indptr[r1])
+        e_group = np.repeat(group_of_row[r0:r1], np.diff(held.indptr[r0:r1 + 1]))
+        np.minimum.at(low, held.indices[s:e], e_group)
+        np.maximum.at(high, held.indices[s:e], e_group)
     owner = np.where((low == high) & (high >= 0), high, -1)
     return [DenseGroup(ids=ids, heavy=template_cols[owner == i].astype(np.int64)) for i, (ids, _) in enumerate(accepted)]
+
+
+def _most_held(held: sp.csr_matrix, template_of_col: np.ndarray, n_templates: int) -> np.ndarray:
+    """Each row's template: the one it holds most columns of (ties: the lowest; -1: none), a
+    stretch of rows at a time (a product and its sort over every row held 40 bytes an entry)."""
+    n, k = held.shape
+    assign = sp.csr_matrix((np.ones(k, np.float32), (np.arange(k), template_of_col)), shape=(k, n_templates))
+    template_of_row = np.full(n, -1, np.int64)
+    for r0, r1 in entry_slices(held.indptr, 0, held.shape[0], ENTRY_CHUNK):
+        per_template = (held[r0:r1] @ assign).tocoo()
+        order = np.lexsort((per_template.col, -per_template.data, per_template.row))
+        r, c = per_template.row[order], per_template.col[order]
+        first = np.r_[True, r[1:] != r[:-1]]
+        template_of_row[r[first] + r0] = c[first]
+    return template_of_row
+
+
+LINK_ENTRIES = 1 << 20      # entries of the column overlaps computed at a time by ``_links``
+
+
+def _links(held: sp.csr_matrix) -> sp.coo_matrix:
+    """The graph (k x k) linking template columns whose holders overlap by LINK_SHARE of the larger
+    column, ``held`` being which rows hold which of the k columns. The overlaps are computed a block
+    of columns at a time, each block's product holding about LINK_ENTRIES entries, and only the
+    links are kept: all k x k overlaps at once held 20 bytes an entry, and a small vocabulary makes
+    every column a template column (40 MB of one-letter words: 17,576 columns, 5.9 GB)."""
+    k = held.shape[1]
+    by_column = held.T.tocsr()
+    col_df = np.diff(by_column.indptr).astype(np.float64)
+    # A block's product has at most k entries a column, and at most the entries its rows reach.
+    reach = np.zeros(k, np.float64)
+    for r0, r1 in entry_slices(held.indptr, 0, held.shape[0], ENTRY_CHUNK):
+        widths = np.diff(held.indptr[r0:r1 + 1])
+        reach += np.bincount(held.indices[held.indptr[r0]:held.indptr[r1]], weights=np.repeat(widths, widths),
+                             minlength=k)
+    ends = np.cumsum(np.minimum(reach, k))
+    del reach
+    link_rows, link_cols = [], []
+    c0 = 0
+    while c0 < k:
+        c1 = min(max(int(np.searchsorted(ends, (ends[c0 - 1] if c0 else 0) + LINK_ENTRIES, side="right")), c0 + 1), k)
+        overlap = (by_column[c0:c1] @ held).tocoo()
+        link = overlap.data >= LINK_SHARE * np.maximum(col_df[overlap.row + c0], col_df[overlap.col])
+        link_rows.append((overlap.row[link] + c0).astype(np.int32))
+        link_cols.append(overlap.col[link].astype(np.int32))
+        del overlap, link
+        c0 = c1
+    r, c = np.concatenate(link_rows), np.concatenate(link_cols)
+    return sp.coo_matrix((np.ones(r.size, np.int8), (r, c)), shape=(k, k))
 
 
 def _frequent_columns(sub: sp.csr_matrix, df: np.ndarray | None = None) -> np.ndarray:

@@ -30,6 +30,7 @@ from .result import (EPS, SCORE_SCALE, STRATA, STRATUM_CAP, CrossPairs, Estimate
 LEVEL_STEP = 0.05             # forest components kept at every 0.05: the implied-edge test's quick path
 BUFFER_MIN = 2_000_000        # edges buffered before the forest is rebuilt (or nodes / 2 if more)
 COUNT_FLUSH = 1 << 20         # score bins buffered before they are added to the counts
+CROSS_BUFFER = 1 << 18        # cross pairs buffered at least before a CrossSink keeps each B row's best
 COMPACT_EDGES = 1 << 18       # buffered edges merged into the forest and the sample at a time (or nodes)
 
 
@@ -382,10 +383,15 @@ class CrossSink:
         if a.size:
             self.buffer.append((a.astype(np.int64), b.astype(np.int64), j.astype(np.float64)))
             self.buffered += a.size
-            if self.buffered >= BUFFER_MIN:
+            # Compacted once the buffer is as large as what is kept (each pair is then sorted a
+            # few times at most), and not before CROSS_BUFFER pairs: the forest's 2M-edge buffer
+            # held here cost 150 MB at each compaction, whatever B's size.
+            if self.buffered >= max(CROSS_BUFFER, self.kept[0].size):
                 self.compact()
 
     def compact(self) -> None:
+        """Keeps each B row's best ``per_b`` (containment or Jaccard desc, then A row): a total
+        order, so when the buffer is compacted does not change what is kept."""
         if not self.buffer:
             return
         a, b, j = (np.concatenate([self.kept[i]] + [x[i] for x in self.buffer]) for i in range(3))

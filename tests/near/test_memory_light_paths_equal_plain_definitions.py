@@ -15,6 +15,7 @@ import ground_truth as gt
 from ground_truth import read_field
 from auditor import near, shingles
 from auditor.near import contained
+from auditor.near import sink as sink_module
 from auditor.shingles import column_counts, shingle_matrix, window_columns
 
 
@@ -174,11 +175,17 @@ def contained_reference(a_texts, b_texts, threshold: float) -> dict:
     return out
 
 
+@pytest.mark.parametrize("chunks", ["default", "small"])
 @pytest.mark.parametrize("compiled", [True, False])
-def test_contained_matches_in_small_batches_equal_python_sets(questions, monkeypatch, compiled):
+def test_contained_matches_in_small_batches_equal_python_sets(questions, monkeypatch, compiled, chunks):
     """B's prefixes ranked within rows (no lexsort), A in batches of about 3,000 shingles, overlaps
     read from the two matrices in place (the compiled merge, or scipy's row products): every
-    contained pair of the Python-set definition, and the best 5 A records of each B record."""
+    contained pair of the Python-set definition, and the best 5 A records of each B record. With
+    small chunks a batch's candidates are made a few rows at a time (about 40 pairs) and the
+    sink keeps each B record's best every few pairs."""
+    if chunks == "small":
+        monkeypatch.setattr(contained, "CANDIDATE_CHUNK", 40)
+        monkeypatch.setattr(sink_module, "CROSS_BUFFER", 7)
     rng = np.random.default_rng(11)
     a_texts = [" ".join(questions[i:i + 6]) for i in range(0, 1200, 6)]       # 200 longer texts
     b_texts = []
