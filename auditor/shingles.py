@@ -884,7 +884,7 @@ def rows_in_place(matrix: sp.csr_matrix, rows: np.ndarray) -> sp.csr_matrix:
     """``matrix[rows]`` for ascending ``rows``, written over the matrix's own buffers front to back
     (no copy of the kept entries: a second matrix nearly as large as the first was the near search's
     largest cost when few records repeat; scipy still copies a kept part under half its buffer).
-    ``matrix`` must not be read afterwards."""
+    ``matrix`` must not be read afterwards: when scipy copied the kept part, it is left empty."""
     rows = np.asarray(rows, dtype=np.int64)
     indptr, indices, data = matrix.indptr, matrix.indices, matrix.data
     sizes = (indptr[rows + 1] - indptr[rows]).astype(np.int64)
@@ -904,7 +904,14 @@ def rows_in_place(matrix: sp.csr_matrix, rows: np.ndarray) -> sp.csr_matrix:
         data[start:stop] = data[source]
         lo = hi
     total = int(out_indptr[-1])
-    return sp.csr_matrix((data[:total], indices[:total], out_indptr), shape=(rows.size, matrix.shape[1]))
+    out = sp.csr_matrix((data[:total], indices[:total], out_indptr), shape=(rows.size, matrix.shape[1]))
+    if not np.shares_memory(out.indices, indices):
+        # scipy copied a kept part under half its buffer: the matrix, read no more, lets its
+        # buffers go now rather than when its caller does (the scan holds it through the search:
+        # one-letter words, half of them one repeated text, kept 91 MB of shingles of 40 MB read).
+        matrix.indptr = np.zeros(matrix.shape[0] + 1, indptr.dtype)
+        matrix.indices, matrix.data = np.zeros(0, indices.dtype), np.zeros(0, data.dtype)
+    return out
 
 
 def row_counts(indptr: np.ndarray, mask: np.ndarray) -> np.ndarray:

@@ -216,6 +216,7 @@ def _links(held: sp.csr_matrix) -> sp.coo_matrix:
     every column a template column (40 MB of one-letter words: 17,576 columns, 5.9 GB)."""
     k = held.shape[1]
     by_column = held.T.tocsr()
+    by_column.data = held.data          # ones, as many: one array of them serves both (4 bytes an entry)
     col_df = np.diff(by_column.indptr).astype(np.float64)
     # A block's product has at most k entries a column, and at most the entries its rows reach.
     reach = np.zeros(k, np.float64)
