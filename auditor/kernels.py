@@ -63,6 +63,19 @@ def _find(uf: np.ndarray, x: int) -> int:  # pragma: no cover  (compiled)
 
 
 @numba.njit(cache=True)
+def kruskal_forest(n: int, a: np.ndarray, b: np.ndarray, order: np.ndarray, picked: np.ndarray) -> None:  # pragma: no cover
+    """Kruskal's forest of the edges (a, b) taken in ``order``: picked[k] is set when edge order[k]
+    joins two trees (a pair offered twice is picked once, at its first place)."""
+    uf = np.arange(n).astype(np.int64)
+    for k in range(order.size):
+        e = order[k]
+        ru, rv = _find(uf, a[e]), _find(uf, b[e])
+        if ru != rv:
+            uf[rv] = ru
+            picked[k] = True
+
+
+@numba.njit(cache=True)
 def kruskal_tree(n: int, fa: np.ndarray, fb: np.ndarray, fbins: np.ndarray):  # pragma: no cover  (compiled)
     """The Kruskal reconstruction tree of a forest whose edges come sorted by score (bin) desc:
     leaves 0..n-1, one inner node per edge holding its bin, so the weakest edge on the forest
@@ -85,8 +98,11 @@ def kruskal_tree(n: int, fa: np.ndarray, fb: np.ndarray, fbins: np.ndarray):  # 
     for x in range(size - 1, -1, -1):              # parents are created after their children
         if parent[x] != x:
             depth[x] = depth[parent[x]] + 1
+    # Binary lifting needs 2^levels above the deepest node, not above the tree's size: the
+    # table takes 4 bytes a node a level (clusters of edited copies: 9 levels, not 21).
+    deepest = depth.max() if size else 0
     levels = 1
-    while (1 << levels) < size:
+    while (1 << levels) <= deepest:
         levels += 1
     up = np.empty((size, levels), np.int32)          # node-major: a node's ancestors share cache lines
     up[:, 0] = parent
