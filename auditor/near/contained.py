@@ -105,6 +105,7 @@ class ContainedIndex:
         nearly every B row's prefix (text over a few letters), a batch's candidates held 50 bytes a
         pair, 530 MB for 8 MB read."""
         sizes_a = set_sizes(a_matrix).astype(np.int64)
+        a_matrix = a_matrix if a_matrix.has_sorted_indices else a_matrix.sorted_indices()    # once, not a stretch at a time
         query = self._query(a_matrix)
         found, scored = [], 0
         for lo, hi in entry_slices(self._candidate_ends(query), 0, query.shape[0], CANDIDATE_CHUNK):

@@ -198,6 +198,8 @@ def _most_held(held: sp.csr_matrix, template_of_col: np.ndarray, n_templates: in
     template_of_row = np.full(n, -1, np.int64)
     for r0, r1 in entry_slices(held.indptr, 0, held.shape[0], ENTRY_CHUNK):
         per_template = (held[r0:r1] @ assign).tocoo()
+        if not per_template.nnz:         # rows holding no template column (before a row past the chunk)
+            continue
         order = np.lexsort((per_template.col, -per_template.data, per_template.row))
         r, c = per_template.row[order], per_template.col[order]
         first = np.r_[True, r[1:] != r[:-1]]

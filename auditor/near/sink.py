@@ -352,7 +352,9 @@ def rank_in_runs(keys: np.ndarray) -> np.ndarray:
 
 def maximum_spanning_forest(n: int, a: np.ndarray, b: np.ndarray, j: np.ndarray):
     """A maximum spanning forest of the edges (a, b, j), as (a, b, j) sorted by j desc. Ties
-    go to the earlier edge, so the same edges in the same order give the same forest."""
+    go to the earlier edge, so the same edges in the same order give the same forest. A pair
+    has one score wherever it is offered (every path computes it from the same integer counts),
+    which the two ways below rely on when a pair comes twice."""
     if not a.size:
         return a, b, j
     if a.size >= COMPILED_FOREST:

@@ -18,6 +18,7 @@ from collections import Counter, defaultdict
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from ground_truth import read_field
 from auditor import near
@@ -130,3 +131,20 @@ def test_template_plan_equals_its_plain_definition(real_data, monkeypatch, case,
     assert np.array_equal(left.indices, prefixes.indices[keep])
     assert np.diff(left.indptr).tolist() == [int(keep[lo:hi].sum()) for lo, hi in zip(prefixes.indptr[:-1],
                                                                                       prefixes.indptr[1:])]
+
+
+def test_rows_without_template_shingles_before_a_row_past_the_chunk(monkeypatch):
+    """A stretch of rows holding no template shingle, cut off by a row holding more than a chunk
+    of them, is an empty stretch: it is skipped, and the plan is its definition's (a review found
+    it raised IndexError)."""
+    monkeypatch.setattr(dense, "HEAVY_DF", 5)
+    monkeypatch.setattr(dense, "MIN_NODES", 8)
+    monkeypatch.setattr(dense, "MIN_HEAVY_PER_ROW", 3)
+    monkeypatch.setattr(dense, "ENTRY_CHUNK", 3)
+    held = np.zeros((10, 5), bool)
+    held[1:] = True                     # row 0 holds nothing; every other row all 5 shingles
+    nodes = sp.csr_matrix(held)
+    prefixes = sp.csr_matrix(held.astype(np.float32))
+    groups, _ = dense.plan(nodes, prefixes)
+    assert [(g.ids.tolist(), g.heavy.tolist()) for g in groups] == plain_plan(nodes, prefixes)
+    assert len(groups) == 1
