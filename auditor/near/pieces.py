@@ -163,7 +163,7 @@ def join_partition(ids, nodes, prefixes, joined, group, weight, lo: int, hi: int
     before = kept_entries(joined, cols < lo)
     after = kept_entries(joined, cols >= hi)
     after_len = np.diff(after.indptr)
-    transposed = part.T.tocsr()
+    transposed = part.T.tocsr().astype(np.float32)          # counts: one float32 operand (prefixes are bool)
     bounds = np.cumsum(part @ np.diff(transposed.indptr).astype(np.float64))
     blocks, start = [], 0
     while start < n:                                      # rows in blocks of about PRODUCT_BUDGET entries

@@ -134,7 +134,9 @@ def prefix_matrix(nodes: sp.csr_matrix, min_threshold: float) -> sp.csr_matrix:
         del ranked, keep, ranks
     indices = np.concatenate(parts) if parts else np.zeros(0, np.int32)
     indptr = np.concatenate(([0], np.cumsum(kept_per_row)))
-    return sp.csr_matrix((np.ones(indices.size, np.float32), indices, indptr), shape=(n, width))
+    # bool values (1 byte an entry, not float32's 4): a product that counts shared shingles takes
+    # a float32 operand (``PrefixIndex``), and the compiled join reads no values at all.
+    return sp.csr_matrix((np.ones(indices.size, bool), indices, indptr), shape=(n, width))
 
 
 def leading_entries(indptr: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -223,7 +225,9 @@ class PrefixIndex:
         self.indexed, self.group = indexed, group
         self.filter = CandidateFilter(prefixes, set_sizes(nodes), min_threshold)
         indexed_rows = self.prefixes if indexed == self.prefixes.shape[0] else self.prefixes[:indexed]
-        self.transposed = indexed_rows.T.tocsr()
+        # float32 values: scipy's product counts shared shingles when one operand is float32
+        # (the prefixes are bool, and bool with bool is a logical product).
+        self.transposed = indexed_rows.T.tocsr().astype(np.float32, copy=False)
         del indexed_rows
         self.transposed.sort_indices()             # inverted lists in row order (the kernel searches them)
         self.compiled = None

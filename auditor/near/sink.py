@@ -205,6 +205,7 @@ class PairSink:
         """Build the implied-edge test over the current forest (after a compaction): its
         reconstruction tree, and its components at every LEVEL_STEP for a quick answer."""
         from ..kernels import kruskal_tree
+        self.tree = None             # the last forest's index goes before this one is built (as large)
         fa, fb, fj = self.forest
         fbins = score_bins(fj)
         comp = np.empty((self.level_bins.size, self.n), np.int32)

@@ -94,7 +94,7 @@ def test_threaded_key_ranks_equal_np_unique(monkeypatch, case):
 def candidate_pairs(nodes, t):
     """Every pair sharing a prefix shingle, with the number shared (the exact search's raw candidates)."""
     prefixes = near.prefix_matrix(nodes, t)
-    product = sp.triu(prefixes @ prefixes.T, k=1).tocoo()
+    product = sp.triu(prefixes.astype(np.float32) @ prefixes.T, k=1).tocoo()      # counts (prefixes are bool)
     return prefixes, product.row.astype(np.int64), product.col.astype(np.int64), product.data
 
 
