@@ -46,7 +46,7 @@ from edited_copies import edited_copies
 
 MB = 1 << 20
 MULTIPLE = 3            # stated in docs/reliability.md ("Memory per byte read") and BENCHMARKS.md
-LETTERS_MULTIPLE = 10   # one-letter words: stated there too
+LETTERS_MULTIPLE = 7    # one-letter words: stated there too
 FIXED = 80 * MB         # stated there too
 SIZE = 8 * MB           # bytes of each shape's file
 LARGE = 32 * MB         # and of the larger files of a few shapes
