@@ -164,21 +164,14 @@ class Reference:
         """Components of >= 2 records as a sorted list of sorted record-id tuples."""
         self._check(threshold)
         parent = list(range(len(self.members)))
-
-        def find(x):
-            while parent[x] != x:
-                parent[x] = parent[parent[x]]
-                x = parent[x]
-            return x
-
         for (x, y), (inter, union) in self.node_pairs.items():
             if _reaches(inter, union, threshold):
-                rx, ry = find(x), find(y)
+                rx, ry = root(parent, x), root(parent, y)
                 if rx != ry:
                     parent[rx] = ry
         comps: dict = {}
         for node, m in enumerate(self.members):
-            comps.setdefault(find(node), []).extend(m)
+            comps.setdefault(root(parent, node), []).extend(m)
         return sorted(tuple(sorted(c)) for c in comps.values() if len(c) >= 2)
 
     def cluster_count(self, threshold: float) -> int:
@@ -187,6 +180,14 @@ class Reference:
     def _check(self, threshold: float) -> None:
         if threshold < self.min_threshold:
             raise ValueError(f"threshold {threshold} below the searched minimum {self.min_threshold}")
+
+
+def root(parent: list, x: int) -> int:
+    """The root of x in a union-find forest (``parent``), halving the path on the way."""
+    while parent[x] != x:
+        parent[x] = parent[parent[x]]
+        x = parent[x]
+    return x
 
 
 def reference(texts, unit: str = "word", size: int = 3, min_threshold: float = 0.3) -> Reference:

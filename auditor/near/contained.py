@@ -28,7 +28,7 @@ import scipy.sparse as sp
 from ..settings import CONTAINED_METHOD as METHOD
 from ..settings import CONTAINED_MIN_SHARED as MIN_SHARED
 from ..shingles import row_counts, set_sizes
-from .prefix import entry_slices, leading_entries, rare_first_rank
+from .prefix import entry_slices, leading_entries, rare_first_rank, row_list_lengths
 from .result import EPS, CrossPairs
 from .sink import CrossSink
 from .verifier import COMPILED_MIN
@@ -136,14 +136,9 @@ class ContainedIndex:
     def _candidate_ends(self, query: sp.csr_matrix) -> np.ndarray:
         """Running sums of a bound on each query row's candidates (the B prefixes holding each of
         its prefix shingles, at most every B row), as ``entry_slices`` reads a row pointer."""
-        holders = np.diff(self.prefix_t.indptr)
-        bound = np.zeros(query.shape[0], np.int64)
-        for lo, hi in entry_slices(query.indptr, 0, query.shape[0], CANDIDATE_CHUNK):
-            start = int(query.indptr[lo])
-            running = np.concatenate(([0], np.cumsum(holders[query.indices[start:int(query.indptr[hi])]])))
-            bound[lo:hi] = running[query.indptr[lo + 1:hi + 1] - start] - running[query.indptr[lo:hi] - start]
+        bound = row_list_lengths(query, self.prefix_t.indptr, 0, query.shape[0])
         np.minimum(bound, self.matrix.shape[0], out=bound)
-        return np.concatenate(([0], np.cumsum(bound)))
+        return np.concatenate(([0.0], np.cumsum(bound)))
 
     def _pairs(self, query: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
         """(a, b) of the query rows sharing a prefix shingle with B rows, by a then b."""

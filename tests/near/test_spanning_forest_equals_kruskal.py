@@ -8,21 +8,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ground_truth import root
 from auditor.near import sink
 
 
 def python_kruskal(n: int, a, b, j) -> list:
     parent = list(range(n))
-
-    def root(x):
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
     picked = []
     for k in sorted(range(len(a)), key=lambda k: (-j[k], k)):
-        ru, rv = root(a[k]), root(b[k])
+        ru, rv = root(parent, a[k]), root(parent, b[k])
         if ru != rv:
             parent[rv] = ru
             picked.append((a[k], b[k], j[k]))

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from ground_truth import read_field
+from ground_truth import read_field, root
 from auditor import near
 from auditor.near import dense
 from auditor.near.prefix import prefix_matrix
@@ -42,20 +42,13 @@ def plain_plan(nodes, prefixes) -> list[tuple[list, list]]:
                 if sorted(heaviness[r] for r in holders[c])[len(holders[c]) // 2] >= dense.MIN_HEAVY_PER_ROW]
     # Links by set overlap, components by union-find, numbered by their lowest shingle.
     parent = {c: c for c in template}
-
-    def root(c):
-        while parent[c] != c:
-            parent[c] = parent[parent[c]]
-            c = parent[c]
-        return c
-
     held = {c: set(holders[c]) for c in template}
     for i, a in enumerate(template):
         for b in template[i + 1:]:
             if len(held[a] & held[b]) >= dense.LINK_SHARE * max(len(held[a]), len(held[b])):
-                parent[max(root(a), root(b))] = min(root(a), root(b))
-    lowest = sorted({root(c) for c in template})
-    label = {c: lowest.index(root(c)) for c in template}
+                parent[max(root(parent, a), root(parent, b))] = min(root(parent, a), root(parent, b))
+    lowest = sorted({root(parent, c) for c in template})
+    label = {c: lowest.index(root(parent, c)) for c in template}
     per_row = defaultdict(Counter)
     for c in template:
         for row in holders[c]:
