@@ -24,8 +24,11 @@ characters) through a trie of B's shingle prefixes, so an A shingle holding a wo
 simply "not in B" and counts only toward A's set size (computed on the batch, as locally).
 Candidates are the A rows holding a shingle of a B row's prefix (its first |b| - ceil(t|b|) + 1
 shingles in B's rare-first order): J(a, b) >= t needs |a & b| >= t|b|, so every such pair shares
-a prefix shingle whatever the order. Each candidate is verified with the local verifier (true
-Jaccard). The search is always exact: ``--method lsh`` is refused, and where the local engine's
+a prefix shingle whatever the order. A batch makes its candidates a stretch of rows at a time
+(at most about CANDIDATE_CHUNK pairs), drops those the size filter or the overlap bound rules out
+(the shared prefix shingles plus the rest of B's set must reach t / (1 + t) (|a| + |b|)) and
+verifies the others by the local merge of sorted lists (true Jaccard), from A's batch and B's
+matrix in place. The search is always exact: ``--method lsh`` is refused, and where the local engine's
 "auto" would switch to LSH (beyond 6e11 A x B pairs) the Ray engine still searches exactly.
 
 Contained matches (a B text inside a longer A text): B's ``near.contained.ContainedIndex`` is
@@ -53,10 +56,11 @@ from ..io.listing import display_name
 from ..io.outputs import atomic_write, check_shard_dir
 from ..io.shards import RECORD_FORMATS, head_records, shown_uri, source_name, split_shards
 from ..leakage import LeakResult, add_contained_matches, add_near_matches, prepared_b
-from ..near import CROSS_MATCHES, CrossSink, verify
+from ..near import CROSS_MATCHES, CrossSink
 from ..near.contained import METHOD as CONTAINED_METHOD
 from ..near.contained import ContainedIndex
-from ..near.prefix import size_fits
+from ..near.prefix import entry_slices, leading_entries, row_list_lengths
+from ..near.verifier import cross_verify
 from ..near.result import EPS
 from ..normalize import normalized
 from ..prepare import PreparedSide, answer_normalizer, in_source
@@ -72,10 +76,11 @@ from ..roles import (
     resolve_roles,
 )
 from ..settings import LeakSettings, SourceSpec
-from ..shingles import char_text, set_sizes, windows_to_matrix, word_tokens
+from ..shingles import char_text, entry_rows, set_sizes, windows_to_matrix, word_tokens
 from ..io import resume
 from .runtime import map_shards, ray_session, run
 
+CANDIDATE_CHUNK = 1 << 20      # A x B candidate pairs made and verified at a time in a batch (at least a row's)
 BATCH_ROWS = 50_000           # A records per batch in a task (memory per task: one batch and B's index; >= shingles.ARROW_MIN_TEXTS, so Arrow tokenises)
 SHARD_FILE_VERSION = 6          # 2: + records with no text; 3: + answers and ids of the rows reported; 4: + notices; 5: named as locally
 #                                 6: + contained matches
@@ -138,6 +143,7 @@ class NearIndex:
     matrix: sp.csr_matrix         # B row x B shingle, sorted indices
     sizes: np.ndarray
     prefix_t: sp.csr_matrix       # B shingle x B row: the shingle is in the row's prefix
+    after_prefix: np.ndarray      # per B row, its shingles after its prefix (ceil(t|b|) - 1)
     contained: ContainedIndex     # B's shingle sets for contained matches (the local engine's code)
 
 
@@ -228,24 +234,27 @@ def build_near_index(texts_b: list, shingle, threshold: float) -> NearIndex:
     df = np.bincount(matrix.indices, minlength=n_columns)
     rank = np.empty(n_columns, dtype=np.int64)
     rank[np.argsort(df, kind="stable")] = np.arange(n_columns)
-    prefix_len = sizes - np.ceil(threshold * sizes - EPS).astype(np.int64) + 1
-    rows, cols = [], []
-    for i in range(n):
-        row = matrix.indices[matrix.indptr[i]:matrix.indptr[i + 1]]
-        if row.size:
-            keep = row[np.argsort(rank[row], kind="stable")][:prefix_len[i]]
-            rows.append(np.full(keep.size, i)); cols.append(keep)
-    r = np.concatenate(rows) if rows else np.zeros(0, np.int64)
-    c = np.concatenate(cols) if cols else np.zeros(0, np.int64)
+    prefix_len = np.minimum(sizes - np.ceil(threshold * sizes - EPS).astype(np.int64) + 1, sizes)
+    # Each row's entries by rank (ranks are distinct), its first prefix_len kept.
+    ranked = sp.csr_matrix((np.ones(matrix.nnz, np.int8), rank[matrix.indices], matrix.indptr), shape=(n, n_columns))
+    ranked.sort_indices()
+    kept = leading_entries(ranked.indptr, prefix_len)
+    r = entry_rows(ranked.indptr, np.flatnonzero(kept))
+    c = np.argsort(rank)[ranked.indices[kept]]                   # ranks back to columns
+    del ranked, kept
     prefix_t = sp.csr_matrix((np.ones(r.size, np.float32), (c, r)), shape=(n_columns, n))
     words = {w: i for i, w in enumerate(vocabulary)} if shingle.unit == "word" else None
     return NearIndex(shingle.unit, shingle.size, threshold, words, None if words is not None else vocabulary,
-                     pad, levels, n_columns, matrix, sizes, prefix_t, ContainedIndex.build(matrix, threshold))
+                     pad, levels, n_columns, matrix, sizes, prefix_t, sizes - prefix_len,
+                     ContainedIndex.build(matrix, threshold))
 
 
 def near_batch(index: NearIndex, texts: list):
     """((a, b, jaccard) of every pair of this batch's records with B's at Jaccard >= t, the number
-    of candidates verified), and the same for contained matches ((a, b, containment), candidates)."""
+    of candidates verified), and the same for contained matches ((a, b, containment), candidates).
+    Candidates are made, filtered and verified a stretch of A rows at a time, each stretch with at
+    most about CANDIDATE_CHUNK of them (at least a row): text over a few letters puts nearly every
+    B row in every A row's candidates, and one product per batch took 15 GB for 8 MB a side."""
     n = len(texts)
     empty = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64)), 0
     if not n or not index.matrix.nnz:
@@ -264,33 +273,50 @@ def near_batch(index: NearIndex, texts: list):
     known = shingle >= 0
     a_known = sp.csr_matrix((np.ones(int(known.sum()), np.float32), (record[known], shingle[known])),
                             shape=(n, index.columns))
-    a_known.sum_duplicates()
+    del record, columns, shingle, known
+    a_known.sum_duplicates()                     # sorted indices too
     a_known.data[:] = 1.0
-    inside_a, inside_b = index.contained.candidates(a_known)   # only B's shingles count toward |A & B|
-    candidates = (a_known @ index.prefix_t).tocoo()
-    a, b = candidates.row.astype(np.int64), candidates.col.astype(np.int64)
-    # A's whole set sizes (shingles B lacks included), for the candidate rows only, from their
-    # tokens in the batch's own vocabulary by the local code (``shingles.windows_to_matrix``).
-    sizes_a = np.zeros(n, dtype=np.int64)
-    rows = np.unique(np.concatenate((a, inside_a)))
-    if rows.size:
-        counts = lengths[rows]
-        starts = (np.cumsum(lengths) - lengths)[rows]
-        positions = np.repeat(starts - (np.cumsum(counts) - counts), counts) + np.arange(int(counts.sum()))
-        sizes_a[rows] = set_sizes(windows_to_matrix(ids[positions], counts, index.size))
-    contained = index.contained.verify(a_known, inside_a, inside_b, sizes_a)
-    stacked = sp.vstack([a_known, index.matrix]).tocsr()
-    stacked.sort_indices()
-    sizes = np.concatenate((sizes_a, index.sizes))
-    fits = size_fits(sizes, a, b + n, index.threshold)
-    a, b = a[fits], b[fits]
-    if not a.size:
-        return empty, contained
-    order = np.lexsort((b, a))
-    a, b = a[order], b[order]
-    jaccard = verify(stacked, a, b + n, sizes=sizes, min_threshold=index.threshold)
-    keep = jaccard >= index.threshold - EPS
-    return ((a[keep], b[keep], jaccard[keep]), int(a.size)), contained
+    # A's whole set sizes (shingles B lacks included), for candidate rows only, from their tokens in
+    # the batch's own vocabulary by the local code (``shingles.windows_to_matrix``).
+    sizes_a = np.full(n, -1, dtype=np.int64)
+    starts = np.cumsum(lengths) - lengths
+
+    def whole_sizes(rows: np.ndarray) -> np.ndarray:
+        rows = rows[sizes_a[rows] < 0]
+        if rows.size:
+            counts = lengths[rows]
+            positions = np.repeat(starts[rows] - (np.cumsum(counts) - counts), counts) + np.arange(int(counts.sum()))
+            sizes_a[rows] = set_sizes(windows_to_matrix(ids[positions], counts, index.size))
+        return sizes_a
+
+    contained = index.contained.batch(a_known, whole_sizes)      # only B's shingles count toward |A & B|
+    t, n_b = index.threshold, index.matrix.shape[0]
+    # A pair's product entry counts the A shingles in B's prefix; the rest of B (|b| - prefix, the
+    # ceil(t|b|) - 1 shingles after it) can add at most that many, so J >= t, which needs
+    # |a & b| >= t / (1 + t) (|a| + |b|), is out of reach below it: an exact filter.
+    bound = np.minimum(row_list_lengths(a_known, index.prefix_t.indptr, 0, n), n_b)
+    found, scored = [], 0
+    for lo, hi in entry_slices(np.concatenate(([0.0], np.cumsum(bound))), 0, n, CANDIDATE_CHUNK):
+        product = (a_known[lo:hi] @ index.prefix_t).tocoo()
+        a, b = product.row.astype(np.int64) + lo, product.col.astype(np.int64)
+        shared = product.data.astype(np.int64)
+        del product
+        sizes = whole_sizes(np.unique(a))
+        sa, sb = sizes[a], index.sizes[b]
+        keep = np.minimum(sa, sb) >= t * np.maximum(sa, sb) - EPS            # the size filter
+        keep &= shared + index.after_prefix[b] >= np.ceil(t / (1 + t) * (sa + sb) - EPS)
+        a, b = a[keep], b[keep]
+        if not a.size:
+            continue
+        order = np.lexsort((b, a))
+        a, b = a[order], b[order]
+        jaccard = cross_verify(a_known, index.matrix, a, b, sizes, index.sizes, t)
+        keep = jaccard >= t - EPS
+        found.append((a[keep], b[keep], jaccard[keep]))
+        scored += int(a.size)
+    if not found:
+        return (empty[0], scored), contained
+    return (tuple(np.concatenate(parts) for parts in zip(*found)), scored), contained
 
 
 def build_index(side_b, settings, roles_a, sample_a: list) -> BIndex:

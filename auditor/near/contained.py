@@ -15,8 +15,8 @@ B is indexed by a prefix of each S_b under one global order (rare-first by B's o
 its first |S_b| - ceil(t|S_b|) + 1 shingles. Any A record holding ceil(t|S_b|) of S_b holds one
 of them (the pigeonhole principle), so candidates from the prefix index miss nothing; each is
 verified by a bounded merge of the sorted shingle lists (``kernels.bounded_intersections``).
-A comes in batches (``ContainedIndex.batch``, or ``candidates`` then ``verify`` with A's set
-sizes where the batch holds only B's shingles, as on Ray), so both engines run this same code.
+A comes in batches (``ContainedIndex.batch``; on Ray with A's set sizes given, since a batch there
+holds only B's shingles), so both engines run this same code.
 """
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ from ..shingles import row_counts, set_sizes
 from .prefix import entry_slices, leading_entries, rare_first_rank, row_list_lengths
 from .result import EPS, CrossPairs
 from .sink import CrossSink
-from .verifier import COMPILED_MIN
+from .verifier import cross_overlaps
 
 BATCH_ROWS = 50_000           # A rows per batch (memory: one batch's candidates and its copy) ...
 BATCH_ENTRIES = 1 << 22       # ... and about this many shingles (few long records: a few rows a batch)
@@ -97,21 +97,25 @@ class ContainedIndex:
         del place
         return cls(threshold, matrix, sizes, need, prefix_columns, in_prefix, prefix.T.tocsr())
 
-    def batch(self, a_matrix: sp.csr_matrix) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], int]:
+    def batch(self, a_matrix: sp.csr_matrix, sizes_of=None) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], int]:
         """((a, b, containment) of this batch's A rows with B rows contained at >= t, by a then b;
-        candidates verified). ``a_matrix``: the batch's rows, whole shingle sets, B's columns.
+        candidates verified). ``a_matrix``: the batch's rows over B's columns. ``sizes_of(rows)``:
+        |S_a| of the batch's rows (an array by row, right at least at ``rows``) where ``a_matrix``
+        holds only the shingles B has (the Ray leak); by default its own set sizes.
         The candidates are made and verified a stretch of rows at a time, each stretch with at most
         about CANDIDATE_CHUNK of them (at least a row): where nearly every A row holds a shingle of
         nearly every B row's prefix (text over a few letters), a batch's candidates held 50 bytes a
         pair, 530 MB for 8 MB read."""
-        sizes_a = set_sizes(a_matrix).astype(np.int64)
+        if sizes_of is None:
+            own = set_sizes(a_matrix).astype(np.int64)
+            sizes_of = lambda rows: own          # noqa: E731
         a_matrix = a_matrix if a_matrix.has_sorted_indices else a_matrix.sorted_indices()    # once, not a stretch at a time
         query = self._query(a_matrix)
         found, scored = [], 0
         for lo, hi in entry_slices(self._candidate_ends(query), 0, query.shape[0], CANDIDATE_CHUNK):
             a, b = self._pairs(query[lo:hi])
             a += lo
-            kept, count = self.verify(a_matrix, a, b, sizes_a)
+            kept, count = self.verify(a_matrix, a, b, sizes_of(np.unique(a)))
             found.append(kept)
             scored += count
         if len(found) == 1:
@@ -119,11 +123,6 @@ class ContainedIndex:
         if not found:
             return (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64)), 0
         return tuple(np.concatenate(parts) for parts in zip(*found)), scored
-
-    def candidates(self, a_matrix: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
-        """(a, b) of the batch's rows holding a shingle of a B row's prefix, by a then b.
-        ``a_matrix``: over B's columns (shingles B lacks may be left out: they share nothing)."""
-        return self._pairs(self._query(a_matrix))
 
     def _query(self, a_matrix: sp.csr_matrix) -> sp.csr_matrix:
         """The batch's entries in some prefix, numbered by their place in ``prefix_columns``."""
@@ -157,7 +156,7 @@ class ContainedIndex:
         a, b = a[fits], b[fits]
         if not a.size:
             return (a, b, np.zeros(0, np.float64)), 0
-        inter = _overlaps(a_matrix, self.matrix, a, b, self.need[b])
+        inter = cross_overlaps(a_matrix, self.matrix, a, b, self.need[b])
         keep = inter >= self.need[b]
         return (a[keep], b[keep], inter[keep] / self.sizes[b[keep]]), int(a.size)
 
@@ -176,24 +175,6 @@ def _own_columns(indices: np.ndarray, columns: int) -> tuple[np.ndarray, np.ndar
     place = np.cumsum(is_used, dtype=np.int32)
     place -= 1
     return np.flatnonzero(is_used), place[indices]
-
-
-def _overlaps(matrix_a: sp.csr_matrix, matrix_b: sp.csr_matrix, a: np.ndarray, b: np.ndarray,
-              need: np.ndarray) -> np.ndarray:
-    """|row a[i] of matrix_a & row b[i] of matrix_b|, exactly where it reaches need[i] (below it,
-    some count below it). Read from the two matrices in place: a stacked copy of A's batch and B
-    cost 8 bytes an entry of both."""
-    sizes_a, sizes_b = np.diff(matrix_a.indptr), np.diff(matrix_b.indptr)
-    if int(sizes_a[a].sum() + sizes_b[b].sum()) >= COMPILED_MIN:
-        from ..kernels import bounded_cross_intersections
-        matrix_a = matrix_a if matrix_a.has_sorted_indices else matrix_a.sorted_indices()
-        out = np.empty(a.size, dtype=np.int64)
-        bounded_cross_intersections(matrix_a.indptr.astype(np.int64), matrix_a.indices,
-                                    matrix_b.indptr.astype(np.int64), matrix_b.indices, a, b,
-                                    need.astype(np.int64), out)
-        return out
-    # Under COMPILED_MIN set entries in all: one row product, sparing a small input numba's import.
-    return np.asarray(matrix_a[a].multiply(matrix_b[b]).sum(axis=1)).reshape(-1).round().astype(np.int64)
 
 
 def find_contained(stacked: sp.csr_matrix, n_a: int, threshold: float, per_b: int,

@@ -69,6 +69,36 @@ def verify(nodes: sp.csr_matrix, a: np.ndarray, b: np.ndarray, budget: int = 16_
     return out
 
 
+def cross_overlaps(matrix_a: sp.csr_matrix, matrix_b: sp.csr_matrix, a: np.ndarray, b: np.ndarray,
+                   need: np.ndarray) -> np.ndarray:
+    """|row a[i] of matrix_a & row b[i] of matrix_b| (one column space), exactly where it reaches
+    need[i] (below it, some count below it). Read from the two matrices in place: a stacked copy of
+    the two cost 8 bytes an entry of both."""
+    sizes_a, sizes_b = np.diff(matrix_a.indptr), np.diff(matrix_b.indptr)
+    if int(sizes_a[a].sum() + sizes_b[b].sum()) >= COMPILED_MIN:
+        from ..kernels import bounded_cross_intersections
+        matrix_a = matrix_a if matrix_a.has_sorted_indices else matrix_a.sorted_indices()
+        matrix_b = matrix_b if matrix_b.has_sorted_indices else matrix_b.sorted_indices()
+        out = np.empty(a.size, dtype=np.int64)
+        bounded_cross_intersections(matrix_a.indptr.astype(np.int64), matrix_a.indices,
+                                    matrix_b.indptr.astype(np.int64), matrix_b.indices, a, b,
+                                    need.astype(np.int64), out)
+        return out
+    # Under COMPILED_MIN set entries in all: one row product, sparing a small input numba's import.
+    return np.asarray(matrix_a[a].multiply(matrix_b[b]).sum(axis=1)).reshape(-1).round().astype(np.int64)
+
+
+def cross_verify(matrix_a: sp.csr_matrix, matrix_b: sp.csr_matrix, a: np.ndarray, b: np.ndarray,
+                 sizes_a: np.ndarray, sizes_b: np.ndarray, min_threshold: float) -> np.ndarray:
+    """``verify`` of pairs (row a[i] of matrix_a, row b[i] of matrix_b): the same Jaccard for every
+    pair at or above ``min_threshold`` (below it, any score below it). ``sizes_a``, ``sizes_b``: the
+    whole set sizes, where a matrix holds only the shingles the other side has (the Ray leak)."""
+    entries = sizes_a[a] + sizes_b[b]
+    need = np.ceil(min_threshold / (1 + min_threshold) * entries - EPS).astype(np.int64)
+    inter = cross_overlaps(matrix_a, matrix_b, a.astype(np.int64), b.astype(np.int64), need)
+    return inter / (entries - inter)
+
+
 def verify_candidates(nodes: sp.csr_matrix, a: np.ndarray, b: np.ndarray, min_threshold: float,
                       chunk: int = 1_000_000, sink=None):
     """The pairs among candidates with Jaccard >= min_threshold: the size filter, then exact

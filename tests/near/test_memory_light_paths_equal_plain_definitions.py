@@ -14,7 +14,7 @@ import scipy.sparse as sp
 import ground_truth as gt
 from ground_truth import read_field
 from auditor import near, shingles
-from auditor.near import contained
+from auditor.near import contained, verifier
 from auditor.near import sink as sink_module
 from auditor.shingles import column_counts, shingle_matrix, window_columns
 
@@ -194,7 +194,7 @@ def test_contained_matches_in_small_batches_equal_python_sets(questions, monkeyp
         start = int(rng.integers(0, max(1, len(words) - 40)))
         b_texts.append(" ".join(words[start:start + int(rng.integers(12, 40))]) if k % 3 else questions[1500 + k])
     monkeypatch.setattr(contained, "BATCH_ENTRIES", 3_000)
-    monkeypatch.setattr(contained, "COMPILED_MIN", 0 if compiled else 10 ** 15)
+    monkeypatch.setattr(verifier, "COMPILED_MIN", 0 if compiled else 10 ** 15)
     found = contained.find_contained(shingle_matrix(a_texts + b_texts), len(a_texts), 0.7, 5)
     want = contained_reference(a_texts, b_texts, 0.7)
     assert found.pairs == len(want) >= 60
