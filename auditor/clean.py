@@ -1,6 +1,7 @@
 """Clean splits: a copy of TEST without the records that leak into it from the
-training side(s), optionally without internal duplicates, in the original rows and
-columns; plus a report of every dropped row and why."""
+training side(s), optionally without internal duplicates (identical text; with ``near``, one record
+per near-duplicate cluster too), in the original rows and columns; plus a report of every dropped
+row and why."""
 from __future__ import annotations
 
 import os
@@ -13,10 +14,13 @@ from .errors import AuditorError
 from .exact import digest_ids
 from .io.copies import copier, files_copied_as_written, hub_files_copied, write_rows
 from .io.table import HubParquet, select
+from .clusters import cluster_labels
 from .leakage import drop_reason, inherited_field_hint, leak
+from .near import find_pairs
 from .prepare import prepare
 from .report import clean as report
 from .settings import LeakSettings, NearSettings, RoleNames
+from .shingles import shingle_matrix
 
 
 @dataclass(frozen=True)
@@ -85,6 +89,8 @@ def clean(test, against: list, *, near: bool = False, dedup: bool = False, thres
                               "differs": differs}
                 conflicts += bool(differs) and answers[i] >= 0
             first.setdefault(key, i)
+        if near:
+            conflicts += _drop_near_copies(side, settings.near, reasons, answers)
         if conflicts:
             notices.append(f"{conflicts:,} internal duplicate(s) dropped hold another answer than the row kept "
                            "(their 'differs' names it): review them, the kept answer is the first row's.")
@@ -118,6 +124,32 @@ def write_clean(result: CleanResult, out, *, source=None, split=None, stamps=Non
     copier(fmt, result.truncated)(files, dropped, result.records, out, source=result.source, stamps=stamps or (),
                                   before_replace=before_replace)
     return []
+
+
+def _drop_near_copies(side, near_settings: NearSettings, reasons: dict, answers: list | None) -> int:
+    """TEST's own near duplicates (``--near --dedup``): in each cluster at the threshold (``auditor
+    dedup``'s clusters: components of the verified pairs), the lowest row not dropped already is kept
+    and the others are dropped as its near copies. Returns how many of those hold another answer."""
+    matrix = shingle_matrix(side.fields.text, near_settings.shingle)
+    pairs = find_pairs(matrix, near_settings.threshold, near_settings.method, num_perm=near_settings.num_perm,
+                       seed=near_settings.seed, reuse_matrix=True)
+    del matrix
+    label, _ = cluster_labels(pairs, near_settings.threshold)
+    dropped = np.zeros(label.size, dtype=bool)
+    dropped[list(reasons)] = True
+    members = np.flatnonzero((label >= 0) & ~dropped)          # ascending rows
+    clusters, first_at = np.unique(label[members], return_index=True)
+    kept = np.full(int(label.max()) + 1 if label.size else 0, -1, dtype=np.int64)
+    kept[clusters] = members[first_at]
+    conflicts = 0
+    for row, first in zip(members.tolist(), kept[label[members]].tolist()):
+        if row == first:
+            continue
+        differs = [] if answers is None or answers[row] == answers[first] else ["answer"]
+        reasons[row] = {"row": row, "reason": "internal_near_duplicate", "against": None, "matches": [first],
+                        "differs": differs}
+        conflicts += bool(differs) and answers[row] >= 0
+    return conflicts
 
 
 def _drop_leaks(result, reasons: dict, near: bool) -> None:
