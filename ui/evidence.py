@@ -139,8 +139,11 @@ def leak_summary_html(s: dict, threshold: float, a_name: str, b_name: str, chose
     groups = s.get("shared_groups")
     if isinstance(groups, dict) and groups.get("count"):
         values = ", ".join(str(v)[:40] for v in (groups.get("values") or [])[:10])
-        rows.append(f"<tr><th scope='row'>group values present on both sides</th> <td>{groups['count']:,} "
-                    f"({h(values)})</td></tr>\n")
+        held = groups.get("records")
+        share = (f"{held:,} ({100 * groups['fraction']:.2f}%) in a group A has too; "
+                 if isinstance(held, int) and isinstance(groups.get("fraction"), (int, float)) else "")
+        rows.append(f"<tr><th scope='row'>group values present on both sides</th> <td>{h(share)}{groups['count']:,} "
+                    f"shared values ({h(values)})</td></tr>\n")
     head = (f"<h4>Leakage: does B repeat A?</h4><p>A = {side(a_name, 'a')}<br>B = {side(b_name, 'b')}</p>{note}"
             "<table class='dt num summary'><thead><tr><th scope='col'>B records that …</th>"
             "<th scope='col'>count (press one to list those records)</th></tr></thead><tbody>" + "".join(rows)

@@ -618,7 +618,10 @@ def leak_markdown(s: dict, threshold: float, a_name: str, b_name: str) -> str:
     groups = s.get("shared_groups")
     if isinstance(groups, dict) and groups.get("count"):
         values = ", ".join(md(v, 40) for v in (groups.get("values") or [])[:10])
-        lines.append(f"| group values present on both sides | {groups['count']:,} ({values}) |")
+        held = groups.get("records")
+        share = (f"{held:,} ({100 * groups['fraction']:.2f}%) in a group A has too; "
+                 if isinstance(held, int) and isinstance(groups.get("fraction"), (int, float)) else "")
+        lines.append(f"| group values present on both sides | {share}{groups['count']:,} shared values ({values}) |")
     for side in ("b", "a"):
         block = s.get(side) if isinstance(s.get(side), dict) else {}
         if isinstance(block.get("no_text"), int) and block["no_text"] and isinstance(block.get("records"), int):

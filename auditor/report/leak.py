@@ -81,7 +81,9 @@ def summary(result) -> dict:
         "answer_only": frac(sum(1 for m in result.matches.values() if m.get("identical_answer")
                                 and not any(m.get(k) for k in TEXT_KINDS))),
         "text_leak": frac(len(result.text_leak_rows)),
-        "shared_groups": {"count": len(result.shared_groups), "values": result.shared_groups[:100]},
+        # Distinct values on both sides, and the B records holding one (what a split by group leaks).
+        "shared_groups": {"count": len(result.shared_groups), "values": result.shared_groups[:100],
+                          **frac(_shared_group_records(result))},
         "pairs_sample": sample,
     }
     # How the search ran (the Ray engine's shards, timing and candidates scored) differs between
@@ -89,6 +91,13 @@ def summary(result) -> dict:
     if getattr(result, "engine", None):
         out["engine"] = result.engine
     return out
+
+
+def _shared_group_records(result) -> int:
+    """B records whose group value is one of the shared values."""
+    shared = set(result.shared_groups)
+    values = result.b.fields.group if shared else None
+    return sum(1 for g in values if g in shared) if values is not None else 0
 
 
 SAME_RECORDS = ("A and B hold the same records (the same fingerprint): every record matches itself, so these "
@@ -142,7 +151,9 @@ def markdown(result) -> str:
         lines.append(f"| {label} | {d[key]['records']:,} | {100 * d[key]['fraction']:.2f}% |")
     groups = d["shared_groups"]
     if result.b.roles.group:
-        lines.append(f"| shared group values | {groups['count']:,} | |")
+        lines.append(f"| group value also in A ({md_cell(result.b.roles.group)}: {groups['count']:,} shared "
+                     f"value{'s' if groups['count'] != 1 else ''}) | {groups['records']:,} | "
+                     f"{100 * groups['fraction']:.2f}% |")
     lines += ["", "**Reading it.** An identical question alone may be a reused stem asked of different data; "
               "an identical answer alone may be a common short answer. *Identical both* is the figure that "
               "means a model could score by memory. Answers are compared whole, after normalisation "

@@ -3,6 +3,7 @@ the CI gate (--fail-on-overlap), settings, and a source compared with itself."""
 import csv
 import io
 import json
+import random
 
 import pytest
 
@@ -80,7 +81,7 @@ def test_spider_train_vs_dev(real_data):
                   text="question", answer="query", group="db_id")
     s = result.summary()
     assert _records(s, "identical_text") == 6
-    assert s["shared_groups"] == {"count": 0, "values": []}
+    assert s["shared_groups"] == {"count": 0, "values": [], "records": 0, "fraction": 0.0}
     # Both sides independently: the identical questions are exactly the shared normalised texts.
     train = {" ".join(json.loads(l)["question"].lower().split()) for l in _lines(real_data / "spider/train_spider.jsonl")}
     dev = [" ".join(json.loads(l)["question"].lower().split()) for l in _lines(real_data / "spider/dev.jsonl")]
@@ -102,6 +103,25 @@ def test_per_side_fields_and_shared_groups(tmp_path):
     assert s["shared_groups"]["values"] == []   # s15.. vs s0..s2
     s = leak(str(a), str(b), text="q", group="src", text_b="prompt", group_b="origin", threshold=0.5).summary()
     assert s["shared_groups"]["count"] == 0
+
+
+def test_a_split_by_record_says_how_many_test_records_share_a_group(real_data, tmp_path):
+    """From a review (session 52): a random split of Spider train puts nearly every test question on
+    a database the training side has; the report gave only the number of shared db_id values. It
+    now counts the B records in a shared group too, and their fraction (set arithmetic here)."""
+    rows = [json.loads(line) for line in _lines(real_data / "spider/train_spider.jsonl")][:3000]
+    random.Random(3).shuffle(rows)
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_text("".join(json.dumps(r) + "\n" for r in rows[:2400]))
+    b.write_text("".join(json.dumps(r) + "\n" for r in rows[2400:2500] + [{"question": "q", "query": "x"}]))
+    result = leak(str(a), str(b), text="question", answer="query", group="db_id")
+    shared = sorted({r["db_id"] for r in rows[:2400]} & {r["db_id"] for r in rows[2400:2500]})
+    held = sum(r["db_id"] in shared for r in rows[2400:2500])
+    s = result.summary()
+    assert s["shared_groups"] == {"count": len(shared), "values": shared, "records": held,
+                                  "fraction": round(held / 101, 6)}
+    assert 0 < held < 101
+    assert f"| group value also in A (db\\_id: {len(shared)} shared values) | {held} | " in result.markdown()
 
 
 def test_leak_cli_fail_on_overlap(run_cli, real_data, tmp_path):
