@@ -317,7 +317,7 @@ def excerpt(text: str, spans: list, context: int = 300) -> tuple:
 
 # --------------------------------------------------------------------------- leakage
 
-_PICK_ORDER = ("identical_both", "identical_text", "near_duplicate", "contained", "identical_answer")
+_PICK_ORDER = ("identical_both", "identical_text", "reworded_both", "near_duplicate", "contained", "identical_answer")
 
 
 LEAK_COLUMNS = ("b_row", "a_row", "a_rows", "kind", "b_kinds", "text_jaccard", "text_containment", "b_text", "a_text",
@@ -387,7 +387,8 @@ def _evidence_rows(result, batch: list) -> list:
         near = a in m.get("near_duplicate", ()) or (jac[i] is not None and jac[i] >= result.threshold - 1e-9)
         facts = {"identical_both": same_text[i] and same_answer[i], "identical_text": same_text[i],
                  "identical_answer": same_answer[i], "near_duplicate": near,
-                 "contained": a in m.get("contained", ())}
+                 "contained": a in m.get("contained", ()),
+                 "reworded_both": a in m.get("reworded_both", ())}
         listed = sorted({r for k in MATCH_KINDS for r in m.get(k, ())} - {a})
         row = {"b_row": b, "a_row": a, "a_rows": " ".join(map(str, [a, *listed][:EVIDENCE_MATCHES])),
                "kind": "+".join(x for x in MATCH_KINDS if facts[x]),

@@ -27,6 +27,7 @@ from .evidence import leak_evidence, leak_evidence_csv
 from .near import CROSS_MATCHES, CrossPairs, find_stacked_cross_pairs
 from .near.contained import find_contained
 from .normalize import DESCRIPTION as NORMALIZATION
+from .normalize import normalized
 from .prepare import PreparedSide, answer_normalizer, prepare
 from .progress import Progress
 from .report import leak as report
@@ -184,6 +185,32 @@ def add_contained_matches(contained: CrossPairs, add, matches: dict) -> int:
     return _add_cross(contained, add, matches, "contained", "containment", counted)
 
 
+def add_reworded_matches(matches: dict, add, answers_a, answers_b, answer_norm: str | None) -> int:
+    """B records whose text is near or inside an A record holding the same answer (after the answer
+    normaliser), with no identical text and answer already: answerable from memory, reworded or
+    wrapped (an instruction around the question, the worked answer after it). Among each B record's
+    listed near and containing A rows (its best ``CROSS_MATCHES`` of each). ``answers_a(rows)``,
+    ``answers_b(rows)``: the two sides' answers of those rows. Shared with the Ray engine; call after
+    the near and contained matches are in ``matches``. Returns how many."""
+    if answer_norm is None:
+        return 0
+    listed = {b: [a for kind in ("near_duplicate", "contained") for a in m.get(kind, ())]
+              for b, m in sorted(matches.items()) if not m.get("identical_both")}
+    listed = {b: rows for b, rows in listed.items() if rows}
+    if not listed:
+        return 0
+    keys_b = dict(zip(listed, normalized(answers_b(list(listed)), answer_norm)))
+    flat = sorted({a for rows in listed.values() for a in rows})
+    keys_a = dict(zip(flat, normalized(answers_a(flat), answer_norm)))
+    count = 0
+    for b, rows in listed.items():
+        same = [a for a in rows if keys_b[b] is not None and keys_a[a] == keys_b[b]]
+        if same:
+            add(b, "reworded_both", same)
+            count += 1
+    return count
+
+
 def _add_cross(pairs: CrossPairs, add, matches: dict, kind: str, score: str, counted) -> int:
     best: dict[int, float] = {}
     rows: dict[int, list] = {}
@@ -245,6 +272,9 @@ def _leak(spec_a, spec_b, settings: LeakSettings, run: Progress) -> LeakResult:
         del matrix
         counts["near_duplicate"] = add_near_matches(near, add, matches)
         counts["contained"] = add_contained_matches(contained, add, matches)
+        if fa.answer is not None and fb.answer is not None:
+            counts["reworded_both"] = add_reworded_matches(matches, add, lambda rows: [fa.answer[r] for r in rows],
+                                                           lambda rows: [fb.answer[r] for r in rows], answer_norm)
         shared = []
         if fa.group is not None and fb.group is not None:
             shared = sorted({g for g in fa.group if g} & {g for g in fb.group if g})

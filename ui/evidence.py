@@ -17,6 +17,8 @@ LEAK_KINDS = {
     "identical_answer": ("repeat an A answer exactly", lambda k: "identical_answer" in k),
     "identical_both": ("repeat text AND answer of one A record (answerable from memory)",
                        lambda k: "identical_both" in k),
+    "reworded_both": ("are near or inside an A text whose answer is theirs (answerable from memory, reworded)",
+                      lambda k: "reworded_both" in k),
     "near_duplicate": ("are near duplicates of an A text", lambda k: "near_duplicate" in k),
     "contained": ("are inside an A text (not counted above)", lambda k: "contained" in k),
     "any_leak": ("leak in any of these ways", lambda k: True),
@@ -124,7 +126,7 @@ def leak_summary_html(s: dict, threshold: float, a_name: str, b_name: str, chose
             continue
         label_text = label + (f" (Jaccard ≥ {threshold:g})" if key == "near_duplicate" else
                               f" (≥ {100 * threshold:g}% of its shingles)" if key == "contained" else "")
-        if key in ("identical_answer", "identical_both") and missing:
+        if key in ("identical_answer", "identical_both", "reworded_both") and missing:
             rows.append(f"<tr><th scope='row'>{h(label_text)}</th> <td>– (not checked: no answer field in "
                         f"{' or '.join(missing)})</td></tr>\n")
             continue

@@ -604,6 +604,8 @@ def leak_markdown(s: dict, threshold: float, a_name: str, b_name: str) -> str:
              f"| repeat an A answer exactly | {unchecked or _share(s.get('identical_answer'))} |",
              f"| repeat text AND answer of one A record (answerable from memory) | "
              f"{unchecked or _share(s.get('identical_both'))} |",
+             *([f"| are near or inside an A text whose answer is theirs (answerable from memory, reworded) | "
+                f"{unchecked or _share(s.get('reworded_both'))} |"] if s.get("reworded_both") is not None else []),
              f"| are near duplicates of an A text (Jaccard ≥ {threshold:g}) | {_share(s.get('near_duplicate'))} |"]
     if s.get("contained") is not None:
         lines.append(f"| are inside an A text (≥ {100 * threshold:g}% of its shingles; not counted above) | "

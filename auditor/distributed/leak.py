@@ -55,7 +55,7 @@ from ..io.columns import chained
 from ..io.listing import display_name
 from ..io.outputs import atomic_write, check_shard_dir
 from ..io.shards import RECORD_FORMATS, head_records, shown_uri, source_name, split_shards
-from ..leakage import LeakResult, add_contained_matches, add_near_matches, prepared_b
+from ..leakage import LeakResult, add_contained_matches, add_near_matches, add_reworded_matches, prepared_b
 from ..near import CROSS_MATCHES, CrossSink
 from ..near.contained import METHOD as CONTAINED_METHOD
 from ..near.contained import ContainedIndex
@@ -587,6 +587,11 @@ def ray_leak(a, b, *, settings=None, split_a=None, config_a=None, max_rows=None,
     counts["near_duplicate"] = add_near_matches(near, add, matches)
     contained = inside.result(min_threshold=settings.near.threshold, method=CONTAINED_METHOD, candidates=0)
     counts["contained"] = add_contained_matches(contained, add, matches)
+    if roles_a.answer and side_b.fields.answer is not None:
+        # The rows listed were reported by their shards with their answers (``reported``).
+        counts["reworded_both"] = add_reworded_matches(matches, add, lambda rows: [reported[r][1] for r in rows],
+                                                       lambda rows: [side_b.fields.answer[r] for r in rows],
+                                                       index.answer_normalizer)
     named = {r for m in matches.values() for k in MATCH_KINDS for r in m.get(k, ())}
     # As the local engine shows a local source: its name, never this machine's folders.
     shown = display_name(source.removeprefix("file://")) if local else shown_uri(source)

@@ -23,7 +23,9 @@ PAIRS_SAMPLE = 50
 EVIDENCE_MATCHES = 5        # A rows listed per leaked B record
 # How a contained match is decided (auditor.near.contained), as summary.json states it.
 CONTAINED_RULE = "|A & B| / |B| >= threshold and |A| >= |B| / threshold (B's shingles inside one longer A text)"
-MATCH_KINDS = ("identical_both", "identical_text", "identical_answer", "near_duplicate", "contained")
+# reworded_both: near or contained text whose A record holds the same answer (``leakage.add_reworded_matches``);
+# last, so the kind a pair is shown by, and the evidence's kind strings, stay those of its text match.
+MATCH_KINDS = ("identical_both", "identical_text", "identical_answer", "near_duplicate", "contained", "reworded_both")
 TEXT_KINDS = ("identical_both", "identical_text", "near_duplicate", "contained")     # a match on the text itself
 
 
@@ -72,6 +74,8 @@ def summary(result) -> dict:
         "identical_text": frac(result.counts["identical_text"]),
         "identical_answer": frac(result.counts["identical_answer"]),
         "identical_both": frac(result.counts["identical_both"]),
+        # Near or contained text, and the same A record's answer identical (not identical both already).
+        "reworded_both": frac(result.counts.get("reworded_both", 0)),
         "near_duplicate": frac(result.counts["near_duplicate"]),
         # B texts inside an A text (|A & B| / |B| >= threshold), not identical or near already
         "contained": frac(result.counts.get("contained", 0)),
@@ -140,6 +144,8 @@ def markdown(result) -> str:
     lines += ["| check | records | fraction |", "|---|---|---|"]
     for key, label in (("identical_text", "identical text"), ("identical_answer", "identical answer"),
                        ("identical_both", "identical text AND answer (same record): answerable from memory"),
+                       ("reworded_both", "near or inside an A text AND that record's answer identical: answerable "
+                                         "from memory, reworded or wrapped"),
                        ("near_duplicate", f"near-duplicate text (Jaccard ≥ {result.threshold:g})"),
                        ("contained", f"text inside an A record (≥ {100 * result.threshold:g}% of its shingles; "
                                      "not counted above)"),
@@ -156,7 +162,9 @@ def markdown(result) -> str:
                      f"{100 * groups['fraction']:.2f}% |")
     lines += ["", "**Reading it.** An identical question alone may be a reused stem asked of different data; "
               "an identical answer alone may be a common short answer. *Identical both* is the figure that "
-              "means a model could score by memory. Answers are compared whole, after normalisation "
+              "means a model could score by memory, and *near or inside … answer identical* the same where the "
+              "question was reworded or wrapped (an instruction around it, its worked answer after it): among "
+              "each B record's best five near and containing A records. Answers are compared whole, after normalisation "
               f"({result.answer_normalizer or 'no answer field'}), never by a final number alone. "
               f"Texts are compared normalised: {result.normalization}."]
     for side in ("b", "a"):
