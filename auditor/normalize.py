@@ -7,7 +7,9 @@ dedup, the contamination n-grams, the semantic pass and the Ray engine all read 
    joiners, soft hyphens, byte-order marks, bidirectional marks and controls) and the other
    default-ignorable code points (variation selectors, the combining grapheme joiner, Hangul
    fillers), which render as nothing;
-2. NFKC (compatibility forms: fullwidth letters, ligatures, composed and decomposed accents);
+2. NFKC (compatibility forms: fullwidth letters, ligatures, composed and decomposed accents),
+   superscripts and subscripts first written as ``^`` and ``_`` before their character ("10³" is
+   "10^3", "H₂O" is "h_2o"), since NFKC alone makes "10³" the number 103 and "x²" the name x2;
 3. case folding (``str.casefold``);
 4. confusable letters mapped to one skeleton (Unicode TR39; ``confusables`` says what is taken),
    then NFKC and case folding again, to a fixed point.
@@ -27,6 +29,7 @@ Named normalisers: two values are "the same" when their normal forms are equal.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 import unicodedata
@@ -38,7 +41,8 @@ from .settings import check_normalizer
 # What the reports say about it (summary.json's "normalization", REPORT.md).
 DESCRIPTION = ("hidden characters removed (Unicode format characters Cf and other default-ignorable code points: "
                "zero-width spaces and joiners, soft hyphens, BOMs, bidirectional marks, variation selectors), "
-               "NFKC, case folding, confusable letters mapped to one skeleton (Unicode TR39)")
+               "NFKC (superscripts and subscripts kept apart as ^ and _: 10³ is 10^3, not 103), case folding, "
+               "confusable letters mapped to one skeleton (Unicode TR39)")
 
 FIXED_POINT_ROUNDS = 4         # mapping, NFKC and case folding repeated at most this often
 
@@ -65,11 +69,28 @@ def fold(text: str) -> str:
     return _unicode(text, casefold=True)
 
 
+@functools.lru_cache(maxsize=1)
+def script_marks() -> dict:
+    """Each superscript or subscript character (its decomposition tagged <super> or <sub>: ², ₂, ⁿ,
+    ᵃ, ...) -> ``^`` or ``_`` and its NFKC form. Read from the Unicode database once (planes 0 and 1,
+    where they all are)."""
+    marks = {}
+    for point in range(0x20000):
+        char = chr(point)
+        tag = unicodedata.decomposition(char)
+        if tag.startswith(("<super>", "<sub>")):
+            marks[char] = ("^" if tag.startswith("<super>") else "_") + unicodedata.normalize("NFKC", char)
+    return marks
+
+
 def _unicode(text: str, casefold: bool) -> str:
     # Each step works on the text's distinct characters (set operations in C) and replaces the few
     # it changes with str.replace: far quicker than a per-character translation of the whole text.
     for char in HIDDEN_CHARS.intersection(text):
         text = text.replace(char, "")
+    marks = script_marks()
+    for char in marks.keys() & set(text):
+        text = text.replace(char, marks[char])
     if not unicodedata.is_normalized("NFKC", text):   # the check is much cheaper than normalising
         text = unicodedata.normalize("NFKC", text)
     if casefold:

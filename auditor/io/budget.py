@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import io
 import lzma
 import zlib
 from pathlib import Path
@@ -175,11 +176,76 @@ def open_decompressed(path: Path):
     codec = codec_of(path)
     if codec is None:
         return open(path, "rb")
-    python = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}.get(codec)   # their errors are mapped below
-    if python:
-        return python(path, "rb")
+    if codec == ".gz":
+        return gzip.open(path, "rb")            # its errors are mapped below (``read_error``)
+    if codec in STRICT_STREAMS:
+        return strict_streams(open(path, "rb"), codec)
     import pyarrow as pa             # zstd, lz4, brotli: pyarrow's, no further package
     return pa.input_stream(str(path), compression=CODECS[codec][1])
+
+
+# Python's bz2 and lzma readers take anything after a stream that does not decompress as "trailing
+# data" and stop there without a word: a damaged second stream (files joined with cat, parallel
+# compressors) dropped every record in it, exit 0. These readers go on to every next stream and fail
+# on one that does not decompress, as gzip's reader does.
+STRICT_STREAMS = {".bz2": bz2.BZ2Decompressor, ".xz": lzma.LZMADecompressor}
+
+
+class _StrictStreams(io.RawIOBase):
+    """Concatenated bz2 or xz streams, decompressed in order; bytes after a stream that are not a
+    valid stream raise (``lzma.LZMAError``, or ``OSError`` for bz2), except an xz file's null
+    padding between and after streams. At most ``CHUNK`` compressed bytes are fed at a time."""
+
+    def __init__(self, raw, codec: str):
+        self.raw, self.codec = raw, codec
+        self.decompressor = STRICT_STREAMS[codec]()
+        self.pending = b""            # decompressed, not read yet
+        self.ended = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        while not self.pending and not self.ended:
+            self._fill(len(buffer))
+        n = min(len(buffer), len(self.pending))
+        buffer[:n] = self.pending[:n]
+        self.pending = self.pending[n:]
+        return n
+
+    def _fill(self, size: int) -> None:
+        d = self.decompressor
+        if d.eof:                          # the next stream, if any bytes follow
+            rest = d.unused_data
+            while True:
+                if self.codec == ".xz":
+                    rest = rest.lstrip(b"\0")      # stream padding (xz writes it in fours)
+                if rest:
+                    break
+                rest = self.raw.read(CHUNK)
+                if not rest:
+                    self.ended = True
+                    return
+            self.decompressor = d = STRICT_STREAMS[self.codec]()
+            self.pending = d.decompress(rest, max(size, 1))       # raises if they are not a stream
+            return
+        data = b""
+        if d.needs_input:
+            data = self.raw.read(CHUNK)
+            if not data:
+                raise EOFError("Compressed file ended before the end-of-stream marker was reached")
+        self.pending = d.decompress(data, max(size, 1))
+
+    def close(self) -> None:
+        if not self.closed:
+            self.raw.close()
+        super().close()
+
+
+def strict_streams(raw, codec: str):
+    """A buffered reader of ``raw`` (a binary file object of a .bz2 or .xz file) decompressed as
+    ``_StrictStreams`` reads it."""
+    return io.BufferedReader(_StrictStreams(raw, codec), CHUNK)
 
 
 READ_ERRORS = (EOFError, OSError, zlib.error, lzma.LZMAError)   # a broken file or stream (pyarrow: OSError)

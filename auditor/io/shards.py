@@ -11,7 +11,6 @@ s3fs); reports show a URI without credentials or options (``shown_uri``). ``open
 """
 from __future__ import annotations
 
-import lzma
 import os
 import re
 from dataclasses import dataclass, replace
@@ -21,6 +20,7 @@ from urllib.parse import parse_qs, urlsplit, urlunsplit
 import pyarrow as pa
 
 from ..errors import AuditorError
+from .budget import strict_streams
 from .formats import flattened, stream_batches
 from .listing import (
     CODECS,
@@ -306,7 +306,7 @@ def open_shard(filesystem, shard: Shard):
     suffix = codec_of(shard.path)
     codec = CODECS[suffix][1] if suffix else None
     if suffix and codec is None:               # xz: no codec in Arrow, Python's over the raw stream
-        stream = lzma.open(filesystem.open_input_stream(shard.path))
+        stream = strict_streams(filesystem.open_input_stream(shard.path), suffix)     # every stream, or an error
         return stream if shard.format != "parquet" else pa.BufferReader(stream.read())
     if shard.format != "parquet":
         return filesystem.open_input_stream(shard.path, compression=codec)

@@ -156,7 +156,7 @@ def test_leak_without_an_answer_field_says_answers_were_not_checked(plain_page, 
     assert f"B = noanswer_b.jsonl ({len(b_rows)} records)" in text
     assert "(," not in text
     # Never "0 (0.00%)": nothing was compared.
-    assert text.count("not checked: no answer field in A or B") == 2
+    assert text.count("not checked: no answer field in A or B") == 3       # answer, both, reworded both
     assert "repeat an A answer exactly 0" not in text
 
 

@@ -220,3 +220,47 @@ def test_twice_gzipped_and_lone_cr_files_say_what_they_are(tmp_path, capsys):
     with pytest.raises(AuditorError) as info:
         auditor.load(str(old_mac))
     assert "carriage return" in info.value.hint and "cut short" not in info.value.hint
+
+
+@pytest.mark.parametrize("codec", ["xz", "bz2"])
+def test_every_stream_of_a_bz2_or_xz_file_is_read_or_refused(real_data, tmp_path, capsys, codec):
+    """From a hostile review (session 52): Python's bz2 and lzma readers take whatever follows a stream
+    and does not decompress as trailing data and stop there, so a file whose second stream was damaged
+    read as its first half, exit 0 (dedup wrote half the records, leak --fail-on-overlap passed). Two
+    good streams (and xz's null padding) read whole, on the local reader and the Ray engine's shard
+    reader; a damaged second stream, or junk after the first, is a clear error on both."""
+    import bz2
+    import lzma
+    from pyarrow import fs
+    from auditor.io.shards import Shard, open_shard, record_batches
+    compress = {"xz": lzma.compress, "bz2": bz2.compress}[codec]
+    rows = [json.loads(line) for line in (real_data / "gsm8k/test.jsonl").read_text(encoding="utf-8").splitlines()]
+    first = "".join(json.dumps(r) + "\n" for r in rows[:300]).encode()
+    second = "".join(json.dumps(r) + "\n" for r in rows[300:600]).encode()
+    padding = b"\0" * 8 if codec == "xz" else b""
+    damaged = bytearray(compress(second))
+    damaged[0] ^= 0xFF
+    files = {"good": compress(first) + padding + compress(second) + padding,
+             "damaged": compress(first) + bytes(damaged), "junk": compress(first) + b"not a stream at all\n"}
+
+    def shard_rows(path: Path) -> list:
+        shard = Shard(0, str(path), path.name, "jsonl", path.stat().st_size)
+        with open_shard(fs.LocalFileSystem(), shard) as f:
+            return [r for batch in record_batches(f, shard) for r in batch]
+
+    for name, data in files.items():
+        path = tmp_path / f"{name}.jsonl.{codec}"
+        path.write_bytes(data)
+        if name == "good":
+            assert auditor.load(str(path)).rows == rows[:600]
+            assert shard_rows(path) == rows[:600]
+            continue
+        kind = {"xz": "xz", "bz2": "bzip2"}[codec]
+        with pytest.raises(AuditorError, match=f"not a valid {kind} file"):
+            auditor.load(str(path))
+        with pytest.raises(Exception) as raised:
+            shard_rows(path)
+        assert path.name in str(raised.value) or isinstance(raised.value, (OSError, lzma.LZMAError))
+        out = tmp_path / f"{name}.dedup.jsonl"
+        line = cli_error(capsys, ["dedup", str(path), "--out", str(out), "--quiet"])
+        assert path.name in line and not out.exists()
