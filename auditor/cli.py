@@ -524,6 +524,11 @@ def cmd_matrix(args) -> int:
                             max_rows=args.max_rows, progress=_progress(args.quiet))
     for notice in result.notices:
         print(f"warning: {notice}", file=sys.stderr)
+    if args.fail_on_overlap:
+        _gate_compared_something(
+            [(f"{g.name}'s {n:,} records has text (each is missing, null or blank)", no_text == n)
+             for g, n, (_, _, no_text) in zip(result.groups, result.records, result.texts)],
+            "Name the field holding the text with --text.")
     _emit(args, result.summary(), result.markdown())
     crossed = any(cell["count"] for row, cells in result.split_matrix.items()
                   for col, cell in cells.items() if col != row)

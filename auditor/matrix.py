@@ -78,6 +78,7 @@ class MatrixResult:
     comparison: list
     threshold: float
     notices: tuple = ()            # datasets given twice (the same records)
+    texts: tuple = ()              # per group: (the text field compared, guessed?, records without text)
 
     def summary(self) -> dict:
         return report.summary(self)
@@ -139,7 +140,8 @@ def overlap_matrix(specs: list, *, text=None, near: bool = False, threshold: flo
     return MatrixResult(groups=groups, records=np.bincount(group_of, minlength=len(groups)).tolist(),
                         split_matrix=split_m, dataset_matrix=dataset_m, near_split_matrix=near_split,
                         near_dataset_matrix=near_dataset, comparison=comparison, threshold=threshold,
-                        notices=notices)
+                        notices=notices, texts=tuple((side.roles.text, "text" in side.roles.guessed, side.no_text)
+                                                     for side in sides))
 
 
 def _same_records(groups, sides) -> tuple:

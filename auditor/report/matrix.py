@@ -7,8 +7,10 @@ from .common import SCHEMA_VERSION, md_cell, md_note
 def summary(result) -> dict:
     return {"schema_version": SCHEMA_VERSION, "kind": "matrix",
             "groups": [{"name": g.name, "dataset": g.dataset, "split": g.split, "records": n,
-                        **({"config": g.config} if g.config else {})}
-                       for g, n in zip(result.groups, result.records)],
+                        **({"config": g.config} if g.config else {}),
+                        # The field compared (named or guessed), and the records with no text in it.
+                        **({"text": t[0], "text_guessed": t[1], "no_text": t[2]} if t else {})}
+                       for g, n, t in zip(result.groups, result.records, result.texts or [()] * len(result.groups))],
             "split_matrix": result.split_matrix, "dataset_matrix": result.dataset_matrix,
             "near": None if result.near_split_matrix is None else
             {"threshold": result.threshold, "split_matrix": result.near_split_matrix,
@@ -21,6 +23,12 @@ def markdown(result) -> str:
     lines = ["# Overlap matrices", "", "Cell [row][column]: records of the row that also occur in the column "
              "(exact text under the default normaliser). Diagonal: internal duplicates (split matrix) or "
              "records found in another split of the same dataset (dataset matrix).", ""]
+    if result.texts:
+        lines += ["Fields compared: " + "; ".join(
+            f"{md_cell(g.name)} `{md_cell(field)}`{' (guessed)' if guessed else ''}"
+            + (f", {no_text:,} of {n:,} records without text" if no_text else "")
+            for g, n, (field, guessed, no_text) in zip(result.groups, result.records, result.texts))
+            + ". Name the field with --text if a guess is wrong.", ""]
     lines += [line for notice in result.notices for line in (f"> Note: {md_note(notice)}", "")]
     for title, m in (("Split x split", result.split_matrix), ("Dataset x dataset", result.dataset_matrix),
                      ("Split x split, exact or near", result.near_split_matrix)):

@@ -28,3 +28,26 @@ def test_matrix_diagonal_counts_internal_duplicates(tmp_path):
     assert s["split_matrix"]["d/train"]["d/train"]["count"] == 2
     assert s["split_matrix"]["d/test"]["d/train"]["count"] == 1
     assert s["dataset_matrix"]["d"]["d"]["count"] == 2     # "p q r" in both splits
+
+
+def test_matrix_names_the_field_it_compared_and_refuses_a_gate_over_no_text(real_data, run_cli, tmp_path):
+    """From two reviews (session 52): the matrix never said which field it compared for each dataset
+    (Spider's tables.jsonl was compared on db_id, a guess), and --fail-on-overlap passed (exit 0) when
+    one dataset's texts were all null. Each group now names its field, whether it was guessed and its
+    records without text; a gate over a dataset with no text at all is refused (exit 2), as leak's is."""
+    result = overlap_matrix([f"sp:dev={real_data / 'spider/dev.jsonl'}", f"mb={real_data / 'mbpp/mbpp.jsonl'}"],
+                            compare=False)
+    groups = result.summary()["groups"]
+    assert [(g["text"], g["text_guessed"], g["no_text"]) for g in groups] == [("question", True, 0),
+                                                                              ("text", True, 0)]
+    assert "Fields compared: sp/dev `question` (guessed); mb/all `text` (guessed)." in result.markdown()
+    (tmp_path / "train.jsonl").write_text('{"text": "a record about apples and pears"}\n{"text": "another one"}\n')
+    (tmp_path / "test.jsonl").write_text('{"text": null}\n{"text": "   "}\n')
+    args = ["matrix", "-d", f"train={tmp_path / 'train.jsonl'}", "-d", f"test={tmp_path / 'test.jsonl'}",
+            "--text", "text", "--quiet", "--json", "-"]
+    code, out, err = run_cli(*args)
+    assert code == 0, err
+    assert [g["no_text"] for g in json.loads(out)["groups"]] == [0, 2]
+    code, out, err = run_cli(*args, "--fail-on-overlap")
+    assert code == 2 and "Traceback" not in err
+    assert "None of test/all's 2 records has text" in err and "--fail-on-overlap would pass" in err
