@@ -311,24 +311,35 @@ def page_load(params: dict, base, progress=None, slot=None) -> dict:
               "answer": values.get("answer") or "", "group": values.get("group") or "",
               "labels": gr.update(choices=values["labels"], value=values["labels"]),
               "fields_for": values["dataset"]}
-    try:   # only values the slider and the number box can show (no NaN, no infinity)
-        t = float(values["threshold"])
-        if MIN_THRESHOLD <= t <= 1:
-            filled["threshold"] = filled["curve_threshold"] = t
-    except (TypeError, ValueError, OverflowError):
-        pass
+    # Only values the slider and the number boxes can show (no NaN, no infinity); a link's other
+    # threshold or row cap is not applied (the default is, and the status line says so).
+    left_out: list = []
+    threshold, max_rows = values["threshold"], values.get("max_rows")
     try:
-        m = float(values.get("max_rows") or 0)
-        if 1 <= m <= ROW_CAP and m == int(m):
-            filled["max_rows"] = int(m)
+        t = float(threshold)
+        if not MIN_THRESHOLD <= t <= 1:
+            raise ValueError
+        filled["threshold"] = filled["curve_threshold"] = threshold = t
     except (TypeError, ValueError, OverflowError):
-        pass
+        left_out.append(("threshold", threshold, f"not a threshold the slider shows ({MIN_THRESHOLD:g} to 1): "
+                                                 f"{DEFAULTS['threshold']:g} is used"))
+        threshold = DEFAULTS["threshold"]
+    if max_rows not in (None, ""):
+        try:
+            m = float(max_rows)
+            if not (1 <= m <= ROW_CAP and m == int(m)):
+                raise ValueError
+            filled["max_rows"] = max_rows = int(m)
+        except (TypeError, ValueError, OverflowError):
+            left_out.append(("max_rows", max_rows, f"not a row cap the page reads (a whole number, 1 to "
+                                                   f"{ROW_CAP:,}): every row up to {ROW_CAP:,} is read"))
+            max_rows = None
     try:
         req = state.make_request(values["dataset"], values.get("config"), values.get("split"), values.get("text"),
-                                 values.get("answer"), values.get("group"), values["labels"], values["threshold"],
-                                 values.get("max_rows"), values.get("rev"))
+                                 values.get("answer"), values.get("group"), values["labels"], threshold,
+                                 max_rows, values.get("rev"))
         a = state.run_audit(req, upload, None, progress, slot)
-        ignored: list = []
+        ignored: list = list(left_out)
         review = linked_review(a.result, params, ignored) if linked else {}
         tab = params.get("tab") if linked and params.get("tab") in state.TABS else None
         if linked:
@@ -482,6 +493,10 @@ def linked_leak(params: dict, st: dict, result, progress=None, slot=None) -> dic
     if gone:
         out["status_note"] = (f"This link's {' and '.join(gone)} {'was an uploaded file' if len(gone) == 1 else 'were uploaded files'} "
                               "that this server no longer keeps: see the **Leakage** tab.")
+    elif "error" in ((view.get("leak_status") or {}).get("elem_classes") or ()):
+        # Said at the top as well: whoever opens the link may never open the Leakage tab.
+        asked = " and ".join(x for x, given in (("leakage", b), ("contamination", bench)) if given)
+        out["status_note"] = f"This link's {asked} check could not be run: the **Leakage** tab says why."
     out.update({"state": st, "share": share_of(st)})
     if notes:
         status = view.get("leak_status")

@@ -161,3 +161,37 @@ def test_the_notice_renders_hostile_values_as_text(page, app_url):
     assert f"keep={hostile}" in shown and "tab=**bold**" in shown and "nd=<b>1</b>-2" in shown
     assert page.locator("#status img, #status b").count() == 0
     assert page.evaluate("window.__xss_hits.slice()") == []
+
+
+@pytest.mark.parametrize("threshold", ["NaN", "5", "0", "-0.5", "abc", "1e400"])
+def test_a_threshold_the_slider_cannot_show_is_left_out_not_the_audit(threshold):
+    """From a browser review (session 52): docs/app.md says such a threshold is not applied, but the
+    whole audit was refused and the page left empty. The audit runs at the default threshold and
+    the status says which value was left out and why."""
+    out = handlers.page_load({**LINK, "threshold": threshold}, BASE)
+    text = status_text(out)
+    assert text.startswith("Audited **example:gsm8k**") and "Could not" not in text
+    assert out["state"]["threshold"] == state.DEFAULT_THRESHOLD
+    assert "threshold=" in text and f"{state.DEFAULT_THRESHOLD:g} is used" in text
+
+
+def test_a_row_cap_the_page_does_not_read_is_said():
+    """A link's max_rows beyond the page's cap was cut to the cap without a word."""
+    out = handlers.page_load({**LINK, "max_rows": "99999999999999999999999"}, BASE)
+    text = status_text(out)
+    assert text.startswith("Audited **example:gsm8k**") and "rows=99999999999999999999999" in text
+    assert "not a row cap the page reads" in text
+    out = handlers.page_load({**LINK, "max_rows": "300"}, BASE)
+    assert "left out" not in status_text(out) and out["state"]["request"].max_rows == 300
+
+
+@pytest.mark.parametrize("extra", [{"b": "example:nosuch"}, {"bench": "nosuch"},
+                                   {"b": "example:gsm8k", "b_config": "main", "b_split": "test"}])
+def test_a_link_whose_leak_check_fails_says_so_at_the_top(extra):
+    """From the same review: a link's leakage or contamination check that failed (an unknown B or
+    benchmark, B the same records as A) was said only on the Leakage tab."""
+    out = handlers.page_load({**LINK, **extra}, BASE)
+    text = status_text(out)
+    assert text.startswith("Audited **example:gsm8k**")
+    assert "check could not be run: the **Leakage** tab says why" in text
+    assert "error" in out["leak_status"]["elem_classes"]
