@@ -24,6 +24,7 @@ import os
 import sys
 import threading
 import time
+from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -208,4 +209,28 @@ def visitor_of(request) -> tuple[str, str]:
     return host, str(getattr(request, "session_hash", None) or "?")
 
 
+class FormChoices:
+    """How many times each page chose A anew (an upload, a bundled pick, a dataset's fields loaded),
+    so a page's opening audit that ends after such a choice is not poured over it: an upload made
+    while a share link's audit ran was replaced by the link's dataset when that audit ended, and *Run
+    audit* then audited the link's data. The most recent ``SESSIONS`` pages are kept."""
+
+    SESSIONS = 10_000
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._counts: OrderedDict = OrderedDict()
+
+    def chosen(self, session: str) -> None:
+        with self._lock:
+            self._counts[session] = self._counts.pop(session, 0) + 1
+            while len(self._counts) > self.SESSIONS:
+                self._counts.popitem(last=False)
+
+    def count(self, session: str) -> int:
+        with self._lock:
+            return self._counts.get(session, 0)
+
+
 JOBS = Jobs()
+FORM_CHOICES = FormChoices()

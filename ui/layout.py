@@ -20,7 +20,7 @@ from auditor.semantic import DEFAULT_THRESHOLD as SEMANTIC_THRESHOLD
 from auditor.settings import KEEP_RULES
 
 from . import api, handlers, views
-from .jobs import JOBS, JobCancelled, visitor_of
+from .jobs import FORM_CHOICES, JOBS, JobCancelled, visitor_of
 from .state import (
     DEFAULTS,
     MIN_THRESHOLD,
@@ -546,10 +546,16 @@ def wire(demo: gr.Blocks, P: dict) -> None:
         # every pair, repeats included (a request the queue has copied holds a dict: one of each)
         params = handlers.link_params(query.multi_items() if hasattr(query, "multi_items") else dict(query).items())
         report, slot = slot_of("audit", request, progress)
+        session = visitor_of(request)[1]
+        chosen = FORM_CHOICES.count(session)
         try:
             view = handlers.page_load(params, base_url(request), report, slot)
         except JobCancelled:
             view = cancelled()
+        if FORM_CHOICES.count(session) != chosen:
+            # The visitor chose another A while it ran (an upload, a pick): theirs stays in the form.
+            view = {"status": gr.update(value="The page's opening audit ended after you chose another dataset: "
+                                              "it is not shown. Press **Run audit** for yours.", elem_classes=[])}
         return pack(P, everything, view)
 
     def on_cancel(request: gr.Request):
@@ -558,8 +564,16 @@ def wire(demo: gr.Blocks, P: dict) -> None:
                 "is running or waiting.")
         return gr.update(value=text, elem_classes=[])
 
-    def on_fields(dataset, config, upload_id, token):
+    def on_fields(dataset, config, upload_id, token, request: gr.Request):
+        FORM_CHOICES.chosen(visitor_of(request)[1])
         return pack(P, fields_names, handlers.load_fields(dataset, config, upload_id, token))
+
+    def on_pick_fields(picked, dataset, config, upload_id, token, request: gr.Request):
+        return on_fields(dataset, config, upload_id, token, request) if picked else pack(P, fields_names, {})
+
+    def on_upload(path, request: gr.Request):
+        FORM_CHOICES.chosen(visitor_of(request)[1])
+        return pack(P, pick_names, handlers.uploaded(path))
 
     def pairs_action(action):
         names = views_names if action == "mark" else pairs_names    # a mark changes the clusters and counts
@@ -650,9 +664,9 @@ def wire(demo: gr.Blocks, P: dict) -> None:
     # The placeholder ("— pick a bundled benchmark —") changes nothing and loads nothing.
     P["example"].input(lambda c: pack(P, pick_names, handlers.pick_example(c)), P["example"], outs(pick_names),
                        **private).then(
-        lambda c, *v: pack(P, fields_names, handlers.load_fields(*v) if c else {}), [P["example"]] + fields_inputs,
+        on_pick_fields, [P["example"]] + fields_inputs,
         outs(fields_names), show_progress_on=P["status"], **private)
-    P["upload"].upload(lambda p: pack(P, pick_names, handlers.uploaded(p)), P["upload"], outs(pick_names),
+    P["upload"].upload(on_upload, P["upload"], outs(pick_names),
                        show_progress_on=P["status"], **private).then(
         on_fields, fields_inputs, outs(fields_names), show_progress_on=P["status"], **private)
     P["config"].input(on_fields, fields_inputs, outs(fields_names), show_progress_on=P["status"], **private)

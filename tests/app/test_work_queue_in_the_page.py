@@ -81,6 +81,40 @@ def test_cheap_requests_pass_long_jobs_and_visitors_see_their_place_and_can_canc
             context.close()
 
 
+def test_an_upload_made_while_the_opening_audit_waits_is_not_replaced_by_it(browser, one_slot_server, tmp_path):
+    """From a browser review (session 52): a share link's audit that ended after the visitor uploaded a
+    file wrote the link's dataset back into the form (the upload button still naming the upload), and
+    *Run audit* audited the link's data. Here the link's audit waits behind another visitor's long
+    job, the visitor uploads meanwhile; when the link's audit ends, the upload stays and is audited."""
+    url = one_slot_server.url
+    long_one = real_data.edited_gsm8k(tmp_path / "long_three.jsonl", RECORDS, 3)
+    small = tmp_path / "small.jsonl"
+    small.write_text("".join(json.dumps(r) + "\n" for r in real_data.rows("gsm8k/test.jsonl")[:300]),
+                     encoding="utf-8")
+    pages = [new_page(browser, url) for _ in range(2)]
+    try:
+        (_, p1), (_, p2) = pages
+        p1.goto(url + "/")
+        wait_audited(p1, "7,473")
+        upload_and_start(p1, long_one)
+        expect(status(p1)).to_contain_text(re.compile(r"loading|reading|hashing|checking|searching|clustering"),
+                                           timeout=60_000)
+        # A link the cache does not hold: its audit waits for the slot p1's job holds.
+        p2.goto(url + "/?dataset=example:gsm8k&config=main&split=test&text=question&answer=answer&max_rows=1000")
+        expect(status(p2)).to_contain_text("Waiting for a free worker", timeout=60_000)
+        p2.locator("input[type=file]:has(+ #upload)").set_input_files(str(small))
+        expect(dataset_box(p2)).to_have_value("upload:small.jsonl")
+        wait_audited(p1, "120,000", "long_three.jsonl")
+        expect(status(p2)).to_contain_text("ended after you chose another dataset: it is not shown",
+                                           timeout=300_000)
+        expect(dataset_box(p2)).to_have_value("upload:small.jsonl")
+        p2.locator("#run").click()
+        wait_audited(p2, "300", "small.jsonl")
+    finally:
+        for context, _ in pages:
+            context.close()
+
+
 def test_an_upload_over_the_reading_budget_is_refused_as_it_arrives(browser, small_budget_server, tmp_path):
     url = small_budget_server.url
     huge = tmp_path / "huge.jsonl"
