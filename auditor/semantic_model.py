@@ -124,7 +124,13 @@ class Encoder:
     def _outputs(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         session = self.session if self.pid == os.getpid() or not self.onnx else _forked_session(self)
-        return session.run(None, {k: v for k, v in feed.items() if k in self.inputs})[0]
+        try:
+            return session.run(None, {k: v for k, v in feed.items() if k in self.inputs})[0]
+        except Exception as exc:  # noqa: BLE001 - onnxruntime's own classes (InvalidArgument, Fail, ...)
+            if type(exc).__module__.split(".")[0] != "onnxruntime":
+                raise
+            raise _bad(self.name, f"the model failed on a batch of texts ({type(exc).__name__}: "
+                       f"{str(exc)[:200]})") from None
 
     def windows(self, texts: list[str]) -> Windows:
         """Every text as one or more overlapping windows of at most ``max_tokens`` tokens."""
@@ -318,6 +324,13 @@ def _probe(encoder: Encoder) -> None:
                    f"{str(exc)[:200]}); max_seq_length may exceed its position embeddings") from None
     if out.ndim != 2 or out.shape[0] != 1 or out.shape[1] < 1 or not np.isfinite(out).all():
         raise _bad(encoder.name, f"its first output is not one vector per text (shape {tuple(out.shape)})")
+    # The largest id its tokenizer can give (an unknown word's included): within the model's vocabulary.
+    top = max(encoder.tokenizer.get_vocab(with_added_tokens=True).values(), default=0)
+    try:
+        encoder.run(np.full((1, 2), top, np.int64), np.ones((1, 2), np.int64))
+    except AuditorError:
+        raise _bad(encoder.name, f"its tokenizer gives ids up to {top:,}, beyond what the model takes: "
+                   "tokenizer.json is not this model's") from None
 
 
 _CACHE: dict = {}
@@ -331,7 +344,7 @@ def _session(onnx):
     options.intra_op_num_threads = parallel.WORKERS
     options.inter_op_num_threads = 1
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")   # no busy-waiting on shared cores
-    options.log_severity_level = 3
+    options.log_severity_level = 4       # fatal only: a run error becomes our one-line error (Encoder._outputs)
     return onnxruntime.InferenceSession(str(onnx), options, providers=["CPUExecutionProvider"])
 
 

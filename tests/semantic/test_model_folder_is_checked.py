@@ -56,6 +56,16 @@ BAD = {
     "window beyond the model's positions (no config.json)": (dict(sbert={"max_seq_length": 1024}), "bad_format",
                                                              "does not run on a 1,024-token window"),
     "no tokenizer.json": (dict(tokenizer=None), "not_found", "no model.onnx (or onnx/model.onnx) and tokenizer.json"),
+    # From a hostile review (session 52): a word-level tokenizer whose unknown word is id 999,999, past
+    # the model's 30,522 embeddings: onnxruntime's InvalidArgument escaped halfway through a run.
+    "tokenizer ids beyond the model's vocabulary": (
+        dict(tokenizer=json.dumps({"version": "1.0", "truncation": None, "padding": None, "added_tokens": [],
+                                   "normalizer": None, "pre_tokenizer": {"type": "Whitespace"},
+                                   "post_processor": None, "decoder": None,
+                                   "model": {"type": "WordLevel", "unk_token": "[UNK]",
+                                             "vocab": {"[UNK]": 999999, "hello": 1, "[CLS]": 2, "[SEP]": 3}}
+                                   }).encode()),
+        "bad_format", "its tokenizer gives ids up to 999,999, beyond what the model takes"),
 }
 
 
@@ -69,7 +79,8 @@ def test_a_bad_folder_is_a_clear_error(tmp_path, case):
 
 
 @pytest.mark.parametrize("case", ["config.json is a list", "max_seq_length negative",
-                                  "window beyond the model's positions (no config.json)"])
+                                  "window beyond the model's positions (no config.json)",
+                                  "tokenizer ids beyond the model's vocabulary"])
 @pytest.mark.slow
 def test_the_cli_exits_2_without_a_traceback(tmp_path, case):
     kw, code, message = BAD[case]
