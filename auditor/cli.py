@@ -93,9 +93,9 @@ def _threshold(value: str) -> float:
 
 
 def _thresholds(value: str) -> tuple:
-    parts = [p for p in value.replace(" ", "").split(",") if p]
-    if not parts:
-        raise argparse.ArgumentTypeError("give thresholds like 0.9,0.8,0.7")
+    parts = value.replace(" ", "").split(",")
+    if not any(parts) or not all(parts):      # "0.9,,0.3" was read as 0.9,0.3 without a word
+        raise argparse.ArgumentTypeError(f"give thresholds like 0.9,0.8,0.7 (got {value[:60]!r})")
     values = tuple(_threshold(p) for p in parts)
     try:
         check_distinct_thresholds(values, parts)

@@ -156,6 +156,11 @@ def resolve_roles(rows: list[dict], text=None, answer=None, group=None, labels=N
         if other:   # e.g. text = answer: every text match would also count as an answer match
             raise AuditorError("usage", f"The {other} and {role} roles both name the field {value!r:.80}.",
                                "Give each role its own field, or leave one blank to have it guessed.")
+    for lab in dict.fromkeys(label_list):
+        other = next((r for r, v in named if v == lab), None)
+        if other:   # a text read as its own label: every text conflict would be a label conflict
+            raise AuditorError("usage", f"The {other} role and the labels both name the field {lab!r:.80}.",
+                               "A label is a field besides the text, answer, group and id: name another.")
     taken = {v for _, v in named} | set(label_list) | set(NEVER_GUESSED)
     guessed, late = [], []
     chat_answer = None

@@ -108,10 +108,10 @@ class ShingleSpec:
     @classmethod
     def parse(cls, spec: str) -> "ShingleSpec":
         """'word:3' or 'char:5'."""
-        unit, _, size = str(spec).partition(":")
+        unit, colon, size = str(spec).partition(":")
         unit = unit.strip().lower()
         try:
-            n = int(size) if size else 3
+            n = int(size) if size else (-1 if colon else 3)      # "word" is word:3; "word:" names no size
         except ValueError:
             n = -1
         if unit not in ("word", "char") or n < 1 or n > 64:

@@ -259,7 +259,9 @@ def expand_local(source: str, notices: list | None = None) -> list[Path]:
     if os.path.islink(expanded):
         raise AuditorError("not_found", f"{display_name(source)!r} is a symbolic link to a file that does not "
                            "exist.", "Fix the link, or point at the data file itself.")
-    raise AuditorError("not_found", f"File not found: {display_name(source)!r}.",
+    # A relative path as given ('../x' was shown as 'x'); an absolute one by its name only.
+    shown = str(source) if not os.path.isabs(str(source)) else display_name(source)
+    raise AuditorError("not_found", f"File not found: {shown[:200]!r}.",
                        "Check the path (relative paths start from the current folder).")
 
 

@@ -83,9 +83,15 @@ def md_cell(value) -> str:
     hidden characters (zero-width, bidirectional) shown as ⟨U+200B⟩ (``hidden.visible``)."""
     text = visible("" if value is None else str(value))
     text = text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("\r", " ")
-    for ch in "`*_[]<>#!":
+    # Emphasis, code, links, HTML and headings; strikethrough (~), math ($, on GitHub), entities (&:
+    # "&lt;" showed as "<"), and the starts of bare links (www., ://, @), which GFM makes live.
+    for ch in "`*_[]<>#!~$&@":
         text = text.replace(ch, "\\" + ch)
+    text = _BARE_LINK.sub(lambda m: m.group(0)[:-1] + "\\" + m.group(0)[-1], text)
     return text[:200] + ("…" if len(text) > 200 else "")
+
+
+_BARE_LINK = re.compile(r"(?i)www\.|:/")       # "www\." and ":\//" are text to a GFM renderer
 
 
 def md_code(value) -> str:
