@@ -51,6 +51,7 @@ class DecontaminationResult:
     dropped_rows: np.ndarray                    # ascending 0-based corpus rows not written
     out: str
     manifest: str
+    notices: tuple = ()                         # how the records were read and written (a CSV's renamed columns)
 
     @property
     def records(self) -> int:
@@ -103,13 +104,18 @@ def decontaminate(corpus, benchmark: str, out, *, manifest=None, corpus_config=N
     # ... and takes its place only once the manifest is written: a failed manifest leaves neither new
     with written_together([out, manifest]):
         if files is not None:
-            notices = []
+            read: list = []          # the readers' notices: the copy holds the records as they were read
             copy_record_lines(files, dropped, result.corpus_records, out, as_array=as_array,
-                              source=result.corpus["source"], stamps=stamps, before_replace=retire_manifest)
+                              source=result.corpus["source"], stamps=stamps, before_replace=retire_manifest,
+                              notices=read)
+            notices = list(dict.fromkeys(read))
         else:
-            _, records = peek_records(corpus, corpus_config, corpus_split, token=token)
+            read = []
+            _, records = peek_records(corpus, corpus_config, corpus_split, token=token, notices=read)
             kept = kept_items(records, dropped, result.corpus_records, result.corpus["source"], stamps)
             notices = write_rows(kept, out, fmt="json" if as_array else "jsonl", before_replace=retire_manifest)
+            notices = [*dict.fromkeys(read), *notices]
         write_text(manifest, report.manifest(result, dropped, notices=notices), errors="backslashreplace")
     say(1.0, "done")
-    return DecontaminationResult(contamination=result, dropped_rows=dropped, out=out, manifest=manifest)
+    return DecontaminationResult(contamination=result, dropped_rows=dropped, out=out, manifest=manifest,
+                                 notices=tuple(notices))

@@ -162,15 +162,16 @@ def _columns(rows, columns: list):
 
 
 def copy_record_lines(files, dropped_rows: np.ndarray, records: int, out, *, as_array: bool = False,
-                      source: str = "the corpus", stamps=(), before_replace=None) -> None:
+                      source: str = "the corpus", stamps=(), before_replace=None, notices: list | None = None) -> None:
     """Write the records of the local ``files`` to ``out`` as JSON Lines (a JSON array with
     ``as_array``), less the ascending 0-based ``dropped_rows``: a JSONL file's (plain or compressed)
     each kept line's bytes as they are, another format's records as the auditor reads them (as the
     Ray copy tasks write a shard). The files must still hold the ``records`` records that were
     scanned (and ``stamps``: (path, stamp) pairs, be unchanged), else AuditorError, and no file.
-    ``before_replace``: as ``outputs.atomic_write``'s."""
-    write_lines(kept_items(record_lines([Path(f) for f in files]), np.asarray(dropped_rows), records, source, stamps),
-                 os.fspath(out), as_array, before_replace)
+    ``before_replace``: as ``outputs.atomic_write``'s; ``notices``: what the readers say of the files
+    (a CSV's renamed columns, NaN cells), appended as they read."""
+    write_lines(kept_items(record_lines([Path(f) for f in files], notices), np.asarray(dropped_rows), records, source,
+                           stamps), os.fspath(out), as_array, before_replace)
 
 
 def kept_items(items, dropped: np.ndarray, records: int, source: str, stamps=()):
@@ -229,13 +230,13 @@ def record_line(record) -> str:
     return json.dumps(record, ensure_ascii=False, default=json_value)
 
 
-def record_lines(files):
+def record_lines(files, notices: list | None = None):
     """Each record's line (without its line end), in order. JSONL: the lines the row reader reads
     as records (``formats.jsonl_rows``: every line that is not blank), through the same checked
     stream (UTF-8, line cap, decompression); other formats: ``record_line`` of each record read."""
     for path in files:
         if format_of(path) != "jsonl":
-            for batch in file_batches(path, Budget(limited=False)):
+            for batch in file_batches(path, Budget(limited=False), notices):
                 yield from map(record_line, batch)
             continue
         stream = open_stream(path, Budget(limited=False), b"\n")

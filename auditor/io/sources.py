@@ -187,15 +187,17 @@ def _load_local(source: str, split, max_rows, default_split: str = "train") -> T
 
 
 def peek_records(source, config: str | None = None, split: str | None = None, *,
-                 token: str | None = None) -> tuple[list, object]:
+                 token: str | None = None, notices: list | None = None) -> tuple[list, object]:
     """(the first records, ``table.head_of``'s, an iterator over every record from the first): a
-    streamed source's head for guessing roles, without reading the head twice."""
-    stream = iter_records(source, config, split, token=token)
+    streamed source's head for guessing roles, without reading the head twice. ``notices``: what
+    the readers say of local files (a CSV's renamed columns, NaN cells), appended as they read."""
+    stream = iter_records(source, config, split, token=token, notices=notices)
     head = head_of(stream)
     return head, itertools.chain(head, stream)
 
 
-def iter_records(source, config: str | None = None, split: str | None = None, *, token: str | None = None):
+def iter_records(source, config: str | None = None, split: str | None = None, *, token: str | None = None,
+                 notices: list | None = None):
     """Records one at a time, for corpora larger than memory: local files stream (JSONL, CSV, TSV
     and Parquet without a total byte limit, since nothing is kept; every line still bounded); other
     sources are loaded whole. Files named as splits are chosen as ``load`` chooses them (train by
@@ -204,6 +206,9 @@ def iter_records(source, config: str | None = None, split: str | None = None, *,
     if not source.startswith("example:") and looks_local(source):
         _refuse_local_config(source, config)
         for path in local_files(source, split)[0]:
-            yield from file_rows(path, Budget(limited=format_of(path) == "json"))
+            yield from file_rows(path, Budget(limited=format_of(path) == "json"), notices)
         return
-    yield from load(source, config, split, token=token).rows
+    table = load(source, config, split, token=token)
+    if notices is not None:
+        notices.extend(getattr(table, "notices", ()))
+    yield from table.rows

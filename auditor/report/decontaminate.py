@@ -6,23 +6,29 @@ from __future__ import annotations
 import json
 import os
 
-from .common import md_code
+from .common import md_code, md_note
 
 MANIFEST_KIND = "auditor-decontamination-manifest"
 
 
 def summary(copy) -> dict:
     """The copy's figures (the manifest lists every dropped row)."""
+    notices = list(getattr(copy, "notices", ()))
     return {"out": os.path.basename(copy.out.rstrip(os.sep)), "manifest": os.path.basename(copy.manifest),
-            "records": copy.records, "kept": copy.kept, "dropped": int(copy.dropped_rows.size)}
+            "records": copy.records, "kept": copy.kept, "dropped": int(copy.dropped_rows.size),
+            **({"notices": notices} if notices else {})}
 
 
 def markdown(copy) -> str:
     scan = copy.contamination
+    notices = tuple(getattr(copy, "notices", ()))
     text = (f"## Decontaminated copy\n\n{md_code(os.path.basename(copy.out.rstrip(os.sep)))} holds {copy.kept:,} of "
-            f"the corpus's {copy.records:,} records, unchanged and in order: the {copy.dropped_rows.size:,} records "
+            f"the corpus's {copy.records:,} records, "
+            + ("unchanged and in order" if not notices else "in order, as they were read (the notes below say how)")
+            + f": the {copy.dropped_rows.size:,} records "
             f"sharing a {scan.n}-gram with any benchmark item were left out (their rows: "
             f"{md_code(os.path.basename(copy.manifest))}). Paraphrases stay in: see the caveat above.\n")
+    text += "".join(f"\n> Note: {md_note(notice)}\n" for notice in notices)
     # Items shorter than n are never looked for: records holding them whole stay in the copy.
     if scan.too_short:
         text += (f"\n{len(scan.too_short):,} benchmark item(s) shorter than {scan.n} tokens were not looked for: "

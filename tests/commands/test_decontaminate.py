@@ -252,3 +252,29 @@ def test_a_uri_manifest_is_refused_before_any_work_without_its_secret(tmp_path, 
                            tmp_path / "out", "--manifest", "s3://KEYID:SECRET@bucket/m.json", "--quiet")
     assert code == 2 and "--manifest is written to a local file" in err and "SECRET" not in err, err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_csv_corpus_copy_says_how_its_records_were_read(real_data, run_cli, tmp_path):
+    """From a hostile review (session 52): a CSV corpus's cell written NaN became null and a repeated
+    column name became text.1 in the copy, while REPORT.md said the records were copied unchanged
+    and nothing was said. The readers' notices now reach stderr, summary.json and REPORT.md, which
+    says the records are as they were read."""
+    test = read_jsonl(real_data / "gsm8k/test.jsonl")[:5]
+    lines = ["question,question,note"] + [f'"{r["question"]}",copy,x' for r in test] + ["NaN,other,y"]
+    corpus = tmp_path / "corpus.csv"
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "clean.jsonl"
+    code, stdout, err = run_cli("contamination", corpus, "--benchmark", "gsm8k", "--text", "question",
+                                "--decontaminate", out, "--json", "-", "--quiet")
+    assert code == 0, err
+    said = json.loads(stdout)["decontaminated"]
+    assert said["kept"] == 1 and said["dropped"] == 5
+    assert [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()] == [
+        {"question": None, "question.1": "other", "note": "y"}]
+    assert any("repeats are read as question.1" in n for n in said["notices"])
+    assert any("NaN" in n for n in said["notices"])
+    assert err.count("note: corpus.csv:") == 2
+    code, report, err = run_cli("contamination", corpus, "--benchmark", "gsm8k", "--text", "question",
+                                "--decontaminate", tmp_path / "again.jsonl", "--quiet")
+    assert code == 0, err
+    assert "in order, as they were read" in report and "unchanged" not in report.split("## Decontaminated copy")[1]
