@@ -519,8 +519,9 @@ def wire(demo: gr.Blocks, P: dict) -> None:
 
     def progress_of(progress, session: str):
         def report(fraction, stage):
-            JOBS.check(session)                  # a cancelled job stops here (its child is killed)
-            progress(max(0.0, min(1.0, float(fraction))), desc=str(stage))
+            fraction = max(0.0, min(1.0, float(fraction)))
+            JOBS.check(session, fraction)        # a cancelled job stops here (its child is killed)
+            progress(fraction, desc=str(stage))
         return report
 
     def slot_of(kind: str, request, progress):
@@ -560,8 +561,10 @@ def wire(demo: gr.Blocks, P: dict) -> None:
 
     def on_cancel(request: gr.Request):
         n = JOBS.cancel(visitor_of(request)[1])
-        text = ("Cancelling: the job is stopped." if n else "Nothing to cancel: no job of this page "
-                "is running or waiting.")
+        # A job whose work is done may be showing its result as the button is pressed: said so.
+        text = ("Cancelling: the job stops at its next step (one already finishing still shows its result)."
+                if n else "Nothing to cancel: no job of this page is running or waiting (one that has just "
+                "finished shows its result).")
         return gr.update(value=text, elem_classes=[])
 
     def on_fields(dataset, config, upload_id, token, request: gr.Request):

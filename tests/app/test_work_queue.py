@@ -103,3 +103,25 @@ def test_one_visitor_cannot_fill_the_line_and_the_line_is_bounded():
                                      (21, "21st"), (112, "112th")])
 def test_ordinals(n, text):
     assert ordinal(n) == text
+
+
+def test_a_running_jobs_time_left_follows_its_progress():
+    """From a browser review (session 52): behind two uploads' audits of about 50 s the line said
+    "about 1 s", the kind's usual time (8 s) less their time so far. Once a running job's progress
+    says 5% or more, its time left is its time so far scaled by what is left of the work."""
+    jobs = Jobs(slots=1, per_visitor=5, max_waiting=10)
+    jobs.estimates["audit"] = 8.0
+    release, log = threading.Event(), []
+    first = started(lambda: hold(jobs, "audit", "a", "s1", release, log))
+    wait_for(lambda: ("start", "s1") in log)
+    job = jobs.running[0]
+    job.started = time.monotonic() - 20.0              # 20 s into its work ...
+    _, usual = jobs.position(job)
+    assert usual == pytest.approx(1.0)                 # ... past the usual 8 s: the old estimate
+    jobs.check("s1", 0.25)                             # ... a quarter done: about 60 s left
+    _, eta = jobs.position(job)
+    assert eta == pytest.approx(60.0, rel=0.05)
+    jobs.check("s1", 0.0)                              # a waiting job of the page reports 0: kept
+    assert jobs.running[0].fraction == 0.25
+    release.set()
+    first.join(5)
