@@ -1062,6 +1062,28 @@ def _arrow_values(array) -> int:
     return len(array)
 
 
+def _python_rows(part, name: str) -> list:
+    """A Parquet batch's rows as dicts. A value Python cannot hold (a date past year 9999, a
+    timestamp of 2^62 microseconds) is named with its column: a readable file was refused as
+    damaged ("may be truncated"), a hostile review found."""
+    try:
+        return part.to_pylist()
+    except (OverflowError, ValueError) as exc:
+        column = next((c for c in part.column_names if not _converts(part.column(c))), None)
+        where = f"column {column!r:.80}" if column is not None else "a column"
+        raise AuditorError("bad_value", f"{name}: {where} holds a value Python cannot read ({type(exc).__name__}: "
+                           f"{str(exc)[:120]}): a date or time outside years 1 to 9999?",
+                           "Export that column as text, or leave it out of the file.") from None
+
+
+def _converts(column) -> bool:
+    try:
+        column.to_pylist()
+        return True
+    except (OverflowError, ValueError):
+        return False
+
+
 def parquet_file_batches(path: Path, budget: Budget, batch: int | None, notices: list | None = None):
     """Rows of a Parquet file, a batch at a time; the row groups' declared size is checked first,
     then every batch's real size is charged as it is read."""
@@ -1079,7 +1101,7 @@ def parquet_file_batches(path: Path, budget: Budget, batch: int | None, notices:
         for part in parquet_batches(pf, 65536 if batch is None else max(1, min(batch + 1, 65536)), name, notices):
             # charged before the batch becomes Python objects (to_pylist), with every nested value
             budget.take(part.nbytes, part.num_rows, name, sum(map(_arrow_values, part.columns)))
-            yield part.to_pylist()
+            yield _python_rows(part, name)
     except AuditorError:
         raise
     except Exception as exc:  # pyarrow raises ArrowInvalid, OSError...: all mean "bad file"

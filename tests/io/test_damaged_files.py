@@ -264,3 +264,17 @@ def test_every_stream_of_a_bz2_or_xz_file_is_read_or_refused(real_data, tmp_path
         out = tmp_path / f"{name}.dedup.jsonl"
         line = cli_error(capsys, ["dedup", str(path), "--out", str(out), "--quiet"])
         assert path.name in line and not out.exists()
+
+
+def test_a_parquet_value_python_cannot_hold_is_named_not_called_damage(tmp_path, capsys):
+    """From a hostile review (session 52): a readable Parquet file with a date32 of 2^31 - 1 days, or a
+    timestamp of 2^62 microseconds, in a column that is no role, was refused as "not a readable
+    Parquet file ... may be truncated". The column is named, and the file is not called damaged."""
+    texts = ["the quick brown fox", "lazy dog sleeps here", "third record text"]
+    for name, column in (("date.parquet", pa.array([2 ** 31 - 1, 0, 1], type=pa.date32())),
+                         ("ts.parquet", pa.array([2 ** 62, 0, 1], type=pa.timestamp("us")))):
+        pq.write_table(pa.table({"text": texts, "when": column}), tmp_path / name)
+        assert pq.read_table(tmp_path / name).num_rows == 3                  # pyarrow reads it
+        line = cli_error(capsys, ["scan", str(tmp_path / name), "--text", "text"])
+        assert f"{name}: column 'when' holds a value Python cannot read" in line
+        assert "truncated" not in line
