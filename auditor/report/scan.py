@@ -136,6 +136,20 @@ def roles_rows(d: dict) -> list[tuple]:
     return rows
 
 
+FEW_ANSWERS = 26       # distinct answer values at most, in 100 records or more: a label, not a solution
+
+
+def few_answer_values(d: dict) -> int | None:
+    """The number of distinct answers when so few hold the whole answer column that their exact
+    duplicates say nothing (MMLU's A-D read as 98% redundant answers); else None."""
+    g, n = d["exact_duplicates"].get("answer"), d["input"]["records"]
+    if not g or n < 100:
+        return None
+    present = n - d["degenerate"]["by_role"].get("answer", 0)
+    distinct = g["groups"] + (present - g["records"])       # values held twice or more, and once
+    return distinct if 0 < distinct <= FEW_ANSWERS and g["redundant"] >= present // 2 else None
+
+
 def overview_rows(d: dict) -> list[tuple[str, str]]:
     """(check, result) rows of the overview table, shared by REPORT.md and the app. Only
     numbers and the tool's own names appear here, never dataset content."""
@@ -174,6 +188,11 @@ def markdown(result, threshold: float | None = None) -> str:
     lines += [f"| {role} | {md_cell(field) or '–'} | {note} |" for role, field, note in roles_rows(d)]
     lines += ["", "## Overview", "", "| check | result |", "|---|---|"]
     lines += [f"| {check} | {value} |" for check, value in overview_rows(d)]
+    few = few_answer_values(d)
+    if few is not None:
+        lines += ["", f"> **Answers:** the {few:,} distinct answer values are shared by most records (multiple-choice "
+                  "letters or labels?): their exact duplicates are expected, not copies. The text and text + answer "
+                  "rows are the ones to read."]
     if near["giant_cluster"]:
         g = near["giant_cluster"]
         lines += ["", f"> **Giant cluster:** one cluster holds {g['records']:,} records ({100 * g['share']:.1f}% of "
