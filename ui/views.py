@@ -175,10 +175,10 @@ def headline_html(source_name: str, records: int, near, point, leak: dict | None
     if not leak and not contam:
         parts.append("Leakage and contamination: not checked yet (Leakage tab).")
     tiles = [("records", f"{records:,}"),
-             (f"dropped by dedup at ≥ {t:g}", f"{pct(point.rows_dropped, records)}"),
+             (f"dropped by dedup at ≥ {t:g}", f"{point.rows_dropped:,} ({pct(point.rows_dropped, records)})"),
              (f"clusters at ≥ {t:g}", f"{near.clusters:,}"),
-             ("B records leaking", f"{leak['text_leak']:,}" if leak else "not checked"),
-             ("benchmark items copied", f"{contam['copied']:,}" if contam else "not checked")]
+             ("B records leaking", f"{leak['text_leak']:,} of {leak['b_records']:,}" if leak else "not checked"),
+             ("benchmark items copied", f"{contam['copied']:,} of {contam['items']:,}" if contam else "not checked")]
     tile_html = "".join(f"<div class='tile'><dt>{h(label)}</dt><dd>{h(value)}</dd></div>" for label, value in tiles)
     title = words + (" · " + " · ".join(flags) if flags else "")
     return (f"<section class='headline' aria-label='Verdict'><p class='verdict'><strong>{h(title)}</strong> "
