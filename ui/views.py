@@ -638,6 +638,27 @@ def leak_markdown(s: dict, threshold: float, a_name: str, b_name: str) -> str:
     return "\n".join(lines)
 
 
+# A match's kinds in words, as the summary table says them (evidence.csv keeps the codes).
+KIND_WORDS = {"identical_both": "same text and answer", "identical_text": "same text",
+              "identical_answer": "same answer", "near_duplicate": "near-duplicate text",
+              "contained": "text inside the A record", "reworded_both": "reworded, same answer"}
+
+
+def kind_words(kind) -> str:
+    """``identical_both+identical_text`` -> "same text and answer"; codes that another implies are left
+    out (the same text and answer imply each alone; an identical text, a near one; a reworded text
+    with the same answer, that answer)."""
+    codes = [c for c in str(kind or "").split("+") if c]
+    implied = set()
+    if "identical_both" in codes:
+        implied |= {"identical_text", "identical_answer", "near_duplicate"}
+    if "identical_text" in codes:
+        implied.add("near_duplicate")               # (an identical text is its own near duplicate)
+    if "reworded_both" in codes:
+        implied.add("identical_answer")
+    return " · ".join(KIND_WORDS.get(c, c) for c in codes if c not in implied) or "–"
+
+
 def leak_evidence_html(rows: list, limit: int = EVIDENCE_SHOWN) -> str:
     """Leaking B records beside their A record: kind, text Jaccard, both texts and answers."""
     if not rows:
@@ -648,7 +669,7 @@ def leak_evidence_html(rows: list, limit: int = EVIDENCE_SHOWN) -> str:
         tj = f"{tj:.3f}" if isinstance(tj, (int, float)) else "–"
         head = (f"<div class='ev-head'>B row <b>{h(r.get('b_row'))}</b>{_own_id(r.get('b_id'))} ↔ A row "
                 f"<b>{h(r.get('a_row'))}</b>{_own_id(r.get('a_id'))} · <span class='ev-kind'>"
-                f"{h(str(r.get('kind', '')).replace('+', ' + '))}</span> · text Jaccard <b>{h(tj)}</b></div>")
+                f"{h(kind_words(r.get('kind')))}</span> · text Jaccard <b>{h(tj)}</b></div>")
         body = "".join(f"<div class='rec'><div class='rec-id'>{side} · {what}</div>{h(r.get(key) or '')}</div>"
                        for side, what, key in (("B", "text", "b_text"), ("A", "text", "a_text")))
         answers = ""
