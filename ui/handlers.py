@@ -772,11 +772,13 @@ def load_review_file(st, path) -> dict:
         review = read_review_file(str(state.upload_path(path)), result)
         st = {**st, "apart": list(review.keep_apart), "splits": [list(x) for x in review.splits]}
         out = with_marks(result, st, set(review.not_duplicates))
-        what = [f"{len(review.not_duplicates):,} “not a duplicate” marks"]
+        def count(n: int, one: str, many: str) -> str:
+            return f"{n:,} {one if n == 1 else many}"
+        what = [count(len(review.not_duplicates), "“not a duplicate” mark", "“not a duplicate” marks")]
         if review.keep_apart:
-            what.append(f"{len(review.keep_apart):,} records kept apart")
+            what.append(count(len(review.keep_apart), "record kept apart", "records kept apart"))
         if review.splits:
-            what.append(f"{len(review.splits):,} cluster splits")
+            what.append(count(len(review.splits), "cluster split", "cluster splits"))
         out["status"] = gr.update(value=f"Loaded {' and '.join(what)} from the review file.", elem_classes=["ok"])
         return out
     except Exception as exc:  # noqa: BLE001

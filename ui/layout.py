@@ -561,11 +561,14 @@ def wire(demo: gr.Blocks, P: dict) -> None:
 
     def on_cancel(request: gr.Request):
         n = JOBS.cancel(visitor_of(request)[1])
+        if not n:
+            # A toast, not the status line: what the status says (an upload's retention) stays.
+            gr.Info("Nothing to cancel: no job of this page is running or waiting (one that has just finished "
+                    "shows its result).")
+            return gr.skip()
         # A job whose work is done may be showing its result as the button is pressed: said so.
-        text = ("Cancelling: the job stops at its next step (one already finishing still shows its result)."
-                if n else "Nothing to cancel: no job of this page is running or waiting (one that has just "
-                "finished shows its result).")
-        return gr.update(value=text, elem_classes=[])
+        return gr.update(value="Cancelling: the job stops at its next step (one already finishing still shows "
+                               "its result).", elem_classes=[])
 
     def on_fields(dataset, config, upload_id, token, request: gr.Request):
         FORM_CHOICES.chosen(visitor_of(request)[1])
