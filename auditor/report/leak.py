@@ -164,8 +164,8 @@ def markdown(result) -> str:
               "an identical answer alone may be a common short answer. *Identical both* is the figure that "
               "means a model could score by memory, and *near or inside … answer identical* the same where the "
               "question was reworded or wrapped (an instruction around it, its worked answer after it): among "
-              "each B record's best five near and containing A records. Answers are compared whole, after normalisation "
-              f"({result.answer_normalizer or 'no answer field'}), never by a final number alone. "
+              "each B record's best five near and containing A records. Answers are compared whole, after "
+              f"normalisation ({result.answer_normalizer or 'no answer field'}), never by a final number alone. "
               f"Texts are compared normalised: {result.normalization}."]
     for side in ("b", "a"):
         if d[side]["no_text"]:

@@ -123,7 +123,8 @@ def pairs_text(count: int, interval) -> str:
 
 
 # The exact-duplicate keys of summary.json's "exact_duplicates", with the words tables use for them.
-EXACT_KINDS = (("text", "text"), ("answer", "answer"), ("text_and_answer", "text + answer"), ("record", "whole record, every field (records with an empty text too)"))
+EXACT_KINDS = (("text", "text"), ("answer", "answer"), ("text_and_answer", "text + answer"),
+               ("record", "whole record, every field (records with an empty text too)"))
 
 
 def roles_rows(d: dict) -> list[tuple]:

@@ -243,7 +243,8 @@ def test_a_not_duplicate_mark_reaches_clusters_link_dedup_and_review_file(gsm8k,
     review = marked["dl_review"]["value"]
     fresh = handlers.rethreshold(gsm8k["state"], 0.7)["state"]
     loaded = handlers.load_review_file(fresh, review)
-    assert loaded["state"]["marks"] == [(a, b)] and "Loaded 1 “not a duplicate” mark from" in loaded["status"]["value"]
+    assert loaded["state"]["marks"] == [(a, b)]
+    assert "Loaded 1 “not a duplicate” mark from" in loaded["status"]["value"]
     # A share link carrying the mark restores it.
     opened = handlers.page_load({"dataset": "example:gsm8k", "config": "main", "split": "train", "text": "question",
                                  "answer": "answer", "threshold": "0.7", "nd": f"{a}-{b},x-1,5-5"}, BASE)
