@@ -231,7 +231,7 @@ def overview_markdown(result, threshold: float) -> str:
     # The overview and roles tables are REPORT.md's (auditor.report); only the escaping is ours.
     lines += ["| check | result |", "|---|---|"]
     lines += [f"| {md(check)} | {md(value)} |" for check, value in overview_rows(d)]
-    lines += ["", "#### Roles", "", "| role | field | |", "|---|---|---|"]
+    lines += ["", "#### Roles", "", "| role | field | chosen |", "|---|---|---|"]
     lines += [f"| {role} | {md(field) or '–'} | {note} |" for role, field, note in roles_rows(d)]
     m = d["method"]
     lines += ["", "#### Method", ""]

@@ -128,12 +128,14 @@ EXACT_KINDS = (("text", "text"), ("answer", "answer"), ("text_and_answer", "text
 
 
 def roles_rows(d: dict) -> list[tuple]:
-    """(role, field or None, "guessed" or "") per role; field names are data: escape them."""
+    """(role, field or None, how it was chosen: "guessed", "named" or "") per role; field names are
+    data: escape them."""
     roles = d["roles"]
-    rows = [(role, roles[role], "guessed" if role in roles["guessed"] else "") for role in ("text", "answer", "group", "id")]
+    rows = [(role, roles[role], "guessed" if role in roles["guessed"] else "named" if roles[role] else "")
+            for role in ("text", "answer", "group", "id")]
     if len(roles.get("text_fields") or ()) > 1:      # several fields, each record's read as one text
         rows[0] = ("text", ", ".join(roles["text_fields"]), "fields joined as one text")
-    rows.append(("labels", ", ".join(roles["labels"]) or None, ""))
+    rows.append(("labels", ", ".join(roles["labels"]) or None, "named" if roles["labels"] else ""))
     return rows
 
 
@@ -185,7 +187,7 @@ def markdown(result, threshold: float | None = None) -> str:
                   "more. Figures describe that prefix.", ""]
     for notice in d["input"]["notices"]:
         lines.append(f"> Note: {md_note(notice)}")
-    lines += ["", "## Roles", "", "| role | field | |", "|---|---|---|"]
+    lines += ["", "## Roles", "", "| role | field | chosen |", "|---|---|---|"]
     lines += [f"| {role} | {md_cell(field) or '–'} | {note} |" for role, field, note in roles_rows(d)]
     lines += ["", "## Overview", "", "| check | result |", "|---|---|"]
     lines += [f"| {check} | {value} |" for check, value in overview_rows(d)]
