@@ -98,11 +98,19 @@ def _write_rows(rows: list, path: Path, fmt: str | None = None, before_replace=N
                                     delimiter="\t" if suffix == ".tsv" else ",")
             _refuse_nul(columns, path, "a column name")
             writer.writeheader()
+            escaped = 0
             for i, r in enumerate(rows):
                 # (json.dumps escapes a NUL inside a list or object; a plain text value keeps it)
                 cells = {k: _csv_cell(v) for k, v in r.items()}
                 _refuse_nul(cells.values(), path, f"written record {i}")
                 writer.writerow(cells)
+                # A lone surrogate is written as \uXXXX text (the file is UTF-8): unlike JSON's escape,
+                # a CSV reader reads those six characters back, so it is said (as the Parquet writer does).
+                escaped += any(isinstance(v, str) and not v.isascii() and _escape_surrogates(v) != v
+                               for v in cells.values())
+        if escaped:
+            return [f"{escaped:,} record(s) hold text with lone surrogates (not valid Unicode): written as "
+                    "\\uXXXX text"]
     elif suffix in (".parquet", ".pq"):
         import pyarrow as pa
         import pyarrow.parquet as pq

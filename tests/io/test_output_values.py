@@ -153,3 +153,22 @@ def test_csv_outputs_keep_a_bare_carriage_return_inside_its_field(gsm, tmp_path)
     assert row["b_text"] == row["a_text"] == a[9]["question"] and row["a_id"] == "tr-9"
     write_rows([b[4], b[5]], tmp_path / "clean.csv")
     assert [r["question"] for r in auditor.load(str(tmp_path / "clean.csv")).rows] == [b[4]["question"], b[5]["question"]]
+
+
+@pytest.mark.parametrize("suffix", ["csv", "tsv"])
+def test_a_csv_copy_says_when_it_writes_lone_surrogates_as_text(tmp_path, capsys, suffix):
+    """From a hostile review (session 52): a CSV copy wrote a lone surrogate as the six characters
+    \\udfff (a CSV reader reads them back as text, unlike JSON's escape) without a note, where the
+    Parquet copy said so."""
+    src = tmp_path / "sur.jsonl"
+    src.write_text('{"question": "alpha beta \\udfff gamma"}\n{"question": "alpha beta \\udfff gamma"}\n'
+                   '{"question": "plain text here"}\n', encoding="utf-8")
+    out = tmp_path / f"out.{suffix}"
+    assert main(["dedup", str(src), "--out", str(out), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert "1 record(s) hold text with lone surrogates (not valid Unicode): written as \\uXXXX text" in err
+    assert out.read_text(encoding="utf-8").splitlines()[1:] == ["alpha beta \\udfff gamma", "plain text here"]
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text('{"question": "plain text here"}\n{"question": "é accents ü"}\n', encoding="utf-8")
+    assert main(["dedup", str(plain), "--out", str(tmp_path / f"plain.{suffix}"), "--quiet"]) == 0
+    assert "lone surrogates" not in capsys.readouterr().err
