@@ -1068,6 +1068,8 @@ def _python_rows(part, name: str) -> list:
     damaged ("may be truncated"), a hostile review found."""
     try:
         return part.to_pylist()
+    except UnicodeError:
+        raise                   # invalid UTF-8: the reader's own message (a bad file, not a bad value)
     except (OverflowError, ValueError) as exc:
         column = next((c for c in part.column_names if not _converts(part.column(c))), None)
         where = f"column {column!r:.80}" if column is not None else "a column"
@@ -1079,6 +1081,8 @@ def _python_rows(part, name: str) -> list:
 def _converts(column) -> bool:
     try:
         column.to_pylist()
+        return True
+    except UnicodeError:
         return True
     except (OverflowError, ValueError):
         return False

@@ -12,11 +12,13 @@ QS = [f"question number {i} about apples pears and plums" for i in range(12)]
 
 
 def test_a_padded_key_is_named_as_written(tmp_path, run_cli):
-    rows = [{" pad ": q, "answer": str(i % 3), " topic": f"t{i % 2}"} for i, q in enumerate(QS + QS[:2])]
+    rows = [{" pad ": q, "answer": str(i % 3), " topic": f"t{i % 2}", " level ": str(i % 4)}
+            for i, q in enumerate(QS + QS[:2])]
     path = tmp_path / "padded.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    result = auditor.scan(str(path), text=" pad ", group=" topic", labels=[" topic"])
-    assert (result.roles.text, result.roles.group, result.roles.labels) == (" pad ", " topic", (" topic",))
+    # (one field per role: a label naming the group's field is refused, as any two roles on one field)
+    result = auditor.scan(str(path), text=" pad ", group=" topic", labels=[" level "])
+    assert (result.roles.text, result.roles.group, result.roles.labels) == (" pad ", " topic", (" level ",))
     summary = result.summary()
     assert summary["exact_duplicates"]["text"]["records"] == 4           # QS[0], QS[1] twice each
     assert summary["concentration"]["groups"] == 2
