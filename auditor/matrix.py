@@ -118,6 +118,8 @@ def overlap_matrix(specs: list, *, text=None, near: bool = False, threshold: flo
     datasets = sorted({g.dataset for g in groups}, key=[g.dataset for g in groups].index)
     dataset_of_group = np.asarray([datasets.index(g.dataset) for g in groups])
     exact_node = key_ids(normalized(texts, "default"))
+    # Records with no text (missing or blank: no key), per group, from the keys made anyway.
+    no_text = np.bincount(group_of[exact_node < 0], minlength=len(groups))
     split_m, dataset_m = _matrices(_counts(exact_node, group_of, len(groups)), exact_node, group_of, groups,
                                    datasets, dataset_of_group)
     near_split = near_dataset = None
@@ -140,8 +142,8 @@ def overlap_matrix(specs: list, *, text=None, near: bool = False, threshold: flo
     return MatrixResult(groups=groups, records=np.bincount(group_of, minlength=len(groups)).tolist(),
                         split_matrix=split_m, dataset_matrix=dataset_m, near_split_matrix=near_split,
                         near_dataset_matrix=near_dataset, comparison=comparison, threshold=threshold,
-                        notices=notices, texts=tuple((side.roles.text, "text" in side.roles.guessed, side.no_text)
-                                                     for side in sides))
+                        notices=notices, texts=tuple((side.roles.text, "text" in side.roles.guessed, int(n))
+                                                     for side, n in zip(sides, no_text)))
 
 
 def _same_records(groups, sides) -> tuple:

@@ -83,13 +83,18 @@ def script_marks() -> dict:
     return marks
 
 
+@functools.lru_cache(maxsize=1)
+def _mark_chars() -> frozenset:
+    return frozenset(script_marks())
+
+
 def _unicode(text: str, casefold: bool) -> str:
     # Each step works on the text's distinct characters (set operations in C) and replaces the few
     # it changes with str.replace: far quicker than a per-character translation of the whole text.
     for char in HIDDEN_CHARS.intersection(text):
         text = text.replace(char, "")
     marks = script_marks()
-    for char in marks.keys() & set(text):
+    for char in _mark_chars().intersection(text):     # (as HIDDEN_CHARS: no set of the text made)
         text = text.replace(char, marks[char])
     if not unicodedata.is_normalized("NFKC", text):   # the check is much cheaper than normalising
         text = unicodedata.normalize("NFKC", text)

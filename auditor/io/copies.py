@@ -57,6 +57,9 @@ def _csv_cell(value):
     return json_value(value) if isinstance(value, (bytes, bytearray, memoryview)) else value
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")        # a lone surrogate (valid UTF-8 holds none)
+
+
 def _escape_surrogates(value):
     """``value`` with every lone surrogate written as a backslash escape (nested values too)."""
     if isinstance(value, str):
@@ -106,7 +109,7 @@ def _write_rows(rows: list, path: Path, fmt: str | None = None, before_replace=N
                 writer.writerow(cells)
                 # A lone surrogate is written as \uXXXX text (the file is UTF-8): unlike JSON's escape,
                 # a CSV reader reads those six characters back, so it is said (as the Parquet writer does).
-                escaped += any(isinstance(v, str) and not v.isascii() and _escape_surrogates(v) != v
+                escaped += any(isinstance(v, str) and not v.isascii() and _SURROGATE.search(v) is not None
                                for v in cells.values())
         if escaped:
             return [f"{escaped:,} record(s) hold text with lone surrogates (not valid Unicode): written as "
