@@ -501,7 +501,7 @@ def cmd_contamination(args) -> int:
     if copy is not None:
         summary["decontaminated"] = copy.summary()
         markdown = markdown.rstrip("\n") + "\n\n" + copy.markdown()
-        for notice in getattr(copy, "notices", ()):
+        for notice in copy.notices:
             print(f"note: {notice}", file=sys.stderr)
     if args.fail_on_overlap and not args.semantic:
         items, corpus = summary["benchmark"]["records"], summary["corpus"]

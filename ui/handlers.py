@@ -29,6 +29,7 @@ from auditor.dedup import (
     write_dedup,
 )
 from auditor.dedup import load_review_file as read_review_file
+from auditor.report.common import plural
 from auditor.evidence import (
     contamination_evidence,
     evidence_csv,
@@ -772,13 +773,11 @@ def load_review_file(st, path) -> dict:
         review = read_review_file(str(state.upload_path(path)), result)
         st = {**st, "apart": list(review.keep_apart), "splits": [list(x) for x in review.splits]}
         out = with_marks(result, st, set(review.not_duplicates))
-        def count(n: int, one: str, many: str) -> str:
-            return f"{n:,} {one if n == 1 else many}"
-        what = [count(len(review.not_duplicates), "“not a duplicate” mark", "“not a duplicate” marks")]
+        what = [plural(len(review.not_duplicates), "“not a duplicate” mark")]
         if review.keep_apart:
-            what.append(count(len(review.keep_apart), "record kept apart", "records kept apart"))
+            what.append(plural(len(review.keep_apart), "record kept apart", "records kept apart"))
         if review.splits:
-            what.append(count(len(review.splits), "cluster split", "cluster splits"))
+            what.append(plural(len(review.splits), "cluster split"))
         out["status"] = gr.update(value=f"Loaded {' and '.join(what)} from the review file.", elem_classes=["ok"])
         return out
     except Exception as exc:  # noqa: BLE001

@@ -64,7 +64,7 @@ def stream_batches(f, name: str, fmt: str, notices: list | None = None, *, parqu
     if fmt == "parquet":
         import pyarrow.parquet as pq      # pyarrow only for Parquet: `import auditor` and a JSONL load stay light
         for batch in parquet_batches(pq.ParquetFile(f), parquet_rows, name, notices):
-            yield batch.to_pylist()
+            yield _python_rows(batch, name)          # (a date past year 9999 named, as locally)
         return
     budget = Budget(limited=False)
     stream = CountedStream(f, budget, name, b"{" if fmt == "json" else b"\n")

@@ -106,16 +106,14 @@ class ContainedIndex:
         about CANDIDATE_CHUNK of them (at least a row): where nearly every A row holds a shingle of
         nearly every B row's prefix (text over a few letters), a batch's candidates held 50 bytes a
         pair, 530 MB for 8 MB read."""
-        if sizes_of is None:
-            own = set_sizes(a_matrix).astype(np.int64)
-            sizes_of = lambda rows: own          # noqa: E731
+        own = set_sizes(a_matrix).astype(np.int64) if sizes_of is None else None
         a_matrix = a_matrix if a_matrix.has_sorted_indices else a_matrix.sorted_indices()    # once, not a stretch at a time
         query = self._query(a_matrix)
         found, scored = [], 0
         for lo, hi in entry_slices(self._candidate_ends(query), 0, query.shape[0], CANDIDATE_CHUNK):
             a, b = self._pairs(query[lo:hi])
             a += lo
-            kept, count = self.verify(a_matrix, a, b, sizes_of(np.unique(a)))
+            kept, count = self.verify(a_matrix, a, b, own if own is not None else sizes_of(np.unique(a)))
             found.append(kept)
             scored += count
         if len(found) == 1:

@@ -13,7 +13,7 @@ MANIFEST_KIND = "auditor-decontamination-manifest"
 
 def summary(copy) -> dict:
     """The copy's figures (the manifest lists every dropped row)."""
-    notices = list(getattr(copy, "notices", ()))
+    notices = list(copy.notices)
     return {"out": os.path.basename(copy.out.rstrip(os.sep)), "manifest": os.path.basename(copy.manifest),
             "records": copy.records, "kept": copy.kept, "dropped": int(copy.dropped_rows.size),
             **({"notices": notices} if notices else {})}
@@ -21,7 +21,7 @@ def summary(copy) -> dict:
 
 def markdown(copy) -> str:
     scan = copy.contamination
-    notices = tuple(getattr(copy, "notices", ()))
+    notices = copy.notices
     text = (f"## Decontaminated copy\n\n{md_code(os.path.basename(copy.out.rstrip(os.sep)))} holds {copy.kept:,} of "
             f"the corpus's {copy.records:,} records, "
             + ("unchanged and in order" if not notices else "in order, as they were read (the notes below say how)")
