@@ -242,7 +242,7 @@ def build_parser() -> argparse.ArgumentParser:
     leak.add_argument("--evidence", type=_path, metavar="CSV",
                       help="write every leaked B record and its A matches here")
     leak.add_argument("--fail-on-overlap", action="store_true",
-                      help="exit 1 when a B record's text is in A, identical or a near duplicate (for CI; "
+                      help="exit 1 when a B record's text is in A: identical, a near duplicate or inside an A text (for CI; "
                            "a shared answer alone does not fail: labels and letters repeat)")
     _add_engine_options(leak, shards=True)
     _add_semantic_options(leak)

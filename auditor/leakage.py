@@ -32,7 +32,7 @@ from .prepare import PreparedSide, answer_normalizer, prepare
 from .progress import Progress
 from .report import leak as report
 from .report import to_json  # noqa: F401  (re-exported: auditor.leakage.to_json)
-from .report.leak import EVIDENCE_MATCHES, MATCH_KINDS, PAIRS_SAMPLE  # noqa: F401  (re-exported)
+from .report.leak import EVIDENCE_MATCHES, MATCH_KINDS, PAIRS_SAMPLE, group_order  # noqa: F401  (re-exported)
 from .settings import LeakSettings, NearSettings, RoleNames, SourceSpec
 from .shingles import ShingleSpec, shingle_matrix
 
@@ -277,7 +277,7 @@ def _leak(spec_a, spec_b, settings: LeakSettings, run: Progress) -> LeakResult:
                                                            lambda rows: [fb.answer[r] for r in rows], answer_norm)
         shared = []
         if fa.group is not None and fb.group is not None:
-            shared = sorted({g for g in fa.group if g} & {g for g in fb.group if g})
+            shared = sorted({g for g in fa.group if g} & {g for g in fb.group if g}, key=group_order)
     run.done()
     return LeakResult(a=side_a, b=side_b, threshold=near_settings.threshold, shingle=near_settings.shingle,
                       answer_normalizer=answer_norm, matches=matches, counts=counts, shared_groups=shared, near=near)

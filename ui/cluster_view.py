@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .views import DETAIL_CHARS, diff_html, h, pct, record_label, snippet
+from .views import DETAIL_CHARS, diff_html, h, pct, record_label, scroll_list, snippet
 
 CLUSTER_HEADERS = ["rank", "cluster", "size", "kind", "kept row", "kept text"]
 
@@ -100,7 +100,9 @@ def members_html(result, c, rank: int, t: float, page: int, page_size: int, jacc
                      f"{status}</header><div class='rec'>{body}</div>{action}</article>")
     legend = ("<p class='legend'>Each dropped record is shown with the words it does not share with the kept "
               "record <mark class='only-b'>marked</mark>.</p>")
-    return f"<div class='cluster-detail'>{head}</div>{legend}{nav}{''.join(cards)}{nav if len(members) > 5 else ''}"
+    return (f"<div class='cluster-detail'>{head}</div>{legend}{nav}"
+            f"{scroll_list('cluster records', ''.join(cards))}"
+            f"{nav if len(members) > 5 else ''}")
 
 
 MEMBERS_PLACEHOLDER = "<p class='cut'>Select a cluster above to see its records.</p>"

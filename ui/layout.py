@@ -82,6 +82,8 @@ CSS = """
                  white-space: pre-wrap; word-break: break-word; max-height: 420px; overflow: auto;
                  background: var(--background-fill-secondary); font-size: 0.92em; line-height: 1.5;}
 .pair-view .rec-id {font-size: 0.8em; color: #374151; margin-bottom: 4px;}
+/* A long list scrolls in its own box, so a tab stays about a screen long and its pager in view. */
+.evidence-list {max-height: 75vh; overflow-y: auto; padding-right: 4px;}
 .evidence {border-top: 1px solid var(--border-color-primary); padding: 8px 0;}
 .nd-badge, .badge {border-radius: 6px; padding: 1px 8px; font-size: 0.85em; white-space: nowrap;}
 .nd-badge, .badge.phrase {background: #fef3c7; color: #78350f;}
@@ -276,7 +278,7 @@ def build() -> gr.Blocks:
         P["status"] = gr.Markdown("", elem_id="status", latex_delimiters=[])
         P["headline"] = gr.HTML(handlers.HEADLINE_WAITING, elem_id="headline")
         P["share"] = gr.Textbox(label="Share link (opens this audit; the token is never in it)", interactive=False,
-                                buttons=["copy"], elem_id="share")
+                                buttons=["copy"], elem_id="share", lines=1, max_lines=1)
         P["state"] = gr.State(None)
         # The dataset the config/split/role fields were filled for. A paste does not fire the
         # textbox's input event, so a run compares instead of trusting the fields.

@@ -291,6 +291,11 @@ def audited_message(src, table, records: int, seconds: float, cached: bool, newe
     return msg + upload_kept_note(src)
 
 
+def scroll_list(label: str, body: str) -> str:
+    """A list in its own scroll box (a screen high at most), which the keyboard can reach too."""
+    return f"<div class='evidence-list' tabindex='0' role='region' aria-label='{label}'>{body}</div>"
+
+
 def upload_kept_note(src) -> str:
     """For an uploaded file: how long this server keeps it (and so how long its link works)."""
     if getattr(src, "kind", None) != "upload" or not src.upload_id:
@@ -680,7 +685,7 @@ def leak_evidence_html(rows: list, limit: int = EVIDENCE_SHOWN) -> str:
         parts.append(f"<div class='evidence'>{head}<div class='pair-view'>{body}</div>{answers}</div>")
     more = (f"<p class='cut'>The first {limit} of {len(rows):,} are shown; the CSV holds all.</p>"
             if len(rows) > limit else "")
-    return "<div class='evidence-list'>" + "".join(parts) + more + "</div>"
+    return scroll_list("leaking records", "".join(parts) + more)
 
 
 def _own_id(value) -> str:
@@ -744,7 +749,7 @@ def contamination_evidence_html(rows: list, limit: int = EVIDENCE_SHOWN) -> str:
         parts.append(f"<div class='evidence'>{head}<div class='pair-view'>{body}</div></div>")
     more = (f"<p class='cut'>The first {limit} of {len(rows):,} are shown; the CSV holds all.</p>"
             if len(rows) > limit else "")
-    return "<div class='evidence-list'>" + "".join(parts) + more + "</div>"
+    return scroll_list("contaminated items", "".join(parts) + more)
 
 
 # --------------------------------------------------------------------------- paraphrases (semantic)
@@ -816,4 +821,4 @@ def paraphrase_evidence_html(rows: list, threshold: float) -> str:
                 f"{h(second)} · anchors shared {h(anchors)}</div>")
         body = rec("benchmark", r["benchmark_text"] or "") + rec("A (corpus)", r["corpus_text"] or "")
         parts.append(f"<div class='evidence para'>{head}<div class='pair-view'>{body}</div></div>")
-    return "<div class='evidence-list'>" + "".join(parts) + "</div>"
+    return scroll_list("paraphrased items", "".join(parts))

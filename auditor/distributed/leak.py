@@ -64,7 +64,7 @@ from ..near.verifier import cross_verify
 from ..near.result import EPS
 from ..normalize import normalized
 from ..prepare import PreparedSide, answer_normalizer, in_source
-from ..report.leak import EVIDENCE_MATCHES, MATCH_KINDS, side_block
+from ..report.leak import EVIDENCE_MATCHES, MATCH_KINDS, group_order, side_block
 from ..roles import (
     as_text,
     canonical_record,
@@ -607,7 +607,7 @@ def ray_leak(a, b, *, settings=None, split_a=None, config_a=None, max_rows=None,
               "mb_per_s": round(scanned / 2 ** 20 / seconds, 1) if todo and seconds > 0 else None,
               "cpus": int(cpus) if cpus else None, "candidates": candidates}
     report(1.0, "done")
-    shared_groups = sorted(shared) if index.groups is not None else []
+    shared_groups = sorted(shared, key=group_order) if index.groups is not None else []
     return LeakResult(a=side_a, b=side_b, threshold=settings.near.threshold, shingle=settings.near.shingle,
                       answer_normalizer=index.answer_normalizer, matches=matches, counts=counts,
                       shared_groups=shared_groups, near=near, engine=engine)

@@ -20,6 +20,8 @@ from .common import (
 )
 
 PAIRS_SAMPLE = 50
+SHARED_GROUPS_SHOWN = 30    # in REPORT.md; summary.json lists SHARED_GROUPS_LISTED
+SHARED_GROUPS_LISTED = 100
 EVIDENCE_MATCHES = 5        # A rows listed per leaked B record
 # How a contained match is decided (auditor.near.contained), as summary.json states it.
 CONTAINED_RULE = "|A & B| / |B| >= threshold and |A| >= |B| / threshold (B's shingles inside one longer A text)"
@@ -27,6 +29,17 @@ CONTAINED_RULE = "|A & B| / |B| >= threshold and |A| >= |B| / threshold (B's shi
 # last, so the kind a pair is shown by, and the evidence's kind strings, stay those of its text match.
 MATCH_KINDS = ("identical_both", "identical_text", "identical_answer", "near_duplicate", "contained", "reworded_both")
 TEXT_KINDS = ("identical_both", "identical_text", "near_duplicate", "contained")     # a match on the text itself
+# The kind a sampled pair is shown by: its text match first, so a question reworded from an A record
+# with the same answer never reads as an answer-only match (found in a review on MBPP).
+SHOWN_KINDS = TEXT_KINDS + ("identical_answer",)
+ANSWER_KINDS = ("identical_answer", "identical_both", "reworded_both", "answer_only")   # need both sides' answers
+
+
+def group_order(value: str) -> tuple:
+    """Shared group values in reading order: whole numbers by value (2 before 11), then the rest."""
+    text = str(value)
+    digits = text[1:] if text[:1] == "-" else text
+    return (0, int(text), text) if digits.isdecimal() and digits.isascii() and len(digits) < 4300 else (1, 0, text)
 
 
 def _jaccard(match: dict) -> float | None:
@@ -54,7 +67,7 @@ def summary(result) -> dict:
     sample = []
     for b_row in result.leaked_b_rows:
         m = result.matches[b_row]
-        kind = next(k for k in MATCH_KINDS if m.get(k))
+        kind = next(k for k in SHOWN_KINDS if m.get(k))
         sample.append({"b": b_row, "a": m[kind][0], "jaccard": _jaccard(m), "match": kind,
                        **({"containment": _containment(m)} if kind == "contained" else {})})
         if len(sample) >= PAIRS_SAMPLE:
@@ -86,7 +99,7 @@ def summary(result) -> dict:
                                 and not any(m.get(k) for k in TEXT_KINDS))),
         "text_leak": frac(len(result.text_leak_rows)),
         # Distinct values on both sides, and the B records holding one (what a split by group leaks).
-        "shared_groups": {"count": len(result.shared_groups), "values": result.shared_groups[:100],
+        "shared_groups": {"count": len(result.shared_groups), "values": result.shared_groups[:SHARED_GROUPS_LISTED],
                           **frac(_shared_group_records(result))},
         "pairs_sample": sample,
     }
@@ -142,6 +155,7 @@ def markdown(result) -> str:
     notes = [f"> Note ({side.upper()}): {md_note(notice)}" for side in ("a", "b") for notice in d[side].get("notices", ())]
     lines += notes + ([""] if notes else [])
     lines += ["| check | records | fraction |", "|---|---|---|"]
+    no_answer = [side.upper() for side in ("a", "b") if not getattr(result, side).roles.answer]
     for key, label in (("identical_text", "identical text"), ("identical_answer", "identical answer"),
                        ("identical_both", "identical text AND answer (same record): answerable from memory"),
                        ("reworded_both", "near or inside an A text AND that record's answer identical: answerable "
@@ -154,9 +168,15 @@ def markdown(result) -> str:
                        ("text_leak", "**text found in A, identical, near or inside an A text** "
                                      "(what `clean --near` drops; "
                                      "`--fail-on-overlap` fails on it)")):
+        if key in ANSWER_KINDS and no_answer:     # a 0 would read as "compared, nothing found"
+            lines.append(f"| {label} | not compared: no answer field in {' or '.join(no_answer)} | – |")
+            continue
         lines.append(f"| {label} | {d[key]['records']:,} | {100 * d[key]['fraction']:.2f}% |")
     groups = d["shared_groups"]
-    if result.b.roles.group:
+    if result.b.roles.group and not result.a.roles.group:
+        lines.append(f"| group value also in A ({md_cell(result.b.roles.group)}) | not compared: no group field in "
+                     "A | – |")
+    elif result.b.roles.group:
         lines.append(f"| group value also in A ({md_cell(result.b.roles.group)}: {groups['count']:,} shared "
                      f"value{'s' if groups['count'] != 1 else ''}) | {groups['records']:,} | "
                      f"{100 * groups['fraction']:.2f}% |")
@@ -171,7 +191,10 @@ def markdown(result) -> str:
         if d[side]["no_text"]:
             lines += ["", unusable_note(d[side]["no_text"], d[side]["records"], f"{side.upper()}'s", NO_TEXT)]
     if groups["count"]:
-        lines += ["", "Shared groups: " + ", ".join(md_cell(v) for v in groups["values"][:30])]
+        shown = groups["values"][:SHARED_GROUPS_SHOWN]
+        more = (f" … (the first {len(shown):,} of {groups['count']:,}; summary.json lists "
+                f"{len(groups['values']):,})" if groups["count"] > len(shown) else "")
+        lines += ["", "Shared groups: " + ", ".join(md_cell(v) for v in shown) + more]
     if d["pairs_sample"]:
         text_a, text_b = result.a.fields.text, result.b.fields.text
         lines += ["", "## Evidence (sample)", "", "| B row | A row | match | Jaccard | B text | A text |",
