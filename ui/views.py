@@ -232,7 +232,7 @@ def overview_markdown(result, threshold: float) -> str:
     lines += ["| check | result |", "|---|---|"]
     lines += [f"| {md(check)} | {md(value)} |" for check, value in overview_rows(d)]
     lines += ["", "#### Roles", "", "| role | field | chosen |", "|---|---|---|"]
-    lines += [f"| {role} | {md(field) or '–'} | {note} |" for role, field, note in roles_rows(d)]
+    lines += [f"| {role} | {md(field) or '–'} | {note or '–'} |" for role, field, note in roles_rows(d)]
     m = d["method"]
     lines += ["", "#### Method", ""]
     if m["near_duplicates"] == "exact-all-pairs":

@@ -167,7 +167,7 @@ def overview_rows(d: dict) -> list[tuple[str, str]]:
                          f"({pct(g['redundant'], n)})"))
     rows += [(f"Near-duplicate pairs at Jaccard ≥ {near['threshold']:g}", pairs_text(near["pairs"], near.get("pairs_interval"))),
              ("Near-duplicate clusters", f"{near['clusters']:,}: {near['identical_clusters']:,} identical in every "
-              f"evaluated field, {near['variant_clusters']:,} variants (shared stem, something differs)"),
+              f"evaluated field, {plural(near['variant_clusters'], 'variant')} (shared stem, something differs)"),
              ("Records in clusters", f"{near['records_in_clusters']:,} (largest cluster {near['largest_cluster']:,})")]
     return rows
 
@@ -188,7 +188,7 @@ def markdown(result, threshold: float | None = None) -> str:
     for notice in d["input"]["notices"]:
         lines.append(f"> Note: {md_note(notice)}")
     lines += ["", "## Roles", "", "| role | field | chosen |", "|---|---|---|"]
-    lines += [f"| {role} | {md_cell(field) or '–'} | {note} |" for role, field, note in roles_rows(d)]
+    lines += [f"| {role} | {md_cell(field) or '–'} | {note or '–'} |" for role, field, note in roles_rows(d)]
     lines += ["", "## Overview", "", "| check | result |", "|---|---|"]
     lines += [f"| {check} | {value} |" for check, value in overview_rows(d)]
     few = few_answer_values(d)
