@@ -20,7 +20,8 @@ from urllib.parse import parse_qs, urlsplit, urlunsplit
 import pyarrow as pa
 
 from ..errors import AuditorError
-from .budget import strict_streams
+from ..env import format_bytes
+from .budget import CHUNK, max_bytes, strict_streams
 from .formats import flattened, stream_batches
 from .listing import (
     CODECS,
@@ -307,13 +308,31 @@ def open_shard(filesystem, shard: Shard):
     codec = CODECS[suffix][1] if suffix else None
     if suffix and codec is None:               # xz: no codec in Arrow, Python's over the raw stream
         stream = strict_streams(filesystem.open_input_stream(shard.path), suffix)     # every stream, or an error
-        return stream if shard.format != "parquet" else pa.BufferReader(stream.read())
+        if shard.format != "parquet":
+            return stream
+        with stream:
+            return pa.BufferReader(_whole(stream, shard))
     if shard.format != "parquet":
         return filesystem.open_input_stream(shard.path, compression=codec)
     if codec is None:
         return filesystem.open_input_file(shard.path)
     with filesystem.open_input_stream(shard.path, compression=codec) as f:
-        return pa.BufferReader(f.read())
+        return pa.BufferReader(_whole(f, shard))
+
+
+def _whole(stream, shard: Shard) -> bytearray:
+    """A compressed Parquet shard decompressed into memory (Parquet is read by random access), a
+    chunk at a time and at most the reading limit (AUDITOR_MAX_BYTES), as the local engine reads one."""
+    limit, held = max_bytes(), bytearray()
+    while chunk := stream.read(CHUNK):
+        if len(held) + len(chunk) > limit:
+            raise AuditorError("too_large", f"{shard.name}: a compressed Parquet shard is decompressed whole "
+                               f"(Parquet is read by random access), and this one holds more than the reading "
+                               f"limit of {format_bytes(limit)} (AUDITOR_MAX_BYTES).",
+                               "Store it as plain .parquet (its columns are compressed inside), or raise "
+                               "AUDITOR_MAX_BYTES (e.g. AUDITOR_MAX_BYTES=4G) if each worker has the memory.")
+        held += chunk
+    return held
 
 
 def record_batches(f, shard: Shard, parquet_rows: int = 65536, notices: list | None = None):
