@@ -480,6 +480,10 @@ def cmd_contamination(args) -> int:
                    [("--decontaminate", None if on_ray else out), ("--manifest", manifest)])
     if on_ray and out and not remote:
         engines.refuse_outputs_inside(out, [("--out-dir", args.out_dir), ("--json", args.json_path)])
+    if args.semantic and on_ray:
+        raise AuditorError("usage", "--semantic reads the corpus's texts in this process: it does not run with "
+                           "--engine ray.", "Run the semantic pass with --engine local on a sample of the corpus "
+                           "(--max-rows).")
     if args.semantic:
         load_model(args.semantic_model)         # a missing model fails before the lexical pass runs
     shard_dir = args.shard_dir or (os.path.join(args.out_dir, "shards") if args.out_dir else None)

@@ -58,10 +58,12 @@ def scan(source, *, engine=None, **options) -> audit.ScanResult:
 
 
 def leak(a, b, *, settings: LeakSettings | None = None, config_a=None, split_a=None, config_b=None, split_b=None,
-         max_rows=None, token=None, progress=None, engine=None) -> leakage.LeakResult:
-    """``leakage.leak`` of B (evaluation) against A (training); on Ray, A's shards are mapped as
-    tasks against B's indexes (``distributed.leak``)."""
+         max_rows=None, token=None, progress=None, engine=None, **loose) -> leakage.LeakResult:
+    """``leakage.leak`` of B (evaluation) against A (training), with its arguments (the roles and the
+    search as ``settings`` or as its loose ``text=``, ``threshold=`` ...); on Ray, A's shards are
+    mapped as tasks against B's indexes (``distributed.leak``)."""
     engine = EngineSettings.coerce(engine)
+    settings = leakage.leak_settings(settings, **loose)
     if not engine.on_ray:
         return leakage.leak(a, b, config_a=config_a, split_a=split_a, config_b=config_b, split_b=split_b,
                             max_rows=max_rows, token=token, progress=progress, settings=settings)

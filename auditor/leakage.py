@@ -110,13 +110,11 @@ def found_in(keys_a: np.ndarray, keys_b: np.ndarray, limit: int = EVIDENCE_MATCH
         yield b_row, order[start:stop].tolist()
 
 
-def leak(a, b, *, config_a=None, split_a=None, config_b=None, split_b=None, text=None, answer=None,
-         group=None, text_b=None, answer_b=None, group_b=None, threshold: float = 0.7,
-         shingle: ShingleSpec | None = None, method: str = "auto", max_rows=None, token=None,
-         progress=None, settings: LeakSettings | None = None) -> LeakResult:
-    """Records of B (the evaluation side) that occur in A. ``a`` and ``b``: anything
-    ``auditor.load`` takes, a ``SourceSpec``, a loaded Table, or a ``PreparedSide`` (used as it
-    is). ``settings`` replaces the loose role and search arguments, which build one when absent."""
+def leak_settings(settings: LeakSettings | None = None, *, text=None, answer=None, group=None, text_b=None,
+                  answer_b=None, group_b=None, threshold: float = 0.7, shingle: ShingleSpec | None = None,
+                  method: str = "auto") -> LeakSettings:
+    """The settings of a leak check, validated: ``settings`` as given, or built from the loose role
+    and search arguments (never both), for ``leak`` here and on every engine (``engines.leak``)."""
     loose = (text, answer, group, text_b, answer_b, group_b, shingle)
     if settings is not None and (any(v is not None for v in loose) or threshold != 0.7 or method != "auto"):
         raise AuditorError("usage", "leak() was given a settings object and loose role or search arguments.",
@@ -129,7 +127,18 @@ def leak(a, b, *, config_a=None, split_a=None, config_b=None, split_b=None, text
         raise AuditorError("usage", "settings must be an auditor.settings.LeakSettings, got "
                            f"{type(settings).__name__}.",
                            "Leave it out to use the loose arguments (text=, threshold= ...).")
-    settings = settings.validated()
+    return settings.validated()
+
+
+def leak(a, b, *, config_a=None, split_a=None, config_b=None, split_b=None, text=None, answer=None,
+         group=None, text_b=None, answer_b=None, group_b=None, threshold: float = 0.7,
+         shingle: ShingleSpec | None = None, method: str = "auto", max_rows=None, token=None,
+         progress=None, settings: LeakSettings | None = None) -> LeakResult:
+    """Records of B (the evaluation side) that occur in A. ``a`` and ``b``: anything
+    ``auditor.load`` takes, a ``SourceSpec``, a loaded Table, or a ``PreparedSide`` (used as it
+    is). ``settings`` replaces the loose role and search arguments, which build one when absent."""
+    settings = leak_settings(settings, text=text, answer=answer, group=group, text_b=text_b, answer_b=answer_b,
+                             group_b=group_b, threshold=threshold, shingle=shingle, method=method)
     # B is the evaluation side: without a split, its test split when it has one (A: train).
     specs = [side if isinstance(side, (PreparedSide, SourceSpec))
              else SourceSpec(side, config, split, max_rows, token, default_split=default)

@@ -54,3 +54,14 @@ def test_clean_threshold_needs_near(files, run_cli, tmp_path):
     rc, _, err = run_cli("clean", test, "--against", train, "--out", out, "--near", "--quiet")
     assert rc == 0, err
     assert [json.loads(x)["question"] for x in out.read_text().splitlines()] == QS
+
+
+@pytest.mark.parametrize("command", [["leak", "{train}", "{test}"], ["contamination", "{test}", "--benchmark", "gsm8k"]])
+def test_the_semantic_pass_is_refused_with_the_ray_engine_before_ray_is_reached(files, run_cli, command):
+    """From a docs review: docs/engines.md says --semantic with --engine ray is refused, but
+    contamination went on to join Ray (and would have read a cluster-sized corpus here after)."""
+    test, train = files
+    argv = [a.format(test=test, train=train) for a in command]
+    rc, out, err = run_cli(*argv, "--engine", "ray", "--ray-address", "127.0.0.1:1", "--semantic", "--quiet")
+    assert rc == 2 and "Traceback" not in err and out == ""
+    assert "it does not run with --engine ray" in err and "Ray address" not in err

@@ -69,3 +69,20 @@ def test_cross_dataset_api_checks_its_arguments(tmp_path, call, fragment):
     with pytest.raises(AuditorError) as info:
         call(path)
     assert info.value.code == "usage" and fragment in info.value.message
+
+
+def test_the_package_leak_takes_the_roles_and_search_as_leakage_leak_does(tmp_path):
+    """From a docs review: docs/python-api.md calls ``auditor.leak`` ``leakage.leak`` with
+    ``engine=``, but it refused ``text=``, ``threshold=`` ... (TypeError)."""
+    from auditor.leakage import leak as leakage_leak
+    from auditor.settings import LeakSettings
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_bytes(JSONL)
+    b.write_text("".join(json.dumps({"q": r["text"] + " today", "a": r["answer"]}) + "\n" for r in APPLE_ROWS[:20]),
+                 encoding="utf-8")
+    loose = dict(text="text", answer="answer", text_b="q", answer_b="a", threshold=0.5)
+    by_package = auditor.leak(str(a), str(b), **loose).summary()
+    assert by_package == leakage_leak(str(a), str(b), **loose).summary()
+    assert by_package["settings"]["threshold"] == 0.5 and by_package["near_duplicate"]["records"] == 20
+    with pytest.raises(AuditorError, match="settings object and loose"):
+        auditor.leak(str(a), str(b), settings=LeakSettings(), text="text")
