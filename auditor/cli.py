@@ -69,12 +69,14 @@ class _Parser(argparse.ArgumentParser):
     def parse_args(self, args=None, namespace=None):
         parsed, extra = self.parse_known_args(args, namespace)
         if extra:
-            hint = f"Run '{self.prog} --help' for the options."
+            # named for the command that was given them ("auditor leak"), whose --help lists its options
+            prog = " ".join(filter(None, (self.prog, getattr(parsed, "command", None))))
+            hint = f"Run '{prog} --help' for the options."
             if all(os.path.exists(path) for path in extra):
                 # The shell expanded an unquoted glob into several files; each command takes one source.
                 hint = ("Several files? Quote the glob so auditor expands it ('data/*.jsonl'), or pass "
                         "their directory. " + hint)
-            raise AuditorError("usage", f"{self.prog}: unrecognized arguments: {' '.join(extra)}", hint)
+            raise AuditorError("usage", f"{prog}: unrecognized arguments: {' '.join(extra)}", hint)
         return parsed
 
     def error(self, message):

@@ -95,15 +95,26 @@ class LabelConflicts:
     examples: list
 
 
+def label_ids(values: list) -> np.ndarray:
+    """``key_ids`` of label values, with a blank label (empty or spaces) missing too: a record
+    without a label does not disagree with one that has one."""
+    ids: dict = {}
+    get = ids.setdefault
+    return np.fromiter((-1 if v is None or (isinstance(v, str) and not v.strip()) else get(v, len(ids))
+                        for v in values), dtype=np.int64, count=len(values))
+
+
 def label_conflicts(text_keys: np.ndarray, labels: dict) -> LabelConflicts | None:
+    """Normalised texts whose labelled records (every label field present and not blank) carry
+    more than one distinct label."""
     if not labels:
         return None
-    label_keys = combine(*[key_ids(v) if v is not None else np.full(text_keys.size, -1)
-                           for v in labels.values()]) if len(labels) > 1 else key_ids(next(iter(labels.values())))
-    valid = text_keys >= 0
+    label_keys = combine(*[label_ids(v) if v is not None else np.full(text_keys.size, -1)
+                           for v in labels.values()]) if len(labels) > 1 else label_ids(next(iter(labels.values())))
+    valid = (text_keys >= 0) & (label_keys >= 0)
     pairs = np.unique(np.stack([text_keys[valid], label_keys[valid]], axis=1), axis=0)
     labels_per_text = np.bincount(pairs[:, 0], minlength=int(text_keys.max(initial=-1)) + 1)
     conflicted = np.flatnonzero(labels_per_text >= 2)
     in_conflict = valid & np.isin(text_keys, conflicted)
-    examples = [np.flatnonzero(text_keys == k)[:10].tolist() for k in conflicted[:SAMPLE_GROUPS]]
+    examples = [np.flatnonzero(valid & (text_keys == k))[:10].tolist() for k in conflicted[:SAMPLE_GROUPS]]
     return LabelConflicts(list(labels), int(conflicted.size), int(in_conflict.sum()), examples)

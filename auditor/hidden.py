@@ -20,15 +20,20 @@ HIDDEN_RANGES = ((0x00AD, 0x00AD), (0x034F, 0x034F), (0x0600, 0x0605), (0x061C, 
                  (0x110CD, 0x110CD), (0x13430, 0x1343F), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A),
                  (0xE0000, 0xE0FFF))
 HIDDEN_CHARS = frozenset(chr(c) for lo, hi in HIDDEN_RANGES for c in range(lo, hi + 1))
-# Shown as visible code points by ``visible``: the hidden characters, and lone surrogates (valid in
-# JSON input; no page or file can hold one).
-_SHOWN = re.compile("[" + "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in HIDDEN_RANGES) + "\\ud800-\\udfff]")
+# Control characters but tab and line ends (C0, DEL, C1): a terminal acts on them (ESC[2J clears
+# the screen), and REPORT.md goes to one by default.
+CONTROL_RANGES = ((0x00, 0x08), (0x0B, 0x0C), (0x0E, 0x1F), (0x7F, 0x9F))
+# Shown as visible code points by ``visible``: the hidden characters, control characters, and lone
+# surrogates (valid in JSON input; no page or file can hold one).
+_SHOWN = re.compile("[" + "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in HIDDEN_RANGES + CONTROL_RANGES)
+                    + "\\ud800-\\udfff]")
 
 
 def visible(text: str) -> str:
-    """``text`` with each hidden character (and lone surrogate) shown as its code point, ⟨U+200B⟩:
-    how evidence shows a text, so a match that reads as identical shows what told the two apart."""
-    if text.isascii() or not _SHOWN.search(text):
+    """``text`` with each hidden character, control character (but tab and line ends) and lone
+    surrogate shown as its code point, ⟨U+200B⟩: how evidence shows a text, so a match that reads as
+    identical shows what told the two apart, and no terminal acts on an escape sequence it holds."""
+    if not _SHOWN.search(text):
         return text
     return _SHOWN.sub(lambda m: f"⟨U+{ord(m.group()):04X}⟩", text)
 

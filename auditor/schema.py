@@ -30,7 +30,13 @@ def type_name(value) -> str:
         return "list"
     if isinstance(value, dict):
         return "object"
-    return type(value).__name__
+    return _OTHER_TYPES.get(type(value).__name__, type(value).__name__.lower())
+
+
+# Values Parquet and CSV readers hand over beyond JSON's: named as the data's types, not Python's classes.
+_OTHER_TYPES = {"Decimal": "decimal", "Timestamp": "timestamp", "datetime": "timestamp", "date": "date",
+                "time": "time", "timedelta": "duration", "Timedelta": "duration", "bytes": "binary",
+                "bytearray": "binary"}
 
 
 @dataclass(frozen=True)

@@ -78,8 +78,18 @@ def split_files(items: list, paths: list[str], split: str | None, what: str, def
         by_split.setdefault(split_of(relative), []).append(item)
     notices = []
     if split is not None or (len(items) > 1 and len(by_split) > 1 and {"train", "test"} & set(by_split)):
+        chosen_for_me = split is None
         split, note = choose_split(split, sorted(by_split), what, default)
         notices += [note] if note else []
+        # Files beside train or test whose names are no split's (corpus_a.jsonl) act as splits of
+        # their own: said plainly, since none of their records is read.
+        unnamed = sorted(name for name in by_split if name not in SPLIT_KEYS)
+        if chosen_for_me and unnamed:
+            files = sum(len(by_split[name]) for name in unnamed)
+            shown = ", ".join(unnamed[:5]) + (f" and {len(unnamed) - 5:,} more" if len(unnamed) > 5 else "")
+            notices.append(f"{files:,} file{'s' if files != 1 else ''} named as no split ({shown}) left out, beside "
+                           f"the split files: give --split NAME to read one, or put the files to read together in "
+                           f"a folder of their own")
         items = by_split[split]
     return items, split, notices, tuple(sorted(by_split))
 

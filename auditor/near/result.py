@@ -189,7 +189,8 @@ class Pairs:
         if not (self.min_threshold - EPS <= threshold <= 1.0):
             raise AuditorError("usage", f"Threshold {threshold} is outside the searched range "
                                f"[{self.min_threshold}, 1].",
-                               "Re-run with a lower --thresholds minimum to look that low.")
+                               "Search again from a lower threshold to look that low (scan's --thresholds, "
+                               "the --threshold of dedup, leak and clean).")
         return threshold
 
     def upto(self, threshold: float) -> int:

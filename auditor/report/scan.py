@@ -178,7 +178,7 @@ def markdown(result, threshold: float | None = None) -> str:
     near = d["near_duplicates"]
     lines = [f"# Integrity audit: {md_cell(d['input']['source'])}", ""]
     cfg = ", ".join(f"{k} {md_cell(d['input'][k])}" for k in ("config", "split") if d["input"][k])
-    lines += [f"{n:,} records{' (' + cfg + ')' if cfg else ''}; fingerprint `{d['input']['fingerprint']}`.", ""]
+    lines += [f"{plural(n, 'record')}{' (' + cfg + ')' if cfg else ''}; fingerprint `{d['input']['fingerprint']}`.", ""]
     if d["input"].get("revision"):
         lines += [f"Hub revision {md_code(d['input']['revision'])} (the dataset's commit read: "
                   "`--revision` reads it again).", ""]

@@ -111,6 +111,8 @@ def test_unquoted_glob_expanded_by_the_shell_gets_a_hint(tmp_path, run_cli):
     rc, _, err = run_cli("scan", "a.jsonl", "--bogus", "--quiet", cwd=tmp_path)
     _assert_refused(rc, err, "unrecognized arguments: --bogus")
     assert "Quote the glob" not in err, err
+    # named for the command given them, whose --help lists its options (a hostile review: "auditor:")
+    assert "auditor scan: unrecognized" in err and "Run 'auditor scan --help'" in err, err
     rc, out, err = run_cli("scan", "*.jsonl", "--quiet", "--json", "-", cwd=tmp_path)
     source = json.loads(out)["input"]
     assert rc in (0, 1) and source["records"] == 3 * len(JSONL.splitlines()), err[-2000:]

@@ -172,3 +172,16 @@ def test_label_conflicts(tmp_path):
     assert (lc2["groups"], lc2["records"]) == (3, 7)
     none = auditor.scan(path, text="text")
     assert none.summary()["label_conflicts"] is None
+
+
+def test_a_record_without_a_label_is_no_label_conflict(tmp_path):
+    """From a hostile review: a missing, null, NaN or blank label beside "pos" counted as a conflict
+    (3 records in conflict where no two labelled records disagree)."""
+    same, other = "same text here ok", "other text here ok"
+    rows = [{"text": same, "label": "pos"}, {"text": same}, {"text": same, "label": None},
+            {"text": same, "label": float("nan")}, {"text": same, "label": "  "},
+            {"text": other, "label": "pos"}, {"text": other, "label": None}, {"text": other, "label": "neg"}]
+    path = tmp_path / "l.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")      # NaN as JSON's NaN
+    lc = auditor.scan(str(path), text="text", labels=["label"]).summary()["label_conflicts"]
+    assert (lc["groups"], lc["records"], lc["examples"]) == (1, 2, [[5, 7]])

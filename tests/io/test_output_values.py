@@ -88,7 +88,8 @@ def test_a_nul_character_is_never_written_raw_into_a_csv(tmp_path, run_cli, argv
 
 
 def test_the_evidence_csv_holds_no_nul_byte_and_reads_back(tmp_path, run_cli):
-    """From the round-4 review (hostile inputs)."""
+    """From the round-4 review (hostile inputs). The texts show the NUL as its code point, as every
+    control character (hidden.visible); a NUL elsewhere (a field name) is written as its escape."""
     a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     _write_odd(a)
     _write_odd(b)
@@ -98,7 +99,7 @@ def test_the_evidence_csv_holds_no_nul_byte_and_reads_back(tmp_path, run_cli):
     data = evidence.read_bytes()
     assert b"\x00" not in data
     cells = [c for row in csv.reader(io.StringIO(data.decode("utf-8"))) for c in row]
-    assert ODD[1]["text"].replace("\x00", "\\u0000") in cells
+    assert ODD[1]["text"].replace("\x00", "⟨U+0000⟩") in cells
     assert len(auditor.load(str(evidence)).rows) >= 1           # the auditor reads its own file
 
 
