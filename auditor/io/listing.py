@@ -213,6 +213,22 @@ def glob_files(pattern: str) -> list[str]:
     return list(found)
 
 
+# Names of other data formats (or of read formats spelt otherwise): a folder's file by one of these
+# is said left out, where a README or a licence beside the data is passed over without a word.
+OTHER_DATA_SUFFIXES = frozenset({".jsonlines", ".jl", ".txt", ".arrow", ".feather", ".avro", ".orc", ".xlsx",
+                                 ".xls", ".tfrecord", ".h5", ".hdf5", ".pkl", ".pickle", ".npy", ".npz", ".lance",
+                                 ".ipc"})
+DOCUMENT_STEMS = ("readme", "license", "licence", "citation", "changelog", "requirements", "notice")
+
+
+def _suffix_of(name: str) -> str:
+    """A file's format suffix, less a compression suffix (data.txt.gz: .txt)."""
+    parts = name.lower().split(".")
+    if len(parts) > 2 and f".{parts[-1]}" in (".gz", ".bz2", ".xz", ".zst", ".lz4", ".br"):
+        parts = parts[:-1]
+    return f".{parts[-1]}" if len(parts) > 1 else ""
+
+
 def expand_local(source: str, notices: list | None = None) -> list[Path]:
     """The data files of a local file, directory or glob, sorted. A file the user names is read
     whatever its name; in a directory or a glob's matches, hidden files and folders, folders whose
@@ -237,6 +253,14 @@ def expand_local(source: str, notices: list | None = None) -> list[Path]:
         if notices is not None and skipped:
             success = any(p.name == "_SUCCESS" and p.parent == Path(expanded) for p in visible)
             notices.append(unlisted_notice(repr(display_name(source)), sorted(skipped), success))
+        if notices is not None:
+            other = sorted(p.relative_to(expanded).as_posix() for p in visible
+                           if not format_of(p) and _suffix_of(p.name) in OTHER_DATA_SUFFIXES
+                           and not p.name.lower().startswith(DOCUMENT_STEMS))
+            if other:
+                notices.append(f"{len(other):,} file(s) in a format not read here left out ({', '.join(other[:5])}"
+                               f"{', …' if len(other) > 5 else ''}): read formats are .jsonl, .json, .csv, .tsv and "
+                               ".parquet; rename one whose content is such a format (a .jsonlines file is JSONL)")
         return found
     if os.path.isfile(expanded):
         if format_of(Path(expanded)) is None:

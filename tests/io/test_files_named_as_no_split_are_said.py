@@ -29,3 +29,18 @@ def test_split_files_alone_get_no_such_notice(tmp_path):
     _write(tmp_path, "train", "gamma one two three", 5)
     _write(tmp_path, "test", "delta one two three", 2)
     assert not any("named as no split" in n for n in auditor.load(str(tmp_path)).notices)
+
+
+def test_files_of_a_format_not_read_are_said_left_out_but_documents_are_not(tmp_path):
+    """From a hostile review: a folder's data.jsonlines or notes.txt was skipped without a word."""
+    _write(tmp_path, "data", "alpha one two three", 3)
+    (tmp_path / "more.jsonlines").write_text(json.dumps({"question": "beta one two"}) + "\n", encoding="utf-8")
+    (tmp_path / "extra.txt.gz").write_bytes(b"")
+    (tmp_path / "README.md").write_text("# data\n", encoding="utf-8")
+    (tmp_path / "LICENSE.txt").write_text("MIT\n", encoding="utf-8")
+    table = auditor.load(str(tmp_path))
+    assert len(table.rows) == 3
+    said = [n for n in table.notices if "in a format not read here" in n]
+    assert said == ["2 file(s) in a format not read here left out (extra.txt.gz, more.jsonlines): read formats are "
+                    ".jsonl, .json, .csv, .tsv and .parquet; rename one whose content is such a format (a .jsonlines "
+                    "file is JSONL)"]
