@@ -114,16 +114,17 @@ def write_clean(result: CleanResult, out, *, source=None, split=None, stamps=Non
     ``token`` at the commit read: ``copies.hub_files_copied``), their rows as stored
     (``copies.copy_parquet_records``)."""
     fmt = COPY_FORMATS.get(Path(os.fspath(out)).suffix.lower())
-    files = files_copied_as_written(source, split, fmt, result.truncated) if fmt and stamps else None
     notices = []
+    files = files_copied_as_written(source, split, fmt, result.truncated, notices) if fmt and stamps else None
     if not files:
-        files, notices = hub_files_copied(result.hub_parquet, fmt, result.records, result.truncated, token)
+        files, hub_notices = hub_files_copied(result.hub_parquet, fmt, result.records, result.truncated, token)
+        notices += hub_notices
     if not files:
         return [*notices, *write_rows(result.kept, out, before_replace=before_replace)]
     dropped = np.asarray(sorted(d["row"] for d in result.dropped), dtype=np.int64)
     copier(fmt, result.truncated)(files, dropped, result.records, out, source=result.source, stamps=stamps or (),
                                   before_replace=before_replace)
-    return []
+    return notices
 
 
 def _drop_near_copies(side, near_settings: NearSettings, reasons: dict, answers: list | None) -> int:

@@ -177,9 +177,11 @@ def _normalise_splits(result, splits, threshold: float) -> list:
             raise AuditorError("usage", f"A split is a (row, threshold) pair, got {item!r:.60}.",
                                "Give e.g. [(30, 0.81)].") from None
         row = _normalise_rows(result, [row], "A split's row")[0]
-        at = result.pairs.check_threshold(check_threshold(at, "A split's threshold"))
-        if at > threshold:
-            out.append((int(row), at))
+        at = check_threshold(at, "A split's threshold")
+        # A cut at or below the clusters' threshold, or the lowest searched, removes no edge (a
+        # review made in the app at a lower page threshold): nothing to do.
+        if at > max(threshold, result.pairs.min_threshold):
+            out.append((int(row), result.pairs.check_threshold(at)))
     return out
 
 
@@ -617,12 +619,13 @@ def write_dedup(result, dedup_result: DedupResult, path, manifest_path=None, sou
     fmt = output_format(path, result.table)
     rows = result.table.rows
     table = result.table
-    files = (files_copied_as_written(source, table.split, fmt, table.truncated)
-             if source is not None and stamps else None)
     notices = []
+    files = (files_copied_as_written(source, table.split, fmt, table.truncated, notices)
+             if source is not None and stamps else None)
     if not files:
-        files, notices = hub_files_copied(table.hub_parquet, fmt, len(rows), table.truncated, token,
-                                          fetch_into)
+        files, hub_notices = hub_files_copied(table.hub_parquet, fmt, len(rows), table.truncated, token,
+                                              fetch_into)
+        notices += hub_notices
     # The previous manifest goes as the new file takes its place (``outputs.retire``).
     retire_manifest = partial(retire, manifest_path)
     # the copy takes its place only once its manifest is written: a failed manifest leaves neither new

@@ -173,21 +173,26 @@ def _columns(rows, columns: list):
 
 
 def copy_record_lines(files, dropped_rows: np.ndarray, records: int, out, *, as_array: bool = False,
-                      source: str = "the corpus", stamps=(), before_replace=None, notices: list | None = None) -> None:
+                      source: str = "the corpus", stamps=(), before_replace=None, notices: list | None = None,
+                      truncated: bool = False) -> None:
     """Write the records of the local ``files`` to ``out`` as JSON Lines (a JSON array with
     ``as_array``), less the ascending 0-based ``dropped_rows``: a JSONL file's (plain or compressed)
     each kept line's bytes as they are, another format's records as the auditor reads them (as the
     Ray copy tasks write a shard). The files must still hold the ``records`` records that were
-    scanned (and ``stamps``: (path, stamp) pairs, be unchanged), else AuditorError, and no file.
-    ``before_replace``: as ``outputs.atomic_write``'s; ``notices``: what the readers say of the files
-    (a CSV's renamed columns, NaN cells), appended as they read."""
+    scanned (and ``stamps``: (path, stamp) pairs, be unchanged), else AuditorError, and no file;
+    ``truncated``: the records scanned were the files' first ``records`` (a row cap), the copy holds
+    only those. ``before_replace``: as ``outputs.atomic_write``'s; ``notices``: what the readers say
+    of the files (a CSV's renamed columns, NaN cells), appended as they read."""
     write_lines(kept_items(record_lines([Path(f) for f in files], notices), np.asarray(dropped_rows), records, source,
-                           stamps), os.fspath(out), as_array, before_replace)
+                           stamps, truncated), os.fspath(out), as_array, before_replace)
 
 
-def kept_items(items, dropped: np.ndarray, records: int, source: str, stamps=()):
+def kept_items(items, dropped: np.ndarray, records: int, source: str, stamps=(), truncated: bool = False):
     """``items`` (records or their lines) less the ``dropped`` rows; raises inside the write (so no
-    copy is left behind) when they are not the ``records`` scanned, or a stamped file changed."""
+    copy is left behind) when they are not the ``records`` scanned, or a stamped file changed. When
+    ``truncated`` (a row cap cut the scan), only the first ``records`` items are read."""
+    if truncated:
+        items = _first(items, records)
     at = row = 0            # the next dropped row (ascending); rows read
     for row, item in enumerate(items, 1):
         if at < dropped.size and dropped[at] == row - 1:
@@ -195,6 +200,17 @@ def kept_items(items, dropped: np.ndarray, records: int, source: str, stamps=())
             continue
         yield item
     check_read_again(row, records, source, stamps)
+
+
+def _first(items, most: int):
+    """The first ``most`` of ``items``; the rest are never read (the reader is closed: its file too)."""
+    try:
+        for count, item in enumerate(items if most > 0 else (), 1):
+            yield item
+            if count == most:
+                return
+    finally:
+        getattr(items, "close", lambda: None)()
 
 
 def check_read_again(row: int, records: int, source: str, stamps=()) -> None:
@@ -279,22 +295,24 @@ def write_lines(lines, out: str, as_array: bool, before_replace=None) -> None:
         fh.write("\n]\n")
 
 
-def files_copied_as_written(source, split, fmt: str, truncated: bool):
+def files_copied_as_written(source, split, fmt: str, truncated: bool, notices: list | None = None):
     """The local files (plain or compressed) of ``source`` when every record read came from them
     and a copy in ``fmt`` can be their records as written: JSONL files, CSV/TSV files that begin
-    alike (``csv_files_copied``) or Parquet files of one schema (``parquet_files_copied``; a cut read's
-    first rows too, ``copier(fmt, truncated)``); else None (another format, a cut JSONL or CSV read, a
-    dataset id): the records are then written anew (``write_rows``). dedup's and clean's one rule."""
-    if (truncated and fmt != "parquet") or not isinstance(source, (str, os.PathLike)) or fmt not in COPIED_AS_WRITTEN:
+    alike (``csv_files_copied``) or Parquet files whose schemas unify (``parquet_files_copied``); a cut
+    read's first records too (``copier(fmt, truncated)``: a local read with a row cap is the files'
+    first records, in order). Else None (another format, a dataset id): the records are then written
+    anew (``write_rows``). ``notices``: what the copy changes or cannot keep, appended. dedup's and
+    clean's one rule."""
+    if not isinstance(source, (str, os.PathLike)) or fmt not in COPIED_AS_WRITTEN:
         return None
-    return files_copied(local_source_files(source_text(source), split) or [], fmt)
+    return files_copied(local_source_files(source_text(source), split) or [], fmt, notices)
 
 
-def files_copied(files, fmt: str):
-    """``files`` (local paths, read whole) when a copy in ``fmt`` can be their records as written
+def files_copied(files, fmt: str, notices: list | None = None):
+    """``files`` (local paths) when a copy in ``fmt`` can be their records as written
     (``files_copied_as_written``'s rule for files already listed, such as the app's upload); else None."""
     if fmt == "parquet":
-        return parquet_files_copied(files)
+        return parquet_files_copied(files, notices)
     if fmt in ("csv", "tsv"):
         return csv_files_copied(files, fmt)
     files = [Path(p) for p in files]
@@ -304,24 +322,134 @@ def files_copied(files, fmt: str):
 def copier(fmt: str, truncated: bool = False):
     """The function that copies ``files_copied``' (or ``hub_files_copied``') files, less some rows, to
     a ``fmt`` output as written: JSONL lines, CSV/TSV record texts, Parquet rows as stored (only the
-    first ``records`` when the read was ``truncated``: a Hub split's first rows). Each takes (files,
-    dropped_rows, records, out, *, source, stamps, before_replace). dedup's, clean's and the app's one choice."""
-    if fmt == "parquet":
-        return partial(copy_parquet_records, truncated=truncated)
-    return {"jsonl": copy_record_lines, "csv": copy_csv_records, "tsv": copy_csv_records}[fmt]
+    first ``records`` when the read was ``truncated``: a row cap's first rows, local or a Hub split's).
+    Each takes (files, dropped_rows, records, out, *, source, stamps, before_replace). dedup's, clean's
+    and the app's one choice."""
+    copy = {"parquet": copy_parquet_records, "jsonl": copy_record_lines, "csv": copy_csv_records,
+            "tsv": copy_csv_records}[fmt]
+    return partial(copy, truncated=truncated)
 
 
-def parquet_files_copied(files):
-    """``files`` (local paths) when a copy can be their rows as stored: all plain Parquet files of one
-    schema (the column names and types written once); else None (the records are then written anew)."""
+def parquet_files_copied(files, notices: list | None = None):
+    """``files`` (local paths) when a copy can be their rows as stored: all plain Parquet files whose
+    schemas unify (``copy_schema``: one schema, or columns missing from some files, or types widened
+    without loss, which is said in ``notices``); else None: the records are then written anew from the
+    values read, which ``notices`` is told names the columns whose types differ between the files."""
     if not files or any(format_of(Path(p)) != "parquet" or codec_of(p) for p in files):
         return None
-    return [Path(p) for p in files] if _one_schema(files) else None
+    schema, said = copy_schema(files)
+    if notices is not None:
+        notices.extend(said)
+    return None if schema is None else [Path(p) for p in files]
 
 
-def _one_schema(files) -> bool:
+def copy_schema(files) -> tuple:
+    """(the schema a copy of the Parquet ``files`` is written in, notices). One schema when the files
+    share it; else their union (a part file with an extra column: ordinary schema evolution), each
+    column in its stored type, a column some files lack nullable (its rows there are nulls); a column
+    whose types differ only by a lossless widening (int32 and int64, string and large_string) in the
+    wider type, said. (None, notice) when types truly conflict (text in one file, integers in
+    another): the copy is then rebuilt from the values read, whose types may differ from the stored."""
+    import pyarrow as pa
     schemas = [_stored_schema(p) for p in files]
-    return all(s.equals(schemas[0]) for s in schemas[1:])
+    if all(s.equals(schemas[0]) for s in schemas[1:]):
+        return schemas[0], []
+    try:
+        union = pa.unify_schemas(schemas)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        union = _widened_union(schemas)
+    if union is None:
+        return None, [_conflict_notice(files, schemas)]
+    union = _nullable_where_missing(union, schemas)
+    # (a column all null in some file, typed null there, keeps its values: no notice)
+    widened = [f.name for f in union
+               if any(not (t is None or t.equals(f.type) or pa.types.is_null(t))
+                      for t in (_field_type(s, f.name) for s in schemas))]
+    return union, [f"column {name!r} has a narrower type in some Parquet files than in others: copied as "
+                   f"{union.field(name).type}, which holds every value" for name in widened]
+
+
+def _widened_union(schemas):
+    """The files' schemas unified with lossless type widening (pyarrow's permissive promotion, checked
+    by ``_widens``); None when some column's types would lose values or cannot be joined."""
+    import pyarrow as pa
+    try:
+        union = pa.unify_schemas(schemas, promote_options="permissive")
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):        # (TypeError: no promote_options)
+        return None
+    for schema in schemas:
+        for field in schema:
+            if not _widens(field.type, union.field(field.name).type):
+                return None
+    return union
+
+
+def _widens(old, new) -> bool:
+    """Whether every ``old`` value is kept, unchanged, as a ``new`` value (and Arrow casts it). A
+    timestamp's unit is not widened: a finer unit's range is shorter (nanoseconds end in 2262)."""
+    import pyarrow as pa
+    t = pa.types
+    if old.equals(new) or t.is_null(old):
+        return True
+    if t.is_integer(old) and t.is_integer(new):
+        fits = t.is_signed_integer(old) <= t.is_signed_integer(new)        # no signed into unsigned
+        sign_bit = t.is_unsigned_integer(old) and t.is_signed_integer(new)
+        lossless = fits and old.bit_width + sign_bit <= new.bit_width
+    elif (t.is_integer(old) or t.is_floating(old)) and t.is_floating(new):
+        # a float's mantissa holds every integer of half its width
+        lossless = old.bit_width * (1 if t.is_floating(old) else 2) <= new.bit_width
+    elif t.is_decimal(old) and t.is_decimal(new):
+        lossless = new.scale >= old.scale and new.precision - new.scale >= old.precision - old.scale
+    elif t.is_string(old) or t.is_binary(old):
+        lossless = t.is_large_string(new) if t.is_string(old) else t.is_large_binary(new)
+    elif (t.is_list(old) or t.is_large_list(old)) and (t.is_list(new) or t.is_large_list(new)):
+        lossless = (t.is_large_list(new) or t.is_list(old)) and _widens(old.value_type, new.value_type)
+    elif t.is_struct(old) and t.is_struct(new):
+        names = [new.field(i).name for i in range(new.num_fields)]
+        lossless = all(old.field(i).name in names and _widens(old.field(i).type, new.field(old.field(i).name).type)
+                       for i in range(old.num_fields))
+    elif t.is_dictionary(old) and t.is_dictionary(new):
+        lossless = _widens(old.index_type, new.index_type) and _widens(old.value_type, new.value_type)
+    else:
+        return False
+    return lossless and _casts(old, new)
+
+
+def _casts(old, new) -> bool:
+    import pyarrow as pa
+    try:
+        pa.array([], type=old).cast(new)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        return False
+    return True
+
+
+def _field_type(schema, name: str):
+    index = schema.get_field_index(name)
+    return None if index < 0 else schema.field(index).type
+
+
+def _nullable_where_missing(union, schemas):
+    """``union`` with each column some schema lacks made nullable: those files' rows hold nulls there."""
+    for i, field in enumerate(union):
+        if not field.nullable and any(s.get_field_index(field.name) < 0 for s in schemas):
+            union = union.set(i, field.with_nullable(True))
+    return union
+
+
+def _conflict_notice(files, schemas) -> str:
+    """The notice of a copy written anew because the files' column types conflict, naming the columns."""
+    first, clashes = {}, {}
+    for path, schema in zip(files, schemas):
+        for field in schema:
+            name, typed = first.setdefault(field.name, (Path(path).name, field.type))
+            if not typed.equals(field.type):
+                clashes.setdefault(field.name, f"{typed} in {name}, {field.type} in {Path(path).name}")
+    named = "; ".join(f"{name!r}: {detail}" for name, detail in clashes.items())
+    why = f"column types conflict ({named})" if named else "columns are named twice in a file"
+    return (f"the Parquet files' {why}, so the copy's records are written anew from the values read: those "
+            "columns, and any of a type Python values do not keep (nanosecond timestamps, unsigned or narrow "
+            "integers, dictionaries), may change type")
 
 
 # A copy of a Hub split's Parquet files may fetch at most this many times the reading budget: a
@@ -350,10 +478,9 @@ def hub_files_copied(files: HubParquet | None, fmt: str | None, records: int, tr
                       f"more than a copy may fetch ({most / MB:,.0f} MB: {COPY_FETCH_BUDGETS} times the reading "
                       "budget, AUDITOR_MAX_BYTES), so the copy's records are written anew, as the datasets library "
                       "read them (one type per column)"]
-    if not _one_schema(paths):
-        return None, [f"{files.repo_id}: its Parquet files differ in column types, so the copy's records are "
-                      "written anew, as the datasets library read them (one type per column)"]
-    return [Path(p) for p in paths], []
+    schema, said = copy_schema(paths)
+    said = [f"{files.repo_id}: {notice}" for notice in said]
+    return (None if schema is None else [Path(p) for p in paths]), said
 
 
 def _parquet_read_errors() -> tuple:
@@ -387,16 +514,21 @@ def copy_parquet_records(files, dropped_rows: np.ndarray, records: int, out, *, 
     timestamps, unsigned and narrow integers, decimals, dictionaries) and names (repeated or blank
     ones) as in the files, which values rebuilt from Python lost (microseconds, int64, JSON text,
     'Unnamed: 0'). ``truncated``: the ``records`` rows read were the files' first ones (a row cap),
-    the copy holds only those. A batch at a time; checked as ``copy_record_lines`` checks
+    the copy holds only those. Files of several schemas are written in their union (``copy_schema``),
+    each batch fitted to it. A batch at a time; checked as ``copy_record_lines`` checks
     (``check_read_again``)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
     dropped = np.asarray(dropped_rows, dtype=np.int64)
     row = 0
-    schema = _stored_schema(files[0])
+    schema = copy_schema(files)[0]
+    if schema is None:          # (the files changed since parquet_files_copied's look)
+        raise AuditorError("bad_format", f"{source}'s Parquet files changed while they were read: their column "
+                           "types no longer join.", "Run again once the corpus is no longer being written.")
     with atomic_write(out, "wb", before_replace=before_replace) as fh:
         with pq.ParquetWriter(fh, schema) as writer:
-            for batch in _stored_rows(files, records if truncated else None):
+            for stored in _stored_rows(files, records if truncated else None):
+                batch = _fitted(stored, schema)
                 keep = np.ones(batch.num_rows, dtype=bool)
                 lo, hi = np.searchsorted(dropped, [row, row + batch.num_rows])
                 keep[dropped[lo:hi] - row] = False
@@ -404,6 +536,20 @@ def copy_parquet_records(files, dropped_rows: np.ndarray, records: int, out, *, 
                 if keep.any():      # (no empty row group: readers that size batches by the first fail)
                     writer.write_batch(batch.filter(pa.array(keep)))
         check_read_again(row, records, source, stamps)
+
+
+def _fitted(batch, schema):
+    """``batch`` in the copy's ``schema``: as stored when it is already; else each column cast to its
+    (lossless, ``_widens``) union type, a column the file lacks as nulls."""
+    import pyarrow as pa
+    if batch.schema.equals(schema, check_metadata=False):
+        return batch
+    columns = []
+    for field in schema:
+        index = batch.schema.get_field_index(field.name)
+        column = pa.nulls(batch.num_rows, field.type) if index < 0 else batch.column(index)
+        columns.append(column if column.type.equals(field.type) else column.cast(field.type))
+    return pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
 def _stored_rows(files, most: int | None):
@@ -457,12 +603,12 @@ def csv_record_texts(path: Path):
 
 
 def copy_csv_records(files, dropped_rows: np.ndarray, records: int, out, *, source: str = "the data",
-                     stamps=(), before_replace=None) -> None:
+                     stamps=(), before_replace=None, truncated: bool = False) -> None:
     """The records of the local CSV/TSV ``files`` (``csv_files_copied``'s) to ``out`` less the
     ascending 0-based ``dropped_rows``, each as written in its file, after the first file's head:
     the input's delimiter, quoting, line ends, byte-order mark and header names (repeated ones as
-    they were) are kept, as a user expects of a copy of their file less some rows. Checked as
-    ``copy_record_lines`` checks (``kept_items``)."""
+    they were) are kept, as a user expects of a copy of their file less some rows. ``truncated``: only
+    the first ``records`` (a row cap's). Checked as ``copy_record_lines`` checks (``kept_items``)."""
     def texts():
         for k, path in enumerate(files):
             part = csv_record_texts(Path(path))
@@ -481,7 +627,8 @@ def copy_csv_records(files, dropped_rows: np.ndarray, records: int, out, *, sour
     with atomic_write(out, newline="", before_replace=before_replace) as fh:
         fh.write(first)
         ended = first.endswith(("\r", "\n")) or not first
-        for text in kept_items((t for _, t in items), np.asarray(dropped_rows), records, source, stamps):
+        for text in kept_items((t for _, t in items), np.asarray(dropped_rows), records, source, stamps,
+                               truncated):
             if not ended:
                 fh.write(end)
             fh.write(text)

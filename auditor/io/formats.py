@@ -202,7 +202,7 @@ def jsonl_batches(stream: CountedStream, name: str, want: int | None = None):
             kept += len(rows)
             yield rows
         if held is not None:
-            key = next(k for k, v in held[0].items() if isinstance(v, list))
+            key = _wrapped_key(held[0])
             raise AuditorError("bad_format", f"{name}: its one line is an object whose {key!r} holds "
                                f"{len(held[0][key]):,} records: one JSON document, not JSON Lines.", _ONE_DOCUMENT)
     except AuditorError as exc:
@@ -259,11 +259,40 @@ def _contained(obj: dict, keys: frozenset):
     return obj[nested[0]] if len(nested) == 1 and str(nested[0]).lower() in keys else None
 
 
+def _wrapped_key(row: dict):
+    """The key of the list of records a document's wrapper holds ({"version": ..., "data": [{...}, ...]},
+    SQuAD's layout; {"features": [...], "rows": [...]}, the Hub datasets-server's), or None: in a file
+    of one line, such a record is a JSON document named .jsonl, and one record."""
+    key = _records_beside_metadata(row)
+    if key is None and _contained(row, _CONTAINERS | SPLIT_KEYS) is not None:
+        key = next(k for k, v in row.items() if isinstance(v, (list, dict)))     # its one list or object
+    value = row.get(key) if key is not None else None
+    return key if isinstance(value, list) and len(value) > 1 and all(isinstance(x, dict) for x in value) else None
+
+
 def _wraps_records(row: dict) -> bool:
-    """Whether a record is a document's wrapper of records ({"version": ..., "data": [{...}, ...]},
-    SQuAD's layout): in a file of one line, it is a JSON document named .jsonl, and one record."""
-    value = _contained(row, _CONTAINERS | SPLIT_KEYS)
-    return isinstance(value, list) and len(value) > 1 and all(isinstance(x, dict) for x in value)
+    return _wrapped_key(row) is not None
+
+
+def _lists_of_records(data: dict) -> list:
+    """The keys of ``data`` whose values are non-empty lists of objects."""
+    return [k for k, v in data.items() if isinstance(v, list) and v and all(isinstance(x, dict) for x in v)]
+
+
+def _records_beside_metadata(data: dict):
+    """The key of the list of records in an object that holds other lists of objects beside it as
+    metadata, or None. The Hub datasets-server's /rows answer is {"features": [{"name": ...}], "rows":
+    [{"row_idx": 0, "row": {...}}, ...], "num_rows_total": 20}: read as one record, every question was
+    one text of it. Its list is known by its name: the one list of objects keyed as records are
+    (rows, data, records, examples, ...; a split). (Not by its length: a list of 1 row beside 5
+    features is still the rows, and an object of uneven lists of objects may be uneven columns.) An
+    id or a text beside the lists makes the object one record, as for columns (one document of a folder)."""
+    records = _lists_of_records(data)
+    if len(records) < 2 or any(str(k).lower() in ID_FIELD_NAMES for k in data) or any(
+            isinstance(v, str) and (len(v) > COLUMN_EXTRA_CHARS or "\n" in v) for v in data.values()):
+        return None
+    named = [k for k in records if str(k).strip().lower() in _CONTAINERS | SPLIT_KEYS]
+    return named[0] if len(named) == 1 else None
 
 
 # A JSON document named .jsonl (json.dump of a list, pretty-printed or not): its first line is "[".
@@ -639,7 +668,7 @@ def _parse_json(text: str, name: str, max_rows, notices: list | None = None) -> 
     squad = None
     if isinstance(data, dict):
         lists = {k: v for k, v in data.items() if isinstance(v, list)}
-        records = [k for k, v in lists.items() if v and all(isinstance(x, dict) for x in v)]
+        records = _lists_of_records(data)
         only_lists = bool(lists) and len(lists) == len(data)
         splits = [k for k in lists if str(k).strip().lower() in SPLIT_KEYS]
         if len(splits) > 1:
@@ -655,6 +684,13 @@ def _parse_json(text: str, name: str, max_rows, notices: list | None = None) -> 
             _notice(notices, f"{name}: SQuAD layout (data -> paragraphs -> qas): read as one record per question "
                              f"({len(data):,} questions in {articles:,} articles), each with its paragraph's "
                              "context and its article's title")
+        elif (key := _records_beside_metadata(data)) is not None:
+            # {"features": [...], "rows": [...], "num_rows_total": 20}: the rows are the records
+            others = [str(k) for k in data if k != key]
+            data = data[key]
+            _notice(notices, f"{name}: a JSON object holding a list of records beside other values: read the "
+                             f"records of {key!r} ({len(data):,} records); {', '.join(others[:5])}"
+                             f"{' ...' if len(others) > 5 else ''} left out")
         elif only_lists and len({len(v) for v in lists.values()}) == 1:
             if len(lists) == 1 and records:
                 data = next(iter(lists.values()))          # {"data": [{...}, ...]}
@@ -788,6 +824,7 @@ def csv_batches(stream: CountedStream, name: str, delimiter: str, budget: Budget
         skipped += 1
     if first is None:
         return
+    _refuse_json_named_as_csv(first, name)
     # A quoted column name may hold a newline ("the\nanswer"): the header is judged whole, as the
     # first record is below (its first line alone, a quote left open, chose the wrong delimiter or
     # none: a semicolon file read as one column, silently).
@@ -828,27 +865,31 @@ def csv_batches(stream: CountedStream, name: str, delimiter: str, budget: Budget
             raw.update(head=(excel.group(0) if excel else "") + "".join(taken), bom=bool(state.get("bom")), texts=[])
             taken.clear()
         if _json_line(header, delimiter):
-            raise AuditorError("bad_format", f"{name}: the first line is a JSON object, not a header: the file "
-                               "looks like JSON Lines named as CSV/TSV.",
-                               "Name it .jsonl (one JSON object per line) or .json, or check it is the right file.")
+            raise _jsonl_named_as_csv(name)
         written = header                                   # as in the file, to know it when it repeats
         header = unique_columns(_strip_names(header, name, notices), name, notices)
         width = len(header)
         last = reader.line_num
         rows: list = []
         repeats: list = []                                 # lines that repeat the header
+        alike: list = []                                   # of one column: lines equal to the header, kept
+        sample: list | None = []                           # the first records, to judge the header (then None)
         nan_rows = 0                                       # records with a NaN cell (read as missing)
         for row in reader:
             if not row or (len(row) == 1 and not row[0].strip()):
                 last = reader.line_num
                 taken.clear()
                 continue
-            if width > 1 and (row == written or (row[0][:1] == "\ufeff" and [row[0][1:], *row[1:]] == written)):
-                # CSV files joined with cat: each one's header (and byte-order mark) is not a record
-                repeats.append(reader.line_num + skipped)
-                last = reader.line_num
-                taken.clear()
-                continue
+            if row == written or (row[0][:1] == "\ufeff" and [row[0][1:], *row[1:]] == written):
+                if width == 1:
+                    # one column: the line may be a value equal to the name, so it stays a record (noted)
+                    alike.append(reader.line_num + skipped)
+                else:
+                    # CSV files joined with cat: each one's header (and byte-order mark) is not a record
+                    repeats.append(reader.line_num + skipped)
+                    last = reader.line_num
+                    taken.clear()
+                    continue
             if len(row) != width:
                 at, end = last + 1 + skipped, reader.line_num + skipped
                 if end - at > 0:
@@ -858,6 +899,8 @@ def csv_batches(stream: CountedStream, name: str, delimiter: str, budget: Budget
                 raise AuditorError("bad_format", f"{name}, line {end}: {len(row)} values but the "
                                    f"header has {width} columns.", "Check quoting and delimiters on that line.")
             last = reader.line_num
+            if sample is not None and len(sample) < HEADER_SAMPLE:
+                sample.append(row)
             if not _NAN_CELLS.isdisjoint(row):
                 nan_rows += 1
                 row = [None if value in _NAN_CELLS else value for value in row]
@@ -866,16 +909,25 @@ def csv_batches(stream: CountedStream, name: str, delimiter: str, budget: Budget
                 raw["texts"].append("".join(taken))
                 taken.clear()
             if len(rows) >= size:
+                if sample is not None:                     # judged before a row cap may stop the read
+                    _judge_header(written, sample, name, notices)
+                    sample = None
                 yield rows
                 rows = []
                 if raw is not None:
                     raw["texts"] = []
+        if sample is not None:
+            _judge_header(written, sample, name, notices)
         if nan_rows and notices is not None:
             notices.append(f"{name}: {nan_rows:,} record(s) hold a cell written NaN (pandas' missing value), read "
                            "as missing (null), as pandas reads it")
         if repeats and notices is not None:
             notices.append(f"{name}: {len(repeats):,} line(s) repeat the header (files joined together?), not read "
                            f"as records: line {', '.join(map(str, repeats[:5]))}{' ...' if len(repeats) > 5 else ''}")
+        if alike and notices is not None:
+            notices.append(f"{name}: {len(alike):,} line(s) equal the header {written[0]!r} (files joined together?); "
+                           f"kept as records, as a one-column file may hold that value: line "
+                           f"{', '.join(map(str, alike[:5]))}{' ...' if len(alike) > 5 else ''}")
         yield rows
     except csv.Error as exc:
         if "unexpected end of data" in str(exc):
@@ -910,6 +962,74 @@ def _strip_names(header: list, name: str, notices: list | None) -> list:
         notices.append(f"{name}: column names with spaces around them, read without: "
                        + ", ".join(map(repr, padded[:5])) + (" ..." if len(padded) > 5 else ""))
     return stripped
+
+
+def _jsonl_named_as_csv(name: str) -> AuditorError:
+    return AuditorError("bad_format", f"{name}: the first line is a JSON object, not a header: the file "
+                        "looks like JSON Lines named as CSV/TSV.",
+                        "Name it .jsonl (one JSON object per line) or .json, or check it is the right file.")
+
+
+def _refuse_json_named_as_csv(line: str, name: str) -> None:
+    """Refuse a "CSV" whose first line is JSON: a JSON object (JSON Lines), or the start of a JSON
+    document ("[" or "{" alone, pretty-printed) or a whole JSON list on one line. Read as CSV, a one-line
+    list was a header and no records ("no records found"), and a compact object an "unreadable CSV"."""
+    text = line.strip()
+    if not text.startswith(("[", "{")):
+        return
+    if text in ("[", "{", "[{"):
+        value: object = []
+    else:
+        try:
+            value = json.loads(text)
+        except (ValueError, RecursionError):
+            return
+    if isinstance(value, dict):
+        raise _jsonl_named_as_csv(name)
+    if isinstance(value, list):
+        raise AuditorError("bad_format", f"{name}: the file starts with a JSON document, not a header: it "
+                           "looks like JSON named as CSV/TSV.", "Name it .json, or check it is the right file.")
+
+
+# A CSV header cell read as data: a plain number (3, -1.5, 2e3)
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+HEADER_SAMPLE = 20          # records read to judge whether the header row looks like one
+
+
+def _judge_header(header: list, sample: list, name: str, notices: list | None) -> None:
+    """A notice when the header row looks like a record, judged on the first records (``sample``): a
+    file written without a header loses its first record, read as the column names, silently."""
+    if notices is not None and _header_like_data(header, sample):
+        shown = ", ".join(repr(c[:40]) for c in header[:5]) + (" ..." if len(header) > 5 else "")
+        notices.append(f"{name}: the header row ({shown}) looks like data (a column named by a number holds "
+                       "numbers): if the file has no header, add one (its first record is read as column names)")
+
+
+def _header_like_data(header: list, sample: list) -> bool:
+    """Whether a column is named by a number and holds numbers in every sampled record (a name such
+    as "id", "text" or "label" never is). Numbered columns are names, not data: "0", "1", "2" (pandas and
+    numpy name unnamed columns so) or "2019", "2020" (a table by year): consecutive whole numbers, or
+    one alone that is its column's position (0 or 1 based)."""
+    numbered = [(i, cell.strip()) for i, cell in enumerate(header) if _NUMBER.fullmatch(cell.strip())]
+    if not numbered or not sample or _numbered_columns(numbered):
+        return False
+    return any(_all_numbers(row[i] for row in sample) for i, _ in numbered)
+
+
+def _numbered_columns(numbered: list) -> bool:
+    """Whether header cells that are numbers ((position, cell) pairs) number the columns."""
+    if not all(cell.lstrip("+-").isdigit() for _, cell in numbered):
+        return False
+    values = [int(cell) for _, cell in numbered]
+    if len(values) == 1:
+        return values[0] - numbered[0][0] in (0, 1)
+    return all(b - a == 1 for a, b in zip(values, values[1:]))
+
+
+def _all_numbers(values) -> bool:
+    """Whether every value given (missing ones aside: blank, NaN) is a plain number, and one is."""
+    present = [v.strip() for v in values if v.strip() and v not in _NAN_CELLS]
+    return bool(present) and all(_NUMBER.fullmatch(v) for v in present)
 
 
 def _json_line(header: list, delimiter: str) -> bool:

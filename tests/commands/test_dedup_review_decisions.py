@@ -123,6 +123,22 @@ def test_review_files_carry_the_decisions_to_the_cli(gsm8k, tmp_path):
     assert (s["kept"], s["kept_apart"], s["splits"]) == (len(expected.kept_rows), 1, 1)
 
 
+def test_a_split_at_or_below_the_dedup_threshold_changes_nothing(gsm8k, tmp_path):
+    """From a hostile review: a review made in the app at a lower page threshold (a split at 0.3)
+    given to ``dedup --threshold 0.4`` failed "outside the searched range" with a hint naming
+    --thresholds, which dedup has no such option; a cut below the clusters' threshold cuts nothing."""
+    n, pairs, result = gsm8k["n"], gsm8k["pairs"], gsm8k["result"]
+    big = max(components(n, pairs), key=len)
+    path = tmp_path / "review.json"
+    path.write_text(review_json(result, [], T, splits=[(big[0], 0.3), (big[1], T)]), encoding="utf-8")
+    out = tmp_path / "dedup.jsonl"
+    code, summary, err = run_cli("dedup", gsm8k["path"], "--text", "question", "--threshold", str(T), "--review",
+                                 path, "--out", out, "--json", "-", "--quiet")
+    assert code == 0, err
+    expected = len({r for group in components(n, pairs) for r in group[1:]})     # one kept per component
+    assert json.loads(summary)["kept"] == n - expected
+
+
 @pytest.mark.slow
 def test_a_review_made_with_guessed_roles_is_for_the_same_data(gsm8k, tmp_path):
     """The app guesses the text field ("question"); dedup --text question names it: the same data."""
