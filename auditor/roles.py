@@ -1,9 +1,10 @@
 """Step 2, roles: which field is the text, the answer, the group, the labels, the id.
 
 Roles may name nested fields with a dotted path (``question.stem``). Values become
-text: lists are joined with spaces, numbers and booleans are written out, null is
-missing. Blank roles are guessed from common field names, and ``Roles.guessed``
-says which were guessed so the report can show it.
+text: lists are joined with spaces (a chat turn's content given as a list of parts is
+its text parts), numbers and booleans are written out, null is missing. Blank roles are
+guessed from common field names, and ``Roles.guessed`` says which were guessed so the
+report can show it.
 """
 from __future__ import annotations
 
@@ -588,12 +589,14 @@ def _binary(rows, name: str, sample: int = 200) -> bool:
 # A conversation: a list of turns, each an object holding its text under one of these keys
 # (OpenAI-style "messages" [{"role", "content"}], ShareGPT "conversations" [{"from", "value"}]).
 CHAT_TEXT_KEYS = ("content", "value", "text")
+CHAT_CONTENT_KEYS = ("content", "value")    # those a list of parts may stand in (its texts: .content.text)
 
 
 def _chat_field(rows, fields, taken, sample: int = 200) -> str | None:
     """A field holding conversations, as a dotted path to the turns' text (``messages.content``,
-    or ``messages.content.text`` when the content is a list of parts): the text of every turn,
-    joined, is the record's text (``lookup`` takes the key from each turn). Turns with no text
+    or ``messages.content.text`` when the content is a list of parts in nearly every turn; a mix of
+    strings and parts is ``messages.content``, which reads both, ``as_text``): the text of every
+    turn, joined, is the record's text (``lookup`` takes the key from each turn). Turns with no text
     (a tool call's null content) and a stray turn that is not an object do not count against it."""
     for name in fields:
         if name in taken or "." in name or not name.strip():
@@ -609,9 +612,10 @@ def _chat_field(rows, fields, taken, sample: int = 200) -> str | None:
             held = [t[key] for t in objects if t.get(key) is not None]
             if len(held) < 0.5 * len(objects):
                 continue
-            if sum(isinstance(x, str) for x in held) >= 0.9 * len(held):
+            strings, parts = sum(isinstance(x, str) for x in held), sum(_text_parts(x) for x in held)
+            if strings >= 0.9 * len(held) or (strings and strings + parts >= 0.9 * len(held)):
                 path = f"{name}.{key}"
-            elif sum(_text_parts(x) for x in held) >= 0.9 * len(held):
+            elif parts >= 0.9 * len(held):
                 path = f"{name}.{key}.text"
             else:
                 continue
@@ -665,6 +669,17 @@ def _text_parts(value) -> bool:
     """A turn's content as a list of parts, some holding text ([{"type": "text", "text": ...}])."""
     return (isinstance(value, list) and bool(value) and all(isinstance(p, dict) for p in value)
             and any(isinstance(p.get("text"), str) for p in value))
+
+
+def _content_parts(value) -> bool:
+    """A content given as a list of parts (OpenAI, Anthropic, Hugging Face chat templates): objects
+    each naming its ``type``, [{"type": "text", "text": ...}, {"type": "image_url", ...}]."""
+    return bool(value) and all(isinstance(p, dict) and isinstance(p.get("type"), str) for p in value)
+
+
+def content_part_texts(parts) -> list:
+    """The texts of a content's parts, in order: those whose ``text`` is a string."""
+    return [p["text"] for p in parts if isinstance(p.get("text"), str)]
 
 
 def _text_fallback(rows, fields, taken) -> str | None:
@@ -778,13 +793,13 @@ def lookup(row, path: str):
 
 def _walk(row, path: str):
     """``lookup`` by nesting alone (a key named ``path`` itself is not read)."""
-    value, chosen = row, False
+    value, chosen, before = row, False, None
     for name, selectors in path_parts(path):
         if isinstance(value, dict):
             value = value.get(name, MISSING)
         elif isinstance(value, list):  # a list of objects: take the field from each
-            value = _pluck(value, name, keep_system=chosen)
-        else:
+            value = _pluck(value, name, keep_system=chosen, strings=_text_of_content(before, name))
+        elif not (isinstance(value, str) and _text_of_content(before, name)):   # (a string content: itself)
             return MISSING
         if value is MISSING:
             return MISSING
@@ -792,8 +807,16 @@ def _walk(row, path: str):
             value = _select(value, selectors)
             if value is MISSING:
                 return MISSING
-        chosen = bool(selectors)
+        chosen, before = bool(selectors), name
     return value
+
+
+def _text_of_content(before: str | None, name: str) -> bool:
+    """Whether ``name`` is the text of a turn's content (``messages.content.text``): there a
+    content that is a string is its own text, as a list of parts is its text parts'. A path guessed
+    on records whose contents are parts read a later record's string content as empty (a chat file
+    mixing both: half its texts blank)."""
+    return name == "text" and before in CHAT_CONTENT_KEYS
 
 
 _SELECTOR = re.compile(r"\[([^\[\]=]+)=([^\[\]]*)\]")
@@ -841,22 +864,25 @@ def _as_key(value) -> str | None:
     return as_text(value, "", 0)
 
 
-def _pluck(items: list, key: str, keep_system: bool = False) -> list:
+def _pluck(items: list, key: str, keep_system: bool = False, strings: bool = False) -> list:
     """``key`` of each object in a list, and in the lists within it (a conversation's turns whose
     content is a list of parts: ``messages.content.text``). A conversation's system turns are left
     out unless selected by name (``messages[role=system].content``): one system prompt repeated
     in every record made unrelated conversations near duplicates (200 MBPP tasks behind a 45-word
-    prompt: one cluster of 186), and it is not the data."""
+    prompt: one cluster of 186), and it is not the data. ``strings``: a string in the list is kept
+    as itself (a turn's string content, read by ``messages.content.text``: ``_text_of_content``)."""
     # Objects without the key are skipped, and a list where none has it has no such field (MISSING):
     # a misspelt turn key (conversations[from=gpt].content for .value) read every text as blank.
     out = []
     for v in items:
         if isinstance(v, list):
-            inner = _pluck(v, key, keep_system)
+            inner = _pluck(v, key, keep_system, strings)
             if inner is not MISSING:
                 out.append(inner)
         elif isinstance(v, dict) and key in v and (keep_system or not _system_turn(v)):
             out.append(v[key])
+        elif strings and isinstance(v, str):
+            out.append(v)
     return out if out else MISSING
 
 
@@ -883,7 +909,10 @@ def as_text(value, field: str, row: int) -> str | None:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, (list, tuple)):
-        parts = [as_text(v, field, row) for v in value]
+        # A turn's content as a list of parts is its text parts' texts (an image part holds none):
+        # ``messages[role=user].content`` reads string and parts contents alike.
+        items = content_part_texts(value) if _content_parts(value) else value
+        parts = [as_text(v, field, row) for v in items]
         return " ".join(p for p in parts if p)
     if isinstance(value, dict):
         keys = ", ".join(f"{field}.{k}" for k in list(value)[:5])

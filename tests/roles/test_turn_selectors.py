@@ -42,14 +42,15 @@ def _turns(rows, speaker) -> list:
 
 
 @pytest.mark.parametrize("path", ["conversations[from=gpt].content", "conversations.content",
-                                  "conversations[from=human].value.text", "conversations[from=human].",
+                                  "conversations[from=human].value.type", "conversations[from=human].",
                                   "conversations..value"])
 @pytest.mark.slow
 def test_a_path_no_turn_holds_is_refused_not_read_blank(corpus, run_cli, path):
     """From the review of turn selectors and the dedup manifest: No turn has a 'content' key (ShareGPT says
     'value'), no value holds parts: before, each of
     these read every record's text as blank and the scan and contamination check passed (exit 0,
-    0 tokens, nothing contaminated). Now: refused, naming the fields there are."""
+    0 tokens, nothing contaminated). Now: refused, naming the fields there are. (``value.text`` reads
+    a string value as itself: tests/roles/test_chat_content_as_parts_or_text.py.)"""
     folder, rows, _, _ = corpus
     assert not any(isinstance(t.get("value"), list) or "content" in t for r in rows for t in r["conversations"])
     for command in (("scan",), ("contamination", "--benchmark", "gsm8k")):
