@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .views import DETAIL_CHARS, diff_html, h, pct, record_label, scroll_list, snippet
+from .views import DETAIL_CHARS, diff_html, h, pct, plural, record_label, scroll_list, snippet
 
 CLUSTER_HEADERS = ["rank", "cluster", "size", "kind", "kept row", "kept text"]
 
@@ -28,7 +28,7 @@ def caption(t: float, tally: dict, keep: str, shown: tuple, matching: int, filte
     what = (f"{matching:,} of them match the filters; " if filtered else "") + \
         (f"showing {shown[0]:,}–{shown[1]:,}" if matching else "none to show: widen the filters")
     return (f"**{c:,} cluster{'s' if c != 1 else ''} at Jaccard ≥ {t:g}**, largest first ({tally['identical']:,} "
-            f"identical, {c - tally['identical']:,} variants), holding {tally['in_clusters']:,} records. Kept per "
+            f"identical, {plural(c - tally['identical'], 'variant')}), holding {tally['in_clusters']:,} records. Kept per "
             f"cluster: **{keep.replace('_', ' ')}**: the deduplicated file keeps **{tally['kept']:,} of {n:,} rows**, "
             f"dropping {tally['dropped']:,} ({pct(tally['dropped'], n)}).{review} {what[0].upper()}"
             f"{what[1:]}. **Select a cluster** to see its records.")

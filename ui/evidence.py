@@ -22,7 +22,8 @@ LEAK_KINDS = {
     "near_duplicate": ("are near duplicates of an A text", lambda k: "near_duplicate" in k),
     "contained": ("are inside an A text (not counted above)", lambda k: "contained" in k),
     "any_leak": ("leak in any of these ways", lambda k: True),
-    "answer_only": ("of which only share an answer (no shared text)", lambda k: set(k) == {"identical_answer"}),
+    "answer_only": ("of which only share an answer (their text not identical, near or inside an A text)",
+                    lambda k: set(k) == {"identical_answer"}),
     "text_leak": ("repeat an A text, exactly or nearly (what Clean B split drops; a shared answer alone is often "
                   "chance)", lambda k: "identical_text" in k or "near_duplicate" in k or "contained" in k),
 }

@@ -232,7 +232,7 @@ def audited(a: state.Audited, req, base, review: dict | None = None, tab=None) -
         "leak_upload": gr.update(label="Upload B's own file"), "bench_upload": gr.update(label="Upload a benchmark file"),
         **cleared_leak(), **cleared_paraphrases(),
     }
-    out["form"] = gr.update(open=False, label=views.form_label(src, table_, req.threshold))
+    out["form"] = gr.update(open=False, label=views.form_label(src, table_))
     return out
 
 

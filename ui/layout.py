@@ -123,6 +123,8 @@ table.dt.summary th[scope='row'] {white-space: normal;}
   #audit-bar {flex-wrap: wrap !important;}
   #audit-bar > .form {flex: 1 1 100% !important; min-width: 100% !important;}
   #audit-bar > button {flex: 1 1 auto !important; min-width: 0 !important;}
+  /* the pairs table scrolls sideways rather than squeeze its numbers a digit a line */
+  #pairs-table table {min-width: 640px;}
 }
 /* A threshold the slider refuses is put back in its box and explained in a toast: the "Error" badge
    Gradio leaves on the figures the event updates sat over valid counts (and hid part of them). */
@@ -186,12 +188,28 @@ FOLLOW_URL = """(url) => {
 
 # Buttons inside an HTML part (a cluster's records, the review, an evidence list's pager, the leak
 # summary's rows) send their action and number; the server checks both again.
+# A list's page turned (its pager's words change): the new page is shown from its top, in its scroll
+# box and on the page (the box kept its old scroll, so "Showing 11-20" opened at record 17).
 BUTTONS = """element.addEventListener('click', (e) => {
   const b = e.target.closest('button[data-act]');
   if (!b || !element.contains(b)) return;
   e.preventDefault();
+  if (['page', 'mpage', 'kind'].includes(b.dataset.act)) {
+    const pager = element.querySelector('.pager');
+    element.dataset.turnedFrom = pager ? pager.textContent : '';
+  }
   trigger('click', {act: b.dataset.act || '', row: b.dataset.row || '', kind: b.dataset.kind || ''});
-});"""
+});
+new MutationObserver(() => {
+  if (element.dataset.turnedFrom === undefined) return;
+  const pager = element.querySelector('.pager');
+  if (pager && pager.textContent === element.dataset.turnedFrom) return;
+  delete element.dataset.turnedFrom;
+  const list = element.querySelector('.evidence-list');
+  if (list) list.scrollTop = 0;
+  const top = (pager || list || element).getBoundingClientRect().top;
+  if (top < 0) (pager || list || element).scrollIntoView({block: 'start'});
+}).observe(element, {childList: true, subtree: true, characterData: true});"""
 
 
 def reset_refused_threshold(name: str) -> str:
@@ -277,8 +295,8 @@ def build() -> gr.Blocks:
                                           elem_id="labels", info="optional", min_width=140)
         P["status"] = gr.Markdown("", elem_id="status", latex_delimiters=[])
         P["headline"] = gr.HTML(handlers.HEADLINE_WAITING, elem_id="headline")
-        P["share"] = gr.Textbox(label="Share link (opens this audit; the token is never in it)", interactive=False,
-                                buttons=["copy"], elem_id="share", lines=1, max_lines=1)
+        P["share"] = gr.Textbox(label="Share link", info="opens this audit; the token is never in it",
+                                interactive=False, buttons=["copy"], elem_id="share", lines=1, max_lines=1)
         P["state"] = gr.State(None)
         # The dataset the config/split/role fields were filled for. A paste does not fire the
         # textbox's input event, so a run compares instead of trusting the fields.
@@ -324,7 +342,7 @@ def build() -> gr.Blocks:
                                                  datatype=["number", "number", "number", "str", "str", "str", "str",
                                                            "str"],
                                                  interactive=False, wrap=True, max_height=420, elem_id="pairs-table",
-                                                 column_widths=["6%", "6%", "7%", "30%", "30%", "8%", "8%", "5%"])
+                                                 column_widths=["6%", "6%", "7%", "29%", "29%", "8%", "8%", "7%"])
                     P["pair_view"] = gr.HTML(views.PLACEHOLDER_PAIR, elem_id="pair-view")
             with gr.Tab("Clusters", id="clusters"):
                 with gr.Row(equal_height=True):
@@ -420,10 +438,11 @@ def leakage_tab(P: dict) -> None:
 
 
 def downloads_tab(P: dict) -> None:
-    gr.Markdown("Every file of the audit on screen, at the page's threshold and with your review. `summary.json` is "
-                "the machine-readable contract (the same as the CLI's), `REPORT.md` the readable report, `pairs.csv` "
-                "every reachable near-duplicate pair with its cluster and both records' roles, `review.json` your "
-                "decisions (`auditor dedup --review` applies them).")
+    gr.Markdown("Every file of the audit on screen, at the page's threshold. `summary.json` is the machine-readable "
+                "contract (the same as the CLI's) and `REPORT.md` the readable report, both of the audit as scanned; "
+                "`pairs.csv` (every reachable near-duplicate pair with its cluster and both records' roles) and the "
+                "deduplicated file follow your review, and `review.json` holds your decisions (`auditor dedup "
+                "--review` applies them).")
     with gr.Row():
         P["dl_summary"] = gr.DownloadButton("summary.json", value=None, interactive=False, elem_id="dl-summary")
         P["dl_report"] = gr.DownloadButton("REPORT.md", value=None, interactive=False, elem_id="dl-report")

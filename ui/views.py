@@ -354,11 +354,12 @@ def leak_notes_html(s: dict) -> str:
     return "".join(out)
 
 
-def form_label(src, table, threshold: float) -> str:
-    """The folded form's title: what is audited now (plain text: Gradio shows labels as text)."""
+def form_label(src, table) -> str:
+    """The folded form's title: what is audited now (plain text: Gradio shows labels as text). Not
+    the threshold: a slider moves it without this title (the events of a threshold list no form)."""
     where = " / ".join(visible(x) for x in (table.config, table.split) if x)
     name = visible(src.name) + (f" ({where})" if where else "")
-    return f"Fields and options · {name} · Jaccard ≥ {threshold:g} · press to change"
+    return f"Fields and options · {name} · press to change"
 
 
 # --------------------------------------------------------------------------- curve
@@ -561,7 +562,7 @@ def concentration_view(result):
     top = conc.top
     labels = [plot_text(snippet(t["value"], 40)) for t in top]
     fig = go.Figure(go.Bar(x=[100 * t["share"] for t in top], y=labels, orientation="h", marker_color="#4f46e5",
-                           text=[f"{t['records']:,} ({100 * t['share']:.1f}%)" for t in top], textposition="auto",
+                           text=[f"{t['records']:,} ({100 * t['share']:.2f}%)" for t in top], textposition="auto",
                            hovertemplate="%{y}<br>%{x:.1f}% of records<extra></extra>"))
     fig.update_yaxes(title_text=plot_text(f"group ({conc.field})"), autorange="reversed", type="category")
     fig.update_xaxes(title_text="share of records (%)", rangemode="tozero")
@@ -571,7 +572,8 @@ def concentration_view(result):
             f"group on average. The largest, **{md(snippet(conc.largest['value'], 80))}**, holds "
             f"{100 * conc.largest['share']:.1f}% of the "
             f"records. Herfindahl index {conc.hhi:.4f} (1/groups when even, 1 when one group holds everything)."
-            + (f" {conc.records_without_group:,} records have no group." if conc.records_without_group else ""))
+            + (f" {conc.records_without_group:,} records have no group." if conc.records_without_group else "")
+            + (f" The chart and the table show the {len(top):,} largest." if len(top) < conc.groups else ""))
     table = pd.DataFrame([{"group": cell(t["value"]), "records": t["records"], "share": f"{100 * t['share']:.2f}%"}
                           for t in top])
     return fig, text, table
@@ -618,7 +620,8 @@ def leak_markdown(s: dict, threshold: float, a_name: str, b_name: str) -> str:
     if s.get("any_leak") is not None:
         lines.append(f"| leak in any of these ways | {_share(s.get('any_leak'))} |")
     if s.get("answer_only") is not None:
-        lines.append(f"| of which only share an answer (no shared text) | {_share(s.get('answer_only'))} |")
+        lines.append("| of which only share an answer (their text not identical, near or inside an A text) | "
+                     f"{_share(s.get('answer_only'))} |")
     if s.get("text_leak") is not None:
         lines.append(f"| **repeat an A text, exactly or nearly** (what *Clean B split* drops; a shared answer "
                      f"alone is often chance) | **{_share(s.get('text_leak'))}** |")

@@ -867,6 +867,13 @@ def csv_batches(stream: CountedStream, name: str, delimiter: str, budget: Budget
         if _json_line(header, delimiter):
             raise _jsonl_named_as_csv(name)
         written = header                                   # as in the file, to know it when it repeats
+        # A header cell that reads as a sentence is a record's value: a file with no header row. Then
+        # a line equal to it is that record again, kept (a header joined by cat is a name, not prose).
+        sentences = _sentence_cells(written)
+        if sentences and notices is not None:
+            notices.append(f"{name}: the header row ({_shown_cells(written)}) looks like data (a column name that "
+                           "reads as a sentence): if the file has no header, add one (its first record is read as "
+                           "column names)")
         header = unique_columns(_strip_names(header, name, notices), name, notices)
         width = len(header)
         last = reader.line_num
@@ -881,7 +888,7 @@ def csv_batches(stream: CountedStream, name: str, delimiter: str, budget: Budget
                 taken.clear()
                 continue
             if row == written or (row[0][:1] == "\ufeff" and [row[0][1:], *row[1:]] == written):
-                if width == 1:
+                if width == 1 or sentences:
                     # one column: the line may be a value equal to the name, so it stays a record (noted)
                     alike.append(reader.line_num + skipped)
                 else:
@@ -925,8 +932,9 @@ def csv_batches(stream: CountedStream, name: str, delimiter: str, budget: Budget
             notices.append(f"{name}: {len(repeats):,} line(s) repeat the header (files joined together?), not read "
                            f"as records: line {', '.join(map(str, repeats[:5]))}{' ...' if len(repeats) > 5 else ''}")
         if alike and notices is not None:
-            notices.append(f"{name}: {len(alike):,} line(s) equal the header {written[0]!r} (files joined together?); "
-                           f"kept as records, as a one-column file may hold that value: line "
+            why = "a header that reads as data" if sentences else "a one-column file may hold that value"
+            notices.append(f"{name}: {len(alike):,} line(s) equal the header {written[0][:40]!r} (files joined "
+                           f"together?); kept as records, as {why}: line "
                            f"{', '.join(map(str, alike[:5]))}{' ...' if len(alike) > 5 else ''}")
         yield rows
     except csv.Error as exc:
@@ -999,10 +1007,24 @@ HEADER_SAMPLE = 20          # records read to judge whether the header row looks
 def _judge_header(header: list, sample: list, name: str, notices: list | None) -> None:
     """A notice when the header row looks like a record, judged on the first records (``sample``): a
     file written without a header loses its first record, read as the column names, silently."""
-    if notices is not None and _header_like_data(header, sample):
-        shown = ", ".join(repr(c[:40]) for c in header[:5]) + (" ..." if len(header) > 5 else "")
-        notices.append(f"{name}: the header row ({shown}) looks like data (a column named by a number holds "
-                       "numbers): if the file has no header, add one (its first record is read as column names)")
+    if notices is not None and not _sentence_cells(header) and _header_like_data(header, sample):
+        notices.append(f"{name}: the header row ({_shown_cells(header)}) looks like data (a column named by a number "
+                       "holds numbers): if the file has no header, add one (its first record is read as column names)")
+
+
+def _shown_cells(header: list) -> str:
+    return ", ".join(repr(c[:40]) for c in header[:5]) + (" ..." if len(header) > 5 else "")
+
+
+SENTENCE_CHARS, SENTENCE_WORDS = 100, 15      # a column name this long is a value, not a name
+
+
+def _sentence_cells(header: list) -> bool:
+    """Whether a header cell reads as a sentence or a passage (over ``SENTENCE_CHARS`` characters or
+    ``SENTENCE_WORDS`` words, or over 40 characters across lines): a record's value, where names,
+    even a survey's questions, are short."""
+    return any(len(c) > SENTENCE_CHARS or len(c.split()) > SENTENCE_WORDS or (len(c) > 40 and "\n" in c)
+               for c in header)
 
 
 def _header_like_data(header: list, sample: list) -> bool:

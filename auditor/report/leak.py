@@ -164,7 +164,8 @@ def markdown(result) -> str:
                        ("contained", f"text inside an A record (≥ {100 * result.threshold:g}% of its shingles; "
                                      "not counted above)"),
                        ("any_leak", "any of the above"),
-                       ("answer_only", "of which a shared answer only, no shared text"),
+                       ("answer_only", "of which a shared answer only (the text not identical, near or inside an "
+                                       "A text)"),
                        ("text_leak", "**text found in A, identical, near or inside an A text** "
                                      "(what `clean --near` drops; "
                                      "`--fail-on-overlap` fails on it)")):

@@ -44,3 +44,28 @@ def test_real_headers_are_never_taken_for_data(tmp_path):
         (tmp_path / name).write_text(content, encoding="utf-8")
         table = auditor.load(str(tmp_path / name))
         assert len(table.rows) == 30 and table.notices == (), name
+
+
+def test_a_header_that_reads_as_a_sentence_is_noted_and_its_repeats_stay_records(tmp_path):
+    """From a browser review: GSM8K rows saved with no header; the first record became the column
+    names, and its later copy was skipped as a "repeated header": a real duplicate lost, no word said."""
+    import csv
+    import io
+
+    import real_data
+    rows = [(r["question"], r["answer"]) for r in real_data.rows("gsm8k/train.jsonl")[:20]]
+    rows += rows[:3]                                         # three duplicates, the first record's among them
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(rows)
+    path = tmp_path / "noheader.csv"
+    path.write_text(buf.getvalue(), encoding="utf-8")
+    table = auditor.load(str(path))
+    assert len(table.rows) == len(rows) - 1                 # the first record is the names; its copy is kept
+    assert list(table.rows[-3].values()) == list(rows[0])
+    assert any("looks like data (a column name that reads as a sentence)" in n for n in table.notices)
+    assert any("1 line(s) equal the header" in n and "kept as records, as a header that reads as data" in n
+               for n in table.notices)
+    # a real header, however long its names, is no sentence: a survey's question stays a name
+    survey = tmp_path / "survey.csv"
+    survey.write_text("id,How satisfied are you with the product overall?\n1,very\n2,not at all\n", encoding="utf-8")
+    assert auditor.load(str(survey)).notices == ()
