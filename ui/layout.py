@@ -123,8 +123,6 @@ table.dt.summary th[scope='row'] {white-space: normal;}
   #audit-bar {flex-wrap: wrap !important;}
   #audit-bar > .form {flex: 1 1 100% !important; min-width: 100% !important;}
   #audit-bar > button {flex: 1 1 auto !important; min-width: 0 !important;}
-  /* the pairs table scrolls sideways rather than squeeze its numbers a digit a line */
-  #pairs-table table {min-width: 640px;}
 }
 /* A threshold the slider refuses is put back in its box and explained in a toast: the "Error" badge
    Gradio leaves on the figures the event updates sat over valid counts (and hid part of them). */
