@@ -253,7 +253,10 @@ def run(dataset, config, split, text, answer, group, labels, threshold, max_rows
             out.pop("form")
         return out
     except Exception as exc:  # noqa: BLE001 - every failure becomes a message, never a trace
-        return {**cleared_results(), **error(views.error_text(exc))}
+        out = {**cleared_results(), **error(views.error_text(exc))}
+        if collapse:      # the form's title named the audit the error has just cleared
+            out["form"] = gr.update(label=views.FORM_LABEL)
+        return out
 
 
 def link_values(params: dict) -> dict:

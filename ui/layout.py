@@ -261,7 +261,7 @@ def build() -> gr.Blocks:
             P["run"] = gr.Button("Run audit", variant="primary", scale=1, min_width=110, elem_id="run")
             P["cancel"] = gr.Button("Cancel", variant="secondary", scale=0, min_width=80, elem_id="cancel",
                                     size="sm")
-        with gr.Accordion("Fields and options", open=False, elem_id="form") as P["form"]:
+        with gr.Accordion(views.FORM_LABEL, open=False, elem_id="form") as P["form"]:
             with gr.Row(equal_height=True):
                 P["example"] = gr.Dropdown(example_choices, value="", label="Bundled benchmark",
                                            info="real data shipped with the tool, works offline", scale=2,
@@ -349,7 +349,7 @@ def build() -> gr.Blocks:
                                                       elem_id="clusters-search")
                     P["clusters_min"] = gr.Number(2, label="Size from", minimum=2, precision=0, min_width=90,
                                                   elem_id="clusters-min")
-                    P["clusters_max"] = gr.Number(None, label="Size to (blank: any)", minimum=0, precision=0,
+                    P["clusters_max"] = gr.Number(None, label="Size to (0 or blank: any)", minimum=0, precision=0,
                                                   min_width=90, elem_id="clusters-max")
                     P["clusters_kind"] = gr.Radio([("all", "all"), ("identical", "identical"),
                                                    ("variants", "variant")], value="all", label="Kind",

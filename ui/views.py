@@ -354,6 +354,9 @@ def leak_notes_html(s: dict) -> str:
     return "".join(out)
 
 
+FORM_LABEL = "Fields and options"      # the form's title with no audit on screen
+
+
 def form_label(src, table) -> str:
     """The folded form's title: what is audited now (plain text: Gradio shows labels as text). Not
     the threshold: a slider moves it without this title (the events of a threshold list no form)."""

@@ -99,6 +99,9 @@ def test_an_error_clears_the_previous_results_and_the_share_link(gsm8k):
     for part in ("pairs_df", "clusters_df"):
         assert failed[part]["visible"] is False
     assert failed["cluster_view"] == "" and failed["leak_evidence"] == "" and failed["headline"] == ""
+    # the form's title no longer names the audit cleared (a browser review: "example:gsm8k" stayed)
+    assert gsm8k["form"]["label"].startswith("Fields and options · example:gsm8k")
+    assert failed["form"]["label"] == "Fields and options"
     assert failed["para_state"] is None and failed["para_evidence"] == ""     # no paraphrases of the old A
     for part in ("dl_summary", "dl_report", "dl_pairs", "dl_dedup", "dl_evidence", "dl_clean", "dl_para"):
         assert failed[part]["value"] is None and failed[part]["interactive"] is False
