@@ -83,7 +83,7 @@ def split_files(items: list, paths: list[str], split: str | None, what: str, def
         notices += [note] if note else []
         # Files beside train or test whose names are no split's (corpus_a.jsonl) act as splits of
         # their own: said plainly, since none of their records is read.
-        unnamed = sorted(name for name in by_split if name not in SPLIT_KEYS)
+        unnamed = sorted(name for name in by_split if name not in SPLIT_KEYS and name != split)
         if chosen_for_me and unnamed:
             files = sum(len(by_split[name]) for name in unnamed)
             shown = ", ".join(unnamed[:5]) + (f" and {len(unnamed) - 5:,} more" if len(unnamed) > 5 else "")

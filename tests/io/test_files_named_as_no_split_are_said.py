@@ -44,3 +44,13 @@ def test_files_of_a_format_not_read_are_said_left_out_but_documents_are_not(tmp_
     assert said == ["2 file(s) in a format not read here left out (extra.txt.gz, more.jsonlines): read formats are "
                     ".jsonl, .json, .csv, .tsv and .parquet; rename one whose content is such a format (a .jsonlines "
                     "file is JSONL)"]
+
+
+def test_a_file_named_as_no_split_that_is_read_is_not_said_left_out(tmp_path):
+    """Only test.jsonl and other.jsonl: a training side's default (train) is missing, so the first
+    split by name is read, other.jsonl; the notice must not call the file read left out."""
+    _write(tmp_path, "test", "delta one two three", 2)
+    _write(tmp_path, "other", "omega one two three", 4)
+    table = auditor.load(str(tmp_path))
+    assert len(table.rows) == 4 and table.split == "other"
+    assert table.notices == ("split not given: using 'other' (available: other, test)",)
