@@ -221,12 +221,11 @@ OTHER_DATA_SUFFIXES = frozenset({".jsonlines", ".jl", ".txt", ".arrow", ".feathe
 DOCUMENT_STEMS = ("readme", "license", "licence", "citation", "changelog", "requirements", "notice")
 
 
-def _suffix_of(name: str) -> str:
-    """A file's format suffix, less a compression suffix (data.txt.gz: .txt)."""
-    parts = name.lower().split(".")
-    if len(parts) > 2 and f".{parts[-1]}" in (".gz", ".bz2", ".xz", ".zst", ".lz4", ".br"):
-        parts = parts[:-1]
-    return f".{parts[-1]}" if len(parts) > 1 else ""
+def _suffix_of(path: Path) -> str:
+    """A file's format suffix, less a compression suffix (``codec_of``: data.txt.gz is .txt)."""
+    codec = codec_of(path)
+    name = path.name.lower()
+    return Path(name[:-len(codec)] if codec else name).suffix
 
 
 def expand_local(source: str, notices: list | None = None) -> list[Path]:
@@ -255,7 +254,7 @@ def expand_local(source: str, notices: list | None = None) -> list[Path]:
             notices.append(unlisted_notice(repr(display_name(source)), sorted(skipped), success))
         if notices is not None:
             other = sorted(p.relative_to(expanded).as_posix() for p in visible
-                           if not format_of(p) and _suffix_of(p.name) in OTHER_DATA_SUFFIXES
+                           if not format_of(p) and _suffix_of(p) in OTHER_DATA_SUFFIXES
                            and not p.name.lower().startswith(DOCUMENT_STEMS))
             if other:
                 notices.append(f"{len(other):,} file(s) in a format not read here left out ({', '.join(other[:5])}"
