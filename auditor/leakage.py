@@ -15,7 +15,9 @@ Formatting is in ``auditor.report.leak``.
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -62,6 +64,15 @@ class LeakResult:
     near: CrossPairs | None = field(default=None, repr=False)
     engine: dict | None = None          # --engine ray: shards, seconds, candidates (summary.json's engine block)
     normalization: str = NORMALIZATION  # the text normalisation (normalize.fold), as the report states it
+
+    @cached_property
+    def shared_group_records(self) -> int:
+        """B records whose group value is one of the shared values (what a split by group leaks):
+        counted once per result over B's distinct values (REPORT.md and summary.json each ask)."""
+        if not self.shared_groups or self.b.fields.group is None:
+            return 0
+        counts = Counter(self.b.fields.group)
+        return sum(counts[g] for g in self.shared_groups)
 
     @property
     def leaked_b_rows(self) -> list[int]:

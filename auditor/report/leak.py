@@ -100,7 +100,7 @@ def summary(result) -> dict:
         "text_leak": frac(len(result.text_leak_rows)),
         # Distinct values on both sides, and the B records holding one (what a split by group leaks).
         "shared_groups": {"count": len(result.shared_groups), "values": result.shared_groups[:SHARED_GROUPS_LISTED],
-                          **frac(_shared_group_records(result))},
+                          **frac(result.shared_group_records)},
         "pairs_sample": sample,
     }
     # How the search ran (the Ray engine's shards, timing and candidates scored) differs between
@@ -108,13 +108,6 @@ def summary(result) -> dict:
     if getattr(result, "engine", None):
         out["engine"] = result.engine
     return out
-
-
-def _shared_group_records(result) -> int:
-    """B records whose group value is one of the shared values."""
-    shared = set(result.shared_groups)
-    values = result.b.fields.group if shared else None
-    return sum(1 for g in values if g in shared) if values is not None else 0
 
 
 SAME_RECORDS = ("A and B hold the same records (the same fingerprint): every record matches itself, so these "
