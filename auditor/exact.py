@@ -24,10 +24,14 @@ class DuplicateGroups:
         return self.records - self.groups
 
 
-def key_ids(values: list) -> np.ndarray:
-    """An integer per value, equal for equal values; -1 for None (missing never matches)."""
+def key_ids(values: list, blank_missing: bool = False) -> np.ndarray:
+    """An integer per value, equal for equal values; -1 for None (missing never matches), and with
+    ``blank_missing`` for a blank string too (a label of spaces is no label)."""
     ids: dict = {}
     get = ids.setdefault
+    if blank_missing:
+        return np.fromiter((-1 if v is None or (isinstance(v, str) and not v.strip()) else get(v, len(ids))
+                            for v in values), dtype=np.int64, count=len(values))
     return np.fromiter((-1 if v is None else get(v, len(ids)) for v in values), dtype=np.int64,
                        count=len(values))
 
@@ -95,22 +99,13 @@ class LabelConflicts:
     examples: list
 
 
-def label_ids(values: list) -> np.ndarray:
-    """``key_ids`` of label values, with a blank label (empty or spaces) missing too: a record
-    without a label does not disagree with one that has one."""
-    ids: dict = {}
-    get = ids.setdefault
-    return np.fromiter((-1 if v is None or (isinstance(v, str) and not v.strip()) else get(v, len(ids))
-                        for v in values), dtype=np.int64, count=len(values))
-
-
 def label_conflicts(text_keys: np.ndarray, labels: dict) -> LabelConflicts | None:
     """Normalised texts whose labelled records (every label field present and not blank) carry
     more than one distinct label."""
     if not labels:
         return None
-    label_keys = combine(*[label_ids(v) if v is not None else np.full(text_keys.size, -1)
-                           for v in labels.values()]) if len(labels) > 1 else label_ids(next(iter(labels.values())))
+    label_keys = combine(*[key_ids(v, True) if v is not None else np.full(text_keys.size, -1) for v in
+                           labels.values()]) if len(labels) > 1 else key_ids(next(iter(labels.values())), True)
     valid = (text_keys >= 0) & (label_keys >= 0)
     pairs = np.unique(np.stack([text_keys[valid], label_keys[valid]], axis=1), axis=0)
     labels_per_text = np.bincount(pairs[:, 0], minlength=int(text_keys.max(initial=-1)) + 1)
