@@ -1268,11 +1268,12 @@ def contamination_views(result, bench, token, progress=None, fields=(), source=N
     stem = state.download_stem(result.table.source)
     copy = folder / f"{stem}.decontaminated.{fmt}"
     upload = state.upload_file(source) if source is not None else None
-    files = files_copied([upload], fmt) if upload is not None and not result.table.truncated else None
+    files = files_copied([upload], fmt) if upload is not None else None
     if files:
         # an upload's records as the CLI copies them: JSONL lines' bytes (escapes, number forms), CSV/TSV
-        # records as written (delimiter, quoting, header, byte-order mark), Parquet rows as stored
-        copier(fmt)(files, np.asarray(sorted(dropped), dtype=np.int64), len(result.table.rows), copy,
+        # records as written (delimiter, quoting, header, byte-order mark), Parquet rows as stored; a
+        # row cap's first records only, as dedup copies them
+        copier(fmt, result.table.truncated)(files, np.asarray(sorted(dropped), dtype=np.int64), len(result.table.rows), copy,
                     source=result.table.source)
     else:
         records = result.table.rows          # CSV: written in 2 passes
